@@ -1,0 +1,23 @@
+import { AglError, hasErrorName, type AglErrorOptions } from './agl-error';
+
+/** A non-2xx answer from an AGL server, as seen by a client. Keeps the status and the server's `error_type`. */
+export class HttpError extends AglError {
+  override readonly name = 'AGL_HttpError';
+  /** HTTP status code. */
+  readonly status: number;
+  /** The server's `error_type`, when the body had one. */
+  readonly errorType: string | undefined;
+  /** The server's `detail`. */
+  readonly detail: string;
+
+  constructor(status: number, detail: string, errorType?: string, options?: AglErrorOptions) {
+    super(`HTTP ${status}${errorType ? ` ${errorType}` : ''}: ${detail}`, options);
+    this.status = status;
+    this.detail = detail;
+    this.errorType = errorType;
+  }
+
+  static override isInstance(error: unknown): error is HttpError {
+    return hasErrorName(error, 'AGL_HttpError');
+  }
+}

@@ -1,0 +1,3 @@
+export * from './schema/index';
+export * from './errors/index';
+export * from './store/index';

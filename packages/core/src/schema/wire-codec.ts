@@ -1,0 +1,128 @@
+/**
+ * The one codec between AGL's TypeScript API (camelCase) and Agent Lightning 0.3's wire format (snake_case).
+ * Only known field names are renamed; opaque JSON (task inputs, metadata, attributes) is copied untouched, and unknown
+ * keys pass through verbatim in both directions, so spans from other producers survive a round trip.
+ */
+
+/** `rolloutId` → `rollout_id`. */
+export function camelToSnake(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+/** `rollout_id` → `rolloutId`. */
+export function snakeToCamel(key: string): string {
+  return key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** Describes one object type: its renamed keys, opaque keys, and nested typed fields. */
+interface Shape {
+  readonly keys: readonly string[];
+  readonly opaque?: readonly string[];
+  readonly nested?: Readonly<Record<string, { shape: () => Shape; kind: 'one' | 'many' | 'record' }>>;
+}
+
+const one = (shape: () => Shape) => ({ shape, kind: 'one' as const });
+const many = (shape: () => Shape) => ({ shape, kind: 'many' as const });
+const record = (shape: () => Shape) => ({ shape, kind: 'record' as const });
+
+const CONFIG: Shape = { keys: ['timeoutSeconds', 'unresponsiveSeconds', 'maxAttempts', 'retryCondition'] };
+const ATTEMPT: Shape = {
+  keys: ['rolloutId', 'attemptId', 'sequenceId', 'startTime', 'endTime', 'status', 'workerId', 'lastHeartbeatTime'],
+  opaque: ['metadata'],
+};
+const ROLLOUT: Shape = {
+  keys: ['rolloutId', 'startTime', 'endTime', 'mode', 'resourcesId', 'status'],
+  opaque: ['input', 'metadata'],
+  nested: { config: one(() => CONFIG), attempt: one(() => ATTEMPT) },
+};
+const ENQUEUE: Shape = { keys: ['mode', 'resourcesId'], opaque: ['input', 'metadata'], nested: { config: one(() => CONFIG) } };
+const WORKER: Shape = {
+  keys: [
+    'workerId', 'status', 'lastHeartbeatTime', 'lastDequeueTime', 'lastBusyTime', 'lastIdleTime', 'currentRolloutId',
+    'currentAttemptId',
+  ],
+  opaque: ['heartbeatStats'],
+};
+const RESOURCE: Shape = {
+  keys: ['resourceType', 'endpoint', 'model', 'apiKey', 'template', 'engine'],
+  opaque: ['samplingParameters'],
+};
+const RESOURCES_UPDATE: Shape = {
+  keys: ['resourcesId', 'createTime', 'updateTime', 'version'],
+  nested: { resources: record(() => RESOURCE) },
+};
+const CONTEXT: Shape = { keys: ['traceId', 'spanId', 'isRemote'], opaque: ['traceState'] };
+const STATUS: Shape = { keys: ['statusCode', 'description'] };
+const EVENT: Shape = { keys: ['name', 'timestamp'], opaque: ['attributes'] };
+const LINK: Shape = { keys: [], opaque: ['attributes'], nested: { context: one(() => CONTEXT) } };
+const OTEL_RESOURCE: Shape = { keys: ['schemaUrl'], opaque: ['attributes'] };
+const SPAN: Shape = {
+  keys: ['rolloutId', 'attemptId', 'sequenceId', 'traceId', 'spanId', 'parentId', 'name', 'startTime', 'endTime'],
+  opaque: ['attributes'],
+  nested: {
+    status: one(() => STATUS),
+    events: many(() => EVENT),
+    links: many(() => LINK),
+    context: one(() => CONTEXT),
+    parent: one(() => CONTEXT),
+    resource: one(() => OTEL_RESOURCE),
+  },
+};
+
+/** The wire shapes the codec knows. */
+export const WIRE_SHAPES = {
+  rollout: ROLLOUT,
+  attempt: ATTEMPT,
+  rolloutConfig: CONFIG,
+  enqueueRequest: ENQUEUE,
+  worker: WORKER,
+  resource: RESOURCE,
+  resourcesUpdate: RESOURCES_UPDATE,
+  span: SPAN,
+  spanContext: CONTEXT,
+} as const;
+/** A wire shape name. */
+export type WireShape = keyof typeof WIRE_SHAPES;
+
+function convert(shape: Shape, value: unknown, toWire: boolean): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(value as Record<string, unknown>)) {
+    const camel = toWire ? key : snakeToCamel(key);
+    const known = shape.keys.includes(camel) || shape.opaque?.includes(camel) || shape.nested?.[camel] !== undefined;
+    const outKey = known ? (toWire ? camelToSnake(camel) : camel) : key;
+    const nested = known ? shape.nested?.[camel] : undefined;
+    if (nested === undefined || field === null || field === undefined) {
+      out[outKey] = field;
+    } else if (nested.kind === 'one') {
+      out[outKey] = convert(nested.shape(), field, toWire);
+    } else if (nested.kind === 'many') {
+      out[outKey] = Array.isArray(field) ? field.map((item) => convert(nested.shape(), item, toWire)) : field;
+    } else {
+      out[outKey] =
+        typeof field === 'object' && !Array.isArray(field)
+          ? Object.fromEntries(
+              Object.entries(field as Record<string, unknown>).map(([k, v]) => [k, convert(nested.shape(), v, toWire)]),
+            )
+          : field;
+    }
+  }
+  return out;
+}
+
+/** camelCase API object → snake_case wire JSON. Arrays are converted item by item. */
+export function toWire(shape: WireShape, value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((item) => convert(WIRE_SHAPES[shape], item, true));
+  return convert(WIRE_SHAPES[shape], value, true);
+}
+
+/** snake_case wire JSON → camelCase API object (not yet validated). Arrays are converted item by item. */
+export function fromWire(shape: WireShape, value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((item) => convert(WIRE_SHAPES[shape], item, false));
+  return convert(WIRE_SHAPES[shape], value, false);
+}
+
+/** A validation path in API spelling → the dotted wire spelling (`['config','maxAttempts']` → `config.max_attempts`). */
+export function wirePath(path: readonly PropertyKey[]): string {
+  return path.map((segment) => (typeof segment === 'string' ? camelToSnake(segment) : String(segment))).join('.');
+}

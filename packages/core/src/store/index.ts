@@ -1,0 +1,18 @@
+export {
+  systemClock,
+  type Clock,
+  type LightningStore,
+  type PaginatedResult,
+  type PageOptions,
+  type FilterLogic,
+  type SortOrder,
+  type QueryRolloutsOptions,
+  type QuerySpansOptions,
+  type QueryWorkersOptions,
+  type QueryResourcesOptions,
+  type RolloutUpdate,
+  type AttemptUpdate,
+  type StoreCapabilities,
+  type StoreStatistics,
+  type StartRolloutRequest,
+} from './lightning-store';

@@ -1,0 +1,203 @@
+import type {
+  Attempt,
+  AttemptedRollout,
+  AttemptStatus,
+  EnqueueRolloutRequest,
+  JsonObject,
+  JsonValue,
+  NamedResourcesInput,
+  ResourcesUpdate,
+  Rollout,
+  RolloutConfigInput,
+  RolloutMode,
+  RolloutStatus,
+  Span,
+  SpanInput,
+  Worker,
+  WorkerStatus,
+} from '../schema/index';
+
+/** How several filters combine. */
+export type FilterLogic = 'and' | 'or';
+/** Sort direction. */
+export type SortOrder = 'asc' | 'desc';
+
+/** One page of results. `total` counts every match before pagination; `limit = -1` means unlimited. */
+export interface PaginatedResult<T> {
+  items: T[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+/** Pagination and sorting shared by every query. */
+export interface PageOptions {
+  /** Maximum items; -1 (default) = all; 0 = none (the total is still counted). */
+  limit?: number;
+  /** Matches to skip. */
+  offset?: number;
+  /** A field of the item type in camelCase (`startTime`) or snake_case (`start_time`). Unknown fields are errors. */
+  sortBy?: string | null;
+  /** Default `asc`. */
+  sortOrder?: SortOrder;
+}
+
+/** Filters of `queryRollouts`, combined with `filterLogic`. */
+export interface QueryRolloutsOptions extends PageOptions {
+  statusIn?: RolloutStatus[] | null;
+  rolloutIdIn?: string[] | null;
+  rolloutIdContains?: string | null;
+  /** AGL extension: mode within the list. */
+  modeIn?: RolloutMode[] | null;
+  filterLogic?: FilterLogic;
+  /** @deprecated Use `statusIn` instead. */
+  status?: RolloutStatus[] | null;
+  /** @deprecated Use `rolloutIdIn` instead. */
+  rolloutIds?: string[] | null;
+}
+
+/** Filters of `querySpans`. `rolloutId` (and `attemptId` when given) always apply; the rest combine with `filterLogic`. */
+export interface QuerySpansOptions extends PageOptions {
+  rolloutId: string;
+  /** An attempt id, `'latest'`, or `null`/absent for every attempt. */
+  attemptId?: string | null;
+  traceId?: string | null;
+  traceIdContains?: string | null;
+  spanId?: string | null;
+  spanIdContains?: string | null;
+  parentId?: string | null;
+  parentIdContains?: string | null;
+  name?: string | null;
+  nameContains?: string | null;
+  filterLogic?: FilterLogic;
+}
+
+/** Filters of `queryWorkers`. */
+export interface QueryWorkersOptions extends PageOptions {
+  statusIn?: WorkerStatus[] | null;
+  workerIdContains?: string | null;
+  filterLogic?: FilterLogic;
+}
+
+/** Filters of `queryResources` (always ANDed). */
+export interface QueryResourcesOptions extends PageOptions {
+  resourcesId?: string | null;
+  resourcesIdContains?: string | null;
+}
+
+/** Fields `updateRollout` may change; a missing key is left alone, `null` sets null where allowed. */
+export interface RolloutUpdate {
+  input?: JsonValue;
+  mode?: RolloutMode;
+  resourcesId?: string | null;
+  status?: RolloutStatus;
+  config?: RolloutConfigInput;
+  metadata?: JsonObject | null;
+}
+
+/** Fields `updateAttempt` may change. */
+export interface AttemptUpdate {
+  status?: AttemptStatus;
+  workerId?: string;
+  lastHeartbeatTime?: number;
+  metadata?: JsonObject | null;
+}
+
+/** What a store can do, as AGL 0.3 reports it. */
+export interface StoreCapabilities {
+  threadSafe: boolean;
+  asyncSafe: boolean;
+  /** Shareable across processes. */
+  zeroCopy: boolean;
+  /** Accepts OTLP/HTTP traces. */
+  otlpTraces: boolean;
+}
+
+/** Counts and uptime. */
+export interface StoreStatistics {
+  name: string;
+  totalRollouts: number;
+  totalAttempts: number;
+  totalSpans: number;
+  totalResources: number;
+  totalWorkers: number;
+  /** Seconds since the store was constructed. */
+  uptime: number;
+  [extra: string]: string | number;
+}
+
+/** `startRollout` takes an enqueue request plus the worker that runs it. */
+export type StartRolloutRequest = EnqueueRolloutRequest & { workerId?: string | null };
+
+/**
+ * The shared store of rollouts, attempts, spans, resources and workers: the camelCase version of Agent Lightning
+ * 0.3's `LightningStore`, with the same semantics (reference §2). Every backend (memory, SQLite, PostgreSQL, the HTTP
+ * client) implements it and passes `describeStoreConformance`.
+ *
+ * Errors: an unknown id on a write throws `NotFoundError`; bad input throws `ValidationError`; an illegal status change
+ * throws `InvalidTransitionError`. Lookups of unknown ids return `null`.
+ */
+export interface LightningStore {
+  readonly capabilities: StoreCapabilities;
+
+  /** Creates a rollout as `preparing` with attempt #1, skipping the queue. */
+  startRollout(request: StartRolloutRequest): Promise<AttemptedRollout>;
+  /** Creates a `queuing` rollout at the tail of the queue. */
+  enqueueRollout(request: EnqueueRolloutRequest): Promise<Rollout>;
+  /** Enqueues several rollouts in one transaction, in input order. */
+  enqueueRollouts(requests: EnqueueRolloutRequest[]): Promise<Rollout[]>;
+  /** Claims the oldest queued rollout, creating a new attempt; `null` when the queue is empty. Never blocks. */
+  dequeueRollout(options?: { workerId?: string | null }): Promise<AttemptedRollout | null>;
+  /** Claims up to `limit` (default 1) rollouts in FIFO order. */
+  dequeueRollouts(options?: { limit?: number; workerId?: string | null }): Promise<AttemptedRollout[]>;
+  /** Manual retry: a new attempt, ignoring `maxAttempts`. */
+  startAttempt(rolloutId: string, options?: { workerId?: string | null }): Promise<AttemptedRollout>;
+
+  queryRollouts(options?: QueryRolloutsOptions): Promise<PaginatedResult<Rollout | AttemptedRollout>>;
+  getRolloutById(rolloutId: string): Promise<Rollout | AttemptedRollout | null>;
+  /** Attempts of a rollout, by sequence id; an unknown rollout gives an empty page. */
+  queryAttempts(options: { rolloutId: string } & PageOptions): Promise<PaginatedResult<Attempt>>;
+  getLatestAttempt(rolloutId: string): Promise<Attempt | null>;
+  updateRollout(rolloutId: string, update: RolloutUpdate): Promise<Rollout>;
+  /** `attemptId` may be `'latest'`. Status propagates to the rollout when this is the latest attempt. */
+  updateAttempt(rolloutId: string, attemptId: string, update: AttemptUpdate): Promise<Attempt>;
+
+  /** Stores a span (a heartbeat for its attempt); `null` when a span with the same id already exists. */
+  addSpan(span: SpanInput): Promise<Span | null>;
+  /** Stores many spans in one transaction; returns those actually inserted (duplicates skipped). */
+  addSpans(spans: SpanInput[]): Promise<Span[]>;
+  /** Next value of the per-rollout sequence counter. Does not check that the rollout exists. */
+  getNextSpanSequenceId(rolloutId: string, attemptId: string): Promise<number>;
+  /** Bulk allocation in input order. */
+  getNextSpanSequenceIds(pairs: ReadonlyArray<readonly [rolloutId: string, attemptId: string]>): Promise<number[]>;
+  querySpans(options: QuerySpansOptions): Promise<PaginatedResult<Span>>;
+
+  /** New `rs-` id, version 1; becomes the latest. */
+  addResources(resources: NamedResourcesInput): Promise<ResourcesUpdate>;
+  /** Creates or bumps the version of a caller-chosen id; becomes the latest. */
+  updateResources(resourcesId: string, resources: NamedResourcesInput): Promise<ResourcesUpdate>;
+  getLatestResources(): Promise<ResourcesUpdate | null>;
+  getResourcesById(resourcesId: string): Promise<ResourcesUpdate | null>;
+  queryResources(options?: QueryResourcesOptions): Promise<PaginatedResult<ResourcesUpdate>>;
+
+  /** Heartbeat: upserts the worker and sets `lastHeartbeatTime`; never changes its status. */
+  updateWorker(workerId: string, update?: { heartbeatStats?: JsonObject }): Promise<Worker>;
+  getWorkerById(workerId: string): Promise<Worker | null>;
+  queryWorkers(options?: QueryWorkersOptions): Promise<PaginatedResult<Worker>>;
+
+  /**
+   * Resolves with the rollouts (plain, no attempt) that are terminal by the deadline, in input order; unknown ids are
+   * skipped. `timeoutSeconds` `null` waits forever; `≤ 0` checks once.
+   */
+  waitForRollouts(rolloutIds: string[], options?: { timeoutSeconds?: number | null }): Promise<Rollout[]>;
+  statistics(): Promise<StoreStatistics>;
+  close(): Promise<void>;
+}
+
+/** Time source in seconds since the epoch (float). Inject a fake one to test watchdogs without sleeping. */
+export interface Clock {
+  now(): number;
+}
+
+/** The wall clock. */
+export const systemClock: Clock = { now: () => Date.now() / 1000 };

@@ -1,0 +1,14 @@
+import { aglTsupConfig } from '@agl/tsup-preset';
+
+export default aglTsupConfig({
+  entry: {
+    'index': 'src/index.ts',
+    'schema/index': 'src/schema/index.ts',
+    'semconv': 'src/semconv.ts',
+    'errors/index': 'src/errors/index.ts',
+    'tracer/index': 'src/tracer/index.ts',
+    'adapters/index': 'src/adapters/index.ts',
+    'algorithms/index': 'src/algorithms/index.ts',
+    'store/index': 'src/store/index.ts',
+  },
+});
