@@ -5,3 +5,6 @@ export { InvalidTransitionError } from './invalid-transition-error';
 export { StoreClosedError } from './store-closed-error';
 export { UserError } from './user-error';
 export { HttpError } from './http-error';
+export { UpstreamError, type UpstreamFailure } from './upstream-error';
+export { ProcessAgentError } from './process-agent-error';
+export { ConnectionError } from './connection-error';

@@ -1,1 +1,33 @@
-export {};
+/**
+ * `@agl/core/tracer`: the rollout context, the OpenTelemetry span processor that writes spans to a LightningStore,
+ * and the emitters. Node-only (AsyncLocalStorage, process hooks).
+ */
+export {
+  withRolloutContext,
+  getRolloutContext,
+  requireRolloutContext,
+  setProcessRolloutContext,
+  type RolloutContext,
+  type RolloutTracer,
+} from './rollout-context';
+export {
+  LightningSpanProcessor,
+  type LightningSpanProcessorOptions,
+  type SpanProcessorStats,
+  type TracerLogger,
+} from './lightning-span-processor';
+export { AglTracer, getAglTracer, setAglTracer, ensureContextManager, type AglTracerOptions } from './agl-tracer';
+export { installExitFlush } from './exit-flush';
+export { spanFromOpenTelemetry, hrTimeToSeconds } from './span-conversion';
+export {
+  emitReward,
+  emitAnnotation,
+  emitMessage,
+  emitObject,
+  emitException,
+  type EmitOptions,
+  type EmittedSpan,
+  type EmittedAttributeValue,
+} from './emitters';
+export { operation, type OperationOptions, type OperationHandle } from './operation';
+export * from './adapter-helpers';

@@ -1,0 +1,8 @@
+import { aglTsupConfig } from '@agl/tsup-preset';
+
+export default aglTsupConfig({
+  entry: {
+    'index': 'src/index.ts',
+    'register': 'src/register.ts',
+  },
+});

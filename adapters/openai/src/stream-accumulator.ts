@@ -1,0 +1,77 @@
+import type { LlmResponse, LlmToolCall } from '@agl/core/tracer';
+import { fromOpenAiResponsesResponse } from '@agl/core/tracer';
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Folds streamed `chat.completion.chunk`s (vLLM extras included) into one normalised response. */
+export class ChatChunkAccumulator {
+  #id: string | undefined;
+  #model: string | undefined;
+  #content = '';
+  #finish: string | null = null;
+  #calls: LlmToolCall[] = [];
+  #usage: Obj | undefined;
+  #promptTokenIds: number[] | undefined;
+  #tokenIds: number[] = [];
+  #logprobs: unknown[] = [];
+
+  add(chunk: unknown): void {
+    if (!isObj(chunk)) return;
+    if (typeof chunk.id === 'string') this.#id = chunk.id;
+    if (typeof chunk.model === 'string') this.#model = chunk.model;
+    if (isObj(chunk.usage)) this.#usage = chunk.usage;
+    if (Array.isArray(chunk.prompt_token_ids)) this.#promptTokenIds = chunk.prompt_token_ids as number[];
+    const choice = Array.isArray(chunk.choices) ? chunk.choices.find(isObj) : undefined;
+    if (!choice) return;
+    if (Array.isArray(choice.token_ids)) this.#tokenIds.push(...(choice.token_ids as number[]));
+    if (isObj(choice.logprobs) && Array.isArray(choice.logprobs.content)) this.#logprobs.push(...choice.logprobs.content);
+    if (typeof choice.finish_reason === 'string') this.#finish = choice.finish_reason;
+    const delta = isObj(choice.delta) ? choice.delta : {};
+    if (typeof delta.content === 'string') this.#content += delta.content;
+    if (Array.isArray(delta.tool_calls)) {
+      for (const part of delta.tool_calls.filter(isObj)) {
+        const index = typeof part.index === 'number' ? part.index : this.#calls.length;
+        const call = (this.#calls[index] ??= { id: '', name: '', arguments: '' });
+        const fn = isObj(part.function) ? part.function : {};
+        if (typeof part.id === 'string') call.id = part.id;
+        if (typeof fn.name === 'string') call.name += fn.name;
+        if (typeof fn.arguments === 'string') call.arguments += fn.arguments;
+      }
+    }
+  }
+
+  result(): LlmResponse {
+    const calls = this.#calls.filter(Boolean);
+    return {
+      id: this.#id,
+      model: this.#model,
+      choices: [
+        {
+          role: 'assistant',
+          content: this.#content === '' && calls.length > 0 ? null : this.#content,
+          ...(calls.length > 0 ? { toolCalls: calls } : {}),
+          finishReason: this.#finish,
+        },
+      ],
+      inputTokens: typeof this.#usage?.prompt_tokens === 'number' ? this.#usage.prompt_tokens : undefined,
+      outputTokens: typeof this.#usage?.completion_tokens === 'number' ? this.#usage.completion_tokens : undefined,
+      promptTokenIds: this.#promptTokenIds,
+      responseTokenIds: this.#tokenIds.length > 0 ? this.#tokenIds : undefined,
+      logprobs: this.#logprobs.length > 0 ? this.#logprobs : undefined,
+    };
+  }
+}
+
+/** Keeps the final `response` object of a Responses API event stream. */
+export class ResponsesEventAccumulator {
+  #final: unknown;
+
+  add(event: unknown): void {
+    if (isObj(event) && (event.type === 'response.completed' || event.type === 'response.incomplete')) this.#final = event.response;
+  }
+
+  result(): LlmResponse {
+    return fromOpenAiResponsesResponse(this.#final);
+  }
+}

@@ -1,0 +1,223 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { asSchema, registerTelemetryIntegration, type TelemetryIntegration } from 'ai';
+import { context, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
+import { SPAN_CHAT_COMPLETION } from '@agl/core/semconv';
+import {
+  agentSpanAttributes,
+  contentText,
+  fromOpenAiChatRequest,
+  fromOpenAiChatResponse,
+  fromOpenAiResponsesRequest,
+  fromOpenAiResponsesResponse,
+  getAglTracer,
+  llmRequestAttributes,
+  llmResponseAttributes,
+  toolSpanAttributes,
+  type LlmMessage,
+  type LlmRequest,
+  type LlmResponse,
+  type LlmToolDefinition,
+} from '@agl/core/tracer';
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Options of {@link createAglTelemetryIntegration}. */
+export interface AglTelemetryOptions {
+  /** Tracer to write spans with; default: the AGL tracer (`getAglTracer()`). */
+  tracer?: Tracer;
+  /** Agent name when the call has no `experimental_telemetry.functionId` (default `ai-agent`). */
+  defaultAgentName?: string;
+}
+
+interface CallState {
+  agent: Span;
+  parent: CallState | undefined;
+  step: Span | undefined;
+  tools: Map<string, Span>;
+}
+
+const calls = new AsyncLocalStorage<CallState>();
+const open: CallState[] = [];
+
+/** AI SDK `ModelMessage`s (plus the system prompt) → OpenAI-shaped messages. */
+export function fromModelMessages(system: unknown, messages: readonly unknown[]): LlmMessage[] {
+  const out: LlmMessage[] = [];
+  if (typeof system === 'string' && system !== '') out.push({ role: 'system', content: system });
+  for (const m of messages.filter(isObj)) {
+    const role = String(m.role ?? 'user');
+    const parts = Array.isArray(m.content) ? m.content.filter(isObj) : [];
+    if (role === 'tool') {
+      for (const p of parts.filter((p) => p.type === 'tool-result')) {
+        const output = isObj(p.output) ? p.output.value : p.output;
+        out.push({ role: 'tool', content: typeof output === 'string' ? output : JSON.stringify(output), toolCallId: String(p.toolCallId ?? '') });
+      }
+      continue;
+    }
+    const calls = parts.filter((p) => p.type === 'tool-call');
+    const text = typeof m.content === 'string' ? m.content : contentText(parts.filter((p) => p.type === 'text'));
+    const msg: LlmMessage = { role, content: calls.length > 0 && !text ? null : (text ?? '') };
+    if (calls.length > 0) {
+      msg.toolCalls = calls.map((c) => ({ id: String(c.toolCallId ?? ''), name: String(c.toolName ?? ''), arguments: JSON.stringify(c.input ?? {}) }));
+    }
+    out.push(msg);
+  }
+  return out;
+}
+
+function toolDefinitions(tools: unknown): LlmToolDefinition[] | undefined {
+  if (!isObj(tools)) return undefined;
+  return Object.entries(tools).map(([name, t]) => {
+    const def: LlmToolDefinition = { name };
+    if (isObj(t) && typeof t.description === 'string') def.description = t.description;
+    try {
+      if (isObj(t) && t.inputSchema) def.parameters = asSchema(t.inputSchema as Parameters<typeof asSchema>[0]).jsonSchema;
+    } catch {
+      // Schema not convertible: leave parameters out.
+    }
+    return def;
+  });
+}
+
+function parseBody(body: unknown): Obj | undefined {
+  if (isObj(body)) return body;
+  if (typeof body !== 'string') return undefined;
+  try {
+    const parsed: unknown = JSON.parse(body);
+    return isObj(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The step's response: the raw provider body when it is OpenAI-shaped (token ids kept), else the SDK's view. */
+function stepResponse(step: Obj): LlmResponse {
+  const response = isObj(step.response) ? step.response : {};
+  const body = parseBody(response.body);
+  if (body && Array.isArray(body.choices)) return fromOpenAiChatResponse(body);
+  if (body && Array.isArray(body.output)) return fromOpenAiResponsesResponse(body);
+  const content = Array.isArray(step.content) ? step.content.filter(isObj) : [];
+  const toolCalls = content.filter((p) => p.type === 'tool-call');
+  const text = typeof step.text === 'string' ? step.text : '';
+  const usage = isObj(step.usage) ? step.usage : {};
+  const metadata = isObj(step.providerMetadata) && isObj(step.providerMetadata.openai) ? step.providerMetadata.openai : {};
+  const message: LlmMessage = { role: 'assistant', content: toolCalls.length > 0 && !text ? null : text };
+  if (toolCalls.length > 0) {
+    message.toolCalls = toolCalls.map((c) => ({ id: String(c.toolCallId ?? ''), name: String(c.toolName ?? ''), arguments: JSON.stringify(c.input ?? {}) }));
+  }
+  const finish = String(step.rawFinishReason ?? step.finishReason ?? 'stop');
+  message.finishReason = finish === 'tool-calls' ? 'tool_calls' : finish;
+  return {
+    id: typeof response.id === 'string' ? response.id : undefined,
+    model: typeof response.modelId === 'string' ? response.modelId : undefined,
+    choices: [message],
+    inputTokens: typeof usage.inputTokens === 'number' ? usage.inputTokens : undefined,
+    outputTokens: typeof usage.outputTokens === 'number' ? usage.outputTokens : undefined,
+    logprobs: Array.isArray(metadata.logprobs) ? metadata.logprobs : undefined,
+  };
+}
+
+function stepRequest(step: Obj, provider: string | undefined): LlmRequest | undefined {
+  const body = parseBody(isObj(step.request) ? step.request.body : undefined);
+  if (body && Array.isArray(body.messages)) return fromOpenAiChatRequest(body, provider);
+  if (body && body.input !== undefined) return fromOpenAiResponsesRequest(body, provider);
+  return undefined;
+}
+
+function endSpan(span: Span | undefined, error?: unknown): void {
+  if (!span) return;
+  if (error !== undefined) {
+    span.recordException(error instanceof Error ? error : String(error));
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+  }
+  span.end();
+}
+
+/**
+ * Builds the AI SDK telemetry integration that writes AGL spans (DESIGN.md Contract 2): one agent span per
+ * `generateText` / `streamText` call (`agent.name` = `experimental_telemetry.functionId`, else `defaultAgentName`),
+ * an `openai.chat.completion` span per step (raw provider body when available, so vLLM token ids survive) and a tool
+ * span per tool execution.
+ */
+export function createAglTelemetryIntegration(options: AglTelemetryOptions = {}): TelemetryIntegration {
+  const tracer = (): Tracer => options.tracer ?? getAglTracer().getTracer('@agl/vercel-ai');
+  const current = (): CallState | undefined => calls.getStore() ?? open[open.length - 1];
+  return {
+    onStart(event) {
+      const parent = calls.getStore();
+      const parentSpan = parent ? (([...parent.tools.values()].at(-1) ?? parent.agent)) : undefined;
+      const ctx = parentSpan ? trace.setSpan(context.active(), parentSpan) : context.active();
+      const name = event.functionId ?? options.defaultAgentName ?? 'ai-agent';
+      const agent = tracer().startSpan(`agent ${name}`, { attributes: agentSpanAttributes(name) }, ctx);
+      const state: CallState = { agent, parent, step: undefined, tools: new Map() };
+      open.push(state);
+      calls.enterWith(state);
+    },
+    onStepStart(event) {
+      const state = current();
+      if (!state) return;
+      const request: LlmRequest = {
+        provider: event.model.provider.split('.')[0],
+        model: event.model.modelId,
+        messages: fromModelMessages(event.system, event.messages),
+        tools: toolDefinitions(event.tools),
+      };
+      const ctx = trace.setSpan(context.active(), state.agent);
+      state.step = tracer().startSpan(SPAN_CHAT_COMPLETION, { kind: SpanKind.CLIENT, attributes: llmRequestAttributes(request) }, ctx);
+    },
+    onStepFinish(event) {
+      const state = current();
+      if (!state?.step) return;
+      const step = event as unknown as Obj;
+      const request = stepRequest(step, event.model.provider.split('.')[0]);
+      if (request) state.step.setAttributes(llmRequestAttributes(request));
+      state.step.setAttributes(llmResponseAttributes(stepResponse(step)));
+      endSpan(state.step);
+      state.step = undefined;
+    },
+    onToolCallStart(event) {
+      const state = current();
+      if (!state) return;
+      const call = event.toolCall as unknown as Obj;
+      const name = String(call.toolName ?? 'tool');
+      const ctx = trace.setSpan(context.active(), state.agent);
+      const attributes = toolSpanAttributes({ name, parameters: call.input ?? {}, callId: String(call.toolCallId ?? '') });
+      state.tools.set(String(call.toolCallId ?? name), tracer().startSpan(`tool ${name}`, { attributes }, ctx));
+    },
+    onToolCallFinish(event) {
+      const state = current();
+      const call = event.toolCall as unknown as Obj;
+      const key = String(call.toolCallId ?? call.toolName ?? 'tool');
+      const span = state?.tools.get(key);
+      if (!state || !span) return;
+      state.tools.delete(key);
+      if (event.success) span.setAttribute('tool.output', typeof event.output === 'string' ? event.output : JSON.stringify(event.output ?? null));
+      endSpan(span, event.success ? undefined : event.error);
+    },
+    onFinish() {
+      const state = current();
+      if (!state) return;
+      endSpan(state.step);
+      for (const span of state.tools.values()) endSpan(span);
+      endSpan(state.agent);
+      open.splice(open.indexOf(state), 1);
+      if (calls.getStore() === state && state.parent) calls.enterWith(state.parent);
+    },
+  };
+}
+
+let registered: TelemetryIntegration | null = null;
+
+/**
+ * Registers the AGL integration globally (`registerTelemetryIntegration`): every `generateText` / `streamText` call
+ * in the process is traced with no per-call flag. Idempotent; returns the integration.
+ *
+ * @example
+ * registerAglTelemetry();
+ */
+export function registerAglTelemetry(options: AglTelemetryOptions = {}): TelemetryIntegration {
+  if (registered) return registered;
+  registered = createAglTelemetryIntegration(options);
+  registerTelemetryIntegration(registered);
+  return registered;
+}

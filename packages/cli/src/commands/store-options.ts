@@ -1,0 +1,26 @@
+import type { Command } from 'commander';
+import type { LightningStore } from '@agl/core';
+import { openStore, DEFAULT_STORE_PATH } from '@agl/trainer';
+
+/** `--store-url`, `--store`, `--token` on commands that read or write a store. */
+export interface StoreFlags {
+  storeUrl?: string;
+  store?: string;
+  token?: string;
+}
+
+/** Add the store-selection flags to a command. */
+export function withStoreFlags(cmd: Command): Command {
+  return cmd
+    .option('--store-url <url>', 'a running `agl store serve` (default: $AGL_STORE_URL)')
+    .option('--store <path>', `embedded SQLite store file (default: ${DEFAULT_STORE_PATH})`)
+    .option('--token <token>', 'bearer token of the store server (default: $AGL_STORE_TOKEN)');
+}
+
+/** Open the store the flags select: `--store-url`/`$AGL_STORE_URL` over HTTP, else the SQLite file. */
+export async function openCliStore(flags: StoreFlags): Promise<{ store: LightningStore; close(): Promise<void> }> {
+  const url = flags.storeUrl ?? process.env.AGL_STORE_URL;
+  const token = flags.token ?? process.env.AGL_STORE_TOKEN ?? null;
+  const opened = await openStore({ store: url ?? flags.store ?? DEFAULT_STORE_PATH, token });
+  return { store: opened.store, close: () => (opened.owned ? opened.store.close() : Promise.resolve()) };
+}

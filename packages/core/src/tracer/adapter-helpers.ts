@@ -1,0 +1,4 @@
+/** Shared span-building helpers of the framework adapters (Contract 2 writers and OpenAI payload normalisers). */
+export * from './llm-span';
+export * from './openai-payload';
+export * from './process-rollout-env';

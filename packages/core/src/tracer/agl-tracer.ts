@@ -1,0 +1,120 @@
+import { context, ROOT_CONTEXT, createContextKey, type Tracer } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { ATTR_TRACER_NAME } from '../semconv';
+import { installExitFlush } from './exit-flush';
+import {
+  LightningSpanProcessor,
+  type LightningSpanProcessorOptions,
+  type SpanProcessorStats,
+} from './lightning-span-processor';
+import type { RolloutTracer } from './rollout-context';
+
+/** Options of {@link AglTracer}. */
+export interface AglTracerOptions extends LightningSpanProcessorOptions {
+  /** `service.name` of the resource. Default `agl-agent`. */
+  serviceName?: string;
+  /** More resource attributes. */
+  resourceAttributes?: Record<string, string | number | boolean>;
+  /** More processors (e.g. an OTLP exporter), run after the store processor. */
+  spanProcessors?: SpanProcessor[];
+  /** Flush on `beforeExit`, SIGTERM and SIGINT. Default true. */
+  exitHooks?: boolean;
+}
+
+let contextManagerChecked = false;
+
+/** Makes sure a context manager propagates the active span across `await` (needed for nesting). */
+export function ensureContextManager(): void {
+  if (contextManagerChecked) return;
+  contextManagerChecked = true;
+  const key = createContextKey('agl.probe');
+  const probe = ROOT_CONTEXT.setValue(key, true);
+  const works = context.with(probe, () => context.active().getValue(key) === true);
+  if (works) return;
+  const manager = new AsyncLocalStorageContextManager();
+  manager.enable();
+  if (!context.setGlobalContextManager(manager)) manager.disable();
+}
+
+/**
+ * The AGL tracer: an OpenTelemetry `NodeTracerProvider` whose {@link LightningSpanProcessor} writes every span started
+ * inside a rollout context to that rollout's store. Emitters and `operation` use it; `register()` makes it the global
+ * provider so framework instrumentation (AI SDK, LangChain, ...) reaches it too. If your app already has its own
+ * provider, add `tracer.processor` to its `spanProcessors` instead.
+ */
+export class AglTracer implements RolloutTracer {
+  /** The store-writing span processor. */
+  readonly processor: LightningSpanProcessor;
+  /** The OpenTelemetry provider. */
+  readonly provider: NodeTracerProvider;
+  #uninstallExit: (() => void) | null = null;
+  #registered = false;
+
+  constructor(options: AglTracerOptions = {}) {
+    this.processor = new LightningSpanProcessor(options);
+    this.provider = new NodeTracerProvider({
+      resource: resourceFromAttributes({
+        'service.name': options.serviceName ?? 'agl-agent',
+        [ATTR_TRACER_NAME]: 'agl',
+        ...options.resourceAttributes,
+      }),
+      spanProcessors: [this.processor, ...(options.spanProcessors ?? [])],
+    });
+    ensureContextManager();
+    if (options.exitHooks ?? true) this.#uninstallExit = installExitFlush(() => this.forceFlush());
+  }
+
+  /** An OpenTelemetry tracer of this provider. */
+  getTracer(name = 'agl'): Tracer {
+    return this.provider.getTracer(name);
+  }
+
+  /**
+   * Installs this provider as the global OpenTelemetry provider (and the async context manager and W3C propagators
+   * when none are set). Returns false when another global provider was already registered.
+   */
+  register(): boolean {
+    if (this.#registered) return true;
+    this.provider.register();
+    this.#registered = true;
+    return true;
+  }
+
+  /** Counters of the span processor (queued, exported, dropped, failed, unowned). */
+  stats(): SpanProcessorStats {
+    return this.processor.stats();
+  }
+
+  /** Exports every queued span. */
+  async forceFlush(): Promise<void> {
+    await this.provider.forceFlush();
+  }
+
+  /** Flushes and stops; removes the exit hooks. */
+  async shutdown(): Promise<void> {
+    this.#uninstallExit?.();
+    this.#uninstallExit = null;
+    await this.provider.shutdown();
+  }
+}
+
+let defaultTracer: AglTracer | null = null;
+
+/** The process-wide tracer, created (and registered globally) on first use. */
+export function getAglTracer(): AglTracer {
+  if (!defaultTracer) {
+    defaultTracer = new AglTracer();
+    defaultTracer.register();
+  }
+  return defaultTracer;
+}
+
+/** Replaces the process-wide tracer (e.g. with custom queue sizes); returns the previous one. */
+export function setAglTracer(tracer: AglTracer | null): AglTracer | null {
+  const previous = defaultTracer;
+  defaultTracer = tracer;
+  return previous;
+}

@@ -1,0 +1,262 @@
+import { TraceFlags, type Context } from '@opentelemetry/api';
+import type { ReadableSpan, Span as SdkSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { Span } from '../schema/index';
+import type { LightningStore } from '../store/index';
+import { getRolloutContext, type RolloutContext } from './rollout-context';
+import { spanFromOpenTelemetry } from './span-conversion';
+
+/** Where the processor reports drops and export failures. */
+export interface TracerLogger {
+  warn(message: string): void;
+}
+
+/** Options of {@link LightningSpanProcessor}. */
+export interface LightningSpanProcessorOptions {
+  /** Most finished spans held before export; further spans are dropped and counted. Default 2048. */
+  maxQueueSize?: number;
+  /** Most spans per `addSpans` call; a full batch exports at once. Default 256. */
+  maxExportBatchSize?: number;
+  /** Delay before a partial batch is exported, in ms. Default 200. */
+  scheduledDelayMillis?: number;
+  /** Called once per dropped span, with the running total. */
+  onDrop?: (info: { rolloutId: string; attemptId: string; spanName: string; droppedTotal: number }) => void;
+  /** Where drops and export failures are reported. Default `console`. */
+  logger?: TracerLogger;
+}
+
+/** Counters of {@link LightningSpanProcessor}. */
+export interface SpanProcessorStats {
+  /** Spans waiting for export. */
+  queued: number;
+  /** Spans the store accepted (duplicates not counted). */
+  exported: number;
+  /** Spans dropped because the queue was full or the processor was shut down. */
+  dropped: number;
+  /** Spans whose export failed (store error). */
+  failed: number;
+  /** Spans that ended outside any rollout context and were not exported. */
+  unowned: number;
+}
+
+interface QueuedSpan {
+  span: ReadableSpan;
+  ctx: RolloutContext;
+}
+
+/**
+ * An OpenTelemetry span processor that batches finished spans into any `LightningStore` (`addSpans`), owned by the
+ * rollout context that was active when each span *started*, so concurrent rollouts in one process never mix. Sequence
+ * ids come from the store (`getNextSpanSequenceIds`) in end order. The queue is bounded: spans beyond `maxQueueSize`
+ * are dropped, counted and reported.
+ */
+export class LightningSpanProcessor implements SpanProcessor {
+  readonly #owners = new WeakMap<object, RolloutContext>();
+  readonly #liveOwners = new Map<string, RolloutContext>();
+  #queue: QueuedSpan[] = [];
+  readonly #maxQueueSize: number;
+  readonly #maxBatch: number;
+  readonly #delay: number;
+  readonly #onDrop: LightningSpanProcessorOptions['onDrop'];
+  readonly #logger: TracerLogger;
+  #timer: ReturnType<typeof setTimeout> | null = null;
+  #chain: Promise<void> = Promise.resolve();
+  #shutdown = false;
+  #droppedUnreported = 0;
+  readonly #stats = { exported: 0, dropped: 0, failed: 0, unowned: 0 };
+
+  constructor(options: LightningSpanProcessorOptions = {}) {
+    this.#maxQueueSize = options.maxQueueSize ?? 2048;
+    this.#maxBatch = Math.max(1, options.maxExportBatchSize ?? 256);
+    this.#delay = options.scheduledDelayMillis ?? 200;
+    this.#onDrop = options.onDrop;
+    this.#logger = options.logger ?? console;
+  }
+
+  /** Current counters. */
+  stats(): SpanProcessorStats {
+    return { queued: this.#queue.length, ...this.#stats };
+  }
+
+  onStart(span: SdkSpan, parentContext: Context): void {
+    let ctx = getRolloutContext();
+    if (!ctx) {
+      // A span started outside the async context but under a live span of a rollout inherits that rollout.
+      const parentId = span.parentSpanContext?.spanId;
+      ctx = parentId ? this.#liveOwners.get(parentId) : undefined;
+    }
+    void parentContext;
+    if (!ctx) return;
+    this.#owners.set(span, ctx);
+    this.#liveOwners.set(span.spanContext().spanId, ctx);
+  }
+
+  onEnd(span: ReadableSpan): void {
+    const spanId = span.spanContext().spanId;
+    const ctx = this.#owners.get(span);
+    this.#liveOwners.delete(spanId);
+    if (!ctx) {
+      this.#stats.unowned += 1;
+      return;
+    }
+    if ((span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return;
+    if (this.#shutdown || this.#queue.length >= this.#maxQueueSize) {
+      this.#drop(span, ctx);
+      return;
+    }
+    this.#queue.push({ span, ctx });
+    if (this.#queue.length >= this.#maxBatch) this.#scheduleNow();
+    else this.#scheduleLater();
+  }
+
+  /** Exports every queued span and waits for exports in flight. */
+  async forceFlush(): Promise<void> {
+    this.#clearTimer();
+    while (this.#queue.length > 0) {
+      await this.#enqueueExport();
+    }
+    await this.#chain;
+    this.#reportDrops();
+  }
+
+  /** Flushes, then refuses further spans (counted as dropped). */
+  async shutdown(): Promise<void> {
+    await this.forceFlush();
+    this.#shutdown = true;
+  }
+
+  #drop(span: ReadableSpan, ctx: RolloutContext): void {
+    this.#stats.dropped += 1;
+    this.#droppedUnreported += 1;
+    this.#onDrop?.({
+      rolloutId: ctx.rolloutId,
+      attemptId: ctx.attemptId,
+      spanName: span.name,
+      droppedTotal: this.#stats.dropped,
+    });
+    if (this.#droppedUnreported === 1) this.#scheduleLater();
+  }
+
+  #reportDrops(): void {
+    if (this.#droppedUnreported === 0) return;
+    const n = this.#droppedUnreported;
+    this.#droppedUnreported = 0;
+    this.#logger.warn(
+      `[agl tracer] dropped ${n} span(s) (${this.#stats.dropped} in total): the export queue was full ` +
+        `(maxQueueSize=${this.#maxQueueSize}) or the tracer was shut down. Raise maxQueueSize or flush more often.`,
+    );
+  }
+
+  #clearTimer(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+  }
+
+  #scheduleLater(): void {
+    if (this.#timer) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      void this.forceFlush();
+    }, this.#delay);
+    this.#timer.unref?.();
+  }
+
+  #scheduleNow(): void {
+    this.#clearTimer();
+    void this.#enqueueExport();
+  }
+
+  /** Takes one batch off the queue and chains its export after the ones in flight (exports never overlap). */
+  #enqueueExport(): Promise<void> {
+    const batch = this.#queue.splice(0, this.#maxBatch);
+    const run = this.#chain.then(() => this.#export(batch));
+    this.#chain = run.catch(() => undefined);
+    return this.#chain;
+  }
+
+  async #export(batch: QueuedSpan[]): Promise<void> {
+    if (batch.length === 0) return;
+    const byStore = new Map<LightningStore, QueuedSpan[]>();
+    for (const item of batch) {
+      const list = byStore.get(item.ctx.store);
+      if (list) list.push(item);
+      else byStore.set(item.ctx.store, [item]);
+    }
+    await Promise.all([...byStore].map(([store, items]) => this.#exportToStore(store, items)));
+    this.#reportDrops();
+  }
+
+  async #exportToStore(store: LightningStore, items: QueuedSpan[]): Promise<void> {
+    let spans;
+    try {
+      const sequenceIds = await store.getNextSpanSequenceIds(
+        items.map((item) => [item.ctx.rolloutId, item.ctx.attemptId] as const),
+      );
+      spans = items.map((item, i) =>
+        spanFromOpenTelemetry(item.span, {
+          rolloutId: item.ctx.rolloutId,
+          attemptId: item.ctx.attemptId,
+          sequenceId: sequenceIds[i] ?? 0,
+        }),
+      );
+    } catch (error) {
+      this.#fail(items.length, error);
+      return;
+    }
+    try {
+      this.#delivered(items, await store.addSpans(spans));
+      return;
+    } catch (error) {
+      if (new Set(items.map((i) => `${i.ctx.rolloutId}\u0000${i.ctx.attemptId}`)).size === 1) {
+        this.#fail(items.length, error);
+        return;
+      }
+    }
+    // One bad owner (unknown rollout, closed attempt) must not lose the other rollouts' spans: retry per owner.
+    const groups = new Map<string, number[]>();
+    items.forEach((item, i) => {
+      const key = `${item.ctx.rolloutId}\u0000${item.ctx.attemptId}`;
+      const list = groups.get(key);
+      if (list) list.push(i);
+      else groups.set(key, [i]);
+    });
+    for (const indexes of groups.values()) {
+      try {
+        const inserted = await store.addSpans(indexes.map((i) => spans[i]!));
+        this.#delivered(
+          indexes.map((i) => items[i]!),
+          inserted,
+        );
+      } catch (error) {
+        this.#fail(indexes.length, error);
+      }
+    }
+  }
+
+  #delivered(items: QueuedSpan[], inserted: Span[]): void {
+    this.#stats.exported += inserted.length;
+    const callbacks = new Map<RolloutContext['onSpans'], Span[]>();
+    const ctxByOwner = new Map<string, RolloutContext>();
+    for (const item of items) ctxByOwner.set(`${item.ctx.rolloutId}\u0000${item.ctx.attemptId}`, item.ctx);
+    for (const span of inserted) {
+      const ctx = ctxByOwner.get(`${span.rolloutId}\u0000${span.attemptId}`);
+      if (!ctx?.onSpans) continue;
+      const list = callbacks.get(ctx.onSpans);
+      if (list) list.push(span);
+      else callbacks.set(ctx.onSpans, [span]);
+    }
+    for (const [callback, spans] of callbacks) {
+      try {
+        callback?.(spans);
+      } catch (error) {
+        this.#logger.warn(`[agl tracer] an onSpans callback threw: ${String(error)}`);
+      }
+    }
+  }
+
+  #fail(count: number, error: unknown): void {
+    this.#stats.failed += count;
+    this.#logger.warn(
+      `[agl tracer] could not export ${count} span(s) to the store: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+}

@@ -1,0 +1,84 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Tracer } from '@opentelemetry/api';
+import { UserError } from '../errors/index';
+import type { Span } from '../schema/index';
+import type { LightningStore } from '../store/index';
+
+/**
+ * Who owns the spans created inside a rollout (DESIGN.md Contract 1). The runner enters one around each call of the
+ * agent's `rollout()`; the tracer and the emitters read it. Concurrent rollouts in one process each have their own.
+ */
+export interface RolloutContext {
+  /** Owning rollout. */
+  readonly rolloutId: string;
+  /** Owning attempt. */
+  readonly attemptId: string;
+  /** Where the spans go (embedded store or `StoreClient`). */
+  readonly store: LightningStore;
+  /**
+   * The tracer whose span processor exports this rollout's spans; defaults to the process-wide one
+   * (`getAglTracer()`). Typed structurally so this module does not import the OpenTelemetry SDK.
+   */
+  readonly tracer?: RolloutTracer;
+  /** Rollout mode (`train`, `val`, ...), informational. */
+  readonly mode?: string | null;
+  /** Resources version the rollout runs with, informational. */
+  readonly resourcesId?: string | null;
+  /** Worker running the rollout, informational. */
+  readonly workerId?: string | null;
+  /** Called with the spans the store accepted for this rollout, after each export batch. */
+  readonly onSpans?: (spans: Span[]) => void;
+}
+
+/** The part of `AglTracer` the rollout context needs (avoids an import cycle). */
+export interface RolloutTracer {
+  /** An OpenTelemetry tracer whose spans reach this tracer's span processor. */
+  getTracer(name?: string): Tracer;
+  /** Exports every queued span. */
+  forceFlush(): Promise<void>;
+}
+
+const storage = new AsyncLocalStorage<RolloutContext>();
+
+/**
+ * Runs `fn` inside a rollout context: every span started (and every emitter called) within it, including in awaited
+ * callbacks and timers, belongs to `ctx.rolloutId` / `ctx.attemptId`.
+ */
+export function withRolloutContext<T>(ctx: RolloutContext, fn: () => T): T {
+  if (!ctx.rolloutId || !ctx.attemptId) {
+    throw new UserError(
+      `withRolloutContext needs both rolloutId and attemptId (got rolloutId=${JSON.stringify(ctx.rolloutId)}, ` +
+        `attemptId=${JSON.stringify(ctx.attemptId)}); pass the ids of the dequeued AttemptedRollout.`,
+    );
+  }
+  return storage.run(ctx, fn);
+}
+
+let processRolloutContext: RolloutContext | undefined;
+
+/**
+ * Sets (or clears, with `undefined`) the rollout context that applies outside any `withRolloutContext`: a process agent
+ * started by the runner owns all its spans (the `node --import @agl/<fw>/register` preload sets it from `AGL_ROLLOUT_ID`
+ * / `AGL_ATTEMPT_ID` / `AGL_STORE_URL`). An in-process `withRolloutContext` still wins.
+ */
+export function setProcessRolloutContext(ctx: RolloutContext | undefined): void {
+  processRolloutContext = ctx;
+}
+
+/** The rollout context of the caller (else the process-wide one), or `undefined` outside any rollout. */
+export function getRolloutContext(): RolloutContext | undefined {
+  return storage.getStore() ?? processRolloutContext;
+}
+
+/** The rollout context of the caller; throws a `UserError` naming `what` outside a rollout. */
+export function requireRolloutContext(what: string): RolloutContext {
+  const ctx = getRolloutContext();
+  if (!ctx) {
+    throw new UserError(
+      `${what} was called outside a rollout: there is no active rollout context, so the span would have no owner. ` +
+        'Call it from inside your agent\'s rollout() (the runner sets the context), wrap the code in ' +
+        'withRolloutContext({ rolloutId, attemptId, store }, fn), or pass { propagate: false } to only build the span.',
+    );
+  }
+  return ctx;
+}

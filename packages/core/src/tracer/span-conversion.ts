@@ -1,0 +1,74 @@
+import { SpanStatusCode, type HrTime, type SpanContext as OtelSpanContext } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { cleanAttributes } from '../adapters/otel-attributes';
+import type { SpanContext, SpanInput } from '../schema/index';
+
+/** HrTime `[seconds, nanoseconds]` to float seconds; `null` for a zero time. */
+export function hrTimeToSeconds(time: HrTime | undefined): number | null {
+  if (!time) return null;
+  const seconds = time[0] + time[1] / 1e9;
+  return seconds === 0 ? null : seconds;
+}
+
+function toSpanContext(ctx: OtelSpanContext): SpanContext {
+  const traceState: Record<string, string> = {};
+  const serialized = ctx.traceState?.serialize();
+  if (serialized) {
+    for (const pair of serialized.split(',')) {
+      const eq = pair.indexOf('=');
+      if (eq > 0) traceState[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
+    }
+  }
+  return {
+    traceId: ctx.traceId.toLowerCase().padStart(32, '0'),
+    spanId: ctx.spanId.toLowerCase().padStart(16, '0'),
+    isRemote: ctx.isRemote ?? false,
+    traceState,
+  };
+}
+
+const STATUS_CODES = {
+  [SpanStatusCode.UNSET]: 'UNSET',
+  [SpanStatusCode.OK]: 'OK',
+  [SpanStatusCode.ERROR]: 'ERROR',
+} as const;
+
+/**
+ * Converts a finished OpenTelemetry span into a store span (AGL 0.3 `Span.from_opentelemetry`, reference §1.7): ids as
+ * lowercase hex, times in seconds, status, attributes, events, links, context, parent and resource copied.
+ */
+export function spanFromOpenTelemetry(
+  span: ReadableSpan,
+  owner: { rolloutId: string; attemptId: string; sequenceId: number },
+): SpanInput {
+  const context = toSpanContext(span.spanContext());
+  const parent = span.parentSpanContext ? toSpanContext(span.parentSpanContext) : null;
+  return {
+    rolloutId: owner.rolloutId,
+    attemptId: owner.attemptId,
+    sequenceId: owner.sequenceId,
+    traceId: context.traceId,
+    spanId: context.spanId,
+    parentId: parent ? parent.spanId : null,
+    name: span.name,
+    status: { statusCode: STATUS_CODES[span.status.code] ?? 'UNSET', description: span.status.message ?? null },
+    attributes: cleanAttributes(span.attributes),
+    events: span.events.map((event) => ({
+      name: event.name,
+      attributes: cleanAttributes(event.attributes ?? {}),
+      timestamp: hrTimeToSeconds(event.time),
+    })),
+    links: span.links.map((link) => ({
+      context: toSpanContext(link.context),
+      attributes: link.attributes ? cleanAttributes(link.attributes) : null,
+    })),
+    startTime: hrTimeToSeconds(span.startTime),
+    endTime: hrTimeToSeconds(span.endTime),
+    context,
+    parent,
+    resource: {
+      attributes: cleanAttributes(span.resource.attributes),
+      schemaUrl: span.resource.schemaUrl ?? '',
+    },
+  };
+}

@@ -1,0 +1,201 @@
+import { timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { UserError } from '@agl/core/errors';
+import { type Clock, type LightningStore, systemClock } from '@agl/core/store';
+import { type BackendConfig, BackendResolver } from './backend-resolver';
+import { sendCallError } from './call-errors';
+import type { AnthropicMode, TokenIdPolicy, TrainOverrides } from './call-plan';
+import { parseGatewayPath } from './gateway-path';
+import { sendError, sendJson } from './http-io';
+import { handleLlmCall, type LlmCallContext } from './llm-call';
+import { handleModels } from './models-route';
+import { PauseController, type PauseState } from './pause-controller';
+import { handlePauseRoute } from './pause-routes';
+import { UpstreamClient } from './upstream-client';
+
+/** Options of {@link startGateway}. */
+export interface GatewayOptions {
+  /** Where call spans go (embedded store or `StoreClient`). */
+  store: LightningStore;
+  /** Default backend: a base URL such as `http://127.0.0.1:8000/v1`, or `{ baseUrl, apiKey }`. */
+  backend?: string | BackendConfig | null;
+  /** Backend API key (when `backend` is a string); never forwarded from clients, logged or stored. */
+  backendApiKey?: string | null;
+  /** Model name to request instead of the client's (an LLM resource's model wins). */
+  model?: string | null;
+  /** Name of the LLM resource to route by (default `main_llm`, else the first LLM resource). */
+  llmResourceName?: string | null;
+  /** Port on `host`; default 4748, 0 picks a free one. */
+  port?: number;
+  /** Default `127.0.0.1`. */
+  host?: string;
+  /** When set, every route but `/healthz` needs `Authorization: Bearer <token>` or `x-api-key: <token>`. */
+  token?: string | null;
+  /** When to ask the backend for token ids and logprobs: `train` (default), `scoped` (every rollout call) or `never`. */
+  tokenIds?: TokenIdPolicy;
+  /** Anthropic `/v1/messages`: `auto` (default; translate training calls and backends without `/messages`), `passthrough` or `translate`. */
+  anthropic?: AnthropicMode;
+  /** Model and sampling overrides for training calls (also settable later with `setTrainOverrides`). */
+  trainOverrides?: TrainOverrides;
+  /** Milliseconds to wait for backend headers, and the longest silence inside a stream (default 300,000). */
+  timeoutMs?: number;
+  /** Milliseconds to wait for a backend connection (default 10,000). */
+  connectTimeoutMs?: number;
+  /** Largest accepted request body (default 32 MiB). */
+  maxBodyBytes?: number;
+  /** How long rollouts and resources are cached for routing, in ms (default 1,000; 0 disables). */
+  routeCacheTtlMs?: number;
+  /** Span timestamps (default: the system clock). */
+  clock?: Clock;
+  /** Receives operational messages (never credentials). Default: silent. */
+  log?: (line: string) => void;
+}
+
+/** A running gateway. */
+export interface Gateway {
+  /** `http://127.0.0.1:<port>`. */
+  readonly url: string;
+  readonly port: number;
+  /** Refuse new LLM calls with 429 (in-flight calls finish). */
+  pause(options?: { retryAfterSeconds?: number; reason?: string | null }): PauseState;
+  /** Accept calls again. */
+  resume(): PauseState;
+  /** Pause state and in-flight count. */
+  state(): PauseState;
+  /** Resolves when no LLM call is in flight. */
+  drained(): Promise<void>;
+  /** Replace the training-call overrides (model, sampling). */
+  setTrainOverrides(overrides: TrainOverrides): void;
+  /** Forget cached rollouts and resources (e.g. right after publishing new resources). */
+  invalidateRoutes(): void;
+  /** Stop listening and close every connection (in-flight calls are cut; pause and drain first to avoid that). */
+  close(): Promise<void>;
+}
+
+function backendOf(options: GatewayOptions): BackendConfig | null {
+  const backend = options.backend ?? null;
+  if (backend === null) return null;
+  const config = typeof backend === 'string' ? { baseUrl: backend, apiKey: options.backendApiKey ?? null } : { ...backend, apiKey: backend.apiKey ?? options.backendApiKey ?? null };
+  try {
+    new URL(config.baseUrl);
+  } catch {
+    throw new UserError(`Gateway backend "${config.baseUrl}" is not a URL; pass a base URL such as http://127.0.0.1:8000/v1.`);
+  }
+  return config;
+}
+
+function tokenMatches(expected: Buffer, req: IncomingMessage): boolean {
+  const auth = req.headers.authorization;
+  const candidates: string[] = [];
+  if (typeof auth === 'string' && auth.toLowerCase().startsWith('bearer ')) candidates.push(auth.slice(7).trim());
+  const apiKey = req.headers['x-api-key'];
+  if (typeof apiKey === 'string') candidates.push(apiKey.trim());
+  return candidates.some((c) => {
+    const given = Buffer.from(c);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  });
+}
+
+/**
+ * Starts the AGL LLM gateway: an OpenAI- and Anthropic-compatible HTTP proxy that records every rollout call as a
+ * Contract 2 span (with vLLM token ids on training calls) in the store.
+ *
+ * @example
+ * const gateway = await startGateway({ store, backend: 'http://127.0.0.1:8000/v1', port: 0 });
+ * const client = new OpenAI({ baseURL: `${gateway.url}/rollout/${rolloutId}/attempt/${attemptId}/v1`, apiKey: 'x' });
+ */
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const backend = backendOf(options);
+  const clock = options.clock ?? systemClock;
+  const log = options.log ?? (() => undefined);
+  const token = options.token ? Buffer.from(options.token) : null;
+  let selfOrigin: string | null = null;
+  let trainOverrides: TrainOverrides = { ...(options.trainOverrides ?? {}) };
+  const pause = new PauseController();
+  const resolver = new BackendResolver({
+    store: options.store,
+    backend,
+    model: options.model ?? null,
+    llmResourceName: options.llmResourceName ?? null,
+    cacheTtlMs: options.routeCacheTtlMs ?? 1000,
+    nowMs: () => clock.now() * 1000,
+    selfOrigin: () => selfOrigin,
+  });
+  const upstream = new UpstreamClient({ timeoutMs: options.timeoutMs ?? 300_000, connectTimeoutMs: options.connectTimeoutMs ?? 10_000 });
+  const ctx: LlmCallContext = {
+    store: options.store,
+    resolver,
+    upstream,
+    pause,
+    clock,
+    maxBodyBytes: options.maxBodyBytes ?? 32 * 1024 * 1024,
+    tokenIds: options.tokenIds ?? 'train',
+    anthropic: options.anthropic ?? 'auto',
+    trainOverrides: () => trainOverrides,
+    noAnthropic: new Set(),
+    log,
+  };
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const pathname = (req.url ?? '/').split('?')[0] ?? '/';
+    if (pathname === '/healthz' || pathname === '/health') return sendJson(res, 200, { status: 'ok' });
+    if (token !== null && !tokenMatches(token, req)) {
+      return sendError(res, {
+        status: 401,
+        errorType: 'unauthorized',
+        detail: 'Missing or wrong gateway key. Send "Authorization: Bearer <token>" or "x-api-key: <token>" with the gateway token (--token, AGL_GATEWAY_TOKEN or AGL_KEY).',
+      });
+    }
+    if (pathname.startsWith('/proxy/') && !pathname.startsWith('/proxy/rollout/')) return handlePauseRoute(req, res, pathname, pause);
+    const path = parseGatewayPath(pathname);
+    if (path === null) {
+      return sendError(res, { status: 404, errorType: 'not_found', detail: `No route ${req.method ?? ''} ${pathname}. LLM calls go to /v1/..., /rollout/{r}/attempt/{a}/v1/... or /proxy/rollout/{r}/attempt/{a}/mode/{train|val}/openai/v1/....` });
+    }
+    if ('error' in path) return sendError(res, { status: 404, errorType: 'not_found', detail: path.error });
+    if (path.api === 'models') {
+      if (req.method !== 'GET') return sendError(res, { status: 405, errorType: 'method_not_allowed', detail: `Use GET for ${pathname}.` });
+      return handleModels(ctx, req, res, path);
+    }
+    if (req.method !== 'POST') return sendError(res, { status: 405, errorType: 'method_not_allowed', detail: `Use POST for ${pathname}.` });
+    return handleLlmCall(ctx, req, res, path);
+  }
+
+  const server: Server = createServer((req, res) => {
+    route(req, res).catch((err: unknown) => {
+      const sent = sendCallError(res, err);
+      log(`${req.method ?? ''} ${req.url ?? ''} failed: ${sent.detail}`);
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 4748, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  selfOrigin = new URL(url).origin;
+  return {
+    url,
+    port,
+    pause: (o) => pause.pause(o),
+    resume: () => pause.resume(),
+    state: () => pause.state(),
+    drained: () => pause.drained(),
+    setTrainOverrides: (o) => {
+      trainOverrides = { ...o };
+    },
+    invalidateRoutes: () => resolver.invalidate(),
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await upstream.close();
+    },
+  };
+}

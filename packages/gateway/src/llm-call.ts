@@ -1,0 +1,219 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Clock, LightningStore } from '@agl/core/store';
+import type { Dispatcher } from 'undici';
+import type { BackendResolver } from './backend-resolver';
+import { callAttributes, type CanonicalResponse } from './canonical-call';
+import { sendCallError, storeFailure } from './call-errors';
+import { type AnthropicMode, type CallPlan, planCall, type TokenIdPolicy, type TrainOverrides, upstreamHeaders, validateBody } from './call-plan';
+import { canonicalRequestOf, canonicalResponseOf, clientBodyOf, spanNameOf, systemOf } from './call-shapes';
+import type { GatewayPath } from './gateway-path';
+import { isRecord, type JsonRecord, parseJsonObject, readBody, sendError, sendJson, writeChunk } from './http-io';
+import type { PauseController } from './pause-controller';
+import { newSpanId, parseTraceparent, recordCall } from './span-recorder';
+import { SseParser } from './sse-parser';
+import { streamHandlerFor } from './stream-handlers';
+import { toUpstreamError, type UpstreamClient } from './upstream-client';
+
+/** Response header with the sequence id of the stored span. */
+export const HEADER_SEQUENCE_ID = 'x-agl-sequence-id';
+/** Response header with the span id of the stored span. */
+export const HEADER_SPAN_ID = 'x-agl-span-id';
+
+/** What every LLM call needs from the gateway. */
+export interface LlmCallContext {
+  store: LightningStore;
+  resolver: BackendResolver;
+  upstream: UpstreamClient;
+  pause: PauseController;
+  clock: Clock;
+  maxBodyBytes: number;
+  tokenIds: TokenIdPolicy;
+  anthropic: AnthropicMode;
+  trainOverrides: () => TrainOverrides;
+  noAnthropic: Set<string>;
+  log: (line: string) => void;
+}
+
+interface Recording {
+  plan: CallPlan;
+  sequenceId: Promise<number> | null;
+  spanId: string;
+  startTime: number;
+  req: IncomingMessage;
+}
+
+/** Handles one LLM call end to end: pause check, validation, routing, forwarding, streaming and the span. */
+export async function handleLlmCall(ctx: LlmCallContext, req: IncomingMessage, res: ServerResponse, path: GatewayPath): Promise<void> {
+  const startTime = ctx.clock.now();
+  if (!ctx.pause.tryEnter()) {
+    const { retryAfterSeconds, reason } = ctx.pause.state();
+    sendError(res, {
+      status: 429,
+      errorType: 'gateway_paused',
+      detail: `The gateway is paused${reason ? ` (${reason})` : ''}; retry after ${retryAfterSeconds} s.`,
+      headers: { 'retry-after': String(retryAfterSeconds), 'x-agl-paused': 'true' },
+    });
+    return;
+  }
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  try {
+    const client = parseJsonObject(await readBody(req, ctx.maxBodyBytes));
+    validateBody(path.api, client);
+    let plan = await planCall({ req, path, body: client, resolver: ctx.resolver, tokenIds: ctx.tokenIds, anthropic: ctx.anthropic, trainOverrides: ctx.trainOverrides(), noAnthropic: ctx.noAnthropic });
+    const sequenceId = allocateSequenceId(ctx, plan);
+    let upstream = await send(ctx, req, plan, abort.signal);
+    if (plan.kind === 'anthropic-passthrough' && ctx.anthropic === 'auto' && (upstream.statusCode === 404 || upstream.statusCode === 405)) {
+      await upstream.body.dump();
+      ctx.noAnthropic.add(plan.target.baseUrl);
+      ctx.log(`backend ${plan.target.baseUrl} does not serve /messages (HTTP ${upstream.statusCode}); translating Anthropic calls to chat/completions from now on`);
+      plan = await planCall({ req, path, body: client, resolver: ctx.resolver, tokenIds: ctx.tokenIds, anthropic: ctx.anthropic, trainOverrides: ctx.trainOverrides(), noAnthropic: ctx.noAnthropic, forceTranslate: true });
+      upstream = await send(ctx, req, plan, abort.signal);
+    }
+    const rec: Recording = { plan, sequenceId, spanId: newSpanId(), startTime, req };
+    if (upstream.statusCode >= 400) return await passBackendError(ctx, res, plan, upstream);
+    const contentType = String(upstream.headers['content-type'] ?? '');
+    if (plan.stream && contentType.includes('text/event-stream')) return await streamCall(ctx, res, rec, upstream, client.model);
+    return await jsonCall(ctx, res, rec, upstream, client.model);
+  } catch (err) {
+    if (abort.signal.aborted) return;
+    const sent = sendCallError(res, err);
+    if (sent.status >= 500) ctx.log(`${req.method ?? ''} ${req.url ?? ''} → ${sent.status} ${sent.errorType}: ${sent.detail}`);
+  } finally {
+    ctx.pause.leave();
+  }
+}
+
+/** Takes the span's sequence id from the store while the backend works, so it is known before the answer goes out. */
+function allocateSequenceId(ctx: LlmCallContext, plan: CallPlan): Promise<number> | null {
+  if (!plan.scope) return null;
+  const promise = ctx.store.getNextSpanSequenceId(plan.scope.rolloutId, plan.scope.attemptId);
+  promise.catch(() => undefined);
+  return promise;
+}
+
+async function send(ctx: LlmCallContext, req: IncomingMessage, plan: CallPlan, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+  return ctx.upstream.send({ url: plan.url, method: 'POST', headers: upstreamHeaders(req, plan), body: JSON.stringify(plan.prepared.body), signal });
+}
+
+async function passBackendError(ctx: LlmCallContext, res: ServerResponse, plan: CallPlan, upstream: Dispatcher.ResponseData): Promise<void> {
+  const text = await ctx.upstream.readText(upstream, plan.url);
+  let body: string = text;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (isRecord(parsed)) {
+      parsed.agl_error_source = 'backend';
+      if (plan.kind === 'anthropic-translate' && parsed.type === undefined) parsed.type = 'error';
+      body = JSON.stringify(parsed);
+    }
+  } catch {
+    body = JSON.stringify({ type: 'error', agl_error_source: 'backend', error: { message: `Backend answered HTTP ${upstream.statusCode}: ${text.slice(0, 2000)}`, type: 'backend_error' } });
+  }
+  const retryAfter = upstream.headers['retry-after'];
+  sendJson(res, upstream.statusCode, body, {
+    'x-agl-error-source': 'backend',
+    ...(typeof retryAfter === 'string' ? { 'retry-after': retryAfter } : {}),
+  });
+}
+
+async function record(ctx: LlmCallContext, rec: Recording, response: CanonicalResponse): Promise<number | null> {
+  const scope = rec.plan.scope;
+  if (!scope || rec.sequenceId === null) return null;
+  const sequenceId = await rec.sequenceId;
+  await recordCall(ctx.store, {
+    rolloutId: scope.rolloutId,
+    attemptId: scope.attemptId,
+    sequenceId,
+    spanId: rec.spanId,
+    name: spanNameOf(rec.plan.kind),
+    attributes: callAttributes(canonicalRequestOf(rec.plan), response, systemOf(rec.plan.kind)),
+    startTime: rec.startTime,
+    endTime: ctx.clock.now(),
+    parent: parseTraceparent(rec.req.headers.traceparent),
+  });
+  return sequenceId;
+}
+
+async function jsonCall(ctx: LlmCallContext, res: ServerResponse, rec: Recording, upstream: Dispatcher.ResponseData, clientModel: unknown): Promise<void> {
+  const text = await ctx.upstream.readText(upstream, rec.plan.url);
+  let body: JsonRecord;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (!isRecord(parsed)) throw new Error('not a JSON object');
+    body = parsed;
+  } catch (err) {
+    sendError(res, {
+      status: 502,
+      errorType: 'upstream_invalid_response',
+      detail: `The model backend at ${rec.plan.url.origin} answered HTTP ${upstream.statusCode} with a body that is not a JSON object (${(err as Error).message}): ${text.slice(0, 200)}`,
+    });
+    return;
+  }
+  const response = canonicalResponseOf(rec.plan.kind, body);
+  const clientBody = clientBodyOf(rec.plan, body, clientModel);
+  let sequenceId: number | null;
+  try {
+    sequenceId = await record(ctx, rec, response);
+  } catch (err) {
+    const failure = storeFailure(err);
+    ctx.log(`span not stored: ${failure.detail}`);
+    sendError(res, failure);
+    return;
+  }
+  const headers: Record<string, string> = sequenceId === null ? {} : { [HEADER_SEQUENCE_ID]: String(sequenceId), [HEADER_SPAN_ID]: rec.spanId };
+  sendJson(res, upstream.statusCode, clientBody ?? text, headers);
+}
+
+async function streamCall(ctx: LlmCallContext, res: ServerResponse, rec: Recording, upstream: Dispatcher.ResponseData, clientModel: unknown): Promise<void> {
+  res.writeHead(upstream.statusCode, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    ...(rec.plan.scope ? { [HEADER_SPAN_ID]: rec.spanId } : {}),
+  });
+  res.flushHeaders();
+  const handler = streamHandlerFor(rec.plan, clientModel);
+  const parser = new SseParser();
+  const decoder = new TextDecoder();
+  try {
+    for await (const chunk of upstream.body) {
+      for (const event of parser.push(decoder.decode(chunk as Buffer, { stream: true }))) {
+        for (const text of handler.onEvent(event)) await writeChunk(res, text);
+      }
+      if (res.destroyed) return;
+    }
+    for (const event of parser.push(decoder.decode())) for (const text of handler.onEvent(event)) await writeChunk(res, text);
+    for (const event of parser.flush()) for (const text of handler.onEvent(event)) await writeChunk(res, text);
+  } catch (err) {
+    if (res.destroyed) return;
+    const mapped = toUpstreamError(err, rec.plan.url, ctx.upstream.timeoutMs);
+    ctx.log(`stream from ${rec.plan.url.origin} broke off: ${mapped instanceof Error ? mapped.message : String(mapped)}; nothing stored`);
+    res.destroy();
+    return;
+  }
+  if (!handler.complete) {
+    ctx.log(`stream from ${rec.plan.url.origin} ended without its final event; nothing stored`);
+    res.destroy();
+    return;
+  }
+  if (handler.error !== null) {
+    ctx.log(`stream from ${rec.plan.url.origin} reported an error (${handler.error}); nothing stored`);
+    for (const text of handler.tail()) await writeChunk(res, text);
+    res.end();
+    return;
+  }
+  try {
+    await record(ctx, rec, handler.result());
+  } catch (err) {
+    const failure = storeFailure(err);
+    ctx.log(`span not stored: ${failure.detail}`);
+    await writeChunk(res, `event: error\ndata: ${JSON.stringify({ type: 'error', detail: failure.detail, error_type: failure.errorType, error: { type: failure.errorType, message: failure.detail } })}\n\n`);
+    res.destroy();
+    return;
+  }
+  for (const text of handler.tail()) await writeChunk(res, text);
+  res.end();
+}

@@ -1,0 +1,362 @@
+import { HttpError } from '@agl/core/errors';
+import {
+  Attempt,
+  AttemptedRollout,
+  ResourcesUpdate,
+  Rollout,
+  Span,
+  Worker,
+  camelToSnake,
+  parseWire,
+  snakeToCamel,
+  toWire,
+  type EnqueueRolloutRequest,
+  type NamedResourcesInput,
+  type SpanInput,
+} from '@agl/core/schema';
+import {
+  systemClock,
+  type AttemptUpdate,
+  type Clock,
+  type LightningStore,
+  type PageOptions,
+  type PaginatedResult,
+  type QueryResourcesOptions,
+  type QueryRolloutsOptions,
+  type QuerySpansOptions,
+  type QueryWorkersOptions,
+  type RolloutUpdate,
+  type StartRolloutRequest,
+  type StoreCapabilities,
+  type StoreStatistics,
+} from '@agl/core/store';
+import { HttpTransport, type TransportOptions, type TransportResponse } from './http-transport';
+
+/** Options of {@link StoreClient}: the transport's plus the long-poll chunk and warnings. */
+export interface StoreClientOptions extends TransportOptions {
+  /** Longest single `POST /waits/rollouts` request, in seconds; default 30 (the server caps it too). */
+  waitChunkSeconds?: number;
+  /** Time source for wait deadlines; default the wall clock. */
+  clock?: Clock;
+  /** Receives warnings (a failed dequeue); default `process.emitWarning`. */
+  onWarning?: (message: string) => void;
+}
+
+const P = '/v1/agl';
+const enc = encodeURIComponent;
+type Json = Record<string, unknown>;
+
+function readRollout(value: unknown): Rollout | AttemptedRollout {
+  const attempted = typeof value === 'object' && value !== null && (value as Json).attempt != null;
+  return attempted ? parseWire(AttemptedRollout, 'rollout', value, 'rollout') : parseWire(Rollout, 'rollout', value, 'rollout');
+}
+const readAttempted = (value: unknown): AttemptedRollout => parseWire(AttemptedRollout, 'rollout', value, 'rollout');
+const readAttempt = (value: unknown): Attempt => parseWire(Attempt, 'attempt', value, 'attempt');
+const readWorker = (value: unknown): Worker => parseWire(Worker, 'worker', value, 'worker');
+const readResources = (value: unknown): ResourcesUpdate => parseWire(ResourcesUpdate, 'resourcesUpdate', value, 'resources');
+const readSpan = (value: unknown): Span => parseWire(Span, 'span', value, 'span');
+const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+
+function readPage<T>(value: unknown, read: (item: unknown) => T, askedLimit: number | undefined): PaginatedResult<T> {
+  const page = (value ?? {}) as Json;
+  const items = list(page.items).map(read);
+  if (askedLimit === 0) return { items: [], total: Number(page.total), limit: 0, offset: Number(page.offset ?? 0) };
+  return { items, total: Number(page.total), limit: Number(page.limit), offset: Number(page.offset) };
+}
+
+/** Wire page fields. AGL's server rejects `limit: 0`, so a zero limit asks for one item and drops it (same total). */
+function pageBody(options: PageOptions): Json {
+  const body: Json = { limit: options.limit === 0 ? 1 : (options.limit ?? -1), offset: options.offset ?? 0 };
+  if (options.sortBy !== undefined && options.sortBy !== null) {
+    body.sort_by = camelToSnake(options.sortBy);
+    body.sort_order = options.sortOrder ?? 'asc';
+  } else if (options.sortOrder !== undefined) {
+    body.sort_order = options.sortOrder;
+  }
+  return body;
+}
+
+function setIfPresent(body: Json, key: string, value: unknown): void {
+  if (value !== undefined && value !== null) body[key] = value;
+}
+
+/**
+ * A {@link LightningStore} over HTTP: talks to `agl store serve` (or Python Agent Lightning 0.3's store server) with
+ * the AGL 0.3 REST protocol. Keep-alive connections; retries network errors, 408 and 5xx with backoff and health
+ * probes; never retries other 4xx, and never retries a dequeue.
+ */
+export class StoreClient implements LightningStore {
+  readonly capabilities: StoreCapabilities = { threadSafe: true, asyncSafe: true, zeroCopy: true, otlpTraces: true };
+  readonly #http: HttpTransport;
+  readonly #waitChunk: number;
+  readonly #clock: Clock;
+  readonly #warn: (message: string) => void;
+  #dequeueWarned = false;
+  #spanBatch = true;
+  #sequenceBatch = true;
+
+  constructor(options: StoreClientOptions) {
+    this.#http = new HttpTransport(options);
+    this.#waitChunk = options.waitChunkSeconds ?? 30;
+    this.#clock = options.clock ?? systemClock;
+    this.#warn = options.onWarning ?? ((message) => process.emitWarning(message, { code: 'AGL_STORE_CLIENT' }));
+  }
+
+  /** The server's base URL. */
+  get url(): string {
+    return this.#http.baseUrl;
+  }
+
+  /** `{url}/v1/traces`, for OTLP exporters. */
+  otlpTracesEndpoint(): string {
+    return `${this.#http.baseUrl}/v1/traces`;
+  }
+
+  async #get(path: string): Promise<unknown> {
+    return (await this.#http.call({ method: 'GET', path })).body ?? null;
+  }
+
+  async #post(path: string, body?: unknown): Promise<unknown> {
+    return (await this.#http.call({ method: 'POST', path, body })).body ?? null;
+  }
+
+  async startRollout(request: StartRolloutRequest): Promise<AttemptedRollout> {
+    const { workerId, ...rest } = request;
+    const body = { ...(toWire('enqueueRequest', rest) as Json), worker_id: workerId ?? null };
+    return readAttempted(await this.#post(`${P}/rollouts`, body));
+  }
+
+  async enqueueRollout(request: EnqueueRolloutRequest): Promise<Rollout> {
+    const [rollout] = await this.enqueueRollouts([request]);
+    return rollout!;
+  }
+
+  async enqueueRollouts(requests: EnqueueRolloutRequest[]): Promise<Rollout[]> {
+    if (requests.length === 0) return [];
+    const body = { rollouts: requests.map((r) => toWire('enqueueRequest', r)) };
+    return list(await this.#post(`${P}/queues/rollouts/enqueue`, body)).map((r) => parseWire(Rollout, 'rollout', r, 'rollout'));
+  }
+
+  async dequeueRollout(options: { workerId?: string | null } = {}): Promise<AttemptedRollout | null> {
+    return (await this.dequeueRollouts({ limit: 1, workerId: options.workerId ?? null }))[0] ?? null;
+  }
+
+  async dequeueRollouts(options: { limit?: number; workerId?: string | null } = {}): Promise<AttemptedRollout[]> {
+    const limit = options.limit ?? 1;
+    if (limit <= 0) return [];
+    const body: Json = { limit };
+    setIfPresent(body, 'worker_id', options.workerId);
+    let response: TransportResponse;
+    try {
+      response = await this.#http.call({ method: 'POST', path: `${P}/queues/rollouts/dequeue`, body, retry: false });
+    } catch (error) {
+      const status = HttpError.isInstance(error) ? error.status : 0;
+      const clientMistake = (error as { status?: number }).status !== undefined && status >= 400 && status < 500 && status !== 408;
+      if (clientMistake || (!HttpError.isInstance(error) && (error as { name?: string }).name !== 'AGL_ConnectionError')) throw error;
+      if (!this.#dequeueWarned) {
+        this.#dequeueWarned = true;
+        this.#warn(`Dequeue from ${this.url} failed and is not retried (a claim may be lost; the watchdog recovers it): ${(error as Error).message}`);
+      }
+      return [];
+    }
+    return list(response.body).map(readAttempted);
+  }
+
+  async startAttempt(rolloutId: string, options: { workerId?: string | null } = {}): Promise<AttemptedRollout> {
+    const body = options.workerId ? { worker_id: options.workerId } : undefined;
+    return readAttempted(await this.#post(`${P}/rollouts/${enc(rolloutId)}/attempts`, body));
+  }
+
+  async queryRollouts(options: QueryRolloutsOptions = {}): Promise<PaginatedResult<Rollout | AttemptedRollout>> {
+    const body: Json = { ...pageBody(options), filter_logic: options.filterLogic ?? 'and' };
+    setIfPresent(body, 'status_in', options.statusIn);
+    setIfPresent(body, 'rollout_id_in', options.rolloutIdIn);
+    setIfPresent(body, 'rollout_id_contains', options.rolloutIdContains);
+    setIfPresent(body, 'mode_in', options.modeIn);
+    setIfPresent(body, 'status', options.status);
+    setIfPresent(body, 'rollout_ids', options.rolloutIds);
+    return readPage(await this.#post(`${P}/rollouts/search`, body), readRollout, options.limit);
+  }
+
+  async getRolloutById(rolloutId: string): Promise<Rollout | AttemptedRollout | null> {
+    const value = await this.#get(`${P}/rollouts/${enc(rolloutId)}`);
+    return value === null ? null : readRollout(value);
+  }
+
+  async queryAttempts(options: { rolloutId: string } & PageOptions): Promise<PaginatedResult<Attempt>> {
+    const path = `${P}/rollouts/${enc(options.rolloutId)}/attempts/search`;
+    return readPage(await this.#post(path, pageBody(options)), readAttempt, options.limit);
+  }
+
+  async getLatestAttempt(rolloutId: string): Promise<Attempt | null> {
+    const value = await this.#get(`${P}/rollouts/${enc(rolloutId)}/attempts/latest`);
+    return value === null ? null : readAttempt(value);
+  }
+
+  async updateRollout(rolloutId: string, update: RolloutUpdate): Promise<Rollout> {
+    const body: Json = {};
+    if (update.input !== undefined) body.input = update.input;
+    if (update.mode !== undefined) body.mode = update.mode;
+    if (update.resourcesId !== undefined) body.resources_id = update.resourcesId;
+    if (update.status !== undefined) body.status = update.status;
+    if (update.config !== undefined) body.config = toWire('rolloutConfig', update.config);
+    if (update.metadata !== undefined) body.metadata = update.metadata;
+    return parseWire(Rollout, 'rollout', await this.#post(`${P}/rollouts/${enc(rolloutId)}`, body), 'rollout');
+  }
+
+  async updateAttempt(rolloutId: string, attemptId: string, update: AttemptUpdate): Promise<Attempt> {
+    const body: Json = {};
+    if (update.status !== undefined) body.status = update.status;
+    if (update.workerId !== undefined) body.worker_id = update.workerId;
+    if (update.lastHeartbeatTime !== undefined) body.last_heartbeat_time = update.lastHeartbeatTime;
+    if (update.metadata !== undefined) body.metadata = update.metadata;
+    return readAttempt(await this.#post(`${P}/rollouts/${enc(rolloutId)}/attempts/${enc(attemptId)}`, body));
+  }
+
+  async addSpan(span: SpanInput): Promise<Span | null> {
+    const value = await this.#post(`${P}/spans`, toWire('span', span));
+    return value === null ? null : readSpan(value);
+  }
+
+  async addSpans(spans: SpanInput[]): Promise<Span[]> {
+    if (spans.length === 0) return [];
+    if (this.#spanBatch) {
+      try {
+        return list(await this.#post(`${P}/spans/batch`, { spans: toWire('span', spans) })).map(readSpan);
+      } catch (error) {
+        if (!isMissingRoute(error)) throw error;
+        this.#spanBatch = false; // an AGL 0.3 server: fall back to one request per span, like its own client
+      }
+    }
+    const stored: Span[] = [];
+    for (const span of spans) {
+      const result = await this.addSpan(span);
+      if (result !== null) stored.push(result);
+    }
+    return stored;
+  }
+
+  async getNextSpanSequenceId(rolloutId: string, attemptId: string): Promise<number> {
+    const value = (await this.#post(`${P}/spans/next`, { rollout_id: rolloutId, attempt_id: attemptId })) as Json;
+    return Number(value.sequence_id);
+  }
+
+  async getNextSpanSequenceIds(pairs: ReadonlyArray<readonly [rolloutId: string, attemptId: string]>): Promise<number[]> {
+    if (pairs.length === 0) return [];
+    if (this.#sequenceBatch) {
+      try {
+        const value = (await this.#post(`${P}/spans/next/batch`, { pairs })) as Json;
+        return list(value.sequence_ids).map(Number);
+      } catch (error) {
+        if (!isMissingRoute(error)) throw error;
+        this.#sequenceBatch = false;
+      }
+    }
+    const ids: number[] = [];
+    for (const [rolloutId, attemptId] of pairs) ids.push(await this.getNextSpanSequenceId(rolloutId, attemptId));
+    return ids;
+  }
+
+  async querySpans(options: QuerySpansOptions): Promise<PaginatedResult<Span>> {
+    const body: Json = { ...pageBody({ sortBy: 'sequence_id', ...options }), rollout_id: options.rolloutId, filter_logic: options.filterLogic ?? 'and' };
+    setIfPresent(body, 'attempt_id', options.attemptId);
+    setIfPresent(body, 'trace_id', options.traceId);
+    setIfPresent(body, 'trace_id_contains', options.traceIdContains);
+    setIfPresent(body, 'span_id', options.spanId);
+    setIfPresent(body, 'span_id_contains', options.spanIdContains);
+    setIfPresent(body, 'parent_id', options.parentId);
+    setIfPresent(body, 'parent_id_contains', options.parentIdContains);
+    setIfPresent(body, 'name', options.name);
+    setIfPresent(body, 'name_contains', options.nameContains);
+    return readPage(await this.#post(`${P}/spans/search`, body), readSpan, options.limit);
+  }
+
+  async addResources(resources: NamedResourcesInput): Promise<ResourcesUpdate> {
+    return readResources(await this.#post(`${P}/resources`, namedResourcesToWire(resources)));
+  }
+
+  async updateResources(resourcesId: string, resources: NamedResourcesInput): Promise<ResourcesUpdate> {
+    return readResources(await this.#post(`${P}/resources/${enc(resourcesId)}`, namedResourcesToWire(resources)));
+  }
+
+  async getLatestResources(): Promise<ResourcesUpdate | null> {
+    const value = await this.#get(`${P}/resources/latest`);
+    return value === null ? null : readResources(value);
+  }
+
+  async getResourcesById(resourcesId: string): Promise<ResourcesUpdate | null> {
+    const value = await this.#get(`${P}/resources/${enc(resourcesId)}`);
+    return value === null ? null : readResources(value);
+  }
+
+  async queryResources(options: QueryResourcesOptions = {}): Promise<PaginatedResult<ResourcesUpdate>> {
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(pageBody(options))) query.set(key, String(value));
+    if (options.resourcesId != null) query.set('resources_id', options.resourcesId);
+    if (options.resourcesIdContains != null) query.set('resources_id_contains', options.resourcesIdContains);
+    return readPage(await this.#get(`${P}/resources?${query.toString()}`), readResources, options.limit);
+  }
+
+  async updateWorker(workerId: string, update: { heartbeatStats?: Json } = {}): Promise<Worker> {
+    const body = update.heartbeatStats === undefined ? undefined : { heartbeat_stats: update.heartbeatStats };
+    return readWorker(await this.#post(`${P}/workers/${enc(workerId)}`, body));
+  }
+
+  async getWorkerById(workerId: string): Promise<Worker | null> {
+    const value = await this.#get(`${P}/workers/${enc(workerId)}`);
+    return value === null ? null : readWorker(value);
+  }
+
+  async queryWorkers(options: QueryWorkersOptions = {}): Promise<PaginatedResult<Worker>> {
+    const body: Json = { ...pageBody(options), filter_logic: options.filterLogic ?? 'and' };
+    setIfPresent(body, 'status_in', options.statusIn);
+    setIfPresent(body, 'worker_id_contains', options.workerIdContains);
+    return readPage(await this.#post(`${P}/workers/search`, body), readWorker, options.limit);
+  }
+
+  /**
+   * Long-polls `POST /waits/rollouts` in chunks of at most `waitChunkSeconds` until every requested rollout that exists
+   * is terminal or the timeout passes (`null` waits forever; `≤ 0` checks once).
+   */
+  async waitForRollouts(rolloutIds: string[], options: { timeoutSeconds?: number | null } = {}): Promise<Rollout[]> {
+    const timeout = options.timeoutSeconds ?? null;
+    const deadline = timeout === null ? Number.POSITIVE_INFINITY : this.#clock.now() + Math.max(timeout, 0);
+    for (;;) {
+      const remaining = deadline - this.#clock.now();
+      const chunk = timeout !== null && timeout <= 0 ? timeout : Math.max(0, Math.min(this.#waitChunk, remaining));
+      const started = this.#clock.now();
+      const response = await this.#http.call({
+        method: 'POST',
+        path: `${P}/waits/rollouts`,
+        body: { rollout_ids: rolloutIds, timeout: chunk },
+        timeoutMs: chunk * 1000 + 30_000,
+      });
+      const done = list(response.body).map((r) => parseWire(Rollout, 'rollout', r, 'rollout'));
+      if (done.length >= new Set(rolloutIds).size || this.#clock.now() >= deadline || chunk <= 0) return done;
+      const pendingHeader = response.headers['x-agl-wait-pending'];
+      if (pendingHeader !== undefined) {
+        if (Number(pendingHeader) === 0) return done;
+      } else if (this.#clock.now() - started < chunk * 0.9) {
+        return done; // a server without the header answered early: nothing left to wait for
+      }
+    }
+  }
+
+  async statistics(): Promise<StoreStatistics> {
+    const value = (await this.#get(`${P}/statistics`)) as Json;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [snakeToCamel(k), v])) as unknown as StoreStatistics;
+  }
+
+  /** Closes the keep-alive connections. The server and its store stay up. */
+  async close(): Promise<void> {
+    await this.#http.close();
+  }
+}
+
+function namedResourcesToWire(resources: NamedResourcesInput): Json {
+  return Object.fromEntries(Object.entries(resources).map(([name, resource]) => [name, toWire('resource', resource)]));
+}
+
+function isMissingRoute(error: unknown): boolean {
+  return HttpError.isInstance(error) && (error.status === 404 || error.status === 405) && error.errorType !== 'AGL_NotFoundError';
+}

@@ -1,0 +1,250 @@
+import { StoreClosedError } from '@agl/core/errors';
+import type {
+  Attempt,
+  AttemptedRollout,
+  EnqueueRolloutRequest,
+  JsonObject,
+  NamedResourcesInput,
+  ResourcesUpdate,
+  Rollout,
+  Span,
+  SpanInput,
+  Worker,
+} from '@agl/core/schema';
+import type {
+  AttemptUpdate,
+  Clock,
+  LightningStore,
+  PageOptions,
+  PaginatedResult,
+  QueryResourcesOptions,
+  QueryRolloutsOptions,
+  QuerySpansOptions,
+  QueryWorkersOptions,
+  RolloutUpdate,
+  StartRolloutRequest,
+  StoreCapabilities,
+  StoreStatistics,
+} from '@agl/core/store';
+import { IdSchema, WaitInput, parseApi } from './input';
+import { queryAttempts, queryResources, queryRollouts, querySpans, queryWorkers, withLatestAttempts } from './queries';
+import { RolloutWaiters } from './rollout-waiters';
+import type { StoreStorage } from './storage';
+import { StoreEngine } from './store-engine';
+
+/** Options every embedded store takes. */
+export interface EngineStoreOptions {
+  /** Time source (seconds since the epoch). Default: the wall clock. Inject a fake clock in tests. */
+  clock?: Clock;
+  /** Watchdog debounce in seconds; default 10, `0` = scan before every watchdog method. */
+  scanDebounceSeconds?: number;
+}
+
+/** Internal wiring of an {@link EngineStore}. */
+export interface EngineStoreParts {
+  storage: StoreStorage;
+  clock: Clock;
+  scanDebounceSeconds: number;
+  capabilities: StoreCapabilities;
+  /** Re-check interval of `waitForRollouts` when other processes may change rollouts; `null` = events only. */
+  waitPollMs: number | null;
+  /** Class name shown in errors. */
+  label: string;
+}
+
+/**
+ * The async {@link LightningStore} over the shared synchronous {@link StoreEngine}: closed-state checks, the watchdog
+ * before AGL's "W" methods, and event-driven `waitForRollouts`. `MemoryStore` and `SqliteStore` only choose a storage.
+ */
+export class EngineStore implements LightningStore {
+  readonly capabilities: StoreCapabilities;
+  readonly #engine: StoreEngine;
+  readonly #waiters = new RolloutWaiters();
+  readonly #clock: Clock;
+  readonly #startedAt: number;
+  readonly #pollMs: number | null;
+  readonly #label: string;
+  #closed = false;
+
+  protected constructor(parts: EngineStoreParts) {
+    this.capabilities = parts.capabilities;
+    this.#clock = parts.clock;
+    this.#startedAt = parts.clock.now();
+    this.#pollMs = parts.waitPollMs;
+    this.#label = parts.label;
+    this.#engine = new StoreEngine({
+      storage: parts.storage,
+      clock: parts.clock,
+      scanDebounceSeconds: parts.scanDebounceSeconds,
+      onRolloutsChanged: (rollouts) => this.#waiters.notify(rollouts),
+    });
+  }
+
+  /** The shared engine (for backend-specific tests and tools). @internal */
+  protected get engine(): StoreEngine {
+    return this.#engine;
+  }
+
+  #open(): StoreEngine {
+    if (this.#closed) throw new StoreClosedError(this.#label);
+    return this.#engine;
+  }
+
+  /** Open check plus the debounced watchdog (AGL's `healthcheck_before`). */
+  #watched(): StoreEngine {
+    const engine = this.#open();
+    engine.maybeScan();
+    return engine;
+  }
+
+  async startRollout(request: StartRolloutRequest): Promise<AttemptedRollout> {
+    return this.#watched().startRollout(request);
+  }
+
+  async enqueueRollout(request: EnqueueRolloutRequest): Promise<Rollout> {
+    const [rollout] = this.#watched().enqueueRollouts([request]);
+    return rollout!;
+  }
+
+  async enqueueRollouts(requests: EnqueueRolloutRequest[]): Promise<Rollout[]> {
+    return this.#watched().enqueueRollouts(requests);
+  }
+
+  async dequeueRollout(options?: { workerId?: string | null }): Promise<AttemptedRollout | null> {
+    const [claimed] = this.#watched().dequeueRollouts({ ...(options ?? {}), limit: 1 });
+    return claimed ?? null;
+  }
+
+  async dequeueRollouts(options?: { limit?: number; workerId?: string | null }): Promise<AttemptedRollout[]> {
+    return this.#watched().dequeueRollouts(options);
+  }
+
+  async startAttempt(rolloutId: string, options?: { workerId?: string | null }): Promise<AttemptedRollout> {
+    return this.#watched().startAttempt(rolloutId, options);
+  }
+
+  async queryRollouts(options?: QueryRolloutsOptions): Promise<PaginatedResult<Rollout | AttemptedRollout>> {
+    return this.#watched().read((s) => queryRollouts(s, options));
+  }
+
+  async getRolloutById(rolloutId: string): Promise<Rollout | AttemptedRollout | null> {
+    const id = parseApi(IdSchema, rolloutId, 'rolloutId');
+    return this.#watched().read((s) => {
+      const rollout = s.getRollout(id);
+      return rollout ? withLatestAttempts(s, [rollout])[0]! : null;
+    });
+  }
+
+  async queryAttempts(options: { rolloutId: string } & PageOptions): Promise<PaginatedResult<Attempt>> {
+    return this.#watched().read((s) => queryAttempts(s, options));
+  }
+
+  async getLatestAttempt(rolloutId: string): Promise<Attempt | null> {
+    const id = parseApi(IdSchema, rolloutId, 'rolloutId');
+    return this.#watched().read((s) => s.getLatestAttempt(id));
+  }
+
+  async updateRollout(rolloutId: string, update: RolloutUpdate): Promise<Rollout> {
+    return this.#watched().updateRollout(rolloutId, update);
+  }
+
+  async updateAttempt(rolloutId: string, attemptId: string, update: AttemptUpdate): Promise<Attempt> {
+    return this.#watched().updateAttempt(rolloutId, attemptId, update);
+  }
+
+  async addSpan(span: SpanInput): Promise<Span | null> {
+    const [inserted] = this.#open().addSpans([span]);
+    return inserted ?? null;
+  }
+
+  async addSpans(spans: SpanInput[]): Promise<Span[]> {
+    return this.#open().addSpans(spans);
+  }
+
+  async getNextSpanSequenceId(rolloutId: string, attemptId: string): Promise<number> {
+    const [next] = this.#open().nextSequenceIds([[rolloutId, attemptId]]);
+    return next!;
+  }
+
+  async getNextSpanSequenceIds(pairs: ReadonlyArray<readonly [string, string]>): Promise<number[]> {
+    return this.#open().nextSequenceIds(pairs);
+  }
+
+  async querySpans(options: QuerySpansOptions): Promise<PaginatedResult<Span>> {
+    return this.#watched().read((s) => querySpans(s, options));
+  }
+
+  async addResources(resources: NamedResourcesInput): Promise<ResourcesUpdate> {
+    return this.#open().addResources(resources);
+  }
+
+  async updateResources(resourcesId: string, resources: NamedResourcesInput): Promise<ResourcesUpdate> {
+    return this.#watched().updateResources(resourcesId, resources);
+  }
+
+  async getLatestResources(): Promise<ResourcesUpdate | null> {
+    return this.#open().read((s) => {
+      const id = s.getLatestResourcesId();
+      return id === null ? null : s.getResources(id);
+    });
+  }
+
+  async getResourcesById(resourcesId: string): Promise<ResourcesUpdate | null> {
+    const id = parseApi(IdSchema, resourcesId, 'resourcesId');
+    return this.#open().read((s) => s.getResources(id));
+  }
+
+  async queryResources(options?: QueryResourcesOptions): Promise<PaginatedResult<ResourcesUpdate>> {
+    return this.#open().read((s) => queryResources(s, options));
+  }
+
+  async updateWorker(workerId: string, update?: { heartbeatStats?: JsonObject }): Promise<Worker> {
+    return this.#open().updateWorker(workerId, update);
+  }
+
+  async getWorkerById(workerId: string): Promise<Worker | null> {
+    const id = parseApi(IdSchema, workerId, 'workerId');
+    return this.#open().read((s) => s.getWorker(id));
+  }
+
+  async queryWorkers(options?: QueryWorkersOptions): Promise<PaginatedResult<Worker>> {
+    return this.#watched().read((s) => queryWorkers(s, options));
+  }
+
+  async waitForRollouts(rolloutIds: string[], options?: { timeoutSeconds?: number | null }): Promise<Rollout[]> {
+    const o = parseApi(WaitInput, { rolloutIds, timeoutSeconds: options?.timeoutSeconds ?? null }, 'waitForRollouts arguments');
+    const timeout = o.timeoutSeconds ?? null;
+    const deadline = timeout === null ? null : Date.now() + timeout * 1000;
+    for (;;) {
+      const engine = this.#watched();
+      const found = engine.read((s) => s.listRollouts({ ids: o.rolloutIds }));
+      const byId = new Map(found.map((r) => [r.rolloutId, r]));
+      const pending = new Set(found.filter((r) => !['succeeded', 'failed', 'cancelled'].includes(r.status)).map((r) => r.rolloutId));
+      const remaining = deadline === null ? null : deadline - Date.now();
+      if (pending.size === 0 || (remaining !== null && remaining <= 0)) {
+        return o.rolloutIds.flatMap((id) => {
+          const r = byId.get(id);
+          return r && !pending.has(id) ? [r] : [];
+        });
+      }
+      await this.#waiters.wait(pending, remaining, this.#pollMs);
+    }
+  }
+
+  async statistics(): Promise<StoreStatistics> {
+    return this.#open().statistics(this.#startedAt);
+  }
+
+  /** Closes the store; later calls throw `StoreClosedError`. Waits in progress reject. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#engine.storage.close();
+    this.#waiters.wakeAll();
+  }
+
+  /** Seconds on this store's clock. @internal */
+  protected now(): number {
+    return this.#clock.now();
+  }
+}

@@ -1,0 +1,74 @@
+import type { Attempt, ResourcesUpdate, Rollout, RolloutStatus, Span, Worker } from '@agl/core/schema';
+
+/**
+ * The small, synchronous persistence interface the shared business logic ({@link StoreEngine}) runs on. A backend
+ * (memory maps, SQLite) implements only storage: no status rules, no validation. Every method may be called only inside
+ * {@link StoreStorage.transaction} or {@link StoreStorage.read}.
+ *
+ * Objects returned are owned by the caller (copies); objects passed in are not retained by reference.
+ */
+export interface StoreStorage {
+  /** Human-readable backend name, reported by `statistics()`. */
+  readonly name: string;
+
+  /** Runs `fn` as one atomic write: either every change lands or none does (the error is rethrown). Re-entrant. */
+  transaction<T>(fn: () => T): T;
+  /** Runs `fn` with a consistent read view. Re-entrant (inside a transaction it just runs). */
+  read<T>(fn: () => T): T;
+
+  // Rollouts (natural order = insertion order)
+  getRollout(rolloutId: string): Rollout | null;
+  insertRollouts(rollouts: readonly Rollout[]): void;
+  updateRollout(rollout: Rollout): void;
+  /** Rollouts in insertion order, optionally only those with one of `statuses` or one of `ids`. */
+  listRollouts(where?: { statuses?: readonly RolloutStatus[]; ids?: readonly string[] }): Rollout[];
+  countRollouts(): number;
+
+  // Attempts
+  getAttempt(rolloutId: string, attemptId: string): Attempt | null;
+  /** The attempt with the highest sequence id, or null. */
+  getLatestAttempt(rolloutId: string): Attempt | null;
+  /** Latest attempt of each given rollout that has one. */
+  getLatestAttempts(rolloutIds: readonly string[]): Map<string, Attempt>;
+  /** Attempts of one rollout by ascending sequence id. */
+  listAttempts(rolloutId: string): Attempt[];
+  countAttempts(): number;
+  insertAttempt(attempt: Attempt): void;
+  updateAttempt(attempt: Attempt): void;
+
+  // Spans
+  /** Inserts spans, skipping any whose (rolloutId, attemptId, spanId) already exists; returns those inserted. */
+  insertSpans(spans: readonly Span[]): Span[];
+  /** Spans of a rollout (optionally one attempt) in insertion order. */
+  listSpans(rolloutId: string, attemptId: string | null): Span[];
+  countSpans(): number;
+
+  // Per-rollout span sequence counters
+  /** Adds `count` to the counter (a missing one starts at 0) and returns the new value. */
+  incrementSequence(rolloutId: string, count: number): number;
+  /** Raises the counter to at least `value`. */
+  raiseSequence(rolloutId: string, value: number): void;
+
+  // FIFO queue of rollout ids
+  enqueue(rolloutIds: readonly string[]): void;
+  /** Pops the oldest id, or null. */
+  dequeue(): string | null;
+  isQueued(rolloutId: string): boolean;
+
+  // Resources
+  getResources(resourcesId: string): ResourcesUpdate | null;
+  /** Inserts or replaces, and makes it the latest. */
+  putResources(resources: ResourcesUpdate): void;
+  getLatestResourcesId(): string | null;
+  listResources(): ResourcesUpdate[];
+  countResources(): number;
+
+  // Workers
+  getWorker(workerId: string): Worker | null;
+  putWorker(worker: Worker): void;
+  listWorkers(): Worker[];
+  countWorkers(): number;
+
+  /** Releases the backend (close the database). */
+  close(): void;
+}

@@ -1,0 +1,424 @@
+import { NotFoundError } from '@agl/core/errors';
+import {
+  NamedResources,
+  Span as SpanSchema,
+  assertAttemptTransition,
+  assertRolloutTransition,
+  canTransitionAttempt,
+  canTransitionRollout,
+  defaultRolloutConfig,
+  isTerminalStatus,
+  newAttemptId,
+  newResourcesId,
+  newRolloutId,
+  rolloutStatusFromAttempt,
+  type Attempt,
+  type AttemptStatus,
+  type AttemptedRollout,
+  type ResourcesUpdate,
+  type Rollout,
+  type RolloutStatus,
+  type Span,
+  type Worker,
+} from '@agl/core/schema';
+import type { Clock, StoreStatistics } from '@agl/core/store';
+import {
+  AttemptUpdateInput,
+  DequeueInput,
+  EnqueueRolloutInput,
+  IdSchema,
+  RolloutUpdateInput,
+  SequencePairsInput,
+  StartRolloutInput,
+  WorkerOption,
+  WorkerUpdateInput,
+  parseApi,
+} from './input';
+import { newWorker, syncWorkerFromAttempt, syncWorkerOnEmptyDequeue, watchdogVerdict } from './rules';
+import type { StoreStorage } from './storage';
+
+/** Options of the shared business layer. */
+export interface StoreEngineOptions {
+  storage: StoreStorage;
+  clock: Clock;
+  /** Watchdog debounce in seconds (default 10; 0 = scan on every watchdog method). */
+  scanDebounceSeconds?: number;
+  /** Called after a committed transaction with every rollout whose status changed in it. */
+  onRolloutsChanged?: (rollouts: readonly Rollout[]) => void;
+}
+
+const rolloutNotFound = (id: string): NotFoundError =>
+  new NotFoundError('rollout', id, `Rollout ${id} not found. Check the id, or create it with enqueueRollout/startRollout first.`);
+
+/**
+ * AGL 0.3's store semantics, written once over a synchronous {@link StoreStorage}: every public method is one atomic
+ * transaction (validation first, then reads and writes), so a failed call changes nothing. The async `LightningStore`
+ * facade ({@link EngineStore}) wraps it.
+ */
+export class StoreEngine {
+  readonly #s: StoreStorage;
+  readonly #clock: Clock;
+  readonly #debounce: number;
+  readonly #onChanged: ((rollouts: readonly Rollout[]) => void) | undefined;
+  #lastScan: number | null = null;
+  #scanning = false;
+  #changed: Rollout[] = [];
+  /** How many watchdog scans ran (for the debounce tests). */
+  scans = 0;
+
+  constructor(options: StoreEngineOptions) {
+    this.#s = options.storage;
+    this.#clock = options.clock;
+    this.#debounce = options.scanDebounceSeconds ?? 10;
+    this.#onChanged = options.onRolloutsChanged;
+  }
+
+  get storage(): StoreStorage {
+    return this.#s;
+  }
+
+  #tx<T>(fn: () => T): T {
+    this.#changed = [];
+    let result: T;
+    try {
+      result = this.#s.transaction(fn);
+    } catch (error) {
+      this.#changed = [];
+      throw error;
+    }
+    const changed = this.#changed;
+    this.#changed = [];
+    if (changed.length > 0) this.#onChanged?.(changed);
+    return result;
+  }
+
+  read<T>(fn: (storage: StoreStorage) => T): T {
+    return this.#s.read(() => fn(this.#s));
+  }
+
+  // ---------------------------------------------------------------- watchdog
+
+  /** Runs the watchdog unless it ran less than `scanDebounceSeconds` ago. Returns whether it scanned. */
+  maybeScan(): boolean {
+    if (this.#scanning) return false;
+    const now = this.#clock.now();
+    if (this.#debounce > 0 && this.#lastScan !== null && now - this.#lastScan < this.#debounce) return false;
+    this.#lastScan = now;
+    this.#scanning = true;
+    try {
+      this.scans += 1;
+      this.#tx(() => this.#scan(now));
+    } finally {
+      this.#scanning = false;
+    }
+    return true;
+  }
+
+  #scan(now: number): void {
+    const candidates = this.#s.listRollouts({ statuses: ['preparing', 'running'] });
+    if (candidates.length === 0) return;
+    const latest = this.#s.getLatestAttempts(candidates.map((r) => r.rolloutId));
+    for (const rollout of candidates) {
+      const attempt = latest.get(rollout.rolloutId);
+      if (!attempt) continue;
+      const verdict = watchdogVerdict(rollout, attempt, now);
+      if (verdict && canTransitionAttempt(attempt.status, verdict)) this.#setAttemptStatus(rollout, attempt, verdict, now, true);
+    }
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  #requireRollout(rolloutId: string): Rollout {
+    const rollout = this.#s.getRollout(rolloutId);
+    if (!rollout) throw rolloutNotFound(rolloutId);
+    return rollout;
+  }
+
+  #setRolloutStatus(rollout: Rollout, status: RolloutStatus, now: number): void {
+    if (rollout.status === status) return;
+    rollout.status = status;
+    if (isTerminalStatus(status)) rollout.endTime = now;
+    if ((status === 'queuing' || status === 'requeuing') && !this.#s.isQueued(rollout.rolloutId)) {
+      this.#s.enqueue([rollout.rolloutId]);
+    }
+    this.#changed.push(rollout);
+  }
+
+  /** Writes an attempt status, propagates it to the rollout when the attempt is the latest, and syncs the worker. */
+  #setAttemptStatus(rollout: Rollout, attempt: Attempt, status: AttemptStatus, now: number, isLatest: boolean): void {
+    attempt.status = status;
+    if (status === 'failed' || status === 'succeeded') attempt.endTime = now;
+    this.#s.updateAttempt(attempt);
+    if (isLatest) {
+      const target = rolloutStatusFromAttempt(status, attempt.sequenceId, rollout.config);
+      // A move the transition table forbids (e.g. cancelled → succeeded, AGL quirk 3) leaves the rollout alone.
+      if (target !== rollout.status && canTransitionRollout(rollout.status, target)) {
+        this.#setRolloutStatus(rollout, target, now);
+        this.#s.updateRollout(rollout);
+      }
+    }
+    if (attempt.workerId) this.#syncWorker(attempt, now, false);
+  }
+
+  #syncWorker(attempt: Attempt, now: number, fromDequeue: boolean): void {
+    if (!attempt.workerId) return;
+    const worker = this.#s.getWorker(attempt.workerId) ?? newWorker(attempt.workerId);
+    this.#s.putWorker(syncWorkerFromAttempt(worker, attempt, now, fromDequeue));
+  }
+
+  #newAttempt(rollout: Rollout, workerId: string | null, now: number): Attempt {
+    const previous = this.#s.getLatestAttempt(rollout.rolloutId);
+    const attempt: Attempt = {
+      rolloutId: rollout.rolloutId,
+      attemptId: newAttemptId(),
+      sequenceId: (previous?.sequenceId ?? 0) + 1,
+      startTime: now,
+      endTime: null,
+      status: 'preparing',
+      workerId,
+      lastHeartbeatTime: null,
+      metadata: null,
+    };
+    this.#s.insertAttempt(attempt);
+    return attempt;
+  }
+
+  #buildRollout(request: ReturnType<typeof EnqueueRolloutInput.parse>, status: RolloutStatus, now: number, latestResources: string | null): Rollout {
+    return {
+      rolloutId: newRolloutId(),
+      input: request.input ?? null,
+      startTime: now,
+      endTime: null,
+      mode: request.mode ?? null,
+      resourcesId: request.resourcesId ?? latestResources,
+      status,
+      config: request.config ? structuredClone(request.config) : defaultRolloutConfig(),
+      metadata: request.metadata ? { ...request.metadata } : {},
+    };
+  }
+
+  // ---------------------------------------------------------------- rollouts
+
+  startRollout(request: unknown): AttemptedRollout {
+    const req = parseApi(StartRolloutInput, request, 'startRollout request');
+    return this.#tx(() => {
+      const now = this.#clock.now();
+      const rollout = this.#buildRollout(req, 'preparing', now, this.#s.getLatestResourcesId());
+      this.#s.insertRollouts([rollout]);
+      const attempt = this.#newAttempt(rollout, req.workerId ?? null, now);
+      this.#syncWorker(attempt, now, false);
+      return { ...rollout, attempt };
+    });
+  }
+
+  enqueueRollouts(requests: unknown): Rollout[] {
+    if (!Array.isArray(requests)) parseApi(EnqueueRolloutInput.array(), requests, 'enqueueRollouts requests');
+    const reqs = (requests as unknown[]).map((r, i) => parseApi(EnqueueRolloutInput, r, `enqueueRollouts request #${i}`));
+    return this.#tx(() => {
+      const now = this.#clock.now();
+      const latest = this.#s.getLatestResourcesId();
+      const rollouts = reqs.map((r) => this.#buildRollout(r, 'queuing', now, latest));
+      this.#s.insertRollouts(rollouts);
+      this.#s.enqueue(rollouts.map((r) => r.rolloutId));
+      return rollouts;
+    });
+  }
+
+  dequeueRollouts(options: unknown): AttemptedRollout[] {
+    const o = parseApi(DequeueInput, options ?? {}, 'dequeueRollouts options');
+    const workerId = o.workerId ?? null;
+    return this.#tx(() => {
+      const now = this.#clock.now();
+      const claimed: AttemptedRollout[] = [];
+      while (claimed.length < o.limit) {
+        const id = this.#s.dequeue();
+        if (id === null) break;
+        const rollout = this.#s.getRollout(id);
+        if (!rollout || (rollout.status !== 'queuing' && rollout.status !== 'requeuing')) continue; // stale entry
+        const attempt = this.#newAttempt(rollout, workerId, now);
+        this.#setRolloutStatus(rollout, 'preparing', now);
+        this.#s.updateRollout(rollout);
+        claimed.push({ ...rollout, attempt });
+      }
+      if (workerId !== null) {
+        const last = claimed.at(-1);
+        if (last) this.#syncWorker(last.attempt, now, true);
+        else if (o.limit > 0) this.#s.putWorker(syncWorkerOnEmptyDequeue(this.#s.getWorker(workerId) ?? newWorker(workerId), now));
+      }
+      return claimed;
+    });
+  }
+
+  startAttempt(rolloutId: unknown, options: unknown): AttemptedRollout {
+    const id = parseApi(IdSchema, rolloutId, 'rolloutId');
+    const o = parseApi(WorkerOption, options ?? {}, 'startAttempt options');
+    return this.#tx(() => {
+      const now = this.#clock.now();
+      const rollout = this.#requireRollout(id);
+      assertRolloutTransition(id, rollout.status, 'preparing');
+      const attempt = this.#newAttempt(rollout, o.workerId ?? null, now);
+      this.#setRolloutStatus(rollout, 'preparing', now);
+      this.#s.updateRollout(rollout);
+      this.#syncWorker(attempt, now, false);
+      return { ...rollout, attempt };
+    });
+  }
+
+  updateRollout(rolloutId: unknown, update: unknown): Rollout {
+    const id = parseApi(IdSchema, rolloutId, 'rolloutId');
+    const u = parseApi(RolloutUpdateInput, update ?? {}, 'updateRollout fields');
+    return this.#tx(() => {
+      const now = this.#clock.now();
+      const rollout = this.#requireRollout(id);
+      if (u.status !== undefined) assertRolloutTransition(id, rollout.status, u.status);
+      if (Object.hasOwn(u, 'input') && u.input !== undefined) rollout.input = u.input;
+      if (u.mode !== undefined) rollout.mode = u.mode;
+      if (u.resourcesId !== undefined) rollout.resourcesId = u.resourcesId;
+      if (u.config !== undefined) rollout.config = structuredClone(u.config);
+      if (u.metadata !== undefined) rollout.metadata = u.metadata === null ? null : { ...u.metadata };
+      if (u.status !== undefined) {
+        if (u.status === rollout.status && isTerminalStatus(u.status)) rollout.endTime = now;
+        this.#setRolloutStatus(rollout, u.status, now);
+      }
+      this.#s.updateRollout(rollout);
+      return rollout;
+    });
+  }
+
+  updateAttempt(rolloutId: unknown, attemptId: unknown, update: unknown): Attempt {
+    const rid = parseApi(IdSchema, rolloutId, 'rolloutId');
+    const aid = parseApi(IdSchema, attemptId, 'attemptId');
+    const u = parseApi(AttemptUpdateInput, update ?? {}, 'updateAttempt fields');
+    return this.#tx(() => {
+      const now = this.#clock.now();
+      const rollout = this.#requireRollout(rid);
+      const latest = this.#s.getLatestAttempt(rid);
+      if (!latest) {
+        throw new NotFoundError('attempt', aid, `No attempts found for rollout ${rid}. Dequeue it or call startAttempt first.`);
+      }
+      const attempt = aid === 'latest' || aid === latest.attemptId ? latest : this.#s.getAttempt(rid, aid);
+      if (!attempt) {
+        throw new NotFoundError('attempt', aid, `Attempt ${aid} not found for rollout ${rid}. Use an attempt id from queryAttempts, or "latest".`);
+      }
+      if (u.status !== undefined) assertAttemptTransition(attempt.attemptId, attempt.status, u.status);
+      if (u.workerId !== undefined) attempt.workerId = u.workerId;
+      if (u.lastHeartbeatTime !== undefined) attempt.lastHeartbeatTime = u.lastHeartbeatTime;
+      if (u.metadata !== undefined) attempt.metadata = u.metadata === null ? null : { ...u.metadata };
+      const isLatest = attempt.attemptId === latest.attemptId;
+      if (u.status !== undefined) {
+        this.#setAttemptStatus(rollout, attempt, u.status, now, isLatest);
+      } else {
+        this.#s.updateAttempt(attempt);
+        if (u.workerId) this.#syncWorker(attempt, now, false);
+      }
+      return attempt;
+    });
+  }
+
+  // ---------------------------------------------------------------- spans
+
+  /** Next values of the per-rollout counters, in input order (AGL quirk 4 kept: no existence check). */
+  nextSequenceIds(pairs: unknown): number[] {
+    const list = parseApi(SequencePairsInput, pairs, 'span sequence id requests');
+    return this.#tx(() => list.map(([rolloutId]) => this.#s.incrementSequence(rolloutId, 1)));
+  }
+
+  /** Stores spans atomically (duplicates skipped), raises the counters and applies the heartbeats. */
+  addSpans(spans: unknown): Span[] {
+    if (!Array.isArray(spans)) parseApi(SpanSchema.array(), spans, 'spans');
+    const parsed = (spans as unknown[]).map((s, i) => parseApi(SpanSchema, s, (spans as unknown[]).length === 1 ? 'span' : `span #${i}`));
+    if (parsed.length === 0) return [];
+    return this.#tx(() => {
+      const now = this.#clock.now();
+      const groups = new Map<string, { rolloutId: string; attemptId: string }>();
+      const maxSeq = new Map<string, number>();
+      for (const span of parsed) {
+        groups.set(`${span.rolloutId}\u0000${span.attemptId}`, { rolloutId: span.rolloutId, attemptId: span.attemptId });
+        maxSeq.set(span.rolloutId, Math.max(maxSeq.get(span.rolloutId) ?? 0, span.sequenceId));
+      }
+      const context = new Map<string, { rollout: Rollout; attempt: Attempt }>();
+      for (const [key, { rolloutId, attemptId }] of groups) {
+        const rollout = this.#s.getRollout(rolloutId);
+        if (!rollout) throw rolloutNotFound(rolloutId);
+        const attempt = this.#s.getAttempt(rolloutId, attemptId);
+        if (!attempt) {
+          throw new NotFoundError('attempt', attemptId, `Attempt ${attemptId} not found for rollout ${rolloutId}. Spans must name an existing attempt.`);
+        }
+        context.set(key, { rollout, attempt });
+      }
+      for (const [rolloutId, seq] of maxSeq) this.#s.raiseSequence(rolloutId, seq);
+      const inserted = this.#s.insertSpans(parsed);
+      const beat = new Set(inserted.map((s) => `${s.rolloutId}\u0000${s.attemptId}`));
+      for (const key of beat) {
+        const ctx = context.get(key);
+        if (ctx) this.#heartbeat(ctx.rollout, ctx.attempt, now);
+      }
+      return inserted;
+    });
+  }
+
+  /** A span is a heartbeat (AGL 0.3 §2.4; quirk 2 fixed: a rollout only follows an attempt that is now running). */
+  #heartbeat(rolloutSnapshot: Rollout, attempt: Attempt, now: number): void {
+    attempt.lastHeartbeatTime = now;
+    if (attempt.status === 'preparing' || attempt.status === 'unresponsive') attempt.status = 'running';
+    this.#s.updateAttempt(attempt);
+    if (attempt.status !== 'running') return;
+    const latest = this.#s.getLatestAttempt(attempt.rolloutId);
+    if (latest?.attemptId !== attempt.attemptId) return;
+    const rollout = this.#s.getRollout(rolloutSnapshot.rolloutId) ?? rolloutSnapshot;
+    if (rollout.status === 'preparing' || rollout.status === 'requeuing') {
+      this.#setRolloutStatus(rollout, 'running', now);
+      this.#s.updateRollout(rollout);
+    }
+  }
+
+  // ---------------------------------------------------------------- resources and workers
+
+  addResources(resources: unknown): ResourcesUpdate {
+    const parsed = parseApi(NamedResources, resources, 'resources');
+    return this.#tx(() => {
+      const now = this.#clock.now();
+      const record: ResourcesUpdate = { resourcesId: newResourcesId(), createTime: now, updateTime: now, version: 1, resources: parsed };
+      this.#s.putResources(record);
+      return record;
+    });
+  }
+
+  updateResources(resourcesId: unknown, resources: unknown): ResourcesUpdate {
+    const id = parseApi(IdSchema, resourcesId, 'resourcesId');
+    const parsed = parseApi(NamedResources, resources, 'resources');
+    return this.#tx(() => {
+      const now = this.#clock.now();
+      const existing = this.#s.getResources(id);
+      const record: ResourcesUpdate = existing
+        ? { ...existing, resources: parsed, updateTime: now, version: existing.version + 1 }
+        : { resourcesId: id, createTime: now, updateTime: now, version: 1, resources: parsed };
+      this.#s.putResources(record);
+      return record;
+    });
+  }
+
+  updateWorker(workerId: unknown, update: unknown): Worker {
+    const id = parseApi(IdSchema, workerId, 'workerId');
+    const u = parseApi(WorkerUpdateInput, update ?? {}, 'updateWorker fields');
+    return this.#tx(() => {
+      const worker = this.#s.getWorker(id) ?? newWorker(id);
+      worker.lastHeartbeatTime = this.#clock.now();
+      if (u.heartbeatStats !== undefined) worker.heartbeatStats = { ...u.heartbeatStats };
+      this.#s.putWorker(worker);
+      return worker;
+    });
+  }
+
+  statistics(startedAt: number): StoreStatistics {
+    return this.read((s) => ({
+      name: s.name,
+      totalRollouts: s.countRollouts(),
+      totalAttempts: s.countAttempts(),
+      totalSpans: s.countSpans(),
+      totalResources: s.countResources(),
+      totalWorkers: s.countWorkers(),
+      uptime: this.#clock.now() - startedAt,
+    }));
+  }
+}

@@ -1,0 +1,174 @@
+import { ATTR_ATTEMPT_ID, ATTR_ROLLOUT_ID, ATTR_SPAN_SEQUENCE_ID } from '@agl/core/semconv';
+import type { AttributeValue, Attributes, SpanInput, StatusCode } from '@agl/core/schema';
+import type { PlainTraceRequest } from './otlp-proto';
+
+/** One OTLP span turned into an AGL span; `sequenceId` is `null` when the sender gave none (the store issues one). */
+export interface ConvertedSpan {
+  /** The span; its `sequenceId` is a placeholder 0 when {@link ConvertedSpan.sequenceId} is `null`. */
+  span: SpanInput;
+  /** The sender's sequence id, or `null` when it gave none (or an invalid one). */
+  sequenceId: number | null;
+}
+
+/** A span that could not be given an owner. */
+export interface UnownedSpan {
+  name: string;
+  spanId: string;
+  reason: string;
+}
+
+/** The outcome of converting one request. */
+export interface ConversionResult {
+  spans: ConvertedSpan[];
+  unowned: UnownedSpan[];
+}
+
+type Plain = Record<string, unknown>;
+type Primitive = string | number | boolean;
+
+const asArray = (value: unknown): Plain[] => (Array.isArray(value) ? (value as Plain[]) : []);
+
+function idHex(value: unknown, width: number): string {
+  const hex = typeof value === 'string' && value !== '' ? Buffer.from(value, 'base64').toString('hex') : '';
+  return hex.padStart(width, '0');
+}
+
+/** Unix nanoseconds (decimal string) → float seconds; 0 or missing → null. */
+function nanosToSeconds(value: unknown): number | null {
+  if (value === undefined || value === null || value === '' || value === '0' || value === 0) return null;
+  const nanos = BigInt(String(value));
+  if (nanos === 0n) return null;
+  return Number(nanos / 1000n) / 1e6;
+}
+
+function int64(value: unknown): number | string {
+  const text = String(value);
+  const n = Number(text);
+  return Number.isSafeInteger(n) ? n : text;
+}
+
+/** AnyValue → a JS value; kvlists become objects, bytes become hex. */
+function anyValue(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return null;
+  const v = value as Plain;
+  if ('stringValue' in v) return v.stringValue;
+  if ('boolValue' in v) return v.boolValue;
+  if ('intValue' in v) return int64(v.intValue);
+  if ('doubleValue' in v) return v.doubleValue;
+  if ('bytesValue' in v) return Buffer.from(String(v.bytesValue), 'base64').toString('hex');
+  if ('arrayValue' in v) return asArray((v.arrayValue as Plain | undefined)?.values).map(anyValue);
+  if ('kvlistValue' in v) {
+    return Object.fromEntries(asArray((v.kvlistValue as Plain | undefined)?.values).map((kv) => [String(kv.key), anyValue(kv.value)]));
+  }
+  return null;
+}
+
+function isHomogeneousPrimitiveArray(items: unknown[]): items is Primitive[] {
+  if (items.length === 0) return true;
+  const kind = typeof items[0];
+  return (kind === 'string' || kind === 'number' || kind === 'boolean') && items.every((item) => typeof item === kind);
+}
+
+/**
+ * Writes one attribute into the flat AGL attribute map: primitives and homogeneous primitive arrays stay as they are;
+ * kvlists are flattened into dotted keys (`key.sub`); anything else becomes a JSON string.
+ */
+function putAttribute(out: Attributes, key: string, value: unknown): void {
+  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+    out[key] = value as AttributeValue;
+  } else if (Array.isArray(value)) {
+    out[key] = isHomogeneousPrimitiveArray(value) ? value : JSON.stringify(value);
+  } else if (typeof value === 'object') {
+    const entries = Object.entries(value as Plain);
+    if (entries.length === 0) out[key] = JSON.stringify(value);
+    for (const [sub, nested] of entries) putAttribute(out, `${key}.${sub}`, nested);
+  }
+}
+
+function attributes(list: unknown): Attributes {
+  const out: Attributes = {};
+  for (const kv of asArray(list)) putAttribute(out, String(kv.key), anyValue(kv.value));
+  return out;
+}
+
+const STATUS_CODES: Record<number, StatusCode> = { 0: 'UNSET', 1: 'OK', 2: 'ERROR' };
+
+function sequenceOf(value: AttributeValue | undefined): number | null {
+  if (value === undefined || value === null) return null;
+  const text = String(value).trim();
+  if (!/^-?\d+$/.test(text)) return null;
+  const n = Number(text);
+  return n < 0 ? null : n;
+}
+
+/**
+ * Converts a decoded `ExportTraceServiceRequest` to AGL spans (reference v0 §3.4). Ownership comes from
+ * `agentlightning.rollout_id` / `attempt_id` / `span_sequence_id` on the resource or the span (the span wins).
+ */
+export function convertTraceRequest(request: PlainTraceRequest): ConversionResult {
+  const spans: ConvertedSpan[] = [];
+  const unowned: UnownedSpan[] = [];
+  for (const resourceSpans of asArray(request.resourceSpans)) {
+    const resource = (resourceSpans.resource ?? {}) as Plain;
+    const resourceAttributes = attributes(resource.attributes);
+    const schemaUrl = typeof resourceSpans.schemaUrl === 'string' ? resourceSpans.schemaUrl : '';
+    for (const scopeSpans of asArray(resourceSpans.scopeSpans)) {
+      for (const raw of asArray(scopeSpans.spans)) {
+        const spanAttributes = attributes(raw.attributes);
+        const pick = (key: string): AttributeValue | undefined => spanAttributes[key] ?? resourceAttributes[key];
+        const rolloutId = pick(ATTR_ROLLOUT_ID);
+        const attemptId = pick(ATTR_ATTEMPT_ID);
+        const traceId = idHex(raw.traceId, 32);
+        const spanId = idHex(raw.spanId, 16);
+        const name = typeof raw.name === 'string' ? raw.name : '';
+        if (rolloutId === undefined || rolloutId === null || rolloutId === '' || attemptId === undefined || attemptId === null || attemptId === '') {
+          unowned.push({
+            name,
+            spanId,
+            reason: `span "${name}" (${spanId}) has no ${ATTR_ROLLOUT_ID}/${ATTR_ATTEMPT_ID} attribute on the span or its resource`,
+          });
+          continue;
+        }
+        const parentHex = typeof raw.parentSpanId === 'string' && raw.parentSpanId !== '' ? idHex(raw.parentSpanId, 16) : null;
+        const status = (raw.status ?? {}) as Plain;
+        const code = typeof status.code === 'number' ? status.code : 0;
+        const sequenceId = sequenceOf(pick(ATTR_SPAN_SEQUENCE_ID));
+        spans.push({
+          sequenceId,
+          span: {
+            rolloutId: String(rolloutId),
+            attemptId: String(attemptId),
+            sequenceId: sequenceId ?? 0,
+            traceId,
+            spanId,
+            parentId: parentHex,
+            name,
+            status: {
+              statusCode: STATUS_CODES[code] ?? 'UNSET',
+              description: typeof status.message === 'string' && status.message !== '' ? status.message : null,
+            },
+            attributes: spanAttributes,
+            events: asArray(raw.events).map((event) => ({
+              name: typeof event.name === 'string' ? event.name : '',
+              attributes: attributes(event.attributes),
+              timestamp: nanosToSeconds(event.timeUnixNano),
+            })),
+            links: asArray(raw.links).map((link) => {
+              const linkAttributes = attributes(link.attributes);
+              return {
+                context: { traceId: idHex(link.traceId, 32), spanId: idHex(link.spanId, 16), isRemote: false, traceState: {} },
+                attributes: Object.keys(linkAttributes).length === 0 ? null : linkAttributes,
+              };
+            }),
+            startTime: nanosToSeconds(raw.startTimeUnixNano),
+            endTime: nanosToSeconds(raw.endTimeUnixNano),
+            context: { traceId, spanId, isRemote: false, traceState: {} },
+            parent: null,
+            resource: { attributes: resourceAttributes, schemaUrl },
+          },
+        });
+      }
+    }
+  }
+  return { spans, unowned };
+}

@@ -1,0 +1,226 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import cors from '@fastify/cors';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { UserError, ValidationError } from '@agl/core/errors';
+import { systemClock, type Clock, type LightningStore } from '@agl/core/store';
+import { HTTP_ERROR_TYPES, toErrorReply } from './http-errors';
+import { API_PREFIX, sendJson, type RouteContext } from './route-context';
+import { registerEventRoutes } from './routes/event-routes';
+import { registerMiscRoutes } from './routes/misc-routes';
+import { otlpRoutesPlugin } from './routes/otlp-routes';
+import { registerResourceWorkerRoutes } from './routes/resource-worker-routes';
+import { registerRolloutRoutes } from './routes/rollout-routes';
+import { registerSpanRoutes } from './routes/span-routes';
+
+/** Default request body limit: 32 MiB. */
+export const DEFAULT_BODY_LIMIT = 32 * 1024 * 1024;
+/** Default store server port (AGL 0.3's). */
+export const DEFAULT_STORE_PORT = 4747;
+/** Default cap of one long-poll `POST /waits/rollouts`, in seconds. */
+export const DEFAULT_MAX_WAIT_SECONDS = 30;
+
+/** Options of {@link createStoreServer}. */
+export interface StoreServerOptions {
+  /** The store to serve (memory, SQLite, ...). */
+  store: LightningStore;
+  /** Interface to bind; default `127.0.0.1`. Binding wider without a token logs a warning. */
+  host?: string;
+  /** Port; default 4747; `0` picks a free port. */
+  port?: number;
+  /** When set, every route except `/v1/agl/health` requires `Authorization: Bearer <token>`. */
+  token?: string | null;
+  /** Largest request body in bytes (also the largest decompressed OTLP body); default 32 MiB. */
+  bodyLimit?: number;
+  /** Longest time to receive a request and compute its answer, in ms (long polls excluded); default 60 000. */
+  requestTimeoutMs?: number;
+  /** Longest server-side wait of one `POST /waits/rollouts`, in seconds; default 30. Clients loop. */
+  maxWaitSeconds?: number;
+  /** Allowed CORS origins (`*` for any). CORS is off when absent. */
+  corsOrigin?: string | string[] | null;
+  /** Time source of the event route; default the wall clock. */
+  clock?: Clock;
+  /** Close the store too when the server closes; default false. */
+  closeStore?: boolean;
+  /** Fastify logger option; default off. */
+  logger?: FastifyServerOptions['logger'];
+  /** Receives warnings (wide bind without token); default `process.emitWarning`. */
+  onWarning?: (message: string) => void;
+}
+
+/** A running store server. */
+export interface StoreServer {
+  /** Base URL, e.g. `http://127.0.0.1:4747` (a wildcard bind is advertised as 127.0.0.1). */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  /** The fastify instance (for tests and for mounting more routes before `listen`). */
+  readonly app: FastifyInstance;
+  /** `{url}/v1/traces`. */
+  otlpTracesEndpoint(): string;
+  /** Stops accepting requests, answers long polls at once, waits for in-flight requests, then closes. */
+  close(): Promise<void>;
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/i;
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+function advertisedHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function validateOptions(options: StoreServerOptions): void {
+  const port = options.port ?? DEFAULT_STORE_PORT;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new UserError(`Invalid port ${port}: use an integer from 0 to 65535 (0 picks a free port).`);
+  }
+  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  if (!Number.isInteger(limit) || limit <= 0) throw new UserError(`Invalid bodyLimit ${limit}: use a positive number of bytes.`);
+  if (options.token === '') throw new UserError('The token is empty: pass a non-empty --token, or none at all.');
+}
+
+/**
+ * Starts the AGL store server: Agent Lightning 0.3's REST protocol under `/v1/agl`, OTLP/HTTP traces at
+ * `/v1/traces`, and AGL 1.0's event route, on fastify. Resolves once it listens.
+ *
+ * @example
+ * const server = await createStoreServer({ store: new SqliteStore({ path: 'agl.sqlite' }), port: 0 });
+ * console.log(server.url); // http://127.0.0.1:53121
+ */
+export async function createStoreServer(options: StoreServerOptions): Promise<StoreServer> {
+  validateOptions(options);
+  const host = options.host ?? '127.0.0.1';
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
+  const token = options.token ?? null;
+  const warn = options.onWarning ?? ((message: string) => process.emitWarning(message, { code: 'AGL_STORE_SERVER' }));
+  if (token === null && !LOOPBACK.test(host)) {
+    warn(
+      `The store server binds ${host} without a token: anyone who can reach this machine can read and change the store. ` +
+        'Pass --token (or set AGL_STORE_TOKEN), or bind 127.0.0.1.',
+    );
+  }
+
+  let markClosing: () => void = () => undefined;
+  const closing = new Promise<void>((resolve) => {
+    markClosing = resolve;
+  });
+  const ctx: RouteContext = {
+    store: options.store,
+    clock: options.clock ?? systemClock,
+    maxWaitSeconds: options.maxWaitSeconds ?? DEFAULT_MAX_WAIT_SECONDS,
+    closing,
+  };
+
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit,
+    requestTimeout: requestTimeoutMs,
+    keepAliveTimeout: 72_000,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (error) {
+      done(
+        new ValidationError(
+          `Malformed JSON body: ${(error as Error).message}. Send a valid JSON document with snake_case field names.`,
+          [{ path: '(body)', message: 'malformed JSON' }],
+          { status: 400 },
+        ),
+        undefined,
+      );
+    }
+  });
+
+  if (options.corsOrigin !== undefined && options.corsOrigin !== null) {
+    const origins = Array.isArray(options.corsOrigin) ? options.corsOrigin : [options.corsOrigin];
+    await app.register(cors, {
+      origin: origins.includes('*') ? true : origins,
+      credentials: true,
+      methods: ['GET', 'POST', 'OPTIONS'],
+      exposedHeaders: ['x-agl-wait-pending'],
+    });
+  }
+
+  if (token !== null) {
+    const expected = digest(`Bearer ${token}`);
+    app.addHook('onRequest', async (request, reply) => {
+      if (request.method === 'OPTIONS' || request.url.split('?')[0] === `${API_PREFIX}/health`) return;
+      const header = request.headers.authorization;
+      if (header === undefined || !timingSafeEqual(digest(header.trim()), expected)) {
+        return sendJson(reply.header('www-authenticate', 'Bearer'), 401, {
+          detail:
+            header === undefined
+              ? "Missing Authorization header: send 'Authorization: Bearer <token>' with the store's token (--token / AGL_STORE_TOKEN; OTLP senders: OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer%20<token>)."
+              : 'Invalid bearer token in the Authorization header: send the token the server was started with (--token / AGL_STORE_TOKEN).',
+          error_type: HTTP_ERROR_TYPES.auth,
+        });
+      }
+    });
+  }
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.url.startsWith(`${API_PREFIX}/waits/`)) return;
+    const timer = setTimeout(() => {
+      if (!reply.sent) {
+        sendJson(reply, 503, {
+          detail: `The request took longer than the server's limit of ${requestTimeoutMs} ms; retry, or send smaller batches.`,
+          error_type: HTTP_ERROR_TYPES.timeout,
+        });
+      }
+    }, requestTimeoutMs);
+    timer.unref();
+    reply.raw.once('close', () => clearTimeout(timer));
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const mapped = toErrorReply(error, { bodyLimit });
+    if (mapped.status >= 500) request.log.error({ err: error }, 'store server fault');
+    return sendJson(reply, mapped.status, mapped.body);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendJson(reply, 404, {
+      detail: `Not Found: ${request.method} ${request.url.split('?')[0]} is not a route of the AGL store server (see the route table in @agl/store's README).`,
+      error_type: HTTP_ERROR_TYPES.routeNotFound,
+    }),
+  );
+
+  registerMiscRoutes(app, ctx);
+  registerRolloutRoutes(app, ctx);
+  registerSpanRoutes(app, ctx);
+  registerResourceWorkerRoutes(app, ctx);
+  registerEventRoutes(app, ctx);
+  await app.register(otlpRoutesPlugin(ctx, bodyLimit));
+
+  await app.listen({ host, port: options.port ?? DEFAULT_STORE_PORT });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : (options.port ?? DEFAULT_STORE_PORT);
+  const url = `http://${advertisedHost(host)}:${port}`;
+  let closed: Promise<void> | null = null;
+
+  return {
+    url,
+    host,
+    port,
+    app,
+    otlpTracesEndpoint: () => `${url}/v1/traces`,
+    close() {
+      closed ??= (async () => {
+        markClosing();
+        await app.close();
+        if (options.closeStore) await options.store.close();
+      })();
+      return closed;
+    },
+  };
+}

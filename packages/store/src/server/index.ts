@@ -1,0 +1,14 @@
+/** `@agl/store/server`: the AGL store server (Agent Lightning 0.3 REST protocol, OTLP/HTTP traces, AGL 1.0 events). */
+export {
+  createStoreServer,
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_MAX_WAIT_SECONDS,
+  DEFAULT_STORE_PORT,
+  type StoreServer,
+  type StoreServerOptions,
+} from './create-store-server';
+export { toErrorReply, HTTP_ERROR_TYPES, type ErrorBody, type ErrorReply } from './http-errors';
+export { API_PREFIX } from './route-context';
+export { WAIT_PENDING_HEADER } from './routes/misc-routes';
+export { ATTR_EVENT_TYPE, ATTR_EVENT_DATA } from './routes/event-routes';
+export { SORT_FIELDS } from './request-schemas';

@@ -1,0 +1,40 @@
+import type { FastifyReply } from 'fastify';
+import type { z } from 'zod';
+import { ValidationError } from '@agl/core/errors';
+import { parseWire, type WireShape } from '@agl/core/schema';
+import type { Clock, LightningStore } from '@agl/core/store';
+
+/** What every route module gets. */
+export interface RouteContext {
+  store: LightningStore;
+  clock: Clock;
+  /** Longest server-side wait of one `POST /waits/rollouts`, in seconds. */
+  maxWaitSeconds: number;
+  /** Resolves when the server starts closing, so long polls can answer early. */
+  closing: Promise<void>;
+}
+
+/** Prefix of the AGL 0.3 REST routes. */
+export const API_PREFIX = '/v1/agl';
+
+/** Sends `value` as JSON with `status` (`null` is sent as the JSON literal `null`). */
+export function sendJson(reply: FastifyReply, status: number, value: unknown): FastifyReply {
+  return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(value ?? null));
+}
+
+/**
+ * `parseWire` for an item nested in a request body: error paths get `prefix` (e.g. `rollouts.2`) so the detail names
+ * the exact wire field.
+ */
+export function parseWireAt<S extends z.ZodType>(schema: S, shape: WireShape, value: unknown, prefix: string, what: string): z.infer<S> {
+  try {
+    return parseWire(schema, shape, value, what);
+  } catch (error) {
+    if (!ValidationError.isInstance(error) || prefix === '') throw error;
+    const issues = error.issues.map((issue) => ({ ...issue, path: issue.path ? `${prefix}.${issue.path}` : prefix }));
+    const shown = issues.slice(0, 3).map((i) => `${i.path}: ${i.message}`);
+    throw new ValidationError(`Invalid ${what}: ${shown.join('; ')}${issues.length > 3 ? ` (+${issues.length - 3} more)` : ''}`, issues, {
+      status: error.status,
+    });
+  }
+}

@@ -1,0 +1,110 @@
+import type { FastifyInstance } from 'fastify';
+import { JsonObject, NamedResources, Resource, camelToSnake, toWire, type NamedResourcesInput } from '@agl/core/schema';
+import { ValidationError } from '@agl/core/errors';
+import {
+  ResourcesQueryBody,
+  WorkerQueryBody,
+  WorkerUpdateBody,
+  bodyObject,
+  normalizeQuery,
+  pageOptions,
+  parseEnvelope,
+  rejectNulls,
+} from '../request-schemas';
+import { API_PREFIX, parseWireAt, sendJson, type RouteContext } from '../route-context';
+
+type ResourcesParams = { resources_id: string };
+type WorkerParams = { worker_id: string };
+
+/** A NamedResources body: each value is validated as a resource; error paths keep the resource name verbatim. */
+function parseNamedResources(raw: unknown): NamedResourcesInput {
+  const body = bodyObject(raw, 'resources', false);
+  const out: NamedResourcesInput = {};
+  for (const [name, value] of Object.entries(body)) {
+    out[name] = parseWireAt(Resource, 'resource', value, name, 'resources');
+  }
+  const check = NamedResources.safeParse(out);
+  if (!check.success) throw new ValidationError(`Invalid resources: ${check.error.message}`, [], { status: 422 });
+  return out;
+}
+
+function workerQuery(ctx: RouteContext, raw: unknown) {
+  const body = parseEnvelope(WorkerQueryBody, raw, 'worker query');
+  return ctx.store.queryWorkers({
+    ...pageOptions(body, 'worker'),
+    statusIn: body.status_in ?? null,
+    workerIdContains: body.worker_id_contains ?? null,
+    filterLogic: body.filter_logic ?? 'and',
+  });
+}
+
+/** Routes #14 to #23 of reference §3.3: workers, statistics and resources. */
+export function registerResourceWorkerRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  const P = API_PREFIX;
+
+  app.get(`${P}/workers`, async (request, reply) => {
+    const page = await workerQuery(ctx, normalizeQuery(request.query, ['status_in']));
+    return sendJson(reply, 200, { ...page, items: toWire('worker', page.items) });
+  });
+
+  app.post(`${P}/workers/search`, async (request, reply) => {
+    const page = await workerQuery(ctx, bodyObject(request.body, 'worker query'));
+    return sendJson(reply, 200, { ...page, items: toWire('worker', page.items) });
+  });
+
+  app.get<{ Params: WorkerParams }>(`${P}/workers/:worker_id`, async (request, reply) => {
+    const worker = await ctx.store.getWorkerById(request.params.worker_id);
+    return sendJson(reply, 200, worker === null ? null : toWire('worker', worker));
+  });
+
+  app.post<{ Params: WorkerParams }>(`${P}/workers/:worker_id`, async (request, reply) => {
+    const raw = bodyObject(request.body, 'worker heartbeat');
+    rejectNulls(raw, ['heartbeat_stats']);
+    const body = parseEnvelope(WorkerUpdateBody, raw, 'worker heartbeat');
+    const update = body.heartbeat_stats === undefined ? {} : { heartbeatStats: parseEnvelope(JsonObject, body.heartbeat_stats, 'heartbeat_stats') };
+    const worker = await ctx.store.updateWorker(request.params.worker_id, update);
+    return sendJson(reply, 200, toWire('worker', worker));
+  });
+
+  app.get(`${P}/statistics`, async (_request, reply) => {
+    const stats = await ctx.store.statistics();
+    return sendJson(reply, 200, snakeKeys(stats));
+  });
+
+  app.get(`${P}/resources`, async (request, reply) => {
+    const body = parseEnvelope(ResourcesQueryBody, normalizeQuery(request.query, []), 'resources query');
+    const page = await ctx.store.queryResources({
+      ...pageOptions(body, 'resources'),
+      resourcesId: body.resources_id ?? null,
+      resourcesIdContains: body.resources_id_contains ?? null,
+    });
+    return sendJson(reply, 200, { ...page, items: toWire('resourcesUpdate', page.items) });
+  });
+
+  app.post(`${P}/resources`, async (request, reply) => {
+    const update = await ctx.store.addResources(parseNamedResources(request.body));
+    return sendJson(reply, 201, toWire('resourcesUpdate', update));
+  });
+
+  app.get(`${P}/resources/latest`, async (_request, reply) => {
+    const update = await ctx.store.getLatestResources();
+    return sendJson(reply, 200, update === null ? null : toWire('resourcesUpdate', update));
+  });
+
+  app.post<{ Params: ResourcesParams }>(`${P}/resources/:resources_id`, async (request, reply) => {
+    const update = await ctx.store.updateResources(request.params.resources_id, parseNamedResources(request.body));
+    return sendJson(reply, 200, toWire('resourcesUpdate', update));
+  });
+
+  app.get<{ Params: ResourcesParams }>(`${P}/resources/:resources_id`, async (request, reply) => {
+    const update = await ctx.store.getResourcesById(request.params.resources_id);
+    return sendJson(reply, 200, update === null ? null : toWire('resourcesUpdate', update));
+  });
+}
+
+/** Flat camelCase keys → snake_case (statistics). */
+export function snakeKeys(value: object): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [camelToSnake(k), v]),
+  );
+}

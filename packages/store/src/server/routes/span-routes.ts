@@ -1,0 +1,73 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { Span, toWire } from '@agl/core/schema';
+import {
+  NextSequenceBatchBody,
+  NextSequenceBody,
+  SpanQueryBody,
+  bodyObject,
+  normalizeQuery,
+  pageOptions,
+  parseEnvelope,
+} from '../request-schemas';
+import { API_PREFIX, parseWireAt, sendJson, type RouteContext } from '../route-context';
+
+const SpanBatchEnvelope = z.strictObject({ spans: z.array(z.unknown()) });
+
+function querySpans(ctx: RouteContext, raw: unknown) {
+  const body = parseEnvelope(SpanQueryBody, raw, 'span query');
+  return ctx.store.querySpans({
+    ...pageOptions(body, 'span', 'sequence_id'),
+    rolloutId: body.rollout_id,
+    attemptId: body.attempt_id ?? null,
+    traceId: body.trace_id ?? null,
+    traceIdContains: body.trace_id_contains ?? null,
+    spanId: body.span_id ?? null,
+    spanIdContains: body.span_id_contains ?? null,
+    parentId: body.parent_id ?? null,
+    parentIdContains: body.parent_id_contains ?? null,
+    name: body.name ?? null,
+    nameContains: body.name_contains ?? null,
+    filterLogic: body.filter_logic ?? 'and',
+  });
+}
+
+/** Routes #24 to #27 of reference §3.3, plus the batch extensions `POST /spans/batch` and `POST /spans/next/batch`. */
+export function registerSpanRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  const P = API_PREFIX;
+
+  app.post(`${P}/spans`, async (request, reply) => {
+    const span = parseWireAt(Span, 'span', bodyObject(request.body, 'span', false), '', 'span');
+    const stored = await ctx.store.addSpan(span);
+    return sendJson(reply, 201, stored === null ? null : toWire('span', stored));
+  });
+
+  app.post(`${P}/spans/batch`, async (request, reply) => {
+    const envelope = parseEnvelope(SpanBatchEnvelope, bodyObject(request.body, 'span batch', false), 'span batch');
+    const spans = envelope.spans.map((item, i) => parseWireAt(Span, 'span', item, `spans.${i}`, 'span batch'));
+    const stored = spans.length === 0 ? [] : await ctx.store.addSpans(spans);
+    return sendJson(reply, 201, toWire('span', stored));
+  });
+
+  app.get(`${P}/spans`, async (request, reply) => {
+    const page = await querySpans(ctx, normalizeQuery(request.query, []));
+    return sendJson(reply, 200, { ...page, items: toWire('span', page.items) });
+  });
+
+  app.post(`${P}/spans/search`, async (request, reply) => {
+    const page = await querySpans(ctx, bodyObject(request.body, 'span query', false));
+    return sendJson(reply, 200, { ...page, items: toWire('span', page.items) });
+  });
+
+  app.post(`${P}/spans/next`, async (request, reply) => {
+    const body = parseEnvelope(NextSequenceBody, bodyObject(request.body, 'sequence id request', false), 'sequence id request');
+    const sequenceId = await ctx.store.getNextSpanSequenceId(body.rollout_id, body.attempt_id);
+    return sendJson(reply, 200, { sequence_id: sequenceId });
+  });
+
+  app.post(`${P}/spans/next/batch`, async (request, reply) => {
+    const body = parseEnvelope(NextSequenceBatchBody, bodyObject(request.body, 'sequence id batch', false), 'sequence id batch');
+    const ids = body.pairs.length === 0 ? [] : await ctx.store.getNextSpanSequenceIds(body.pairs);
+    return sendJson(reply, 200, { sequence_ids: ids });
+  });
+}

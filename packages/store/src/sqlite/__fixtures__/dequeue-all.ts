@@ -1,0 +1,25 @@
+// Child process: claims rollouts until the queue is empty, writing a span per claim; prints the claimed ids.
+import { SqliteStore } from '../index';
+
+const [path, workerId] = [process.argv[2]!, process.argv[3]!];
+const store = new SqliteStore({ path, scanDebounceSeconds: 0 });
+const claimed: string[] = [];
+for (;;) {
+  const r = await store.dequeueRollout({ workerId });
+  if (!r) break;
+  claimed.push(r.rolloutId);
+  await store.addSpan({
+    rolloutId: r.rolloutId,
+    attemptId: r.attempt.attemptId,
+    sequenceId: 1,
+    traceId: workerId,
+    spanId: `s-${r.rolloutId}`,
+    parentId: null,
+    name: 'claim',
+    startTime: 1,
+    endTime: 2,
+  });
+  await store.updateAttempt(r.rolloutId, r.attempt.attemptId, { status: 'succeeded' });
+}
+process.stdout.write(`${JSON.stringify(claimed)}\n`);
+await store.close();

@@ -1,0 +1,88 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SCHEMA_VERSION } from '@agl/core/schema';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LATEST_MIGRATION, MIGRATIONS, SqliteStore } from './index';
+import { migrate } from './migrations';
+
+describe('SqliteStore migrations and file format', () => {
+  let dir: string;
+  let path: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'agl-sqlite-mig-'));
+    path = join(dir, 'store.sqlite');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a new file gets every migration once, in WAL mode; reopening applies nothing again', async () => {
+    const store = new SqliteStore({ path });
+    expect(store.journalMode).toBe('wal');
+    await store.enqueueRollout({ input: 1 });
+    await store.close();
+    const db = new Database(path);
+    const rows = db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all();
+    expect(rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
+    expect(migrate(db, path)).toEqual([]);
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    db.close();
+    const again = new SqliteStore({ path });
+    expect((await again.queryRollouts()).total).toBe(1);
+    await again.close();
+  });
+
+  it('stored documents carry the schema version', async () => {
+    const store = new SqliteStore({ path });
+    const r = await store.startRollout({ input: { x: 1 } });
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    const row = db.prepare('SELECT schema_version, doc FROM rollouts WHERE rollout_id = ?').get(r.rolloutId) as { schema_version: number; doc: string };
+    expect(row.schema_version).toBe(SCHEMA_VERSION);
+    expect(JSON.parse(row.doc)).toMatchObject({ rolloutId: r.rolloutId, input: { x: 1 }, status: 'preparing' });
+    const attempt = db.prepare('SELECT schema_version FROM attempts WHERE rollout_id = ?').get(r.rolloutId) as { schema_version: number };
+    expect(attempt.schema_version).toBe(SCHEMA_VERSION);
+    db.close();
+  });
+
+  it('a later migration is applied to an existing file, and only once', () => {
+    const db = new Database(path);
+    expect(migrate(db, path)).toEqual(MIGRATIONS.map((m) => m.version));
+    const next = [...MIGRATIONS, { version: LATEST_MIGRATION + 1, name: 'add_note', sql: 'ALTER TABLE rollouts ADD COLUMN note TEXT' }];
+    expect(migrate(db, path, next)).toEqual([LATEST_MIGRATION + 1]);
+    expect(migrate(db, path, next)).toEqual([]);
+    const cols = (db.prepare('PRAGMA table_info(rollouts)').all() as Array<{ name: string }>).map((c) => c.name);
+    expect(cols).toContain('note');
+    db.close();
+  });
+
+  it('a file from a newer AGL is refused with a UserError that says what to do', () => {
+    const db = new Database(path);
+    migrate(db, path);
+    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(LATEST_MIGRATION + 5, 'future', 0);
+    db.close();
+    expect(() => new SqliteStore({ path })).toThrow(/newer than this AGL supports.*Upgrade @agl\/store/);
+  });
+
+  it('a failing migration leaves the file at its previous version', () => {
+    const db = new Database(path);
+    migrate(db, path);
+    const broken = [...MIGRATIONS, { version: LATEST_MIGRATION + 1, name: 'broken', sql: 'CREATE TABLE x (a); SELECT * FROM missing_table' }];
+    expect(() => migrate(db, path, broken)).toThrow(/missing_table/);
+    expect((db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number }).v).toBe(LATEST_MIGRATION);
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'x'").get()).toBeUndefined();
+    db.close();
+  });
+
+  it('a document written by a newer schema version is refused on read', async () => {
+    const store = new SqliteStore({ path });
+    const r = await store.enqueueRollout({ input: 1 });
+    await store.close();
+    const db = new Database(path);
+    db.prepare('UPDATE rollouts SET schema_version = ? WHERE rollout_id = ?').run(SCHEMA_VERSION + 1, r.rolloutId);
+    db.close();
+    const reopened = new SqliteStore({ path });
+    await expect(reopened.getRolloutById(r.rolloutId)).rejects.toThrow(/newer than this AGL/);
+    await reopened.close();
+  });
+});

@@ -1,0 +1,249 @@
+import type Database from 'better-sqlite3';
+import { UserError } from '@agl/core/errors';
+import { SCHEMA_VERSION, type Attempt, type ResourcesUpdate, type Rollout, type RolloutStatus, type Span, type Worker } from '@agl/core/schema';
+import type { StoreStorage } from '../engine/storage';
+
+type Row = { doc: string; schema_version: number };
+
+/**
+ * Reads a stored JSON document. Documents carry the schema version they were written with; a version from a newer AGL
+ * is refused, older versions would be upgraded here (there is only version 1 so far).
+ */
+function readDoc<T>(row: Row | undefined): T | null {
+  if (!row) return null;
+  if (row.schema_version > SCHEMA_VERSION) {
+    throw new UserError(`A stored document has schema version ${row.schema_version}, newer than this AGL (${SCHEMA_VERSION}). Upgrade @agl/store.`);
+  }
+  return JSON.parse(row.doc) as T;
+}
+
+function readDocs<T>(rows: Row[]): T[] {
+  return rows.map((row) => readDoc<T>(row)!);
+}
+
+const V = SCHEMA_VERSION;
+
+/** Prepared statements, compiled once per connection. */
+function prepare(db: Database.Database) {
+  const sel = 'SELECT doc, schema_version FROM';
+  return {
+    getRollout: db.prepare(`${sel} rollouts WHERE rollout_id = ?`),
+    insertRollout: db.prepare('INSERT INTO rollouts (rollout_id, status, schema_version, doc) VALUES (?, ?, ?, ?)'),
+    updateRollout: db.prepare('UPDATE rollouts SET status = ?, schema_version = ?, doc = ? WHERE rollout_id = ?'),
+    listRollouts: db.prepare(`${sel} rollouts ORDER BY seq`),
+    listRolloutsByStatus: db.prepare(`${sel} rollouts WHERE status IN (SELECT value FROM json_each(?)) ORDER BY seq`),
+    listRolloutsById: db.prepare(`${sel} rollouts WHERE rollout_id IN (SELECT value FROM json_each(?)) ORDER BY seq`),
+    listRolloutsByIdAndStatus: db.prepare(
+      `${sel} rollouts WHERE rollout_id IN (SELECT value FROM json_each(?)) AND status IN (SELECT value FROM json_each(?)) ORDER BY seq`,
+    ),
+    countRollouts: db.prepare('SELECT COUNT(*) AS n FROM rollouts'),
+    getAttempt: db.prepare(`${sel} attempts WHERE rollout_id = ? AND attempt_id = ?`),
+    latestAttempt: db.prepare(`${sel} attempts WHERE rollout_id = ? ORDER BY sequence_id DESC LIMIT 1`),
+    latestAttempts: db.prepare(
+      `SELECT a.doc, a.schema_version FROM attempts a JOIN (
+         SELECT rollout_id, MAX(sequence_id) AS s FROM attempts
+         WHERE rollout_id IN (SELECT value FROM json_each(?)) GROUP BY rollout_id
+       ) m ON a.rollout_id = m.rollout_id AND a.sequence_id = m.s`,
+    ),
+    listAttempts: db.prepare(`${sel} attempts WHERE rollout_id = ? ORDER BY sequence_id`),
+    countAttempts: db.prepare('SELECT COUNT(*) AS n FROM attempts'),
+    insertAttempt: db.prepare(
+      'INSERT INTO attempts (rollout_id, attempt_id, sequence_id, schema_version, doc) VALUES (?, ?, ?, ?, ?)',
+    ),
+    updateAttempt: db.prepare('UPDATE attempts SET schema_version = ?, doc = ? WHERE rollout_id = ? AND attempt_id = ?'),
+    insertSpan: db.prepare(
+      'INSERT OR IGNORE INTO spans (rollout_id, attempt_id, span_id, sequence_id, schema_version, doc) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+    listSpans: db.prepare(`${sel} spans WHERE rollout_id = ? ORDER BY seq`),
+    listSpansOfAttempt: db.prepare(`${sel} spans WHERE rollout_id = ? AND attempt_id = ? ORDER BY seq`),
+    countSpans: db.prepare('SELECT COUNT(*) AS n FROM spans'),
+    incSeq: db.prepare(
+      'INSERT INTO span_sequence_ids (rollout_id, value) VALUES (?, ?) ON CONFLICT (rollout_id) DO UPDATE SET value = value + excluded.value RETURNING value',
+    ),
+    raiseSeq: db.prepare(
+      'INSERT INTO span_sequence_ids (rollout_id, value) VALUES (?, ?) ON CONFLICT (rollout_id) DO UPDATE SET value = MAX(value, excluded.value)',
+    ),
+    enqueue: db.prepare('INSERT INTO rollout_queue (rollout_id) VALUES (?)'),
+    dequeue: db.prepare('DELETE FROM rollout_queue WHERE pos = (SELECT MIN(pos) FROM rollout_queue) RETURNING rollout_id'),
+    isQueued: db.prepare('SELECT 1 AS x FROM rollout_queue WHERE rollout_id = ? LIMIT 1'),
+    getResources: db.prepare(`${sel} resources WHERE resources_id = ?`),
+    putResources: db.prepare(
+      'INSERT INTO resources (resources_id, schema_version, doc) VALUES (?, ?, ?) ON CONFLICT (resources_id) DO UPDATE SET schema_version = excluded.schema_version, doc = excluded.doc',
+    ),
+    listResources: db.prepare(`${sel} resources ORDER BY seq`),
+    countResources: db.prepare('SELECT COUNT(*) AS n FROM resources'),
+    getMeta: db.prepare('SELECT value FROM store_meta WHERE key = ?'),
+    setMeta: db.prepare('INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+    getWorker: db.prepare(`${sel} workers WHERE worker_id = ?`),
+    putWorker: db.prepare(
+      'INSERT INTO workers (worker_id, schema_version, doc) VALUES (?, ?, ?) ON CONFLICT (worker_id) DO UPDATE SET schema_version = excluded.schema_version, doc = excluded.doc',
+    ),
+    listWorkers: db.prepare(`${sel} workers ORDER BY seq`),
+    countWorkers: db.prepare('SELECT COUNT(*) AS n FROM workers'),
+  };
+}
+
+/**
+ * {@link StoreStorage} on one better-sqlite3 connection. Writes run under `BEGIN IMMEDIATE` (one writer at a time
+ * across processes, waiting up to the busy timeout), reads in a deferred transaction (a consistent WAL snapshot).
+ */
+export class SqliteStorage implements StoreStorage {
+  readonly name = 'SqliteStore';
+  readonly #db: Database.Database;
+  readonly #q: ReturnType<typeof prepare>;
+  readonly #tx: Database.Transaction<(fn: () => unknown) => unknown>;
+
+  constructor(db: Database.Database) {
+    this.#db = db;
+    this.#q = prepare(db);
+    this.#tx = db.transaction((fn: () => unknown) => fn());
+  }
+
+  transaction<T>(fn: () => T): T {
+    if (this.#db.inTransaction) return fn();
+    return this.#tx.immediate(fn) as T;
+  }
+
+  read<T>(fn: () => T): T {
+    if (this.#db.inTransaction) return fn();
+    return this.#tx.deferred(fn) as T;
+  }
+
+  getRollout(rolloutId: string): Rollout | null {
+    return readDoc<Rollout>(this.#q.getRollout.get(rolloutId) as Row | undefined);
+  }
+
+  insertRollouts(rollouts: readonly Rollout[]): void {
+    for (const r of rollouts) this.#q.insertRollout.run(r.rolloutId, r.status, V, JSON.stringify(r));
+  }
+
+  updateRollout(rollout: Rollout): void {
+    this.#q.updateRollout.run(rollout.status, V, JSON.stringify(rollout), rollout.rolloutId);
+  }
+
+  listRollouts(where?: { statuses?: readonly RolloutStatus[]; ids?: readonly string[] }): Rollout[] {
+    const { statuses, ids } = where ?? {};
+    let rows: unknown[];
+    if (ids && statuses) rows = this.#q.listRolloutsByIdAndStatus.all(JSON.stringify(ids), JSON.stringify(statuses));
+    else if (ids) rows = this.#q.listRolloutsById.all(JSON.stringify(ids));
+    else if (statuses) rows = this.#q.listRolloutsByStatus.all(JSON.stringify(statuses));
+    else rows = this.#q.listRollouts.all();
+    return readDocs<Rollout>(rows as Row[]);
+  }
+
+  countRollouts(): number {
+    return (this.#q.countRollouts.get() as { n: number }).n;
+  }
+
+  getAttempt(rolloutId: string, attemptId: string): Attempt | null {
+    return readDoc<Attempt>(this.#q.getAttempt.get(rolloutId, attemptId) as Row | undefined);
+  }
+
+  getLatestAttempt(rolloutId: string): Attempt | null {
+    return readDoc<Attempt>(this.#q.latestAttempt.get(rolloutId) as Row | undefined);
+  }
+
+  getLatestAttempts(rolloutIds: readonly string[]): Map<string, Attempt> {
+    const out = new Map<string, Attempt>();
+    if (rolloutIds.length === 0) return out;
+    for (const a of readDocs<Attempt>(this.#q.latestAttempts.all(JSON.stringify(rolloutIds)) as Row[])) out.set(a.rolloutId, a);
+    return out;
+  }
+
+  listAttempts(rolloutId: string): Attempt[] {
+    return readDocs<Attempt>(this.#q.listAttempts.all(rolloutId) as Row[]);
+  }
+
+  countAttempts(): number {
+    return (this.#q.countAttempts.get() as { n: number }).n;
+  }
+
+  insertAttempt(attempt: Attempt): void {
+    this.#q.insertAttempt.run(attempt.rolloutId, attempt.attemptId, attempt.sequenceId, V, JSON.stringify(attempt));
+  }
+
+  updateAttempt(attempt: Attempt): void {
+    this.#q.updateAttempt.run(V, JSON.stringify(attempt), attempt.rolloutId, attempt.attemptId);
+  }
+
+  insertSpans(spans: readonly Span[]): Span[] {
+    const inserted: Span[] = [];
+    const stmt = this.#q.insertSpan;
+    for (const s of spans) {
+      if (stmt.run(s.rolloutId, s.attemptId, s.spanId, s.sequenceId, V, JSON.stringify(s)).changes === 1) inserted.push(s);
+    }
+    return inserted;
+  }
+
+  listSpans(rolloutId: string, attemptId: string | null): Span[] {
+    const rows = attemptId === null ? this.#q.listSpans.all(rolloutId) : this.#q.listSpansOfAttempt.all(rolloutId, attemptId);
+    return readDocs<Span>(rows as Row[]);
+  }
+
+  countSpans(): number {
+    return (this.#q.countSpans.get() as { n: number }).n;
+  }
+
+  incrementSequence(rolloutId: string, count: number): number {
+    return (this.#q.incSeq.get(rolloutId, count) as { value: number }).value;
+  }
+
+  raiseSequence(rolloutId: string, value: number): void {
+    this.#q.raiseSeq.run(rolloutId, value);
+  }
+
+  enqueue(rolloutIds: readonly string[]): void {
+    for (const id of rolloutIds) this.#q.enqueue.run(id);
+  }
+
+  dequeue(): string | null {
+    const row = this.#q.dequeue.get() as { rollout_id: string } | undefined;
+    return row ? row.rollout_id : null;
+  }
+
+  isQueued(rolloutId: string): boolean {
+    return this.#q.isQueued.get(rolloutId) !== undefined;
+  }
+
+  getResources(resourcesId: string): ResourcesUpdate | null {
+    return readDoc<ResourcesUpdate>(this.#q.getResources.get(resourcesId) as Row | undefined);
+  }
+
+  putResources(resources: ResourcesUpdate): void {
+    this.#q.putResources.run(resources.resourcesId, V, JSON.stringify(resources));
+    this.#q.setMeta.run('latest_resources_id', resources.resourcesId);
+  }
+
+  getLatestResourcesId(): string | null {
+    const row = this.#q.getMeta.get('latest_resources_id') as { value: string } | undefined;
+    return row ? row.value : null;
+  }
+
+  listResources(): ResourcesUpdate[] {
+    return readDocs<ResourcesUpdate>(this.#q.listResources.all() as Row[]);
+  }
+
+  countResources(): number {
+    return (this.#q.countResources.get() as { n: number }).n;
+  }
+
+  getWorker(workerId: string): Worker | null {
+    return readDoc<Worker>(this.#q.getWorker.get(workerId) as Row | undefined);
+  }
+
+  putWorker(worker: Worker): void {
+    this.#q.putWorker.run(worker.workerId, V, JSON.stringify(worker));
+  }
+
+  listWorkers(): Worker[] {
+    return readDocs<Worker>(this.#q.listWorkers.all() as Row[]);
+  }
+
+  countWorkers(): number {
+    return (this.#q.countWorkers.get() as { n: number }).n;
+  }
+
+  close(): void {
+    if (this.#db.open) this.#db.close();
+  }
+}

@@ -1,0 +1,9 @@
+export { FakeClock } from './fake-clock';
+export { describeStoreConformance } from './store-conformance/index';
+export type {
+  StoreFactory,
+  StoreFactoryContext,
+  StoreUnderTest,
+  StoreConformanceOptions,
+} from './store-conformance/index';
+export * from './openai-test-server/index';

@@ -1,0 +1,2 @@
+export { describeStoreConformance } from './describe-store-conformance';
+export type { StoreFactory, StoreFactoryContext, StoreUnderTest, StoreConformanceOptions } from './types';

@@ -1,0 +1,23 @@
+import { initWeights } from '/work/main/packages/tiny-llm/src/model/tiny-weights';
+import { TinyTokenizer } from '/work/main/packages/tiny-llm/src/tokenizer/tiny-tokenizer';
+import { InferenceModel } from '/work/main/packages/tiny-llm/src/model/inference-model';
+import { generateSync } from '/work/main/packages/tiny-llm/src/model/sequence';
+import { TrainerCore } from '/work/main/packages/tiny-llm/src/train/trainer-core';
+import { DEFAULT_TINY_CONFIG, countParams } from '/work/main/packages/tiny-llm/src/model/tiny-config';
+const tok = new TinyTokenizer();
+const config = { ...DEFAULT_TINY_CONFIG, vocabSize: tok.vocabSize };
+console.log('params', countParams(config));
+const w = initWeights({ config, tokenizer: tok.spec, seed: 1 });
+const m = new InferenceModel(w);
+const prompt = tok.encode('Hello world, this is a prompt of some length.');
+let t0 = performance.now();
+const g = generateSync(m, { promptIds: prompt, maxTokens: 200, temperature: 0, topP: 1, seed: 0, stopIds: [], topLogprobs: 0 });
+const dt = performance.now() - t0;
+console.log('gen', g.tokens.length, 'tok/s', (g.tokens.length / dt * 1000).toFixed(0));
+const core = await TrainerCore.create({ weights: w });
+const lp = core.responseLogprobs([{ promptTokenIds: prompt, responseTokenIds: g.tokens.map(t => t.id) }])[0]!;
+let maxd = 0; for (let i = 0; i < lp.length; i++) maxd = Math.max(maxd, Math.abs(lp[i]! - g.tokens[i]!.logprob));
+console.log('max logprob diff', maxd);
+const rows = [{ ids: [...prompt, ...g.tokens.map(t=>t.id)].slice(0,256), mask: new Array(245).fill(1) }];
+const batch = [0,1,2,3].map(()=>rows[0]!);
+for (let i = 0; i < 3; i++) { const r = core.sftStep(batch); console.log('sft step', r.loss.toFixed(3), r.ms.toFixed(0), 'ms', r.tokens); }

@@ -1,0 +1,147 @@
+import { randomInt } from 'node:crypto';
+import { UserError, ValidationError } from '@agl/core/errors';
+import { DEFAULT_TINY_CONFIG, type TinyConfig } from '../model/tiny-config';
+import { initWeights, type TinyWeights } from '../model/tiny-weights';
+import { WeightStore } from '../model/weight-store';
+import type { GenerationParams } from '../model/sequence';
+import { TinyTokenizer, type TokenizerSpec } from '../tokenizer/tiny-tokenizer';
+import { InferenceEngine } from '../worker/inference-engine';
+
+/** What a request sees of the served weights: captured once, so a swap never mixes versions inside a request. */
+export interface ServedModel {
+  version: string;
+  /** The served model id: `<modelName>@<version>`. */
+  modelId: string;
+  tokenizer: TinyTokenizer;
+  config: TinyConfig;
+}
+
+/** Options of {@link TinyModelHost.start}. */
+export interface TinyModelHostOptions {
+  /** Directory of versioned weight files. */
+  weightsDir: string;
+  /** Version to serve first; default the latest in the directory. */
+  version?: string;
+  /** Base of the served model id. Default `agl-tiny`. */
+  modelName?: string;
+  /** When the directory is empty: create version `v0` with fresh weights of this shape (default config, seed 0). */
+  init?: { config?: Partial<Omit<TinyConfig, 'vocabSize'>>; tokenizer?: TokenizerSpec; seed?: number };
+}
+
+/** Owns the inference worker and the currently served weights version. */
+export class TinyModelHost {
+  readonly store: WeightStore;
+  readonly engine: InferenceEngine;
+  readonly modelName: string;
+  #current: ServedModel | undefined;
+  #loading: Promise<ServedModel> = Promise.resolve(undefined as unknown as ServedModel);
+
+  private constructor(store: WeightStore, modelName: string) {
+    this.store = store;
+    this.modelName = modelName;
+    this.engine = new InferenceEngine();
+  }
+
+  /** Starts the worker and loads the first version (creating `v0` when the directory is empty and `init` allows). */
+  static async start(options: TinyModelHostOptions): Promise<TinyModelHost> {
+    const store = new WeightStore({ dir: options.weightsDir });
+    let version = options.version ?? (await store.latest());
+    if (version === undefined) {
+      const tokenizer = options.init?.tokenizer ?? { kind: 'byte-bpe', merges: [] };
+      const vocabSize = new TinyTokenizer(tokenizer).vocabSize;
+      const weights = initWeights({ config: { ...DEFAULT_TINY_CONFIG, ...options.init?.config, vocabSize }, tokenizer, seed: options.init?.seed ?? 0 });
+      version = 'v0';
+      await store.save({ weights, version, meta: { init: true, seed: options.init?.seed ?? 0 } });
+    }
+    const host = new TinyModelHost(store, options.modelName ?? 'agl-tiny');
+    try {
+      await host.loadWeights(version);
+    } catch (err) {
+      await host.engine.close();
+      throw err;
+    }
+    return host;
+  }
+
+  /** The served weights. */
+  get current(): ServedModel {
+    if (!this.#current) throw new UserError('No weights are loaded yet; call loadWeights(version) first.');
+    return this.#current;
+  }
+
+  /**
+   * Loads a saved version and makes it the served one once the worker holds it. Requests that started earlier finish
+   * on the weights they started with; requests after the swap use the new ones. Loads are serialised.
+   */
+  loadWeights(version: string): Promise<ServedModel> {
+    this.#loading = this.#loading.catch(() => undefined).then(async () => {
+      const { weights } = await this.store.load(version);
+      return this.#install(version, weights);
+    });
+    return this.#loading;
+  }
+
+  /** Serves in-memory weights as `version` (saved to the directory first, so the version stays loadable). */
+  async publishWeights(options: { version: string; weights: TinyWeights; meta?: Record<string, unknown> }): Promise<ServedModel> {
+    await this.store.save({ weights: options.weights, version: options.version, meta: options.meta });
+    return this.loadWeights(options.version);
+  }
+
+  /** Checks a prompt fits and fills in generation parameters. */
+  generationParams(options: {
+    served: ServedModel;
+    promptIds: number[];
+    maxTokens: number | undefined;
+    temperature: number;
+    topP: number;
+    seed: number | undefined;
+    topLogprobs: number;
+    forcedPrefix?: number[];
+    bannedIds?: number[];
+  }): GenerationParams {
+    const { config, tokenizer } = options.served;
+    const room = config.maxSeqLen - options.promptIds.length;
+    if (room < 1) {
+      throw new ValidationError(
+        `The prompt has ${options.promptIds.length} tokens; this model's context is ${config.maxSeqLen}. Shorten the messages.`,
+        [{ path: 'messages', message: 'prompt too long' }],
+        { status: 400 },
+      );
+    }
+    for (const id of options.promptIds) {
+      if (!Number.isInteger(id) || id < 0 || id >= config.vocabSize) {
+        throw new ValidationError(`prompt: token id ${id} is outside the vocabulary (0..${config.vocabSize - 1}).`, [{ path: 'prompt', message: 'bad token id' }], { status: 400 });
+      }
+    }
+    return {
+      promptIds: options.promptIds,
+      maxTokens: Math.min(options.maxTokens ?? room, room),
+      temperature: options.temperature,
+      topP: options.topP,
+      seed: options.seed ?? randomInt(0, 2 ** 31),
+      stopIds: [tokenizer.specialId('<|end|>')],
+      forcedPrefix: options.forcedPrefix,
+      bannedIds: options.bannedIds,
+      topLogprobs: options.topLogprobs,
+    };
+  }
+
+  /** Stops the worker. */
+  async close(): Promise<void> {
+    await this.engine.close();
+  }
+
+  async #install(version: string, weights: TinyWeights): Promise<ServedModel> {
+    const served: ServedModel = {
+      version,
+      modelId: `${this.modelName}@${version}`,
+      tokenizer: new TinyTokenizer(weights.tokenizer),
+      config: weights.config,
+    };
+    const previous = this.#current;
+    await this.engine.load(version, weights);
+    this.#current = served;
+    if (previous && previous.version !== version) this.engine.unload(previous.version);
+    return served;
+  }
+}

@@ -1,0 +1,138 @@
+import type { Worker } from 'node:worker_threads';
+import { AglError } from '@agl/core/errors';
+import type { FinishReason, GeneratedToken, GenerationParams } from '../model/sequence';
+import type { TinyWeights } from '../model/tiny-weights';
+import type { InferenceEvent, InferenceRequest } from './protocol';
+import { spawnWorker } from './spawn-worker';
+
+/** One finished choice. */
+export interface EngineChoice {
+  tokens: GeneratedToken[];
+  finishReason: FinishReason;
+}
+
+/** A generation in flight. */
+export interface EngineGeneration {
+  /** Resolves with every choice when all are done. */
+  result: Promise<EngineChoice[]>;
+  /** Stops generating; `result` resolves with what was produced, finish reason `stop`. */
+  cancel(): void;
+}
+
+interface Pending {
+  n: number;
+  choices: Array<{ tokens: GeneratedToken[]; finishReason?: FinishReason }>;
+  onTokens: ((index: number, tokens: GeneratedToken[]) => void) | undefined;
+  resolve: (c: EngineChoice[]) => void;
+  reject: (e: Error) => void;
+  remaining: number;
+}
+
+/** The main-thread handle of the inference worker: load weights, generate, cancel. */
+export class InferenceEngine {
+  readonly #worker: Worker;
+  readonly #pending = new Map<number, Pending>();
+  readonly #loads = new Map<string, Array<() => void>>();
+  #nextId = 1;
+  #closed = false;
+
+  constructor() {
+    this.#worker = spawnWorker('inference-worker');
+    this.#worker.on('message', (e: InferenceEvent) => this.#onEvent(e));
+    this.#worker.on('error', (err) => this.#failAll(err));
+    this.#worker.on('exit', (code) => {
+      if (!this.#closed) this.#failAll(new AglError(`tiny-llm inference worker exited with code ${code}.`));
+    });
+  }
+
+  /** Loads a weights version into the worker (the copy is transferred; the caller's arrays become unusable). */
+  load(version: string, weights: TinyWeights): Promise<void> {
+    return new Promise((resolve) => {
+      const list = this.#loads.get(version) ?? [];
+      list.push(resolve);
+      this.#loads.set(version, list);
+      const msg: InferenceRequest = { type: 'load', version, weights };
+      this.#worker.postMessage(msg, Object.values(weights.params).map((a) => a.buffer as ArrayBuffer));
+    });
+  }
+
+  /** Frees a version in the worker (requests already running on it keep their reference). */
+  unload(version: string): void {
+    this.#post({ type: 'unload', version });
+  }
+
+  /** Starts `n` sequences from one prompt; `onTokens` sees tokens as they come. */
+  generate(options: {
+    version: string;
+    params: GenerationParams;
+    n?: number;
+    onTokens?: (index: number, tokens: GeneratedToken[]) => void;
+  }): EngineGeneration {
+    const id = this.#nextId++;
+    const n = options.n ?? 1;
+    const result = new Promise<EngineChoice[]>((resolve, reject) => {
+      if (this.#closed) {
+        reject(new AglError('The tiny-llm engine is closed; start a new server.'));
+        return;
+      }
+      this.#pending.set(id, {
+        n,
+        choices: Array.from({ length: n }, () => ({ tokens: [] })),
+        onTokens: options.onTokens,
+        resolve,
+        reject,
+        remaining: n,
+      });
+    });
+    this.#post({ type: 'generate', id, version: options.version, params: options.params, n });
+    return {
+      result,
+      cancel: () => {
+        const p = this.#pending.get(id);
+        if (!p) return;
+        this.#post({ type: 'cancel', id });
+        this.#pending.delete(id);
+        p.resolve(p.choices.map((c) => ({ tokens: c.tokens, finishReason: c.finishReason ?? 'stop' })));
+      },
+    };
+  }
+
+  /** Stops the worker. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#failAll(new AglError('The tiny-llm engine was closed while generating.'));
+    await this.#worker.terminate();
+  }
+
+  #post(msg: InferenceRequest): void {
+    if (!this.#closed) this.#worker.postMessage(msg);
+  }
+
+  #onEvent(e: InferenceEvent): void {
+    if (e.type === 'loaded') {
+      for (const r of this.#loads.get(e.version) ?? []) r();
+      this.#loads.delete(e.version);
+      return;
+    }
+    const p = this.#pending.get(e.id);
+    if (!p) return;
+    if (e.type === 'tokens') {
+      p.choices[e.index]!.tokens.push(...e.tokens);
+      p.onTokens?.(e.index, e.tokens);
+    } else if (e.type === 'done') {
+      p.choices[e.index]!.finishReason = e.finishReason;
+      if (--p.remaining === 0) {
+        this.#pending.delete(e.id);
+        p.resolve(p.choices.map((c) => ({ tokens: c.tokens, finishReason: c.finishReason ?? 'stop' })));
+      }
+    } else {
+      this.#pending.delete(e.id);
+      p.reject(new AglError(e.message));
+    }
+  }
+
+  #failAll(err: Error): void {
+    for (const p of this.#pending.values()) p.reject(err);
+    this.#pending.clear();
+  }
+}

@@ -1,0 +1,15 @@
+export { litAgent, toLitAgent, pickRolloutFn, type AgentContext, type AgentLike, type LitAgent, type RolloutFn, type RolloutResult } from './agent/lit-agent';
+export { processAgent, ProcessAgent, type ProcessAgentOptions } from './agent/process-agent';
+export { runFromEnv, readAgentEnv, postRewardEvent, type RunFromEnvResult } from './agent/run-from-env';
+export { Runner, type RunnerOptions } from './runner/runner';
+export type { RunnerHooks, HookEvent, RewardHook, RunnerLogger } from './runner/hooks';
+export type { RunnerStats } from './runner/worker-loop';
+export type { AgentModuleRef } from './runner/worker-processes';
+export { processAgentEnv, llmBaseUrl, type ProcessEndpoints } from './runner/process-env';
+export type { ProcessResult } from './runner/execute-process';
+export { Trainer, type TrainerOptions, type FitResult } from './trainer/trainer';
+export { Baseline, taskIdOf, type BaselineOptions } from './trainer/baseline';
+export type { Algorithm, AlgorithmRunOptions, TraceAdapter } from './trainer/algorithm';
+export { openStore, DEFAULT_STORE_PATH, type OpenedStore } from './trainer/open-store';
+export { progressSnapshot, watchProgress, finalRewardOf, type ProgressSnapshot } from './trainer/progress';
+export { loadDataset, type DatasetSource } from './dataset/load-dataset';

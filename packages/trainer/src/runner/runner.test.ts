@@ -1,0 +1,122 @@
+import { getRewardValue } from '@agl/core/adapters';
+import { MemoryStore } from '@agl/store';
+import { afterEach, describe, expect, it } from 'vitest';
+import { litAgent } from '../agent/lit-agent';
+import { emitReward } from '@agl/core/tracer';
+import { Runner } from './runner';
+import type { RunnerLogger } from './hooks';
+
+const quiet: RunnerLogger = { warn: () => undefined };
+
+async function drain(store: MemoryStore, runner: Runner, ids: string[]): Promise<void> {
+  const running = runner.run();
+  await store.waitForRollouts(ids, { timeoutSeconds: 20 });
+  runner.stop();
+  await running;
+}
+
+describe('Runner (in-process workers)', () => {
+  let store: MemoryStore;
+  afterEach(async () => store?.close());
+
+  it('runs a function agent, turns a numeric return into the final reward span, and marks the attempt succeeded', async () => {
+    store = new MemoryStore({ scanDebounceSeconds: 0 });
+    const seen: unknown[] = [];
+    const agent = async (task: unknown, _resources: unknown, ctx: { workerId: string; mode: unknown }): Promise<number> => {
+      seen.push([task, ctx.workerId, ctx.mode]);
+      return 0.75;
+    };
+    const r = await store.enqueueRollout({ input: { q: 1 }, mode: 'train' });
+    await drain(store, new Runner({ store, agent: agent as never, pollIntervalSeconds: 0.01, logger: quiet }), [r.rolloutId]);
+    const done = await store.getRolloutById(r.rolloutId);
+    expect(done?.status).toBe('succeeded');
+    const spans = (await store.querySpans({ rolloutId: r.rolloutId })).items;
+    expect(spans.map(getRewardValue).filter((v) => v !== null)).toEqual([0.75]);
+    expect(seen).toEqual([[{ q: 1 }, 'Worker-1', 'train']]);
+    const worker = await store.getWorkerById('Worker-1');
+    expect(worker).not.toBeNull();
+  });
+
+  it('records a throw as an exception span, fails the attempt, and retries per the rollout config', async () => {
+    store = new MemoryStore({ scanDebounceSeconds: 0 });
+    let calls = 0;
+    const agent = litAgent({
+      rollout: async () => {
+        calls += 1;
+        throw new Error(`boom ${calls}`);
+      },
+    });
+    const r = await store.enqueueRollout({ input: 'x', config: { maxAttempts: 3, retryCondition: ['failed'] } });
+    await drain(store, new Runner({ store, agent, nWorkers: 2, pollIntervalSeconds: 0.01, logger: quiet }), [r.rolloutId]);
+    expect((await store.getRolloutById(r.rolloutId))?.status).toBe('failed');
+    const attempts = (await store.queryAttempts({ rolloutId: r.rolloutId })).items;
+    expect(attempts.map((a) => a.status)).toEqual(['failed', 'failed', 'failed']);
+    const spans = (await store.querySpans({ rolloutId: r.rolloutId })).items;
+    const exceptions = spans.filter((s) => s.name === 'agentlightning.exception');
+    expect(exceptions).toHaveLength(3);
+    expect(exceptions.map((s) => s.attributes['exception.message']).sort()).toEqual(['boom 1', 'boom 2', 'boom 3']);
+  });
+
+  it('calls hooks in order, dispatches train/val variants, and uses the reward hook only when no reward exists', async () => {
+    store = new MemoryStore({ scanDebounceSeconds: 0 });
+    const order: string[] = [];
+    const agent = litAgent({
+      rollout: async () => undefined,
+      trainingRollout: async (task) => {
+        order.push(`train:${String(task)}`);
+        emitReward(0.1);
+      },
+      validationRollout: async (task) => {
+        order.push(`val:${String(task)}`);
+        return 'not-a-reward' as never;
+      },
+    });
+    const rewardCalls: unknown[] = [];
+    const a = await store.enqueueRollout({ input: 'a', mode: 'train' });
+    const b = await store.enqueueRollout({ input: 'b', mode: 'val' });
+    const runner = new Runner({
+      store,
+      agent,
+      pollIntervalSeconds: 0.01,
+      logger: quiet,
+      reward: (task, result, spans) => {
+        rewardCalls.push([task, result, spans.length]);
+        return 0.9;
+      },
+      hooks: {
+        onRolloutStart: ({ rollout }) => void order.push(`start:${String(rollout.input)}`),
+        onTraceStart: () => void order.push('traceStart'),
+        onTraceEnd: () => void order.push('traceEnd'),
+        onRolloutEnd: ({ status }) => void order.push(`end:${status}`),
+      },
+    });
+    await drain(store, runner, [a.rolloutId, b.rolloutId]);
+    expect(order).toEqual(['start:a', 'traceStart', 'train:a', 'traceEnd', 'end:succeeded', 'start:b', 'traceStart', 'val:b', 'traceEnd', 'end:succeeded']);
+    expect(rewardCalls).toEqual([['b', 'not-a-reward', 0]]);
+    const rewardsOf = async (id: string): Promise<number[]> =>
+      (await store.querySpans({ rolloutId: id })).items.map(getRewardValue).filter((v): v is number => v !== null);
+    expect(await rewardsOf(a.rolloutId)).toEqual([0.1]);
+    expect(await rewardsOf(b.rolloutId)).toEqual([0.9]);
+  });
+
+  it('stops after maxRollouts and hands the latest resources to the agent', async () => {
+    store = new MemoryStore({ scanDebounceSeconds: 0 });
+    await store.addResources({ llm: { resourceType: 'llm', endpoint: 'http://127.0.0.1:1/v1', model: 'm' } });
+    const models: string[] = [];
+    await store.enqueueRollouts([{ input: 1 }, { input: 2 }, { input: 3 }]);
+    const runner = new Runner({
+      store,
+      agent: async (_task, resources) => {
+        const llm = resources.llm;
+        models.push(llm?.resourceType === 'llm' ? llm.model : 'none');
+      },
+      maxRollouts: 2,
+      pollIntervalSeconds: 0.01,
+      logger: quiet,
+    });
+    const stats = await runner.run();
+    expect(stats).toEqual({ started: 2, succeeded: 2, failed: 0 });
+    expect(models).toEqual(['m', 'm']);
+    expect((await store.queryRollouts({ statusIn: ['queuing'] })).total).toBe(1);
+  });
+});

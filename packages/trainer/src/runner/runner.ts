@@ -1,0 +1,139 @@
+import { systemClock, type AttemptedRollout, type Clock, type LightningStore, type NamedResources } from '@agl/core';
+import { UserError } from '@agl/core/errors';
+import type { RolloutTracer } from '@agl/core/tracer';
+import { toLitAgent, type AgentLike } from '../agent/lit-agent';
+import { ProcessAgent } from '../agent/process-agent';
+import { executeInProcess } from './execute-in-process';
+import { executeProcess } from './execute-process';
+import { stderrLogger, type RewardHook, type RunnerHooks, type RunnerLogger } from './hooks';
+import { startLoopbackServer, type LoopbackServer } from './loopback-server';
+import type { ProcessEndpoints } from './process-env';
+import { runWorkerLoop, type RunnerStats } from './worker-loop';
+import { superviseWorkerProcesses, type AgentModuleRef } from './worker-processes';
+
+/** Options of {@link Runner}. */
+export interface RunnerOptions {
+  store: LightningStore;
+  /** A rollout function, a LitAgent, or a `processAgent({ command })`. */
+  agent?: AgentLike | ProcessAgent;
+  /** Concurrent workers (default 1), named `Worker-{offset+1}` … */
+  nWorkers?: number;
+  workerIdOffset?: number;
+  /**
+   * `async` (default): workers are async loops in this process. `process`: each worker is a child Node process that
+   * loads `agentModule` and talks to the store over HTTP; a crashed worker is replaced, and its attempt is closed by
+   * the store's watchdog (`unresponsiveSeconds`) and retried per the rollout config.
+   */
+  workerMode?: 'async' | 'process';
+  /** Module exporting the agent, for `workerMode: 'process'`. */
+  agentModule?: AgentModuleRef;
+  /** The store's HTTP endpoint for child processes; without it the runner serves `store` on a loopback port itself. */
+  storeEndpoint?: ProcessEndpoints;
+  hooks?: RunnerHooks;
+  reward?: RewardHook;
+  logger?: RunnerLogger;
+  clock?: Clock;
+  tracer?: RolloutTracer;
+  /** Seconds between polls of an empty queue (default 0.5). */
+  pollIntervalSeconds?: number;
+  /** Seconds between worker and attempt heartbeats (default 10; ≤ 0 disables). */
+  heartbeatIntervalSeconds?: number;
+  /** Stop after this many attempts in total (default unlimited). */
+  maxRollouts?: number;
+}
+
+/**
+ * Runs an agent against a store with N workers: dequeue (`Worker-{n}`), fetch resources, run inside the rollout
+ * context, record exceptions, finish the attempt (the store applies retries). `run()` resolves after `stop()` (or
+ * the signal) once in-flight attempts finish, or when `maxRollouts` is reached.
+ */
+export class Runner {
+  readonly #options: RunnerOptions;
+  readonly #stop = new AbortController();
+  readonly stats: RunnerStats = { started: 0, succeeded: 0, failed: 0 };
+
+  constructor(options: RunnerOptions) {
+    const nWorkers = options.nWorkers ?? 1;
+    if (!Number.isInteger(nWorkers) || nWorkers < 1) throw new UserError(`Runner nWorkers must be an integer ≥ 1; got ${String(options.nWorkers)}.`);
+    if (options.workerMode === 'process' && !options.agentModule) {
+      throw new UserError("Runner workerMode 'process' needs agentModule: { path: '/abs/agent.ts', exportName: 'agent' } so each worker process can load the agent.");
+    }
+    if (options.workerMode !== 'process' && options.agent === undefined) throw new UserError('Runner needs an agent (a rollout function, litAgent(...) or processAgent(...)).');
+    this.#options = options;
+  }
+
+  /** Ask the workers to stop after their current attempt. */
+  stop(): void {
+    this.#stop.abort(new Error('runner stopped'));
+  }
+
+  get stopped(): boolean {
+    return this.#stop.signal.aborted;
+  }
+
+  /** Run until stopped (or `signal` aborts, or `maxRollouts` is reached). Returns the counters. */
+  async run(options: { signal?: AbortSignal } = {}): Promise<RunnerStats> {
+    const signal = options.signal ? AbortSignal.any([options.signal, this.#stop.signal]) : this.#stop.signal;
+    const o = this.#options;
+    const logger = o.logger ?? stderrLogger;
+    const clock = o.clock ?? systemClock;
+    const nWorkers = o.nWorkers ?? 1;
+    const offset = o.workerIdOffset ?? 0;
+    const heartbeatIntervalSeconds = o.heartbeatIntervalSeconds ?? 10;
+    const needsServer = o.workerMode === 'process' || ProcessAgent.isInstance(o.agent);
+    let loopback: LoopbackServer | undefined;
+    if (needsServer && !o.storeEndpoint) loopback = await startLoopbackServer(o.store);
+    const endpoints = o.storeEndpoint ?? loopback?.endpoints;
+    try {
+      if (o.workerMode === 'process') {
+        await superviseWorkerProcesses({
+          agentModule: o.agentModule!,
+          endpoints: endpoints!,
+          nWorkers,
+          workerIdOffset: offset,
+          pollIntervalSeconds: o.pollIntervalSeconds ?? 0.5,
+          heartbeatIntervalSeconds,
+          maxRollouts: o.maxRollouts,
+          store: o.store,
+          stats: this.stats,
+          signal,
+          logger,
+        });
+        return this.stats;
+      }
+      const execute = this.#executor({ logger, clock, heartbeatIntervalSeconds, signal, endpoints });
+      const budget = { remaining: o.maxRollouts ?? Number.POSITIVE_INFINITY };
+      const loops = Array.from({ length: nWorkers }, (_, i) =>
+        runWorkerLoop({
+          store: o.store,
+          workerId: `Worker-${offset + i + 1}`,
+          execute: (rollout, resources, resourcesId) => execute(rollout, resources, resourcesId, `Worker-${offset + i + 1}`),
+          pollIntervalSeconds: o.pollIntervalSeconds ?? 0.5,
+          heartbeatIntervalSeconds,
+          budget,
+          stats: this.stats,
+          signal,
+          logger,
+          clock,
+        }),
+      );
+      await Promise.all(loops);
+      return this.stats;
+    } finally {
+      await loopback?.close();
+    }
+  }
+
+  #executor(env: { logger: RunnerLogger; clock: Clock; heartbeatIntervalSeconds: number; signal: AbortSignal; endpoints?: ProcessEndpoints }) {
+    const o = this.#options;
+    const hooks = o.hooks ?? {};
+    if (ProcessAgent.isInstance(o.agent)) {
+      const agent = o.agent;
+      return (rollout: AttemptedRollout, resources: NamedResources, resourcesId: string | null, workerId: string) =>
+        executeProcess({ ...env, store: o.store, agent, rollout, resources, resourcesId, workerId, endpoints: env.endpoints!, hooks, reward: o.reward });
+    }
+    const agent = toLitAgent(o.agent as AgentLike);
+    return (rollout: AttemptedRollout, resources: NamedResources, resourcesId: string | null, workerId: string) =>
+      executeInProcess({ ...env, store: o.store, agent, rollout, resources, resourcesId, workerId, hooks, reward: o.reward, tracer: o.tracer });
+  }
+}

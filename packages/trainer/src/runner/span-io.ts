@@ -1,0 +1,41 @@
+import type { LightningStore, Span } from '@agl/core';
+import { getRewardValue } from '@agl/core/adapters';
+import { emitException, emitReward, getAglTracer, withRolloutContext, type RolloutContext } from '@agl/core/tracer';
+
+/**
+ * The runner's only touch points with the tracer: writing reward/exception spans inside a rollout context, flushing,
+ * and reading an attempt's spans back.
+ */
+
+/** Flush the tracer of a rollout context (or the process-wide one) so every span of the attempt is in the store. */
+export async function flushSpans(ctx: RolloutContext): Promise<void> {
+  await (ctx.tracer ?? getAglTracer()).forceFlush();
+}
+
+/** Write a final reward span for the attempt of `ctx`, then flush. */
+export async function writeRewardSpan(ctx: RolloutContext, value: number): Promise<void> {
+  await withRolloutContext(ctx, async () => {
+    emitReward(value);
+  });
+  await flushSpans(ctx);
+}
+
+/** Write an exception span for the attempt of `ctx`, then flush. */
+export async function writeExceptionSpan(ctx: RolloutContext, error: unknown): Promise<void> {
+  const err = error instanceof Error ? error : new Error(String(error));
+  await withRolloutContext(ctx, async () => {
+    emitException(err);
+  });
+  await flushSpans(ctx);
+}
+
+/** Every span of one attempt, in sequence order. */
+export async function attemptSpans(store: LightningStore, rolloutId: string, attemptId: string): Promise<Span[]> {
+  const page = await store.querySpans({ rolloutId, attemptId, sortBy: 'sequenceId', sortOrder: 'asc' });
+  return page.items;
+}
+
+/** True when any span carries a reward (emitted reward span or a reward event). */
+export function hasReward(spans: readonly Span[]): boolean {
+  return spans.some((s) => getRewardValue(s) !== null);
+}

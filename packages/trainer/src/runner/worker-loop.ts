@@ -1,0 +1,110 @@
+import { hostname, platform } from 'node:os';
+import type { AttemptedRollout, Clock, LightningStore, NamedResources } from '@agl/core';
+import type { RunnerLogger } from './hooks';
+
+/** Counters one runner shares across its workers (also sent as heartbeat stats). */
+export interface RunnerStats {
+  started: number;
+  succeeded: number;
+  failed: number;
+}
+
+/** Options of {@link runWorkerLoop}. */
+export interface WorkerLoopOptions {
+  store: LightningStore;
+  workerId: string;
+  /** Runs one dequeued attempt and returns its status. */
+  execute: (rollout: AttemptedRollout, resources: NamedResources, resourcesId: string | null) => Promise<'succeeded' | 'failed'>;
+  pollIntervalSeconds: number;
+  /** Seconds between `updateWorker` heartbeats; ≤ 0 disables them. */
+  heartbeatIntervalSeconds: number;
+  /** Attempts left to this runner (shared by its workers); the loop ends at 0. */
+  budget: { remaining: number };
+  stats: RunnerStats;
+  signal: AbortSignal;
+  logger: RunnerLogger;
+  clock: Clock;
+}
+
+/**
+ * One worker (AGL 0.3 `iter`): dequeue with the worker id, fetch the rollout's resources (pinned id, else the latest,
+ * else none), execute, repeat until stopped. Polls with `pollIntervalSeconds` while the queue is empty.
+ */
+export async function runWorkerLoop(options: WorkerLoopOptions): Promise<void> {
+  const { store, workerId, signal, logger, stats } = options;
+  const stopHeartbeat = startWorkerHeartbeat(options);
+  try {
+    await store.updateWorker(workerId, { heartbeatStats: heartbeatStats(stats, options.clock) }).catch(() => undefined);
+    while (!signal.aborted) {
+      if (options.budget.remaining <= 0) break;
+      options.budget.remaining -= 1;
+      let rollout: AttemptedRollout | null = null;
+      try {
+        rollout = await store.dequeueRollout({ workerId });
+      } catch (err) {
+        if (signal.aborted) break;
+        logger.warn(`${workerId}: dequeue failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      if (!rollout) {
+        options.budget.remaining += 1;
+        await sleep(options.pollIntervalSeconds * 1000, signal);
+        continue;
+      }
+      stats.started += 1;
+      const { resources, resourcesId } = await fetchResources(store, rollout, logger);
+      const status = await options.execute(rollout, resources, resourcesId);
+      if (status === 'succeeded') stats.succeeded += 1;
+      else stats.failed += 1;
+    }
+  } finally {
+    stopHeartbeat();
+  }
+}
+
+async function fetchResources(store: LightningStore, rollout: AttemptedRollout, logger: RunnerLogger): Promise<{ resources: NamedResources; resourcesId: string | null }> {
+  try {
+    const update = rollout.resourcesId ? await store.getResourcesById(rollout.resourcesId) : await store.getLatestResources();
+    if (update) return { resources: update.resources, resourcesId: update.resourcesId };
+    if (rollout.resourcesId) logger.warn(`rollout ${rollout.rolloutId} names resources ${rollout.resourcesId}, which the store does not have; running with none.`);
+  } catch (err) {
+    logger.warn(`fetching resources for ${rollout.rolloutId} failed: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return { resources: {}, resourcesId: rollout.resourcesId ?? null };
+}
+
+function heartbeatStats(stats: RunnerStats, clock: Clock): { [key: string]: string | number } {
+  return {
+    timestamp: new Date(clock.now() * 1000).toISOString(),
+    host: hostname(),
+    os: platform(),
+    pid: process.pid,
+    rollouts_started: stats.started,
+    rollouts_succeeded: stats.succeeded,
+    rollouts_failed: stats.failed,
+  };
+}
+
+function startWorkerHeartbeat(options: WorkerLoopOptions): () => void {
+  if (!(options.heartbeatIntervalSeconds > 0)) return () => undefined;
+  const timer = setInterval(() => {
+    options.store.updateWorker(options.workerId, { heartbeatStats: heartbeatStats(options.stats, options.clock) }).catch((err: unknown) => {
+      options.logger.warn(`${options.workerId}: heartbeat failed: ${err instanceof Error ? err.message : String(err)}`);
+    });
+  }, options.heartbeatIntervalSeconds * 1000);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** Sleep that ends early when `signal` aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

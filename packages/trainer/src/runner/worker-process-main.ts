@@ -1,0 +1,43 @@
+/**
+ * Entry of a runner worker process (`workerMode: 'process'`): loads the agent module, connects to the store over
+ * HTTP, and runs one worker loop until the parent says stop. Reports each finished attempt over IPC.
+ */
+import { pathToFileURL } from 'node:url';
+import { StoreClient } from '@agl/store/client';
+import { Runner } from './runner';
+import type { WorkerMessage, WorkerProcessConfig } from './worker-processes';
+
+async function main(): Promise<void> {
+  const config = JSON.parse(process.env.AGL_WORKER_CONFIG ?? '{}') as WorkerProcessConfig;
+  const mod = (await import(pathToFileURL(config.agentModule.path).href)) as Record<string, unknown>;
+  const agent = mod[config.agentModule.exportName ?? 'agent'];
+  const store = new StoreClient({ url: config.storeUrl, token: config.token ?? undefined });
+  const send = (msg: WorkerMessage): void => {
+    if (process.connected) process.send?.(msg);
+  };
+  const runner = new Runner({
+    store,
+    agent: agent as never,
+    nWorkers: 1,
+    workerIdOffset: config.workerIndex,
+    pollIntervalSeconds: config.pollIntervalSeconds,
+    heartbeatIntervalSeconds: config.heartbeatIntervalSeconds,
+    hooks: {
+      onRolloutStart: () => send({ type: 'started' }),
+      onRolloutEnd: (e) => send({ type: 'attempt', status: e.status }),
+    },
+  });
+  process.on('message', (msg: { type?: string }) => {
+    if (msg?.type === 'stop') runner.stop();
+  });
+  process.on('SIGTERM', () => runner.stop());
+  process.on('disconnect', () => runner.stop());
+  await runner.run();
+  await store.close();
+  process.exit(0);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`[agl worker] ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,87 @@
+import { createHash } from 'node:crypto';
+import type { JsonObject, JsonValue, LightningStore, Rollout, RolloutConfigInput, RolloutMode, Trajectory } from '@agl/core';
+import { UserError } from '@agl/core/errors';
+import type { Algorithm, AlgorithmRunOptions } from './algorithm';
+import { sleep } from '../runner/worker-loop';
+
+/** Options of {@link Baseline}. */
+export interface BaselineOptions {
+  /** Passes over train + val (default 1). */
+  nEpochs?: number;
+  /** Enqueue only while at most this many rollouts are queuing/requeuing (default 16). */
+  maxQueueLength?: number;
+  /** Seconds between queue-length polls (default 0.05). */
+  pollIntervalSeconds?: number;
+  /** Rollout config for every rollout, or per task. */
+  rolloutConfig?: RolloutConfigInput | ((task: unknown, index: number, mode: RolloutMode) => RolloutConfigInput | undefined);
+  /** Called with each finished rollout's trajectory (latest attempt). */
+  onTrajectory?: (trajectory: Trajectory, rollout: Rollout) => void;
+}
+
+/** The task id the algorithm records in `metadata.task_id` (Contract 3): `task.id` / `task.task_id`, else a hash. */
+export function taskIdOf(task: unknown): string {
+  if (task !== null && typeof task === 'object') {
+    const t = task as Record<string, unknown>;
+    for (const key of ['task_id', 'taskId', 'id']) {
+      if (typeof t[key] === 'string' || typeof t[key] === 'number') return String(t[key]);
+    }
+  }
+  return createHash('sha256').update(JSON.stringify(task ?? null)).digest('hex').slice(0, 16);
+}
+
+/**
+ * Runs every task once per epoch with no learning (AGL 0.3 `Baseline`): `train` as mode `train`, `val` as `val`,
+ * posts the initial resources as `default`, keeps the queue short, and reads each rollout's trajectory back.
+ */
+export class Baseline implements Algorithm {
+  readonly name = 'baseline';
+  readonly #options: BaselineOptions;
+  /** Trajectories of every finished rollout, in completion order. */
+  readonly trajectories: Trajectory[] = [];
+  /** Every rollout this algorithm enqueued, final state. */
+  readonly rollouts: Rollout[] = [];
+
+  constructor(options: BaselineOptions = {}) {
+    const nEpochs = options.nEpochs ?? 1;
+    if (!Number.isInteger(nEpochs) || nEpochs < 1) throw new UserError(`Baseline nEpochs must be an integer ≥ 1; got ${String(options.nEpochs)}.`);
+    this.#options = options;
+  }
+
+  async run({ store, train, val, adapter, initialResources, signal }: AlgorithmRunOptions): Promise<void> {
+    const samples: [unknown, RolloutMode, number][] = [...train.map((t, i) => [t, 'train', i] as [unknown, RolloutMode, number]), ...val.map((t, i) => [t, 'val', i] as [unknown, RolloutMode, number])];
+    if (samples.length === 0) throw new UserError('Baseline has nothing to run: both the train and val datasets are empty.');
+    let resourcesId: string | null = null;
+    if (initialResources) resourcesId = (await store.updateResources('default', initialResources)).resourcesId;
+    const maxQueue = this.#options.maxQueueLength ?? 16;
+    const pollMs = (this.#options.pollIntervalSeconds ?? 0.05) * 1000;
+    for (let epoch = 0; epoch < (this.#options.nEpochs ?? 1) && !signal.aborted; epoch += 1) {
+      const harvests: Promise<void>[] = [];
+      for (const [task, mode, index] of samples) {
+        while (!signal.aborted && (await queueLength(store)) > maxQueue) await sleep(pollMs, signal);
+        if (signal.aborted) break;
+        const config = typeof this.#options.rolloutConfig === 'function' ? this.#options.rolloutConfig(task, index, mode) : this.#options.rolloutConfig;
+        const metadata: JsonObject = { task_id: taskIdOf(task), epoch };
+        const rollout = await store.enqueueRollout({ input: task as JsonValue, mode, resourcesId, config: config ?? undefined, metadata });
+        harvests.push(this.#harvest(store, rollout.rolloutId, adapter, signal));
+      }
+      await Promise.all(harvests);
+    }
+  }
+
+  async #harvest(store: LightningStore, rolloutId: string, adapter: AlgorithmRunOptions['adapter'], signal: AbortSignal): Promise<void> {
+    let finished: Rollout | undefined;
+    while (!finished && !signal.aborted) [finished] = await store.waitForRollouts([rolloutId], { timeoutSeconds: 1 });
+    if (!finished) return;
+    this.rollouts.push(finished);
+    const attempt = await store.getLatestAttempt(rolloutId);
+    if (!attempt) return;
+    const spans = (await store.querySpans({ rolloutId, attemptId: attempt.attemptId, sortBy: 'sequenceId' })).items;
+    const trajectory = await adapter.adapt(spans, finished);
+    this.trajectories.push(trajectory);
+    this.#options.onTrajectory?.(trajectory, finished);
+  }
+}
+
+async function queueLength(store: LightningStore): Promise<number> {
+  return (await store.queryRollouts({ statusIn: ['queuing', 'requeuing'], limit: 0 })).total;
+}

@@ -1,0 +1,7 @@
+import { TraceToTransitions } from '@agl/core/adapters';
+import type { TraceAdapter } from './algorithm';
+
+/** The trainer's default adapter: `TraceToTransitions` with AGL 0.3's defaults. */
+export async function defaultAdapter(): Promise<TraceAdapter> {
+  return new TraceToTransitions();
+}

@@ -1,0 +1,32 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import type { LightningStore } from '@agl/core';
+import { StoreClient } from '@agl/store/client';
+import { SqliteStore } from '@agl/store/sqlite';
+
+/** Default embedded store file, relative to the working directory. */
+export const DEFAULT_STORE_PATH = '.agl/store.sqlite';
+
+/** A store the trainer opened itself (and closes at the end), or one it was given. */
+export interface OpenedStore {
+  store: LightningStore;
+  /** The HTTP endpoint when the store is a `StoreClient`. */
+  url: string | null;
+  token: string | null;
+  owned: boolean;
+}
+
+/**
+ * Resolve the trainer's store: an instance as given; a `http(s)://` URL → `StoreClient`; otherwise an embedded
+ * `SqliteStore` at the path (default `.agl/store.sqlite`).
+ */
+export async function openStore(options: { store?: LightningStore | string | null; storePath?: string; token?: string | null }): Promise<OpenedStore> {
+  const { store } = options;
+  if (store && typeof store === 'object') return { store, url: null, token: options.token ?? null, owned: false };
+  if (typeof store === 'string' && /^https?:\/\//u.test(store)) {
+    return { store: new StoreClient({ url: store, token: options.token ?? undefined }), url: store, token: options.token ?? null, owned: true };
+  }
+  const path = resolve(typeof store === 'string' ? store : (options.storePath ?? DEFAULT_STORE_PATH));
+  await mkdir(dirname(path), { recursive: true });
+  return { store: new SqliteStore({ path }), url: null, token: null, owned: true };
+}

@@ -1,0 +1,91 @@
+import type { LightningStore, RolloutStatus } from '@agl/core';
+import { getRewardValue } from '@agl/core/adapters';
+
+/** A point-in-time view of a run, for progress displays. */
+export interface ProgressSnapshot {
+  queuing: number;
+  running: number;
+  succeeded: number;
+  failed: number;
+  cancelled: number;
+  /** Rollouts enqueued so far. */
+  total: number;
+  /** Mean final reward over finished rollouts that have one; null when none has. */
+  meanReward: number | null;
+  /** Finished rollouts per second since the start. */
+  rate: number;
+  elapsedSeconds: number;
+}
+
+const TERMINAL: RolloutStatus[] = ['succeeded', 'failed', 'cancelled'];
+
+/** The final reward of a rollout's latest attempt (the last span carrying a reward), or null. */
+export async function finalRewardOf(store: LightningStore, rolloutId: string): Promise<number | null> {
+  const spans = (await store.querySpans({ rolloutId, attemptId: 'latest', sortBy: 'sequenceId', sortOrder: 'desc' })).items;
+  for (const span of spans) {
+    const value = getRewardValue(span);
+    if (value !== null) return value;
+  }
+  return null;
+}
+
+/** Compute a {@link ProgressSnapshot}; `rewards` caches final rewards of terminal rollouts between calls. */
+export async function progressSnapshot(store: LightningStore, rewards: Map<string, number | null>, startedAt: number): Promise<ProgressSnapshot> {
+  const count = async (statusIn: RolloutStatus[]): Promise<number> => (await store.queryRollouts({ statusIn, limit: 0 })).total;
+  const [queuing, running, succeeded, failed, cancelled, total] = await Promise.all([
+    count(['queuing', 'requeuing']),
+    count(['preparing', 'running']),
+    count(['succeeded']),
+    count(['failed']),
+    count(['cancelled']),
+    store.queryRollouts({ limit: 0 }).then((p) => p.total),
+  ]);
+  if (rewards.size < succeeded + failed + cancelled) {
+    const terminal = (await store.queryRollouts({ statusIn: TERMINAL })).items;
+    for (const r of terminal) {
+      if (!rewards.has(r.rolloutId)) rewards.set(r.rolloutId, await finalRewardOf(store, r.rolloutId));
+    }
+  }
+  const values = [...rewards.values()].filter((v): v is number => v !== null);
+  const elapsedSeconds = (Date.now() - startedAt) / 1000;
+  return {
+    queuing,
+    running,
+    succeeded,
+    failed,
+    cancelled,
+    total,
+    meanReward: values.length > 0 ? values.reduce((a, b) => a + b, 0) / values.length : null,
+    rate: elapsedSeconds > 0 ? (succeeded + failed + cancelled) / elapsedSeconds : 0,
+    elapsedSeconds,
+  };
+}
+
+/** Poll the store and report snapshots until `stop()`, which reports (and returns) a final one. */
+export function watchProgress(options: { store: LightningStore; intervalSeconds: number; onProgress?: (s: ProgressSnapshot) => void; startedAt: number }): {
+  stop(): Promise<ProgressSnapshot | null>;
+  last(): ProgressSnapshot | null;
+} {
+  const rewards = new Map<string, number | null>();
+  let last: ProgressSnapshot | null = null;
+  let busy: Promise<void> = Promise.resolve();
+  const tick = (): Promise<void> =>
+    (busy = busy.then(async () => {
+      try {
+        last = await progressSnapshot(options.store, rewards, options.startedAt);
+        options.onProgress?.(last);
+      } catch {
+        // A progress poll must never break the run (e.g. the store closed meanwhile).
+      }
+    }));
+  const timer = options.onProgress ? setInterval(() => void tick(), options.intervalSeconds * 1000) : undefined;
+  timer?.unref();
+  return {
+    async stop() {
+      if (timer) clearInterval(timer);
+      await tick();
+      return last;
+    },
+    last: () => last,
+  };
+}

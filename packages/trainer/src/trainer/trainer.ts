@@ -1,0 +1,114 @@
+import type { LightningStore, NamedResourcesInput } from '@agl/core';
+import { UserError } from '@agl/core/errors';
+import type { RolloutTracer } from '@agl/core/tracer';
+import type { AgentLike } from '../agent/lit-agent';
+import type { ProcessAgent } from '../agent/process-agent';
+import { loadDataset, type DatasetSource } from '../dataset/load-dataset';
+import type { RewardHook, RunnerHooks, RunnerLogger } from '../runner/hooks';
+import { Runner } from '../runner/runner';
+import type { RunnerStats } from '../runner/worker-loop';
+import type { AgentModuleRef } from '../runner/worker-processes';
+import type { Algorithm, TraceAdapter } from './algorithm';
+import { Baseline } from './baseline';
+import { defaultAdapter } from './default-adapter';
+import { openStore } from './open-store';
+import { watchProgress, type ProgressSnapshot } from './progress';
+
+/** Options of {@link Trainer}. */
+export interface TrainerOptions {
+  /** Default: `new Baseline()`. */
+  algorithm?: Algorithm;
+  /** A store instance, a store URL (`StoreClient`), or a SQLite path; default `.agl/store.sqlite` (embedded). */
+  store?: LightningStore | string;
+  /** Bearer token for a store URL. */
+  storeToken?: string;
+  /** Runner workers (default 1). */
+  nRunners?: number;
+  /** `process` runs each runner in its own Node process (needs `agentModule`). */
+  workerMode?: 'async' | 'process';
+  agentModule?: AgentModuleRef;
+  adapter?: TraceAdapter;
+  initialResources?: NamedResourcesInput;
+  hooks?: RunnerHooks;
+  reward?: RewardHook;
+  logger?: RunnerLogger;
+  tracer?: RolloutTracer;
+  pollIntervalSeconds?: number;
+  heartbeatIntervalSeconds?: number;
+  /** Called about once per `progressIntervalSeconds` (default 1) and once at the end. */
+  onProgress?: (snapshot: ProgressSnapshot) => void;
+  progressIntervalSeconds?: number;
+}
+
+/** What `fit` and `dev` return. */
+export interface FitResult {
+  runner: RunnerStats;
+  progress: ProgressSnapshot | null;
+  durationSeconds: number;
+}
+
+/**
+ * Wires an algorithm, a store and N runners (AGL 0.3 `Trainer`): `fit` runs the algorithm to completion while the
+ * runners execute the agent, then stops the runners; `dev` does the same with `Baseline` (no learning).
+ */
+export class Trainer {
+  readonly #options: TrainerOptions;
+
+  constructor(options: TrainerOptions = {}) {
+    const n = options.nRunners ?? 1;
+    if (!Number.isInteger(n) || n < 1) throw new UserError(`Trainer nRunners must be an integer ≥ 1; got ${String(options.nRunners)}.`);
+    this.#options = options;
+  }
+
+  /** Train `agent` on `train` (and validate on `val`) with the configured algorithm. */
+  async fit(agent: AgentLike | ProcessAgent | undefined, data: { train?: DatasetSource; val?: DatasetSource; signal?: AbortSignal } = {}): Promise<FitResult> {
+    return this.#execute(agent, this.#options.algorithm ?? new Baseline(), data);
+  }
+
+  /** Run `dataset` once with `Baseline` (or the configured algorithm when it is a Baseline): a dry run, no learning. */
+  async dev(agent: AgentLike | ProcessAgent | undefined, data: { dataset?: DatasetSource; val?: DatasetSource; signal?: AbortSignal } = {}): Promise<FitResult> {
+    const algorithm = this.#options.algorithm instanceof Baseline ? this.#options.algorithm : new Baseline();
+    return this.#execute(agent, algorithm, { train: data.dataset, val: data.val, signal: data.signal });
+  }
+
+  async #execute(agent: AgentLike | ProcessAgent | undefined, algorithm: Algorithm, data: { train?: DatasetSource; val?: DatasetSource; signal?: AbortSignal }): Promise<FitResult> {
+    const o = this.#options;
+    const started = Date.now();
+    const [train, val] = await Promise.all([loadDataset(data.train), loadDataset(data.val)]);
+    const opened = await openStore({ store: o.store, token: o.storeToken });
+    const stop = new AbortController();
+    const signal = data.signal ? AbortSignal.any([data.signal, stop.signal]) : stop.signal;
+    const runner = new Runner({
+      store: opened.store,
+      agent,
+      nWorkers: o.nRunners ?? 1,
+      workerMode: o.workerMode,
+      agentModule: o.agentModule,
+      storeEndpoint: opened.url ? { storeUrl: opened.url, token: opened.token } : undefined,
+      hooks: o.hooks,
+      reward: o.reward,
+      logger: o.logger,
+      tracer: o.tracer,
+      pollIntervalSeconds: o.pollIntervalSeconds ?? 0.05,
+      heartbeatIntervalSeconds: o.heartbeatIntervalSeconds,
+    });
+    const watcher = watchProgress({ store: opened.store, intervalSeconds: o.progressIntervalSeconds ?? 1, onProgress: o.onProgress, startedAt: started });
+    const running = runner.run({ signal });
+    let runnerError: unknown;
+    running.catch((err: unknown) => {
+      runnerError = err;
+      stop.abort(err);
+    });
+    let progress: ProgressSnapshot | null = null;
+    try {
+      await algorithm.run({ store: opened.store, train, val, adapter: o.adapter ?? (await defaultAdapter()), initialResources: o.initialResources, signal });
+      if (runnerError) throw runnerError;
+    } finally {
+      runner.stop();
+      await running.catch(() => undefined);
+      progress = await watcher.stop();
+      if (opened.owned) await opened.store.close();
+    }
+    return { runner: runner.stats, progress, durationSeconds: (Date.now() - started) / 1000 };
+  }
+}
