@@ -3,8 +3,8 @@ import { defineProject, mergeConfig, type ViteUserConfig } from 'vitest/config';
 /** Shared per-package vitest settings: resolve workspace packages to their TypeScript sources. */
 export function aglVitestProject(name: string, overrides: ViteUserConfig = {}): ViteUserConfig {
   const base = defineProject({
-    resolve: { conditions: ['@agl/source', 'module', 'node', 'import', 'default'] },
-    ssr: { resolve: { conditions: ['@agl/source', 'module', 'node', 'import', 'default'], externalConditions: ['@agl/source'] } },
+    resolve: { conditions: ['@agl/source', 'node', 'import', 'default'] },
+    ssr: { resolve: { conditions: ['@agl/source', 'node', 'import', 'default'], externalConditions: ['@agl/source'] } },
     test: {
       name,
       environment: 'node',

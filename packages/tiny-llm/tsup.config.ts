@@ -4,6 +4,7 @@ export default aglTsupConfig({
   entry: {
     index: 'src/index.ts',
     bin: 'src/bin.ts',
-    'worker/model-worker': 'src/worker/model-worker.ts',
+    'worker/inference-worker': 'src/worker/inference-worker.ts',
+    'worker/trainer-worker': 'src/worker/trainer-worker.ts',
   },
 });

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
+import * as esmContext from '@langchain/core/context';
 import { AglCallbackHandler, type AglCallbackHandlerOptions } from './agl-callback-handler';
 
 /** The context variable under which the global handler is registered. */
@@ -12,39 +13,28 @@ interface ContextModule {
 
 let installed: AglCallbackHandler | null = null;
 
-async function loadContextModules(fromDir: string): Promise<ContextModule[]> {
-  const modules: ContextModule[] = [];
-  const require = createRequire(pathToFileURL(`${fromDir}/`).href);
+/**
+ * Registers one {@link AglCallbackHandler} globally through LangChain's configure hook, in both the ESM copy of
+ * `@langchain/core` and the CommonJS copy resolved from `fromDir` (default: the working directory), so every run
+ * (`createAgent`, LangGraph graphs, plain runnables) is traced without passing callbacks.
+ *
+ * Synchronous on purpose: LangChain keeps hooks in an AsyncLocalStorage value set with `enterWith`, which reaches the
+ * code that runs *after* the caller only when no `await` came before it. Call it at the top of your entry module (or
+ * use the preload) before starting servers or workers. Idempotent.
+ */
+export function installAglLangChain(options: AglCallbackHandlerOptions & { fromDir?: string } = {}): AglCallbackHandler {
+  if (installed) return installed;
+  const handler = new AglCallbackHandler(options);
+  const modules: ContextModule[] = [esmContext];
   try {
-    const esmPath = pathToFileURL(require.resolve('@langchain/core/context')).href.replace(/\.cjs$/, '.js');
-    modules.push((await import(esmPath)) as ContextModule);
-  } catch {
-    modules.push((await import('@langchain/core/context')) as ContextModule);
-  }
-  try {
-    modules.push(require('@langchain/core/context') as ContextModule);
+    const require = createRequire(pathToFileURL(`${options.fromDir ?? process.cwd()}/`).href);
+    const cjs = require('@langchain/core/context') as ContextModule;
+    if (cjs !== (esmContext as unknown)) modules.push(cjs);
   } catch {
     // No CommonJS copy resolvable from the app: ESM only.
   }
-  return modules;
-}
-
-/**
- * Registers one {@link AglCallbackHandler} globally through LangChain's configure hook, in both the ESM and the
- * CommonJS copies of `@langchain/core` resolved from `fromDir` (default: the working directory), so every run
- * (`createAgent`, LangGraph graphs, plain runnables) is traced without passing callbacks. Call it before building
- * servers or workers (it sets an AsyncLocalStorage value for what runs after it). Idempotent.
- */
-export async function installAglLangChain(
-  options: AglCallbackHandlerOptions & { fromDir?: string } = {},
-): Promise<AglCallbackHandler> {
-  if (installed) return installed;
-  const handler = new AglCallbackHandler(options);
-  for (const mod of await loadContextModules(options.fromDir ?? process.cwd())) {
-    mod.registerConfigureHook({ contextVar: AGL_LANGCHAIN_CONTEXT_VAR, inheritable: true });
-  }
-  const [first] = await loadContextModules(options.fromDir ?? process.cwd());
-  first?.setContextVariable(AGL_LANGCHAIN_CONTEXT_VAR, handler);
+  for (const mod of modules) mod.registerConfigureHook({ contextVar: AGL_LANGCHAIN_CONTEXT_VAR, inheritable: true });
+  esmContext.setContextVariable(AGL_LANGCHAIN_CONTEXT_VAR, handler);
   installed = handler;
   return handler;
 }

@@ -6,7 +6,8 @@
 import { installProcessRolloutFromEnv } from '@agl/core/tracer';
 import { installAglLangChain } from './install';
 
+// First, before any await: the hook lives in an AsyncLocalStorage value that must reach the app's module.
+installAglLangChain();
 await installProcessRolloutFromEnv({
   createStore: async (options) => new (await import('@agl/store/client')).StoreClient(options),
 });
-await installAglLangChain();

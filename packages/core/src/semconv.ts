@@ -124,8 +124,11 @@ export const ATTR_EXCEPTION_STACKTRACE = 'exception.stacktrace';
 export const SPAN_CHAT_COMPLETION = 'openai.chat.completion';
 /** Span name of text completions. */
 export const SPAN_COMPLETION = 'openai.completion';
-/** Default `llmCallMatch` of the converter (a regex *search* on the span name). */
-export const DEFAULT_LLM_CALL_MATCH = /openai\.chat\.completion/;
+/**
+ * Span-name part of the converter's default LLM-call test (a regex *search*): AGL 0.3's `openai\.chat\.completion`,
+ * widened to Contract 2's text-completion name `openai.completion`.
+ */
+export const DEFAULT_LLM_CALL_MATCH = /openai\.(chat\.)?completion/;
 
 /** Provider name (`openai`, `anthropic`, `vllm`, ...). */
 export const ATTR_GEN_AI_SYSTEM = 'gen_ai.system';

@@ -46,6 +46,13 @@ export interface GatewayOptions {
   maxBodyBytes?: number;
   /** How long rollouts and resources are cached for routing, in ms (default 1,000; 0 disables). */
   routeCacheTtlMs?: number;
+  /**
+   * `before-response` (default): the span is in the store before the client gets the answer, and a failed write is
+   * reported to the client. `after-response`: the answer goes out first and the span is written right after (lower
+   * latency; failures are only logged). Either way the sequence id is taken before the answer, and a call counts as
+   * in flight (pause/drain) until its span is written.
+   */
+  spanWrite?: 'before-response' | 'after-response';
   /** Span timestamps (default: the system clock). */
   clock?: Clock;
   /** Receives operational messages (never credentials). Default: silent. */
@@ -134,6 +141,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     anthropic: options.anthropic ?? 'auto',
     trainOverrides: () => trainOverrides,
     noAnthropic: new Set(),
+    spanWrite: options.spanWrite ?? 'before-response',
     log,
   };
 

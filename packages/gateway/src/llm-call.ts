@@ -31,6 +31,8 @@ export interface LlmCallContext {
   anthropic: AnthropicMode;
   trainOverrides: () => TrainOverrides;
   noAnthropic: Set<string>;
+  /** Store the span before the answer goes out (default) or right after it (lower latency; the sequence id is still taken first). */
+  spanWrite: 'before-response' | 'after-response';
   log: (line: string) => void;
 }
 
@@ -118,10 +120,9 @@ async function passBackendError(ctx: LlmCallContext, res: ServerResponse, plan: 
   });
 }
 
-async function record(ctx: LlmCallContext, rec: Recording, response: CanonicalResponse): Promise<number | null> {
+async function record(ctx: LlmCallContext, rec: Recording, response: CanonicalResponse, sequenceId: number | null): Promise<void> {
   const scope = rec.plan.scope;
-  if (!scope || rec.sequenceId === null) return null;
-  const sequenceId = await rec.sequenceId;
+  if (!scope || sequenceId === null) return;
   await recordCall(ctx.store, {
     rolloutId: scope.rolloutId,
     attemptId: scope.attemptId,
@@ -133,7 +134,15 @@ async function record(ctx: LlmCallContext, rec: Recording, response: CanonicalRe
     endTime: ctx.clock.now(),
     parent: parseTraceparent(rec.req.headers.traceparent),
   });
-  return sequenceId;
+}
+
+/** Records after the answer went out (`spanWrite: 'after-response'`): failures can only be logged. */
+async function recordLate(ctx: LlmCallContext, rec: Recording, response: CanonicalResponse, sequenceId: number | null): Promise<void> {
+  try {
+    await record(ctx, rec, response, sequenceId);
+  } catch (err) {
+    ctx.log(`span not stored after the answer was sent: ${storeFailure(err).detail}`);
+  }
 }
 
 async function jsonCall(ctx: LlmCallContext, res: ServerResponse, rec: Recording, upstream: Dispatcher.ResponseData, clientModel: unknown): Promise<void> {
@@ -153,9 +162,10 @@ async function jsonCall(ctx: LlmCallContext, res: ServerResponse, rec: Recording
   }
   const response = canonicalResponseOf(rec.plan.kind, body);
   const clientBody = clientBodyOf(rec.plan, body, clientModel);
-  let sequenceId: number | null;
+  let sequenceId: number | null = null;
   try {
-    sequenceId = await record(ctx, rec, response);
+    sequenceId = rec.sequenceId === null ? null : await rec.sequenceId;
+    if (ctx.spanWrite === 'before-response') await record(ctx, rec, response, sequenceId);
   } catch (err) {
     const failure = storeFailure(err);
     ctx.log(`span not stored: ${failure.detail}`);
@@ -164,6 +174,7 @@ async function jsonCall(ctx: LlmCallContext, res: ServerResponse, rec: Recording
   }
   const headers: Record<string, string> = sequenceId === null ? {} : { [HEADER_SEQUENCE_ID]: String(sequenceId), [HEADER_SPAN_ID]: rec.spanId };
   sendJson(res, upstream.statusCode, clientBody ?? text, headers);
+  if (ctx.spanWrite === 'after-response') await recordLate(ctx, rec, response, sequenceId);
 }
 
 async function streamCall(ctx: LlmCallContext, res: ServerResponse, rec: Recording, upstream: Dispatcher.ResponseData, clientModel: unknown): Promise<void> {
@@ -205,8 +216,11 @@ async function streamCall(ctx: LlmCallContext, res: ServerResponse, rec: Recordi
     res.end();
     return;
   }
+  const response = handler.result();
+  let sequenceId: number | null = null;
   try {
-    await record(ctx, rec, handler.result());
+    sequenceId = rec.sequenceId === null ? null : await rec.sequenceId;
+    if (ctx.spanWrite === 'before-response') await record(ctx, rec, response, sequenceId);
   } catch (err) {
     const failure = storeFailure(err);
     ctx.log(`span not stored: ${failure.detail}`);
@@ -216,4 +230,5 @@ async function streamCall(ctx: LlmCallContext, res: ServerResponse, rec: Recordi
   }
   for (const text of handler.tail()) await writeChunk(res, text);
   res.end();
+  if (ctx.spanWrite === 'after-response') await recordLate(ctx, rec, response, sequenceId);
 }

@@ -18,6 +18,7 @@ export interface UpstreamRequest {
   signal?: AbortSignal;
 }
 
+const RESET_CODES = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE']);
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
 
 /** The URL without credentials or query, for messages. */
@@ -55,6 +56,9 @@ export class UpstreamClient {
     this.#agent = new Agent({
       keepAliveTimeout: 60_000,
       keepAliveMaxTimeout: 600_000,
+      // undici closes a connection after each call when the server's keep-alive hint minus this margin is ≤ 0; the
+      // default margin (2 s) would do that for servers with a 1-2 s keep-alive (Node's default is 5 s).
+      keepAliveTimeoutThreshold: 400,
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
       connect: { timeout: options.connectTimeoutMs },
@@ -62,19 +66,26 @@ export class UpstreamClient {
     });
   }
 
-  /** Sends a request; rejects with an {@link UpstreamError} when the backend cannot be reached or times out. */
+  /**
+   * Sends a request; rejects with an {@link UpstreamError} when the backend cannot be reached or times out. A request
+   * whose reused keep-alive connection was reset before any answer is sent once more on a fresh connection.
+   */
   async send(request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
-    try {
-      return await this.#agent.request({
-        origin: request.url.origin,
-        path: `${request.url.pathname}${request.url.search}`,
-        method: request.method,
-        headers: request.headers,
-        body: request.body ?? null,
-        signal: request.signal ?? null,
-      });
-    } catch (err) {
-      throw toUpstreamError(err, request.url, this.#timeoutMs);
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await this.#agent.request({
+          origin: request.url.origin,
+          path: `${request.url.pathname}${request.url.search}`,
+          method: request.method,
+          headers: request.headers,
+          body: request.body ?? null,
+          signal: request.signal ?? null,
+        });
+      } catch (err) {
+        const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+        if (attempt === 0 && typeof code === 'string' && RESET_CODES.has(code) && !request.signal?.aborted) continue;
+        throw toUpstreamError(err, request.url, this.#timeoutMs);
+      }
     }
   }
 

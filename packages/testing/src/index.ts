@@ -7,3 +7,4 @@ export type {
   StoreConformanceOptions,
 } from './store-conformance/index';
 export * from './openai-test-server/index';
+export * from './adapter-conformance/index';

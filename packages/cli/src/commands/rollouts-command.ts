@@ -15,7 +15,7 @@ function parseList<T extends string>(value: string | undefined, allowed: readonl
 
 async function requireRollout(store: Awaited<ReturnType<typeof openCliStore>>['store'], id: string): Promise<Rollout> {
   const rollout = await store.getRolloutById(id);
-  if (!rollout) throw new NotFoundError(`No rollout ${JSON.stringify(id)} in this store; list them with \`agl rollouts list\`.`);
+  if (!rollout) throw new NotFoundError('rollout', id, `No rollout ${JSON.stringify(id)} in this store; list them with \`agl rollouts list\`.`);
   return rollout;
 }
 

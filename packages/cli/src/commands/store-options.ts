@@ -20,7 +20,7 @@ export function withStoreFlags(cmd: Command): Command {
 /** Open the store the flags select: `--store-url`/`$AGL_STORE_URL` over HTTP, else the SQLite file. */
 export async function openCliStore(flags: StoreFlags): Promise<{ store: LightningStore; close(): Promise<void> }> {
   const url = flags.storeUrl ?? process.env.AGL_STORE_URL;
-  const token = flags.token ?? process.env.AGL_STORE_TOKEN ?? null;
+  const token = flags.token || process.env.AGL_STORE_TOKEN || null;
   const opened = await openStore({ store: url ?? flags.store ?? DEFAULT_STORE_PATH, token });
   return { store: opened.store, close: () => (opened.owned ? opened.store.close() : Promise.resolve()) };
 }

@@ -52,7 +52,7 @@ export function trainCommand(io: CliIo = processIo): Command {
         ...trainerConfig,
         algorithm: module.algorithm as Algorithm | undefined,
         store: flags.storeUrl ?? flags.store ?? storeUrl ?? process.env.AGL_STORE_URL ?? store,
-        storeToken: flags.token ?? token ?? process.env.AGL_STORE_TOKEN,
+        storeToken: flags.token || token || process.env.AGL_STORE_TOKEN || undefined,
         nRunners: flags.runners ?? config.nRunners,
         workerMode: flags.workerMode ?? config.workerMode,
         agentModule: { path, exportName: 'agent' },

@@ -1,4 +1,4 @@
-import { ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_RESPONSE_ID, ATTR_OPENINFERENCE_SPAN_KIND, ATTR_OPERATION_OUTPUT } from '../semconv';
+import { DEFAULT_LLM_CALL_MATCH, ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_RESPONSE_ID, ATTR_OPENINFERENCE_SPAN_KIND, ATTR_OPERATION_OUTPUT } from '../semconv';
 import type { Span } from '../schema/index';
 import { agentNameOf } from './agent-name';
 import { detectLlmCallFormat } from './llm-call-normalizer';
@@ -11,8 +11,6 @@ export type LlmCallMatch = RegExp | string | ((span: Span) => boolean);
 /** Which agent's calls to keep: a regex searched in the agent name, or an exact name. */
 export type AgentMatch = RegExp | string;
 
-/** AGL 0.3's default: a search for `openai.chat.completion` (Contract 2 also names text calls `openai.completion`). */
-const DEFAULT_NAME = /openai\.(chat\.)?completion/;
 const GENAI_LLM_OPERATIONS = new Set(['chat', 'text_completion', 'generate_content']);
 
 /**
@@ -20,7 +18,7 @@ const GENAI_LLM_OPERATIONS = new Set(['chat', 'text_completion', 'generate_conte
  * and OpenInference `LLM` spans.
  */
 export function isDefaultLlmCall(span: Span): boolean {
-  if (DEFAULT_NAME.test(span.name)) return true;
+  if (DEFAULT_LLM_CALL_MATCH.test(span.name)) return true;
   const op = span.attributes[ATTR_GEN_AI_OPERATION_NAME];
   if (typeof op === 'string' && GENAI_LLM_OPERATIONS.has(op) && detectLlmCallFormat(span.attributes) !== null) return true;
   return span.attributes[ATTR_OPENINFERENCE_SPAN_KIND] === 'LLM' && detectLlmCallFormat(span.attributes) !== null;

@@ -52,8 +52,10 @@ export function rewardStatistics(samples: readonly Pick<TrainingSample, 'reward'
 }
 
 /**
- * Publishes a training result as a new resources version: `updateResources(resourcesId, …)` when an id is given
- * (the version goes up by one), else `addResources` (a new `rs-` id). Returns the stored update.
+ * Publishes a training result as a new resources version: `addResources` (a new `rs-` id, the default), or
+ * `updateResources(resourcesId, …)` when an id is given (same id, version + 1). Prefer the default: rollouts record
+ * only the resources id, so a fresh id per weight update keeps every reward traceable to the policy that earned it
+ * (Contract 4). Returns the stored update, which is now the latest.
  */
 export async function publishTrainedResources(options: {
   store: Pick<LightningStore, 'addResources' | 'updateResources'>;

@@ -1,4 +1,4 @@
-import { context, ROOT_CONTEXT, createContextKey, type Tracer } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, createContextKey, trace, ProxyTracerProvider, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -77,10 +77,13 @@ export class AglTracer implements RolloutTracer {
    * when none are set). Returns false when another global provider was already registered.
    */
   register(): boolean {
-    if (this.#registered) return true;
-    this.provider.register();
-    this.#registered = true;
-    return true;
+    if (!this.#registered) {
+      this.provider.register();
+      this.#registered = true;
+    }
+    const global = trace.getTracerProvider();
+    const active = global instanceof ProxyTracerProvider ? global.getDelegate() : global;
+    return active === this.provider;
   }
 
   /** Counters of the span processor (queued, exported, dropped, failed, unowned). */

@@ -20,6 +20,7 @@ import {
 } from '../semconv';
 import { getAglTracer } from './agl-tracer';
 import { requireRolloutContext } from './rollout-context';
+import { preciseNowMs } from './span-conversion';
 
 /** An attribute value after sanitising. */
 export type EmittedAttributeValue = string | number | boolean | Array<string | number | boolean>;
@@ -56,7 +57,8 @@ function emit(
     string,
     EmittedAttributeValue
   >;
-  const now = Date.now() / 1000;
+  const nowMs = preciseNowMs();
+  const now = nowMs / 1000;
   const built: EmittedSpan = {
     name,
     attributes: merged,
@@ -67,9 +69,9 @@ function emit(
   if (options.propagate === false) return built;
   const ctx = requireRolloutContext(what);
   const tracer = (ctx.tracer ?? getAglTracer()).getTracer('agentlightning');
-  const span = tracer.startSpan(name, { attributes: merged as OtelAttributes }, context.active());
+  const span = tracer.startSpan(name, { attributes: merged as OtelAttributes, startTime: nowMs }, context.active());
   span.setStatus({ code: SpanStatusCode.OK });
-  span.end();
+  span.end(nowMs);
   return built;
 }
 

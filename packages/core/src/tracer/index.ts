@@ -18,7 +18,7 @@ export {
 } from './lightning-span-processor';
 export { AglTracer, getAglTracer, setAglTracer, ensureContextManager, type AglTracerOptions } from './agl-tracer';
 export { installExitFlush } from './exit-flush';
-export { spanFromOpenTelemetry, hrTimeToSeconds } from './span-conversion';
+export { spanFromOpenTelemetry, hrTimeToSeconds, preciseNowMs } from './span-conversion';
 export {
   emitReward,
   emitAnnotation,

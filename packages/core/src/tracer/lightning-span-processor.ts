@@ -3,7 +3,7 @@ import type { ReadableSpan, Span as SdkSpan, SpanProcessor } from '@opentelemetr
 import type { Span } from '../schema/index';
 import type { LightningStore } from '../store/index';
 import { getRolloutContext, type RolloutContext } from './rollout-context';
-import { spanFromOpenTelemetry } from './span-conversion';
+import { hrTimeToSeconds, spanFromOpenTelemetry } from './span-conversion';
 
 /** Where the processor reports drops and export failures. */
 export interface TracerLogger {
@@ -41,6 +41,25 @@ export interface SpanProcessorStats {
 interface QueuedSpan {
   span: ReadableSpan;
   ctx: RolloutContext;
+  startTime: number | null;
+  endTime: number | null;
+}
+
+/**
+ * Start and end in seconds. The SDK anchors a span that got no explicit start on `Date.now()` (whole milliseconds) and
+ * measures its duration with `performance.now()`; that loses the sub-millisecond order between a call and the reward
+ * emitted right after it. For such spans the start is rebuilt from the SDK's own `performance.now()` reading
+ * (`performance.timeOrigin + _performanceStartTime`, the clock emitters use too) and the measured duration is kept.
+ * Spans with explicit times, or an SDK without those fields, keep the SDK's times.
+ */
+function preciseTimes(span: ReadableSpan): { startTime: number | null; endTime: number | null } {
+  const startTime = hrTimeToSeconds(span.startTime);
+  const endTime = hrTimeToSeconds(span.endTime);
+  const sdk = span as unknown as { _startTimeProvided?: unknown; _performanceStartTime?: unknown };
+  if (startTime === null || endTime === null) return { startTime, endTime };
+  if (sdk._startTimeProvided !== false || typeof sdk._performanceStartTime !== 'number') return { startTime, endTime };
+  const start = (performance.timeOrigin + sdk._performanceStartTime) / 1000;
+  return { startTime: start, endTime: start + Math.max(0, endTime - startTime) };
 }
 
 /**
@@ -103,7 +122,7 @@ export class LightningSpanProcessor implements SpanProcessor {
       this.#drop(span, ctx);
       return;
     }
-    this.#queue.push({ span, ctx });
+    this.#queue.push({ span, ctx, ...preciseTimes(span) });
     if (this.#queue.length >= this.#maxBatch) this.#scheduleNow();
     else this.#scheduleLater();
   }
@@ -192,11 +211,11 @@ export class LightningSpanProcessor implements SpanProcessor {
         items.map((item) => [item.ctx.rolloutId, item.ctx.attemptId] as const),
       );
       spans = items.map((item, i) =>
-        spanFromOpenTelemetry(item.span, {
-          rolloutId: item.ctx.rolloutId,
-          attemptId: item.ctx.attemptId,
-          sequenceId: sequenceIds[i] ?? 0,
-        }),
+        spanFromOpenTelemetry(
+          item.span,
+          { rolloutId: item.ctx.rolloutId, attemptId: item.ctx.attemptId, sequenceId: sequenceIds[i] ?? 0 },
+          { startTime: item.startTime, endTime: item.endTime },
+        ),
       );
     } catch (error) {
       this.#fail(items.length, error);

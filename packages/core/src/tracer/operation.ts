@@ -3,6 +3,7 @@ import { toSpanAttributes } from '../adapters/otel-attributes';
 import { ATTR_OPERATION_INPUT, ATTR_OPERATION_NAME, ATTR_OPERATION_OUTPUT, SPAN_OPERATION } from '../semconv';
 import { getAglTracer } from './agl-tracer';
 import { getRolloutContext, requireRolloutContext } from './rollout-context';
+import { preciseNowMs } from './span-conversion';
 
 /** Options of {@link operation}. */
 export interface OperationOptions {
@@ -54,7 +55,11 @@ export async function operation<T>(
   if (options.propagate === false && !getRolloutContext()) return fn(NOOP_HANDLE);
   const ctx = requireRolloutContext(`operation(${JSON.stringify(name)})`);
   const tracer = (ctx.tracer ?? getAglTracer()).getTracer('agentlightning');
-  const span = tracer.startSpan(SPAN_OPERATION, { attributes: { [ATTR_OPERATION_NAME]: name } }, context.active());
+  const span = tracer.startSpan(
+    SPAN_OPERATION,
+    { attributes: { [ATTR_OPERATION_NAME]: name }, startTime: preciseNowMs() },
+    context.active(),
+  );
   if (options.attributes) span.setAttributes(toSpanAttributes(options.attributes) as OtelAttributes);
   if (options.input !== undefined) setFlattened(span, options.input, ATTR_OPERATION_INPUT);
   let explicitOutput = false;
@@ -80,6 +85,6 @@ export async function operation<T>(
     span.setStatus({ code: SpanStatusCode.ERROR, message: err.message });
     throw error;
   } finally {
-    span.end();
+    span.end(preciseNowMs());
   }
 }

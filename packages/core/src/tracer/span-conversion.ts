@@ -3,6 +3,18 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { cleanAttributes } from '../adapters/otel-attributes';
 import type { SpanContext, SpanInput } from '../schema/index';
 
+/**
+ * Now, in epoch milliseconds with sub-millisecond precision and monotonic (`performance.timeOrigin +
+ * performance.now()`).
+ *
+ * The OTel SDK starts a span at `Date.now()` (whole milliseconds) and measures the duration precisely, so a call that
+ * ends and a reward emitted right after it can look out of order. The span processor re-times spans that used the
+ * default start onto this clock (see `LightningSpanProcessor`), and emitters pass it as an explicit time.
+ */
+export function preciseNowMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
 /** HrTime `[seconds, nanoseconds]` to float seconds; `null` for a zero time. */
 export function hrTimeToSeconds(time: HrTime | undefined): number | null {
   if (!time) return null;
@@ -40,6 +52,7 @@ const STATUS_CODES = {
 export function spanFromOpenTelemetry(
   span: ReadableSpan,
   owner: { rolloutId: string; attemptId: string; sequenceId: number },
+  times?: { startTime: number | null; endTime: number | null },
 ): SpanInput {
   const context = toSpanContext(span.spanContext());
   const parent = span.parentSpanContext ? toSpanContext(span.parentSpanContext) : null;
@@ -62,8 +75,8 @@ export function spanFromOpenTelemetry(
       context: toSpanContext(link.context),
       attributes: link.attributes ? cleanAttributes(link.attributes) : null,
     })),
-    startTime: hrTimeToSeconds(span.startTime),
-    endTime: hrTimeToSeconds(span.endTime),
+    startTime: times ? times.startTime : hrTimeToSeconds(span.startTime),
+    endTime: times ? times.endTime : hrTimeToSeconds(span.endTime),
     context,
     parent,
     resource: {

@@ -1,4 +1,4 @@
-import { HttpError } from '@agl/core/errors';
+import { ConnectionError, HttpError, StoreClosedError } from '@agl/core/errors';
 import {
   Attempt,
   AttemptedRollout,
@@ -15,9 +15,7 @@ import {
   type SpanInput,
 } from '@agl/core/schema';
 import {
-  systemClock,
   type AttemptUpdate,
-  type Clock,
   type LightningStore,
   type PageOptions,
   type PaginatedResult,
@@ -36,8 +34,8 @@ import { HttpTransport, type TransportOptions, type TransportResponse } from './
 export interface StoreClientOptions extends TransportOptions {
   /** Longest single `POST /waits/rollouts` request, in seconds; default 30 (the server caps it too). */
   waitChunkSeconds?: number;
-  /** Time source for wait deadlines; default the wall clock. */
-  clock?: Clock;
+  /** Monotonic time in seconds for long-poll deadlines; default `performance.now() / 1000`. */
+  monotonicNow?: () => number;
   /** Receives warnings (a failed dequeue); default `process.emitWarning`. */
   onWarning?: (message: string) => void;
 }
@@ -89,16 +87,17 @@ export class StoreClient implements LightningStore {
   readonly capabilities: StoreCapabilities = { threadSafe: true, asyncSafe: true, zeroCopy: true, otlpTraces: true };
   readonly #http: HttpTransport;
   readonly #waitChunk: number;
-  readonly #clock: Clock;
+  readonly #now: () => number;
   readonly #warn: (message: string) => void;
   #dequeueWarned = false;
+  #closed = false;
   #spanBatch = true;
   #sequenceBatch = true;
 
   constructor(options: StoreClientOptions) {
     this.#http = new HttpTransport(options);
     this.#waitChunk = options.waitChunkSeconds ?? 30;
-    this.#clock = options.clock ?? systemClock;
+    this.#now = options.monotonicNow ?? (() => performance.now() / 1000);
     this.#warn = options.onWarning ?? ((message) => process.emitWarning(message, { code: 'AGL_STORE_CLIENT' }));
   }
 
@@ -112,11 +111,17 @@ export class StoreClient implements LightningStore {
     return `${this.#http.baseUrl}/v1/traces`;
   }
 
+  #open(): void {
+    if (this.#closed) throw new StoreClosedError('StoreClient');
+  }
+
   async #get(path: string): Promise<unknown> {
+    this.#open();
     return (await this.#http.call({ method: 'GET', path })).body ?? null;
   }
 
   async #post(path: string, body?: unknown): Promise<unknown> {
+    this.#open();
     return (await this.#http.call({ method: 'POST', path, body })).body ?? null;
   }
 
@@ -132,6 +137,7 @@ export class StoreClient implements LightningStore {
   }
 
   async enqueueRollouts(requests: EnqueueRolloutRequest[]): Promise<Rollout[]> {
+    this.#open();
     if (requests.length === 0) return [];
     const body = { rollouts: requests.map((r) => toWire('enqueueRequest', r)) };
     return list(await this.#post(`${P}/queues/rollouts/enqueue`, body)).map((r) => parseWire(Rollout, 'rollout', r, 'rollout'));
@@ -143,16 +149,17 @@ export class StoreClient implements LightningStore {
 
   async dequeueRollouts(options: { limit?: number; workerId?: string | null } = {}): Promise<AttemptedRollout[]> {
     const limit = options.limit ?? 1;
+    this.#open();
     if (limit <= 0) return [];
     const body: Json = { limit };
     setIfPresent(body, 'worker_id', options.workerId);
+    this.#open();
     let response: TransportResponse;
     try {
       response = await this.#http.call({ method: 'POST', path: `${P}/queues/rollouts/dequeue`, body, retry: false });
     } catch (error) {
-      const status = HttpError.isInstance(error) ? error.status : 0;
-      const clientMistake = (error as { status?: number }).status !== undefined && status >= 400 && status < 500 && status !== 408;
-      if (clientMistake || (!HttpError.isInstance(error) && (error as { name?: string }).name !== 'AGL_ConnectionError')) throw error;
+      const transient = ConnectionError.isInstance(error) || (HttpError.isInstance(error) && (error.status >= 500 || error.status === 408));
+      if (!transient) throw error;
       if (!this.#dequeueWarned) {
         this.#dequeueWarned = true;
         this.#warn(`Dequeue from ${this.url} failed and is not retried (a claim may be lost; the watchdog recovers it): ${(error as Error).message}`);
@@ -194,7 +201,7 @@ export class StoreClient implements LightningStore {
   }
 
   async updateRollout(rolloutId: string, update: RolloutUpdate): Promise<Rollout> {
-    const body: Json = {};
+    const body = extraKeys(update, ['input', 'mode', 'resourcesId', 'status', 'config', 'metadata']);
     if (update.input !== undefined) body.input = update.input;
     if (update.mode !== undefined) body.mode = update.mode;
     if (update.resourcesId !== undefined) body.resources_id = update.resourcesId;
@@ -205,7 +212,7 @@ export class StoreClient implements LightningStore {
   }
 
   async updateAttempt(rolloutId: string, attemptId: string, update: AttemptUpdate): Promise<Attempt> {
-    const body: Json = {};
+    const body = extraKeys(update, ['status', 'workerId', 'lastHeartbeatTime', 'metadata']);
     if (update.status !== undefined) body.status = update.status;
     if (update.workerId !== undefined) body.worker_id = update.workerId;
     if (update.lastHeartbeatTime !== undefined) body.last_heartbeat_time = update.lastHeartbeatTime;
@@ -219,6 +226,7 @@ export class StoreClient implements LightningStore {
   }
 
   async addSpans(spans: SpanInput[]): Promise<Span[]> {
+    this.#open();
     if (spans.length === 0) return [];
     if (this.#spanBatch) {
       try {
@@ -242,6 +250,7 @@ export class StoreClient implements LightningStore {
   }
 
   async getNextSpanSequenceIds(pairs: ReadonlyArray<readonly [rolloutId: string, attemptId: string]>): Promise<number[]> {
+    this.#open();
     if (pairs.length === 0) return [];
     if (this.#sequenceBatch) {
       try {
@@ -319,12 +328,13 @@ export class StoreClient implements LightningStore {
    * is terminal or the timeout passes (`null` waits forever; `≤ 0` checks once).
    */
   async waitForRollouts(rolloutIds: string[], options: { timeoutSeconds?: number | null } = {}): Promise<Rollout[]> {
+    this.#open();
     const timeout = options.timeoutSeconds ?? null;
-    const deadline = timeout === null ? Number.POSITIVE_INFINITY : this.#clock.now() + Math.max(timeout, 0);
+    const deadline = timeout === null ? Number.POSITIVE_INFINITY : this.#now() + Math.max(timeout, 0);
     for (;;) {
-      const remaining = deadline - this.#clock.now();
+      const remaining = deadline - this.#now();
       const chunk = timeout !== null && timeout <= 0 ? timeout : Math.max(0, Math.min(this.#waitChunk, remaining));
-      const started = this.#clock.now();
+      const started = this.#now();
       const response = await this.#http.call({
         method: 'POST',
         path: `${P}/waits/rollouts`,
@@ -332,11 +342,12 @@ export class StoreClient implements LightningStore {
         timeoutMs: chunk * 1000 + 30_000,
       });
       const done = list(response.body).map((r) => parseWire(Rollout, 'rollout', r, 'rollout'));
-      if (done.length >= new Set(rolloutIds).size || this.#clock.now() >= deadline || chunk <= 0) return done;
+      if (done.length >= new Set(rolloutIds).size || this.#now() >= deadline || chunk <= 0) return done;
+      if (response.headers['x-agl-server-closing'] !== undefined) return done; // the server is shutting down
       const pendingHeader = response.headers['x-agl-wait-pending'];
       if (pendingHeader !== undefined) {
         if (Number(pendingHeader) === 0) return done;
-      } else if (this.#clock.now() - started < chunk * 0.9) {
+      } else if (this.#now() - started < chunk * 0.9) {
         return done; // a server without the header answered early: nothing left to wait for
       }
     }
@@ -349,8 +360,15 @@ export class StoreClient implements LightningStore {
 
   /** Closes the keep-alive connections. The server and its store stay up. */
   async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
     await this.#http.close();
   }
+}
+
+/** Keys the caller passed that the API does not know, in wire spelling, so the server can name them in its 422. */
+function extraKeys(update: object, known: readonly string[]): Json {
+  return Object.fromEntries(Object.entries(update).filter(([k]) => !known.includes(k)).map(([k, v]) => [camelToSnake(k), v]));
 }
 
 function namedResourcesToWire(resources: NamedResourcesInput): Json {

@@ -1,4 +1,59 @@
-import type { Attempt, AttemptStatus, Rollout, Worker } from '@agl/core/schema';
+import {
+  defaultRolloutConfig,
+  newAttemptId,
+  newRolloutId,
+  type Attempt,
+  type AttemptStatus,
+  type EnqueueRolloutRequest,
+  type JsonObject,
+  type JsonValue,
+  type RolloutConfig,
+  type RolloutMode,
+  type Rollout,
+  type RolloutStatus,
+  type Worker,
+} from '@agl/core/schema';
+
+/** A validated enqueue request (defaults not yet applied). */
+type EnqueueRequest = Omit<EnqueueRolloutRequest, 'config'> & {
+  input?: JsonValue;
+  mode?: RolloutMode;
+  config?: RolloutConfig | null;
+  metadata?: JsonObject | null;
+};
+
+/**
+ * A new rollout record (AGL 0.3 defaults): the latest resources when none is named, a deep copy of the config (fresh
+ * defaults when none), a shallow copy of the metadata (`{}` when none).
+ */
+export function newRolloutRecord(request: EnqueueRequest, status: RolloutStatus, now: number, latestResources: string | null): Rollout {
+  return {
+    rolloutId: newRolloutId(),
+    input: request.input ?? null,
+    startTime: now,
+    endTime: null,
+    mode: request.mode ?? null,
+    resourcesId: request.resourcesId ?? latestResources,
+    status,
+    config: request.config ? structuredClone(request.config) : defaultRolloutConfig(),
+    metadata: request.metadata ? { ...request.metadata } : {},
+  };
+}
+
+/** A new `preparing` attempt. */
+export function newAttemptRecord(rolloutId: string, sequenceId: number, workerId: string | null, now: number): Attempt {
+  return {
+    rolloutId,
+    attemptId: newAttemptId(),
+    sequenceId,
+    startTime: now,
+    endTime: null,
+    status: 'preparing',
+    workerId,
+    lastHeartbeatTime: null,
+    metadata: null,
+  };
+}
 
 /** A fresh worker record with status `unknown`. */
 export function newWorker(workerId: string): Worker {

@@ -6,11 +6,8 @@ import {
   assertRolloutTransition,
   canTransitionAttempt,
   canTransitionRollout,
-  defaultRolloutConfig,
   isTerminalStatus,
-  newAttemptId,
   newResourcesId,
-  newRolloutId,
   rolloutStatusFromAttempt,
   type Attempt,
   type AttemptStatus,
@@ -34,7 +31,15 @@ import {
   WorkerUpdateInput,
   parseApi,
 } from './input';
-import { newWorker, syncWorkerFromAttempt, syncWorkerOnEmptyDequeue, watchdogVerdict } from './rules';
+import { fastParseSpan } from './fast-span';
+import {
+  newAttemptRecord,
+  newRolloutRecord,
+  newWorker,
+  syncWorkerFromAttempt,
+  syncWorkerOnEmptyDequeue,
+  watchdogVerdict,
+} from './rules';
 import type { StoreStorage } from './storage';
 
 /** Options of the shared business layer. */
@@ -168,33 +173,9 @@ export class StoreEngine {
 
   #newAttempt(rollout: Rollout, workerId: string | null, now: number): Attempt {
     const previous = this.#s.getLatestAttempt(rollout.rolloutId);
-    const attempt: Attempt = {
-      rolloutId: rollout.rolloutId,
-      attemptId: newAttemptId(),
-      sequenceId: (previous?.sequenceId ?? 0) + 1,
-      startTime: now,
-      endTime: null,
-      status: 'preparing',
-      workerId,
-      lastHeartbeatTime: null,
-      metadata: null,
-    };
+    const attempt = newAttemptRecord(rollout.rolloutId, (previous?.sequenceId ?? 0) + 1, workerId, now);
     this.#s.insertAttempt(attempt);
     return attempt;
-  }
-
-  #buildRollout(request: ReturnType<typeof EnqueueRolloutInput.parse>, status: RolloutStatus, now: number, latestResources: string | null): Rollout {
-    return {
-      rolloutId: newRolloutId(),
-      input: request.input ?? null,
-      startTime: now,
-      endTime: null,
-      mode: request.mode ?? null,
-      resourcesId: request.resourcesId ?? latestResources,
-      status,
-      config: request.config ? structuredClone(request.config) : defaultRolloutConfig(),
-      metadata: request.metadata ? { ...request.metadata } : {},
-    };
   }
 
   // ---------------------------------------------------------------- rollouts
@@ -203,7 +184,7 @@ export class StoreEngine {
     const req = parseApi(StartRolloutInput, request, 'startRollout request');
     return this.#tx(() => {
       const now = this.#clock.now();
-      const rollout = this.#buildRollout(req, 'preparing', now, this.#s.getLatestResourcesId());
+      const rollout = newRolloutRecord(req, 'preparing', now, this.#s.getLatestResourcesId());
       this.#s.insertRollouts([rollout]);
       const attempt = this.#newAttempt(rollout, req.workerId ?? null, now);
       this.#syncWorker(attempt, now, false);
@@ -217,7 +198,7 @@ export class StoreEngine {
     return this.#tx(() => {
       const now = this.#clock.now();
       const latest = this.#s.getLatestResourcesId();
-      const rollouts = reqs.map((r) => this.#buildRollout(r, 'queuing', now, latest));
+      const rollouts = reqs.map((r) => newRolloutRecord(r, 'queuing', now, latest));
       this.#s.insertRollouts(rollouts);
       this.#s.enqueue(rollouts.map((r) => r.rolloutId));
       return rollouts;
@@ -326,7 +307,8 @@ export class StoreEngine {
   /** Stores spans atomically (duplicates skipped), raises the counters and applies the heartbeats. */
   addSpans(spans: unknown): Span[] {
     if (!Array.isArray(spans)) parseApi(SpanSchema.array(), spans, 'spans');
-    const parsed = (spans as unknown[]).map((s, i) => parseApi(SpanSchema, s, (spans as unknown[]).length === 1 ? 'span' : `span #${i}`));
+    const list = spans as unknown[];
+    const parsed = list.map((s, i) => fastParseSpan(s) ?? parseApi(SpanSchema, s, list.length === 1 ? 'span' : `span #${i}`));
     if (parsed.length === 0) return [];
     return this.#tx(() => {
       const now = this.#clock.now();

@@ -27,6 +27,7 @@ export interface MemoryStoreOptions extends EngineStoreOptions {
  */
 export class MemoryStore extends EngineStore {
   readonly #storage: MemoryStorage;
+  readonly #eviction: MemoryStoreOptions['eviction'];
 
   constructor(options: MemoryStoreOptions = {}) {
     const ev = options.eviction;
@@ -45,11 +46,16 @@ export class MemoryStore extends EngineStore {
       label: 'MemoryStore',
     });
     this.#storage = storage;
+    this.#eviction = ev;
   }
 
   override async statistics(): Promise<StoreStatistics> {
     const stats = await super.statistics();
     stats.totalSpanBytes = this.#storage.totalSpanBytes;
+    if (this.#eviction) {
+      stats.evictionThresholdBytes = this.#eviction.evictionThresholdBytes;
+      stats.safeThresholdBytes = this.#eviction.safeThresholdBytes;
+    }
     return stats;
   }
 }

@@ -124,7 +124,7 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
     forceCloseConnections: 'idle',
   });
 
-  app.removeContentTypeParser('application/json');
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
@@ -156,8 +156,8 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
     const expected = digest(`Bearer ${token}`);
     app.addHook('onRequest', async (request, reply) => {
       if (request.method === 'OPTIONS' || request.url.split('?')[0] === `${API_PREFIX}/health`) return;
-      const header = request.headers.authorization;
-      if (header === undefined || !timingSafeEqual(digest(header.trim()), expected)) {
+      const header = request.headers.authorization?.trim() || undefined;
+      if (header === undefined || !timingSafeEqual(digest(header), expected)) {
         return sendJson(reply.header('www-authenticate', 'Bearer'), 401, {
           detail:
             header === undefined

@@ -9,6 +9,6 @@ export {
 } from './create-store-server';
 export { toErrorReply, HTTP_ERROR_TYPES, type ErrorBody, type ErrorReply } from './http-errors';
 export { API_PREFIX } from './route-context';
-export { WAIT_PENDING_HEADER } from './routes/misc-routes';
+export { WAIT_PENDING_HEADER, WAIT_CLOSING_HEADER } from './routes/misc-routes';
 export { ATTR_EVENT_TYPE, ATTR_EVENT_DATA } from './routes/event-routes';
 export { SORT_FIELDS } from './request-schemas';

@@ -56,6 +56,10 @@ describe('SqliteStore migrations and file format', () => {
     db.close();
   });
 
+  it('a path in a missing directory is a UserError with the fix', () => {
+    expect(() => new SqliteStore({ path: join(dir, 'missing', 'x.sqlite') })).toThrow(/Cannot open SQLite store.*directory exists/);
+  });
+
   it('a file from a newer AGL is refused with a UserError that says what to do', () => {
     const db = new Database(path);
     migrate(db, path);

@@ -28,7 +28,7 @@ function crashingChild(script: string, ...args: string[]): Promise<{ stdout: str
   });
 }
 
-describe('SqliteStore across processes', () => {
+describe('SqliteStore across processes', { timeout: 90_000 }, () => {
   let dir: string;
   let path: string;
   beforeEach(() => {
@@ -70,12 +70,14 @@ describe('SqliteStore across processes', () => {
 
   it('two processes dequeuing from one file claim each rollout exactly once', async () => {
     const store = new SqliteStore({ path });
-    const made = await store.enqueueRollouts(Array.from({ length: 150 }, (_, i) => ({ input: i })));
-    const [a, b] = await Promise.all([child('dequeue-all.ts', path, 'proc-a'), child('dequeue-all.ts', path, 'proc-b')]);
+    const made = await store.enqueueRollouts(Array.from({ length: 100 }, (_, i) => ({ input: i })));
+    const [a, b] = await Promise.all([child('dequeue-all.ts', path, 'proc-a', 'proc-b'), child('dequeue-all.ts', path, 'proc-b', 'proc-a')]);
     const claimedA = JSON.parse(a.trim()) as string[];
     const claimedB = JSON.parse(b.trim()) as string[];
     const all = [...claimedA, ...claimedB];
-    expect(all).toHaveLength(150);
+    expect(all).toHaveLength(100);
+    expect(claimedA.length).toBeGreaterThan(0);
+    expect(claimedB.length).toBeGreaterThan(0);
     expect(new Set(all)).toEqual(new Set(made.map((r) => r.rolloutId)));
     // Each process saw its own claims in FIFO order.
     const order = new Map(made.map((r, i) => [r.rolloutId, i]));
@@ -84,8 +86,8 @@ describe('SqliteStore across processes', () => {
       expect(idx).toEqual([...idx].sort((x, y) => x - y));
     }
     const stats = await store.statistics();
-    expect(stats).toMatchObject({ totalRollouts: 150, totalAttempts: 150, totalSpans: 150 });
-    expect((await store.queryRollouts({ statusIn: ['succeeded'] })).total).toBe(150);
+    expect(stats).toMatchObject({ totalRollouts: 100, totalAttempts: 100, totalSpans: 100 });
+    expect((await store.queryRollouts({ statusIn: ['succeeded'] })).total).toBe(100);
     await store.close();
   });
 

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { UserError } from '@agl/core/errors';
 import { systemClock } from '@agl/core/store';
 import { EngineStore, type EngineStoreOptions } from '../engine/engine-store';
 import { migrate } from './migrations';
@@ -38,7 +39,15 @@ export class SqliteStore extends EngineStore {
   readonly #db: Database.Database;
 
   constructor(options: SqliteStoreOptions) {
-    const db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5000 });
+    let db: Database.Database;
+    try {
+      db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5000 });
+    } catch (error) {
+      throw new UserError(
+        `Cannot open SQLite store at ${options.path}: ${(error as Error).message}. Check that the directory exists and is writable.`,
+        { cause: error },
+      );
+    }
     try {
       db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
       if (options.path !== ':memory:') db.pragma('journal_mode = WAL');

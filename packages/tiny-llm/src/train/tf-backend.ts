@@ -1,20 +1,23 @@
-import * as tf from '@tensorflow/tfjs';
-import '@tensorflow/tfjs-backend-wasm';
+/** The tfjs namespace type. */
+export type Tf = typeof import('@tensorflow/tfjs');
 
-let ready: Promise<typeof tf> | undefined;
+let ready: Promise<Tf> | undefined;
 
 /**
- * tfjs with the wasm backend (single-threaded in Node, about 4x the plain CPU backend). Falls back to `cpu` only when
- * `AGL_TINY_TF_BACKEND=cpu` asks for it.
+ * Loads tfjs with the wasm backend (single-threaded in Node, about 4x the plain CPU backend) on first use, so importing
+ * this package does not load tfjs. `AGL_TINY_TF_BACKEND=cpu` selects the plain CPU backend instead.
  */
-export function loadTf(): Promise<typeof tf> {
+export function loadTf(): Promise<Tf> {
   ready ??= (async () => {
+    const tf = await import('@tensorflow/tfjs');
+    await import('@tensorflow/tfjs-backend-wasm');
     const backend = process.env.AGL_TINY_TF_BACKEND ?? 'wasm';
-    await tf.setBackend(backend);
+    const ok = await tf.setBackend(backend);
     await tf.ready();
+    if (!ok || tf.getBackend() !== backend) {
+      throw new Error(`tfjs could not start the "${backend}" backend (got "${tf.getBackend()}"); check @tensorflow/tfjs-backend-wasm is installed.`);
+    }
     return tf;
   })();
   return ready;
 }
-
-export type Tf = typeof tf;

@@ -119,6 +119,14 @@ export class TrainerCore {
     return out;
   }
 
+  /** Next-token logits after `ids`, by a full forward pass of the training graph (no cache). */
+  nextTokenLogits(ids: readonly number[]): Float32Array {
+    return this.tf.tidy(() => {
+      const logits = tfForward(this.tf, this.config, this.#vars, [ids.slice()]);
+      return new Float32Array(this.tf.slice(logits, [ids.length - 1, 0], [1, this.config.vocabSize]).dataSync());
+    });
+  }
+
   /** Log-probabilities of each sample's response tokens under the current weights. */
   responseLogprobs(samples: ReadonlyArray<Pick<PolicySample, 'promptTokenIds' | 'responseTokenIds'>>): number[][] {
     const rows = samples.map((s) => policyRow({ ...s, advantage: 0 }));

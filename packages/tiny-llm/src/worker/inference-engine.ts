@@ -32,7 +32,7 @@ interface Pending {
 export class InferenceEngine {
   readonly #worker: Worker;
   readonly #pending = new Map<number, Pending>();
-  readonly #loads = new Map<string, Array<() => void>>();
+  readonly #loads = new Map<string, Array<{ resolve: () => void; reject: (e: Error) => void }>>();
   #nextId = 1;
   #closed = false;
 
@@ -47,9 +47,9 @@ export class InferenceEngine {
 
   /** Loads a weights version into the worker (the copy is transferred; the caller's arrays become unusable). */
   load(version: string, weights: TinyWeights): Promise<void> {
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       const list = this.#loads.get(version) ?? [];
-      list.push(resolve);
+      list.push({ resolve, reject });
       this.#loads.set(version, list);
       const msg: InferenceRequest = { type: 'load', version, weights };
       this.#worker.postMessage(msg, Object.values(weights.params).map((a) => a.buffer as ArrayBuffer));
@@ -110,7 +110,7 @@ export class InferenceEngine {
 
   #onEvent(e: InferenceEvent): void {
     if (e.type === 'loaded') {
-      for (const r of this.#loads.get(e.version) ?? []) r();
+      for (const r of this.#loads.get(e.version) ?? []) r.resolve();
       this.#loads.delete(e.version);
       return;
     }
@@ -134,5 +134,7 @@ export class InferenceEngine {
   #failAll(err: Error): void {
     for (const p of this.#pending.values()) p.reject(err);
     this.#pending.clear();
+    for (const list of this.#loads.values()) for (const l of list) l.reject(err);
+    this.#loads.clear();
   }
 }

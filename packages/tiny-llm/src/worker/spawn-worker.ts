@@ -1,17 +1,21 @@
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
 /**
  * Starts one of this package's worker scripts. From TypeScript sources (tests, `--conditions=@agl/source`) the
- * worker runs through tsx; from the build it runs the bundled `dist/worker/<name>.js`.
+ * worker registers tsx first and then imports the `.ts` entry; from the build it runs `dist/worker/<name>.js`.
  */
 export function spawnWorker(name: 'inference-worker' | 'trainer-worker'): Worker {
   const here = fileURLToPath(import.meta.url);
   if (here.endsWith('.ts')) {
-    return new Worker(new URL(`./${name}.ts`, import.meta.url), {
-      execArgv: ['--conditions=@agl/source', '--import', 'tsx'],
-    });
+    const tsxDir = dirname(createRequire(import.meta.url).resolve('tsx/package.json'));
+    const tsxApi = pathToFileURL(join(tsxDir, 'dist/esm/api/index.mjs')).href;
+    const entry = new URL(`./${name}.ts`, import.meta.url).href;
+    const boot = `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`;
+    return new Worker(boot, { eval: true, execArgv: ['--conditions=@agl/source'] });
   }
   for (const candidate of [`./worker/${name}.js`, `./${name}.js`, `../worker/${name}.js`]) {
     const url = new URL(candidate, import.meta.url);

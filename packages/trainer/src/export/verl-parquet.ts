@@ -61,5 +61,6 @@ export function verlRowsToParquet(rows: readonly VerlRow[]): ArrayBuffer {
       }),
     });
   }
-  return parquetWriteBuffer({ columnData, schema, createdBy: 'agl export verl' });
+  // Column statistics (min/max) say nothing useful about token lists; skip them.
+  return parquetWriteBuffer({ columnData, schema, statistics: false, createdBy: 'agl export verl' });
 }

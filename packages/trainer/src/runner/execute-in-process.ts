@@ -4,7 +4,7 @@ import { pickRolloutFn, type AgentContext, type LitAgent } from '../agent/lit-ag
 import { startAttemptHeartbeat } from './attempt-heartbeat';
 import { callHook, type RewardHook, type RunnerHooks, type RunnerLogger } from './hooks';
 import { finishAttempt } from './finish-attempt';
-import { flushSpans, writeExceptionSpan } from './span-io';
+import { emitFinalReward, flushSpans, rewardOfResult, writeExceptionSpan } from './span-io';
 
 /** Everything one in-process attempt needs. */
 export interface ExecuteInProcessOptions {
@@ -54,7 +54,6 @@ export async function executeInProcess(options: ExecuteInProcessOptions): Promis
   let failed = false;
   try {
     await callHook(logger, 'onRolloutStart', hooks.onRolloutStart, event);
-    await store.updateAttempt(rolloutId, attemptId, { status: 'running', workerId }).catch(() => undefined);
     const agentContext: AgentContext = {
       rollout,
       rolloutId,
@@ -80,13 +79,26 @@ export async function executeInProcess(options: ExecuteInProcessOptions): Promis
     if (timer) clearTimeout(timer);
     options.signal.removeEventListener('abort', onStop);
   }
+  let rewardWritten = false;
+  if (!failed) {
+    try {
+      const reward = rewardOfResult(result);
+      if (reward !== null) {
+        emitFinalReward(ctx, reward);
+        rewardWritten = true;
+      }
+    } catch (err) {
+      failed = true;
+      error = err;
+    }
+  }
   try {
-    await flushSpans(ctx);
     if (failed) await writeExceptionSpan(ctx, error);
+    else await flushSpans(ctx);
   } catch (err) {
     logger.warn(`writing spans of ${rolloutId}/${attemptId} failed: ${err instanceof Error ? err.message : String(err)}`);
   }
-  return finishAttempt({ ctx, rollout, agent, workerId, hooks, logger, reward: options.reward, result, failed, error });
+  return finishAttempt({ ctx, rollout, agent, workerId, hooks, logger, reward: options.reward, result, failed, error, rewardWritten });
 }
 
 function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -106,3 +118,4 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
     );
   });
 }
+

@@ -109,5 +109,5 @@ export async function executeProcess(options: ExecuteProcessOptions): Promise<'s
   if (failed) {
     await writeExceptionSpan(ctx, error).catch((err: unknown) => logger.warn(`exception span of ${rolloutId}/${attemptId} failed: ${String(err)}`));
   }
-  return finishAttempt({ ctx, rollout, agent, workerId, hooks, logger, reward: options.reward, result, failed, error, numericResultIsReward: false });
+  return finishAttempt({ ctx, rollout, agent, workerId, hooks, logger, reward: options.reward, result, failed, error });
 }

@@ -14,17 +14,17 @@ export interface FinishAttemptOptions {
   hooks: RunnerHooks;
   logger: RunnerLogger;
   reward?: RewardHook;
-  /** What the agent returned (a number becomes the final reward unless a reward already exists for process agents). */
+  /** What the agent returned (given to the reward hook). */
   result: unknown;
   failed: boolean;
   error?: unknown;
-  /** Process agents: a returned number is not a reward (exit codes are not rewards). */
-  numericResultIsReward?: boolean;
+  /** True when the caller already wrote the final reward from the result (skips the reward hook). */
+  rewardWritten?: boolean;
 }
 
 /**
- * The common tail of every attempt: final reward (returned number, else the runner-side `reward` hook when no reward
- * span exists), `onRolloutEnd`, then the attempt status. Status races with the watchdog are reported, not thrown.
+ * The common tail of every attempt: the runner-side `reward` hook when no reward was written or emitted,
+ * `onRolloutEnd`, then the attempt status. Status races with the watchdog are reported, not thrown.
  */
 export async function finishAttempt(options: FinishAttemptOptions): Promise<'succeeded' | 'failed'> {
   const { ctx, rollout, logger, hooks } = options;
@@ -32,12 +32,8 @@ export async function finishAttempt(options: FinishAttemptOptions): Promise<'suc
   let error = options.error;
   let spans: Span[] = [];
   try {
-    if (!failed) {
-      const numeric = typeof options.result === 'boolean' ? Number(options.result) : options.result;
-      if (typeof numeric === 'number' && options.numericResultIsReward !== false) {
-        if (!Number.isFinite(numeric)) throw new TypeError(`rollout() returned ${numeric}; return a finite number or nothing.`);
-        await writeRewardSpan(ctx, numeric);
-      } else if (options.reward) {
+    if (!failed && !options.rewardWritten) {
+      if (options.reward) {
         spans = await attemptSpans(ctx.store, ctx.rolloutId, ctx.attemptId);
         if (!hasReward(spans)) {
           const value = await options.reward(rollout.input, options.result, spans);
@@ -53,7 +49,7 @@ export async function finishAttempt(options: FinishAttemptOptions): Promise<'suc
     logger.warn(`final reward of ${ctx.rolloutId}/${ctx.attemptId} failed: ${err instanceof Error ? err.message : String(err)}`);
   }
   try {
-    spans = await attemptSpans(ctx.store, ctx.rolloutId, ctx.attemptId);
+    if (hooks.onRolloutEnd) spans = await attemptSpans(ctx.store, ctx.rolloutId, ctx.attemptId);
   } catch (err) {
     logger.warn(`reading spans of ${ctx.rolloutId}/${ctx.attemptId} failed: ${err instanceof Error ? err.message : String(err)}`);
   }

@@ -12,12 +12,25 @@ export async function flushSpans(ctx: RolloutContext): Promise<void> {
   await (ctx.tracer ?? getAglTracer()).forceFlush();
 }
 
-/** Write a final reward span for the attempt of `ctx`, then flush. */
-export async function writeRewardSpan(ctx: RolloutContext, value: number): Promise<void> {
-  await withRolloutContext(ctx, async () => {
+/** Emit a final reward span for the attempt of `ctx` (exported with the next flush). */
+export function emitFinalReward(ctx: RolloutContext, value: number): void {
+  withRolloutContext(ctx, () => {
     emitReward(value);
   });
+}
+
+/** Write a final reward span for the attempt of `ctx`, then flush. */
+export async function writeRewardSpan(ctx: RolloutContext, value: number): Promise<void> {
+  emitFinalReward(ctx, value);
   await flushSpans(ctx);
+}
+
+/** The reward a `rollout()` return value stands for: numbers (finite) and booleans; null for anything else. */
+export function rewardOfResult(result: unknown): number | null {
+  const numeric = typeof result === 'boolean' ? Number(result) : result;
+  if (typeof numeric !== 'number') return null;
+  if (!Number.isFinite(numeric)) throw new TypeError(`rollout() returned ${numeric}; return a finite number (the final reward) or nothing.`);
+  return numeric;
 }
 
 /** Write an exception span for the attempt of `ctx`, then flush. */

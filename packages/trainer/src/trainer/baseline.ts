@@ -8,7 +8,7 @@ import { sleep } from '../runner/worker-loop';
 export interface BaselineOptions {
   /** Passes over train + val (default 1). */
   nEpochs?: number;
-  /** Enqueue only while at most this many rollouts are queuing/requeuing (default 16). */
+  /** Keep at most this many rollouts queuing/requeuing; new ones are enqueued in batches that fill the gap (default 16). */
   maxQueueLength?: number;
   /** Seconds between queue-length polls (default 0.05). */
   pollIntervalSeconds?: number;
@@ -55,30 +55,51 @@ export class Baseline implements Algorithm {
     const maxQueue = this.#options.maxQueueLength ?? 16;
     const pollMs = (this.#options.pollIntervalSeconds ?? 0.05) * 1000;
     for (let epoch = 0; epoch < (this.#options.nEpochs ?? 1) && !signal.aborted; epoch += 1) {
-      const harvests: Promise<void>[] = [];
-      for (const [task, mode, index] of samples) {
-        while (!signal.aborted && (await queueLength(store)) > maxQueue) await sleep(pollMs, signal);
-        if (signal.aborted) break;
-        const config = typeof this.#options.rolloutConfig === 'function' ? this.#options.rolloutConfig(task, index, mode) : this.#options.rolloutConfig;
-        const metadata: JsonObject = { task_id: taskIdOf(task), epoch };
-        const rollout = await store.enqueueRollout({ input: task as JsonValue, mode, resourcesId, config: config ?? undefined, metadata });
-        harvests.push(this.#harvest(store, rollout.rolloutId, adapter, signal));
+      const pending = new Set<string>();
+      let enqueued = false;
+      const harvest = this.#harvest({ store, adapter, signal, pending, done: () => enqueued, pollMs });
+      try {
+        let next = 0;
+        while (next < samples.length && !signal.aborted) {
+          const room = maxQueue - (await queueLength(store));
+          if (room <= 0) {
+            await sleep(pollMs, signal);
+            continue;
+          }
+          const batch = samples.slice(next, next + room);
+          next += batch.length;
+          const requests = batch.map(([task, mode, index]) => {
+            const config = typeof this.#options.rolloutConfig === 'function' ? this.#options.rolloutConfig(task, index, mode) : this.#options.rolloutConfig;
+            const metadata: JsonObject = { task_id: taskIdOf(task), epoch };
+            return { input: task as JsonValue, mode, resourcesId, config: config ?? undefined, metadata };
+          });
+          for (const rollout of await store.enqueueRollouts(requests)) pending.add(rollout.rolloutId);
+        }
+      } finally {
+        enqueued = true;
       }
-      await Promise.all(harvests);
+      await harvest;
     }
   }
 
-  async #harvest(store: LightningStore, rolloutId: string, adapter: AlgorithmRunOptions['adapter'], signal: AbortSignal): Promise<void> {
-    let finished: Rollout | undefined;
-    while (!finished && !signal.aborted) [finished] = await store.waitForRollouts([rolloutId], { timeoutSeconds: 1 });
-    if (!finished) return;
-    this.rollouts.push(finished);
-    const attempt = await store.getLatestAttempt(rolloutId);
-    if (!attempt) return;
-    const spans = (await store.querySpans({ rolloutId, attemptId: attempt.attemptId, sortBy: 'sequenceId' })).items;
-    const trajectory = await adapter.adapt(spans, finished);
-    this.trajectories.push(trajectory);
-    this.#options.onTrajectory?.(trajectory, finished);
+  /** One loop per epoch: wait for any pending rollout to finish, then read its latest attempt's trajectory. */
+  async #harvest(o: { store: LightningStore; adapter: AlgorithmRunOptions['adapter']; signal: AbortSignal; pending: Set<string>; done: () => boolean; pollMs: number }): Promise<void> {
+    const { store, signal, pending } = o;
+    while (!signal.aborted && (!o.done() || pending.size > 0)) {
+      if (pending.size === 0) {
+        await sleep(o.pollMs, signal);
+        continue;
+      }
+      const finished = await store.waitForRollouts([...pending], { timeoutSeconds: 0.5 });
+      for (const rollout of finished) {
+        pending.delete(rollout.rolloutId);
+        this.rollouts.push(rollout);
+        const spans = (await store.querySpans({ rolloutId: rollout.rolloutId, attemptId: 'latest', sortBy: 'sequenceId' })).items;
+        const trajectory = await o.adapter.adapt(spans, rollout);
+        this.trajectories.push(trajectory);
+        this.#options.onTrajectory?.(trajectory, rollout);
+      }
+    }
   }
 }
 

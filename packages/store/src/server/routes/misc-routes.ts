@@ -6,6 +6,9 @@ import { API_PREFIX, sendJson, type RouteContext } from '../route-context';
 /** Response header of `POST /waits/rollouts`: how many requested rollouts exist and are still running. */
 export const WAIT_PENDING_HEADER = 'x-agl-wait-pending';
 
+/** Response header of `POST /waits/rollouts` when the server answered early because it is shutting down. */
+export const WAIT_CLOSING_HEADER = 'x-agl-server-closing';
+
 /** Routes #1 (health) and #28 (waits) of reference §3.3. */
 export function registerMiscRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const P = API_PREFIX;
@@ -17,10 +20,15 @@ export function registerMiscRoutes(app: FastifyInstance, ctx: RouteContext): voi
     const requested = body.timeout ?? null;
     const effective = requested === null ? ctx.maxWaitSeconds : Math.min(requested, ctx.maxWaitSeconds);
     const ids = body.rollout_ids;
+    let closing = false;
     const done: Rollout[] = await Promise.race([
       ctx.store.waitForRollouts(ids, { timeoutSeconds: effective }),
-      ctx.closing.then(() => ctx.store.waitForRollouts(ids, { timeoutSeconds: 0 })),
+      ctx.closing.then(() => {
+        closing = true;
+        return ctx.store.waitForRollouts(ids, { timeoutSeconds: 0 });
+      }),
     ]);
+    if (closing) reply.header(WAIT_CLOSING_HEADER, '1');
     let pending = 0;
     if (done.length < ids.length) {
       const finished = new Set(done.map((r) => r.rolloutId));

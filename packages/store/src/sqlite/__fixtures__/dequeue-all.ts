@@ -1,8 +1,15 @@
 // Child process: claims rollouts until the queue is empty, writing a span per claim; prints the claimed ids.
+import { existsSync, writeFileSync } from 'node:fs';
 import { SqliteStore } from '../index';
 
-const [path, workerId] = [process.argv[2]!, process.argv[3]!];
+const [path, workerId, peer] = [process.argv[2]!, process.argv[3]!, process.argv[4]];
 const store = new SqliteStore({ path, scanDebounceSeconds: 0 });
+// Barrier: start claiming only once the peer process has opened the file too, so the two really overlap.
+if (peer) {
+  writeFileSync(`${path}.ready-${workerId}`, '');
+  const deadline = Date.now() + 30_000;
+  while (!existsSync(`${path}.ready-${peer}`) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+}
 const claimed: string[] = [];
 for (;;) {
   const r = await store.dequeueRollout({ workerId });

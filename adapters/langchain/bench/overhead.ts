@@ -1,0 +1,29 @@
+// CPU time per traced LLM call vs untraced (not a test): `npm run bench -w adapters/langchain`.
+import { FakeListChatModel } from '@langchain/core/utils/testing';
+import { HumanMessage, SystemMessage } from '@langchain/core/messages';
+import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
+import { MemoryStore } from '@agl/store';
+import { AglCallbackHandler } from '../src/index';
+
+const CALLS = Number(process.env.AGL_BENCH_CALLS ?? 10_000);
+// The in-process fake model.
+const model = new FakeListChatModel({ responses: ['It is sunny.'] });
+const messages = [new SystemMessage('You are a weather agent.'), new HumanMessage('Weather in Paris?')];
+
+async function measure(callbacks: AglCallbackHandler[]): Promise<number> {
+  for (let i = 0; i < 200; i += 1) await model.invoke(messages, { callbacks });
+  const start = process.cpuUsage();
+  for (let i = 0; i < CALLS; i += 1) await model.invoke(messages, { callbacks });
+  await getAglTracer().forceFlush();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / CALLS;
+}
+
+const store = new MemoryStore();
+const rollout = await store.startRollout({ input: {} });
+const ctx = { rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store };
+const untraced = await withRolloutContext(ctx, () => measure([]));
+const traced = await withRolloutContext(ctx, () => measure([new AglCallbackHandler()]));
+const spans = (await store.querySpans({ rolloutId: rollout.rolloutId, limit: 0 })).total;
+console.log(JSON.stringify({ adapter: '@agl/langchain', calls: CALLS, untracedUsPerCall: +untraced.toFixed(1), tracedUsPerCall: +traced.toFixed(1), overheadUsPerCall: +(traced - untraced).toFixed(1), spansStored: spans }));
+await getAglTracer().shutdown();

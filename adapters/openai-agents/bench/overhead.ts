@@ -1,0 +1,48 @@
+// CPU time per traced LLM call vs untraced (not a test): `npm run bench -w adapters/openai-agents`.
+import { Agent, Runner, Usage, setTraceProcessors, setTracingDisabled, withGenerationSpan, type Model, type ModelRequest, type ModelResponse } from '@openai/agents';
+import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
+import { MemoryStore } from '@agl/store';
+import { addAglTraceProcessor } from '../src/index';
+
+const CALLS = Number(process.env.AGL_BENCH_CALLS ?? 10_000);
+const completion = { id: 'chatcmpl-1', model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'It is sunny.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 9, completion_tokens: 4 } };
+// The in-process fake model (a custom Model gets no generation span by itself: it opens one, like the OpenAI models).
+class FakeModel implements Model {
+  async getResponse(request: ModelRequest): Promise<ModelResponse> {
+    return withGenerationSpan(async (span) => {
+      span.spanData.input = [{ role: 'system', content: request.systemInstructions ?? '' }, { role: 'user', content: String(request.input) }];
+      span.spanData.output = [completion];
+      return {
+        output: [{ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'It is sunny.' }] }],
+        usage: new Usage({ requests: 1, inputTokens: 9, outputTokens: 4, totalTokens: 13 }),
+        responseId: 'chatcmpl-1',
+      };
+    }, { data: { model: 'm' } });
+  }
+  getStreamedResponse(): AsyncIterable<never> {
+    throw new Error('not used');
+  }
+}
+const agent = new Agent({ name: 'weather_agent', instructions: 'You are a weather agent.', model: new FakeModel() });
+const runner = new Runner();
+
+async function measure(): Promise<number> {
+  for (let i = 0; i < 200; i += 1) await runner.run(agent, 'Weather in Paris?');
+  const start = process.cpuUsage();
+  for (let i = 0; i < CALLS; i += 1) await runner.run(agent, 'Weather in Paris?');
+  await getAglTracer().forceFlush();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / CALLS;
+}
+
+const store = new MemoryStore();
+const rollout = await store.startRollout({ input: {} });
+const ctx = { rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store };
+setTraceProcessors([]);
+setTracingDisabled(true);
+const untraced = await withRolloutContext(ctx, () => measure());
+addAglTraceProcessor();
+const traced = await withRolloutContext(ctx, () => measure());
+const spans = (await store.querySpans({ rolloutId: rollout.rolloutId, limit: 0 })).total;
+console.log(JSON.stringify({ adapter: '@agl/openai-agents', calls: CALLS, untracedUsPerCall: +untraced.toFixed(1), tracedUsPerCall: +traced.toFixed(1), overheadUsPerCall: +(traced - untraced).toFixed(1), spansStored: spans }));
+await getAglTracer().shutdown();

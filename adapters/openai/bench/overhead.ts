@@ -1,0 +1,30 @@
+// CPU time per traced LLM call vs untraced (not a test): `npm run bench -w adapters/openai`.
+import OpenAI from 'openai';
+import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
+import { MemoryStore } from '@agl/store';
+import { instrumentOpenAI } from '../src/index';
+
+const CALLS = Number(process.env.AGL_BENCH_CALLS ?? 10_000);
+const body = JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'It is sunny.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 } });
+// The in-process fake model: a fetch that answers at once, no socket.
+const fakeFetch = async (): Promise<Response> => new Response(body, { headers: { 'content-type': 'application/json' } });
+const make = (): OpenAI => new OpenAI({ apiKey: 'k', baseURL: 'http://fake.invalid/v1', fetch: fakeFetch, maxRetries: 0 });
+const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'system', content: 'You are a weather agent.' }, { role: 'user', content: 'Weather in Paris?' }];
+
+async function measure(client: OpenAI): Promise<number> {
+  for (let i = 0; i < 200; i += 1) await client.chat.completions.create({ model: 'm', messages });
+  const start = process.cpuUsage();
+  for (let i = 0; i < CALLS; i += 1) await client.chat.completions.create({ model: 'm', messages });
+  await getAglTracer().forceFlush();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / CALLS;
+}
+
+const store = new MemoryStore();
+const rollout = await store.startRollout({ input: {} });
+const ctx = { rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store };
+const untraced = await withRolloutContext(ctx, () => measure(make()));
+const traced = await withRolloutContext(ctx, () => measure(instrumentOpenAI(make())));
+const spans = (await store.querySpans({ rolloutId: rollout.rolloutId, limit: 0 })).total;
+console.log(JSON.stringify({ adapter: '@agl/openai', calls: CALLS, untracedUsPerCall: +untraced.toFixed(1), tracedUsPerCall: +traced.toFixed(1), overheadUsPerCall: +(traced - untraced).toFixed(1), spansStored: spans }));
+await getAglTracer().shutdown();

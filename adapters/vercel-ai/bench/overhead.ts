@@ -1,0 +1,37 @@
+// CPU time per traced LLM call vs untraced (not a test): `npm run bench -w adapters/vercel-ai`.
+import { generateText } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
+import { MemoryStore } from '@agl/store';
+import { registerAglTelemetry } from '../src/index';
+
+const CALLS = Number(process.env.AGL_BENCH_CALLS ?? 10_000);
+// The in-process fake model.
+const model = new MockLanguageModelV3({
+  doGenerate: async () => ({
+    content: [{ type: 'text', text: 'It is sunny.' }],
+    finishReason: { unified: 'stop', raw: 'stop' },
+    usage: { inputTokens: { total: 9, noCache: 9, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 4, text: 4, reasoning: 0 } },
+    warnings: [],
+  }),
+});
+
+async function measure(): Promise<number> {
+  const call = () => generateText({ model, system: 'You are a weather agent.', prompt: 'Weather in Paris?' });
+  for (let i = 0; i < 200; i += 1) await call();
+  const start = process.cpuUsage();
+  for (let i = 0; i < CALLS; i += 1) await call();
+  await getAglTracer().forceFlush();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / CALLS;
+}
+
+const store = new MemoryStore();
+const rollout = await store.startRollout({ input: {} });
+const ctx = { rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store };
+const untraced = await withRolloutContext(ctx, () => measure());
+registerAglTelemetry();
+const traced = await withRolloutContext(ctx, () => measure());
+const spans = (await store.querySpans({ rolloutId: rollout.rolloutId, limit: 0 })).total;
+console.log(JSON.stringify({ adapter: '@agl/vercel-ai', calls: CALLS, untracedUsPerCall: +untraced.toFixed(1), tracedUsPerCall: +traced.toFixed(1), overheadUsPerCall: +(traced - untraced).toFixed(1), spansStored: spans }));
+await getAglTracer().shutdown();

@@ -1,0 +1,71 @@
+import { fileURLToPath } from 'node:url';
+import { createOpenAI } from '@ai-sdk/openai';
+import { TraceToTransitions } from '@agl/core/adapters';
+import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
+import { MemoryStore } from '@agl/store';
+import { createStoreServer } from '@agl/store/server';
+import { describeAdapterConformance, startOpenAiTestServer } from '@agl/testing';
+import { generateText, wrapLanguageModel } from 'ai';
+import { describe, expect, it } from 'vitest';
+import { aglMiddleware } from './agl-middleware';
+import { registerAglTelemetry } from './agl-telemetry';
+import { generateWeather, streamWeather } from './__fixtures__/weather-agent';
+
+const agentFile = fileURLToPath(new URL('./__fixtures__/weather-agent.ts', import.meta.url));
+const fixture = (name: string): string => fileURLToPath(new URL(`../../../packages/core/src/adapters/__fixtures__/vercel-ai/${name}.json`, import.meta.url));
+
+describeAdapterConformance({
+  name: '@agl/vercel-ai',
+  createStore: () => new MemoryStore(),
+  serveStore: (store) => createStoreServer({ store, port: 0 }),
+  targets: [
+    {
+      name: 'generateText with tools',
+      agentName: 'weather_agent',
+      explicit: async (env) => {
+        registerAglTelemetry();
+        await generateWeather(env.model, env.baseURL, env.apiKey);
+      },
+      preload: { agentFile, register: '@agl/vercel-ai/register' },
+      fixturePath: fixture('generate-text'),
+    },
+    {
+      name: 'streamText with tools',
+      agentName: 'weather_agent',
+      explicit: async (env) => {
+        registerAglTelemetry();
+        await streamWeather(env.model, env.baseURL, env.apiKey);
+      },
+      preload: { agentFile, register: '@agl/vercel-ai/register', args: ['--stream'] },
+      fixturePath: fixture('stream-text'),
+    },
+  ],
+});
+
+describe('aglMiddleware (explicit wrapLanguageModel option)', () => {
+  it('writes the LLM span with logprobs and sends traceparent / rollout headers', { timeout: 30_000 }, async () => {
+    const llm = await startOpenAiTestServer({ respond: () => ({ content: '5' }) });
+    try {
+      const openai = createOpenAI({ baseURL: llm.baseURL, apiKey: 'k' });
+      const model = wrapLanguageModel({ model: openai.chat('test-model'), middleware: aglMiddleware() });
+      const store = new MemoryStore();
+      const rollout = await store.startRollout({ input: {} });
+      await withRolloutContext({ rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store }, () =>
+        generateText({ model, prompt: 'What is 2 + 3?', providerOptions: { openai: { logprobs: true } }, maxRetries: 0 }),
+      );
+      await getAglTracer().forceFlush();
+      const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
+      const own = spans.filter((s) => s.attributes['gen_ai.response.id'] !== undefined);
+      const transitions = new TraceToTransitions().transitions(spans);
+      expect(transitions).toHaveLength(1);
+      const [transition] = transitions;
+      expect(transition?.action.message.content).toBe('5');
+      expect(transition?.action.logprobs?.map((l) => l.token).join('')).toBe('5');
+      const headers = llm.requests.at(-1)!.headers;
+      expect(headers['x-rollout-id']).toBe(rollout.rolloutId);
+      expect(own.map((s) => s.spanId)).toContain(String(headers.traceparent).split('-')[2]);
+    } finally {
+      await llm.close();
+    }
+  });
+});

@@ -1,0 +1,95 @@
+import { createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { once } from 'node:events';
+import { Command, Option } from 'commander';
+import { RolloutStatus, type Rollout, type RolloutMode, type Trajectory } from '@agl/core';
+import { TraceToTransitions } from '@agl/core/adapters';
+import { UserError } from '@agl/core/errors';
+import { openCliStore, withStoreFlags, type StoreFlags } from './store-options';
+import { processIo, type CliIo } from './output';
+import { exportVerlCommand } from './export-verl';
+import { exportSftCommand } from './export-sft';
+import { exportDpoCommand } from './export-dpo';
+
+interface ExportFlags extends StoreFlags {
+  out: string;
+  status: string;
+  mode?: string;
+  agentMatch?: string;
+  rollout?: string[];
+}
+
+/** One JSONL row of `agl export transitions`: a transition with its trajectory's identity (snake_case). */
+export function transitionRows(trajectory: Trajectory): Record<string, unknown>[] {
+  return trajectory.transitions.map((t, index) => ({
+    rollout_id: trajectory.rolloutId,
+    attempt_id: trajectory.attemptId,
+    task_id: trajectory.taskId,
+    mode: trajectory.mode,
+    index,
+    agent_name: t.agentName,
+    state: { messages: t.state.messages, token_ids: t.state.tokenIds ?? null },
+    action: { message: t.action.message, token_ids: t.action.tokenIds ?? null, logprobs: t.action.logprobs ?? null },
+    reward: t.reward,
+    done: t.done,
+    final_reward: trajectory.finalReward,
+    span_ids: t.spanIds,
+    response_id: t.responseId ?? null,
+  }));
+}
+
+function statuses(value: string): RolloutStatus[] {
+  const list = value.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const s of list) {
+    if (!RolloutStatus.options.includes(s as RolloutStatus)) throw new UserError(`--status got ${JSON.stringify(s)}; use one or more of ${RolloutStatus.options.join(', ')} (comma-separated).`);
+  }
+  return list as RolloutStatus[];
+}
+
+/** `agl export transitions`: every matching rollout's latest attempt through `TraceToTransitions`, as JSONL. */
+export function exportCommand(io: CliIo = processIo): Command {
+  const cmd = new Command('export').description('export training data from a store');
+  withStoreFlags(
+    cmd
+      .command('transitions')
+      .description('write one JSON line per transition (state, action, reward) of the latest attempt of each rollout')
+      .requiredOption('--out <file>', 'output .jsonl file')
+      .option('--status <statuses>', 'rollout statuses to export, comma-separated', 'succeeded,failed')
+      .addOption(new Option('--mode <mode>', 'only rollouts of this mode').choices(['train', 'val', 'test']))
+      .option('--agent-match <regex>', 'only LLM calls made inside agents whose name matches')
+      .option('--rollout <ids...>', 'only these rollout ids'),
+  ).action(async (opts: ExportFlags) => {
+    const { store, close } = await openCliStore(opts);
+    const out = resolve(opts.out);
+    try {
+      const page = await store.queryRollouts({
+        statusIn: statuses(opts.status),
+        modeIn: opts.mode ? [opts.mode as NonNullable<RolloutMode>] : undefined,
+        rolloutIdIn: opts.rollout ?? undefined,
+        sortBy: 'startTime',
+        sortOrder: 'asc',
+      });
+      const adapter = new TraceToTransitions({ agentMatch: opts.agentMatch ? new RegExp(opts.agentMatch, 'u') : null });
+      await mkdir(dirname(out), { recursive: true });
+      const file = createWriteStream(out, { encoding: 'utf8' });
+      let rows = 0;
+      for (const rollout of page.items as Rollout[]) {
+        const spans = (await store.querySpans({ rolloutId: rollout.rolloutId, attemptId: 'latest', sortBy: 'sequenceId' })).items;
+        for (const row of transitionRows(adapter.adapt(spans, rollout))) {
+          if (!file.write(`${JSON.stringify(row)}\n`)) await once(file, 'drain');
+          rows += 1;
+        }
+      }
+      file.end();
+      await once(file, 'close');
+      io.out(`wrote ${rows} transitions from ${page.items.length} rollouts to ${out}`);
+    } finally {
+      await close();
+    }
+  });
+  cmd.addCommand(exportVerlCommand(io));
+  cmd.addCommand(exportSftCommand(io));
+  cmd.addCommand(exportDpoCommand(io));
+  return cmd;
+}

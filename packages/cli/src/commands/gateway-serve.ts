@@ -1,0 +1,131 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+import type { LightningStore } from '@agl/core/store';
+import { type AnthropicMode, type Gateway, startGateway, type TokenIdPolicy } from '@agl/gateway';
+import { MemoryStore } from '@agl/store';
+import { StoreClient } from '@agl/store/client';
+import { SqliteStore } from '@agl/store/sqlite';
+import { processIo, type CliIo } from './output';
+
+/** Flags of `agl gateway serve`. */
+export interface GatewayServeFlags {
+  backend?: string;
+  backendApiKey?: string;
+  storeUrl?: string;
+  storeToken?: string;
+  store?: string;
+  memory?: boolean;
+  host: string;
+  port: number;
+  token?: string;
+  model?: string;
+  llmResource?: string;
+  tokenIds: TokenIdPolicy;
+  anthropic: AnthropicMode;
+  timeoutMs: number;
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw new InvalidArgumentError('use an integer from 0 to 65535 (0 picks a free port).');
+  return port;
+}
+
+function parsePositive(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('use a positive number.');
+  return n;
+}
+
+/** The store the flags select: `--store-url`/$AGL_STORE_URL, `--store <file>` (SQLite), else an in-memory store. */
+function openGatewayStore(flags: GatewayServeFlags, io: CliIo): { store: LightningStore; label: string } {
+  const url = flags.storeUrl ?? process.env.AGL_STORE_URL;
+  if (!flags.memory && !flags.store && url) {
+    return { store: new StoreClient({ url, token: flags.storeToken ?? process.env.AGL_STORE_TOKEN ?? null }), label: url };
+  }
+  if (flags.store) return { store: new SqliteStore({ path: flags.store }), label: flags.store };
+  if (!flags.memory) io.err('agl gateway: no --store-url, $AGL_STORE_URL or --store given; spans go to an in-memory store and are lost on exit.');
+  return { store: new MemoryStore(), label: 'an in-memory store' };
+}
+
+/**
+ * Runs the LLM gateway until SIGINT/SIGTERM. Prints `AGL_GATEWAY_URL=…` on stdout when ready; on a signal it pauses,
+ * waits for in-flight calls, then closes.
+ */
+export async function serveGateway(flags: GatewayServeFlags, io: CliIo = processIo): Promise<void> {
+  const { store, label } = openGatewayStore(flags, io);
+  let gateway: Gateway;
+  try {
+    gateway = await startGateway({
+      store,
+      backend: flags.backend ?? process.env.AGL_BACKEND_URL ?? null,
+      backendApiKey: flags.backendApiKey ?? process.env.AGL_BACKEND_API_KEY ?? null,
+      host: flags.host,
+      port: flags.port,
+      token: flags.token ?? process.env.AGL_GATEWAY_TOKEN ?? process.env.AGL_KEY ?? null,
+      model: flags.model ?? null,
+      llmResourceName: flags.llmResource ?? null,
+      tokenIds: flags.tokenIds,
+      anthropic: flags.anthropic,
+      timeoutMs: flags.timeoutMs,
+      log: (line) => io.err(`agl gateway: ${line}`),
+    });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  io.out(`AGL_GATEWAY_URL=${gateway.url}`);
+  io.err(`agl gateway: forwarding to ${flags.backend ?? process.env.AGL_BACKEND_URL ?? 'the LLM resources in the store'}, recording into ${label}; Ctrl-C to stop.`);
+
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals): void => {
+      if (stopping) {
+        io.err(`agl gateway: ${signal} again, exiting without waiting.`);
+        process.exit(130);
+      }
+      stopping = true;
+      io.err(`agl gateway: ${signal} received, finishing in-flight calls...`);
+      gateway.pause({ reason: 'shutting down' });
+      void gateway
+        .drained()
+        .then(() => gateway.close())
+        .then(() => store.close())
+        .then(() => io.err('agl gateway: stopped cleanly.'))
+        .catch((error: unknown) => {
+          io.err(`agl gateway: error while stopping: ${(error as Error).message}`);
+          process.exitCode = 1;
+        })
+        .finally(() => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          resolve();
+        });
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+/** `agl gateway serve`. */
+export function gatewayCommand(io: CliIo = processIo): Command {
+  const cmd = new Command('gateway').description('run the AGL LLM gateway (records every LLM call, with token ids, in the store)');
+  cmd
+    .command('serve')
+    .description('serve an OpenAI- and Anthropic-compatible proxy in front of a model backend')
+    .option('--backend <url>', 'OpenAI-compatible backend base URL, e.g. http://127.0.0.1:8000/v1 (default: $AGL_BACKEND_URL; else the LLM resources)')
+    .option('--backend-api-key <key>', 'API key sent to the backend (default: $AGL_BACKEND_API_KEY); never logged or stored')
+    .option('--store-url <url>', 'a running `agl store serve` (default: $AGL_STORE_URL)')
+    .option('--store-token <token>', 'bearer token of the store server (default: $AGL_STORE_TOKEN)')
+    .option('--store <path>', 'embedded SQLite store file instead of a store server')
+    .addOption(new Option('--memory', 'embedded in-memory store (nothing is persisted)').conflicts(['store', 'storeUrl']))
+    .option('--host <host>', 'interface to bind', '127.0.0.1')
+    .option('--port <port>', 'port; 0 picks a free one', parsePort, 4748)
+    .option('--token <token>', 'require "Authorization: Bearer <token>" or "x-api-key: <token>" (default: $AGL_GATEWAY_TOKEN or $AGL_KEY)')
+    .option('--model <name>', 'model name to request instead of the client’s (an LLM resource’s model wins)')
+    .option('--llm-resource <name>', 'name of the LLM resource to route by (default: main_llm, else the first LLM resource)')
+    .addOption(new Option('--token-ids <when>', 'ask the backend for token ids and logprobs').choices(['train', 'scoped', 'never']).default('train'))
+    .addOption(new Option('--anthropic <mode>', 'how /v1/messages reaches the backend').choices(['auto', 'passthrough', 'translate']).default('auto'))
+    .option('--timeout-ms <ms>', 'backend timeout (headers, and silence inside a stream)', parsePositive, 300_000)
+    .action(async (flags: GatewayServeFlags) => serveGateway(flags, io));
+  return cmd;
+}

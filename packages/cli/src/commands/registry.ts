@@ -1,0 +1,10 @@
+/**
+ * Every top-level `agl` command, one export line each: a factory `(io) => Command`. To add a command, write
+ * `commands/<name>-command.ts` exporting such a factory and add one line here.
+ */
+export { storeCommand } from './store-command';
+export { trainCommand } from './train-command';
+export { rolloutsCommand } from './rollouts-command';
+export { spansCommand } from './spans-command';
+export { gatewayCommand } from './gateway-serve';
+export { exportCommand } from './export-command';

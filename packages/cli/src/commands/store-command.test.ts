@@ -1,0 +1,138 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import Database from 'better-sqlite3';
+import { type Command, CommanderError } from 'commander';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StoreClient } from '@agl/store/client';
+import { SqliteStore } from '@agl/store/sqlite';
+import { createProgram } from '../program';
+
+const ROOT = resolve(import.meta.dirname, '../../../..');
+const BIN = 'packages/cli/src/bin.ts';
+const REPLAY = join(ROOT, 'packages/store/src/server/__fixtures__/agl03_client_replay.py');
+
+function startServe(args: string[]): { child: ChildProcess; url: Promise<string>; lines: string[]; stderr: string[] } {
+  const child = spawn(process.execPath, ['--conditions=@agl/source', '--import', 'tsx', BIN, 'store', 'serve', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, AGL_STORE_TOKEN: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const stderr: string[] = [];
+  createInterface({ input: child.stderr! }).on('line', (line) => stderr.push(line));
+  const url = new Promise<string>((resolveUrl, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      lines.push(line);
+      const match = /^AGL_STORE_URL=(.+)$/.exec(line);
+      if (match) resolveUrl(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`agl store serve exited early (${code}): ${stderr.join('\n')}`)));
+  });
+  return { child, url, lines, stderr };
+}
+
+const exited = (child: ChildProcess) =>
+  new Promise<number | null>((resolveExit) => {
+    if (child.exitCode !== null) resolveExit(child.exitCode);
+    else child.once('exit', (code) => resolveExit(code));
+  });
+
+describe('agl store serve (child process, SQLite file, bearer token)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'agl-cli-serve-'));
+  const db = join(dir, 'agl.sqlite');
+  const TOKEN = 'cli-test-token';
+  let serve: ReturnType<typeof startServe>;
+  let url = '';
+
+  beforeAll(async () => {
+    serve = startServe(['--port', '0', '--db', db, '--token', TOKEN]);
+    url = await serve.url;
+  }, 90_000);
+  afterAll(() => {
+    if (serve.child.exitCode === null) serve.child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('prints AGL_STORE_URL=http://127.0.0.1:<port>, then the dashboard line', () => {
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(serve.lines[0]).toBe(`AGL_STORE_URL=${url}`);
+    expect(serve.lines[1]).toMatch(new RegExp(`^Dashboard: ${url}/`));
+  });
+
+  it("AGL 0.3's LightningStoreClient request sequence (python3 replay) gets the right status and shape for every call", () => {
+    const result = spawnSync('python3', [REPLAY, url, TOKEN], { encoding: 'utf8', timeout: 60_000 });
+    expect(result.stdout + result.stderr).toMatch(/REPLAY OK \d+ checks/);
+    expect(result.status).toBe(0);
+  }, 90_000);
+
+  it('answers a StoreClient, refuses a missing token, then drains and closes cleanly on SIGTERM', async () => {
+    expect((await fetch(`${url}/v1/agl/rollouts`)).status).toBe(401);
+    const client = new StoreClient({ url, token: TOKEN, retryDelays: [] });
+    const [a, b] = await client.enqueueRollouts([{ input: { n: 1 } }, { input: { n: 2 } }]);
+    const claimed = await client.dequeueRollout({ workerId: 'w' });
+    expect(claimed?.rolloutId).toBe(a!.rolloutId);
+    // an in-flight long poll is answered at once when the server starts closing
+    const waiting = client.waitForRollouts([b!.rolloutId], { timeoutSeconds: 120 });
+    await new Promise((r) => setTimeout(r, 300));
+    console.log('kill', Date.now());
+    serve.child.kill('SIGTERM');
+    const w = await waiting;
+    console.log('waited', Date.now(), w);
+    expect(w).toEqual([]);
+    expect(await exited(serve.child)).toBe(0);
+    console.log('exited', Date.now());
+    expect(serve.stderr.join('\n')).toMatch(/stopped cleanly/);
+    await client.close();
+
+    const raw = new Database(db, { readonly: true });
+    expect(raw.pragma('integrity_check', { simple: true })).toBe('ok');
+    raw.close();
+    const reopened = new SqliteStore({ path: db });
+    const page = await reopened.queryRollouts({ rolloutIdIn: [a!.rolloutId, b!.rolloutId] });
+    expect(page.items.map((r) => r.status).sort()).toEqual(['preparing', 'queuing']);
+    expect((await reopened.statistics()).totalRollouts).toBeGreaterThanOrEqual(6);
+    await reopened.close();
+  }, 60_000);
+});
+
+describe('agl command line', () => {
+  function run(argv: string[]): { out: string; err: string; code: number } {
+    let out = '';
+    let err = '';
+    const program = createProgram({ io: { out: (l) => void (out += `${l}\n`), err: (l) => void (err += `${l}\n`) } });
+    const configure = (cmd: Command): void => {
+      cmd.exitOverride().configureOutput({ writeOut: (s) => void (out += s), writeErr: (s) => void (err += s) });
+      cmd.commands.forEach(configure);
+    };
+    configure(program);
+    try {
+      program.parse(['node', 'agl', ...argv]);
+      return { out, err, code: 0 };
+    } catch (error) {
+      if (error instanceof CommanderError) return { out, err, code: error.exitCode };
+      throw error;
+    }
+  }
+
+  it('every command has --help', () => {
+    expect(run(['--help']).out).toMatch(/store/);
+    const help = run(['store', 'serve', '--help']);
+    expect(help.code).toBe(0);
+    for (const flag of ['--db', '--memory', '--port', '--host', '--token', '--body-limit', '--cors-origin']) expect(help.out).toContain(flag);
+  });
+
+  it('unknown flags are errors with a suggestion', () => {
+    const result = run(['store', 'serve', '--prot', '1']);
+    expect(result.code).toBe(1);
+    expect(result.err).toMatch(/unknown option '--prot'/);
+    expect(result.err).toMatch(/Did you mean --port\?/);
+  });
+
+  it('bad values are refused before anything starts', () => {
+    expect(run(['store', 'serve', '--port', '70000']).err).toMatch(/--port.*0 to 65535/);
+    expect(run(['store', 'serve', '--memory', '--db', 'x.sqlite']).err).toMatch(/cannot be used with/);
+  });
+});

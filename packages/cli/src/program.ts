@@ -1,0 +1,36 @@
+import { Command } from 'commander';
+import { AglError } from '@agl/core/errors';
+import * as registry from './commands/registry';
+import { processIo, type CliIo } from './commands/output';
+
+/** A command factory as listed in `commands/registry.ts`. */
+export type CommandFactory = (io: CliIo) => Command;
+
+function configure(command: Command): void {
+  command.showSuggestionAfterError(true).showHelpAfterError('(run with --help for usage)');
+  command.allowExcessArguments(false);
+  for (const sub of command.commands) configure(sub);
+}
+
+/** Builds the `agl` program with every registered command. */
+export function createProgram(options: { io?: CliIo; version?: string } = {}): Command {
+  const io = options.io ?? processIo;
+  const program = new Command('agl')
+    .description('AGL: train AI agents from their traces (store server, training, rollouts, spans, exports)')
+    .version(options.version ?? '0.1.0');
+  for (const factory of Object.values(registry) as CommandFactory[]) program.addCommand(factory(io));
+  configure(program);
+  return program;
+}
+
+/** Runs `agl` with `argv` (as `process.argv`); AGL errors print one line and set exit code 1. */
+export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  try {
+    await createProgram({ io }).parseAsync([...argv]);
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (error) {
+    const message = AglError.isInstance(error) || error instanceof Error ? error.message : String(error);
+    io.err(`error: ${message}`);
+    return 1;
+  }
+}

@@ -1,0 +1,324 @@
+import { context, trace } from '@opentelemetry/api';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { UserError, ValidationError } from '../errors/index';
+import type { Span, SpanInput } from '../schema/index';
+import type { LightningStore } from '../store/index';
+import { TraceToTransitions } from '../adapters/index';
+import { AglTracer } from './agl-tracer';
+import { emitAnnotation, emitException, emitMessage, emitObject, emitReward } from './emitters';
+import { operation } from './operation';
+import { getRolloutContext, withRolloutContext } from './rollout-context';
+
+/**
+ * The two store methods the processor calls, recording what it receives. Core cannot import @agl/store; the same
+ * behaviours run against the real MemoryStore in packages/trainer/src/tracer-store.test.ts.
+ */
+class RecordingStore {
+  readonly batches: SpanInput[][] = [];
+  readonly spans: Span[] = [];
+  readonly counters = new Map<string, number>();
+  failRollout: string | null = null;
+
+  async getNextSpanSequenceIds(pairs: ReadonlyArray<readonly [string, string]>): Promise<number[]> {
+    return pairs.map(([rolloutId]) => {
+      const next = (this.counters.get(rolloutId) ?? 0) + 1;
+      this.counters.set(rolloutId, next);
+      return next;
+    });
+  }
+
+  async addSpans(spans: SpanInput[]): Promise<Span[]> {
+    await Promise.resolve();
+    if (this.failRollout && spans.some((s) => s.rolloutId === this.failRollout)) {
+      throw new Error(`Rollout ${this.failRollout} not found`);
+    }
+    this.batches.push(spans);
+    this.spans.push(...(spans as Span[]));
+    return spans as Span[];
+  }
+
+  asStore(): LightningStore {
+    return this as unknown as LightningStore;
+  }
+}
+
+const tracers: AglTracer[] = [];
+function newTracer(options: ConstructorParameters<typeof AglTracer>[0] = {}): AglTracer {
+  const tracer = new AglTracer({ exitHooks: false, scheduledDelayMillis: 10_000, ...options });
+  tracers.push(tracer);
+  return tracer;
+}
+afterEach(async () => {
+  for (const t of tracers.splice(0)) await t.shutdown();
+});
+
+describe('emitters outside a rollout', () => {
+  it('throw a UserError that says how to fix it', () => {
+    expect(getRolloutContext()).toBeUndefined();
+    expect(() => emitReward(1)).toThrow(UserError);
+    expect(() => emitMessage('x')).toThrow(/outside a rollout.*propagate: false/s);
+    expect(() => emitObject({})).toThrow(UserError);
+    expect(() => emitException(new Error('x'))).toThrow(UserError);
+    expect(() => emitAnnotation({ a: 1 })).toThrow(UserError);
+    return expect(operation('step', () => 1)).rejects.toThrow(UserError);
+  });
+
+  it('only build the span with { propagate: false }', async () => {
+    const span = emitReward(0.5, { propagate: false });
+    expect(span.name).toBe('agentlightning.annotation');
+    expect(span.attributes).toEqual({ 'agentlightning.reward.0.name': 'primary', 'agentlightning.reward.0.value': 0.5 });
+    expect(span.startTime).toBe(span.endTime);
+    expect(await operation('step', () => 7, { propagate: false })).toBe(7);
+  });
+});
+
+describe('emitter attributes (AGL 0.3 semantics)', () => {
+  const local = { propagate: false } as const;
+
+  it('emitReward: multi-dimensional, first key (or primaryKey) is dimension 0', () => {
+    expect(emitReward({ acc: 1, len: 0.2 }, local).attributes).toEqual({
+      'agentlightning.reward.0.name': 'acc',
+      'agentlightning.reward.0.value': 1,
+      'agentlightning.reward.1.name': 'len',
+      'agentlightning.reward.1.value': 0.2,
+    });
+    expect(emitReward({ acc: 1, len: 0.2 }, { ...local, primaryKey: 'len' }).attributes['agentlightning.reward.0.name']).toBe('len');
+    expect(emitReward(true, local).attributes['agentlightning.reward.0.value']).toBe(1);
+    expect(() => emitReward({ a: 1 }, { ...local, primaryKey: 'b' })).toThrow(ValidationError);
+    expect(() => emitReward(Number.NaN, local)).toThrow(ValidationError);
+    expect(() => emitReward({ a: 'x' as unknown as number }, local)).toThrow(/reward a must be a finite number/);
+    expect(() => emitReward({}, local)).toThrow(ValidationError);
+  });
+
+  it('emitReward merges extra attributes', () => {
+    expect(emitReward(1, { ...local, attributes: { why: { a: 1 } } }).attributes['why.a']).toBe(1);
+  });
+
+  it('emitObject records type and literal or JSON', () => {
+    expect(emitObject('s', local).attributes).toEqual({ 'agentlightning.object.type': 'str', 'agentlightning.object.literal': 's' });
+    expect(emitObject(3, local).attributes['agentlightning.object.type']).toBe('int');
+    expect(emitObject(3.5, local).attributes['agentlightning.object.type']).toBe('float');
+    expect(emitObject(false, local).attributes['agentlightning.object.literal']).toBe('False');
+    expect(emitObject(new Uint8Array([104, 105]), local).attributes).toEqual({
+      'agentlightning.object.type': 'bytes',
+      'agentlightning.object.literal': 'aGk=',
+    });
+    expect(emitObject({ k: [1] }, local).attributes).toEqual({ 'agentlightning.object.type': 'dict', 'agentlightning.object.json': '{"k":[1]}' });
+    expect(emitObject([1], local).attributes['agentlightning.object.type']).toBe('list');
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(() => emitObject(cyclic, local)).toThrow(ValidationError);
+  });
+
+  it('emitException records the OTel exception keys with status OK', () => {
+    const span = emitException(new TypeError('bad'), local);
+    expect(span.name).toBe('agentlightning.exception');
+    expect(span.attributes).toMatchObject({ 'exception.type': 'TypeError', 'exception.message': 'bad', 'exception.escaped': true });
+    expect(String(span.attributes['exception.stacktrace'])).toContain('TypeError: bad');
+    expect(span.status.statusCode).toBe('OK');
+  });
+
+  it('emitMessage and emitAnnotation', () => {
+    expect(emitMessage('hello', local).attributes).toEqual({ 'agentlightning.message.body': 'hello' });
+    expect(() => emitMessage(1 as unknown as string, local)).toThrow(ValidationError);
+    expect(emitAnnotation({ tags: ['a', 'b'], meta: { n: 1, x: null } }, local).attributes).toEqual({
+      tags: ['a', 'b'],
+      'meta.n': 1,
+      'meta.x': 'null',
+    });
+  });
+});
+
+describe('tracer inside rollouts', () => {
+  it('sends emitter and operation spans to the rollout store, nested under the operation', async () => {
+    const store = new RecordingStore();
+    const tracer = newTracer();
+    const ctx = { rolloutId: 'ro-1', attemptId: 'at-1', store: store.asStore(), tracer };
+    const result = await withRolloutContext(ctx, () =>
+      operation(
+        'solve',
+        async (op) => {
+          op.setInput({ question: 'q' });
+          await new Promise((r) => setTimeout(r, 1));
+          emitReward(0.9);
+          return { answer: 42 };
+        },
+      ),
+    );
+    expect(result).toEqual({ answer: 42 });
+    await tracer.forceFlush();
+    expect(store.spans.map((s) => s.name)).toEqual(['agentlightning.annotation', 'agentlightning.operation']);
+    const [reward, op] = store.spans as [Span, Span];
+    expect(reward.parentId).toBe(op.spanId);
+    expect(reward.traceId).toBe(op.traceId);
+    expect(reward.spanId).toMatch(/^[0-9a-f]{16}$/);
+    expect(op.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(op.attributes).toMatchObject({
+      'agentlightning.operation.name': 'solve',
+      'agentlightning.operation.input.question': 'q',
+      'agentlightning.operation.output.answer': 42,
+    });
+    expect(store.spans.map((s) => [s.rolloutId, s.attemptId, s.sequenceId])).toEqual([
+      ['ro-1', 'at-1', 1],
+      ['ro-1', 'at-1', 2],
+    ]);
+    expect(op.startTime).toBeGreaterThan(1e9);
+    expect(op.endTime! >= reward.endTime!).toBe(true);
+    expect(op.resource.attributes['agentlightning.tracer.name']).toBe('agl');
+    expect(tracer.stats()).toMatchObject({ exported: 2, dropped: 0, failed: 0 });
+  });
+
+  it('marks a failing operation ERROR and re-throws', async () => {
+    const store = new RecordingStore();
+    const tracer = newTracer();
+    const ctx = { rolloutId: 'ro-1', attemptId: 'at-1', store: store.asStore(), tracer };
+    await expect(
+      withRolloutContext(ctx, () =>
+        operation('boom', () => {
+          throw new Error('kaput');
+        }),
+      ),
+    ).rejects.toThrow('kaput');
+    await tracer.forceFlush();
+    expect(store.spans[0]?.status).toEqual({ statusCode: 'ERROR', description: 'kaput' });
+    expect(store.spans[0]?.events[0]?.name).toBe('exception');
+  });
+
+  it('keeps concurrent rollouts apart, including framework spans from the OTel tracer', async () => {
+    const store = new RecordingStore();
+    const tracer = newTracer();
+    const otel = tracer.getTracer('framework');
+    const run = (id: string, delay: number): Promise<void> =>
+      withRolloutContext({ rolloutId: `ro-${id}`, attemptId: `at-${id}`, store: store.asStore(), tracer }, async () => {
+        for (let i = 0; i < 5; i += 1) {
+          await new Promise((r) => setTimeout(r, delay));
+          otel.startSpan(`llm-${id}`).end();
+          emitMessage(`msg-${id}`);
+        }
+      });
+    await Promise.all([run('a', 1), run('b', 2), run('c', 0)]);
+    await tracer.forceFlush();
+    expect(store.spans).toHaveLength(30);
+    for (const span of store.spans) {
+      const id = span.rolloutId.slice(3);
+      expect(span.attemptId).toBe(`at-${id}`);
+      expect(span.name === `llm-${id}` || span.attributes['agentlightning.message.body'] === `msg-${id}`).toBe(true);
+    }
+    for (const id of ['a', 'b', 'c']) {
+      expect(store.spans.filter((s) => s.rolloutId === `ro-${id}`).map((s) => s.sequenceId)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    }
+  });
+
+  it('counts spans that end outside any rollout as unowned and does not export them', async () => {
+    const store = new RecordingStore();
+    const tracer = newTracer();
+    tracer.getTracer().startSpan('stray').end();
+    await tracer.forceFlush();
+    expect(store.spans).toHaveLength(0);
+    expect(tracer.stats().unowned).toBe(1);
+  });
+
+  it('exports in batches of maxExportBatchSize', async () => {
+    const store = new RecordingStore();
+    const tracer = newTracer({ maxExportBatchSize: 3 });
+    withRolloutContext({ rolloutId: 'ro-1', attemptId: 'at-1', store: store.asStore(), tracer }, () => {
+      for (let i = 0; i < 7; i += 1) emitMessage(`m${i}`);
+    });
+    await tracer.forceFlush();
+    expect(store.batches.map((b) => b.length)).toEqual([3, 3, 1]);
+    expect(store.spans.map((s) => s.attributes['agentlightning.message.body'])).toEqual(['m0', 'm1', 'm2', 'm3', 'm4', 'm5', 'm6']);
+  });
+
+  it('drops, counts and reports spans beyond maxQueueSize', async () => {
+    const store = new RecordingStore();
+    const warn = vi.fn();
+    const onDrop = vi.fn();
+    const tracer = newTracer({ maxQueueSize: 3, maxExportBatchSize: 100, logger: { warn }, onDrop });
+    withRolloutContext({ rolloutId: 'ro-1', attemptId: 'at-1', store: store.asStore(), tracer }, () => {
+      for (let i = 0; i < 5; i += 1) emitMessage(`m${i}`);
+    });
+    expect(tracer.stats()).toMatchObject({ queued: 3, dropped: 2 });
+    expect(onDrop).toHaveBeenCalledTimes(2);
+    expect(onDrop).toHaveBeenLastCalledWith({ rolloutId: 'ro-1', attemptId: 'at-1', spanName: 'agentlightning.message', droppedTotal: 2 });
+    await tracer.forceFlush();
+    expect(store.spans).toHaveLength(3);
+    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/dropped 2 span\(s\).*maxQueueSize=3/));
+  });
+
+  it('a store error for one rollout does not lose the other rollouts\' spans', async () => {
+    const store = new RecordingStore();
+    store.failRollout = 'ro-bad';
+    const warn = vi.fn();
+    const tracer = newTracer({ logger: { warn } });
+    for (const id of ['ro-good', 'ro-bad', 'ro-good2']) {
+      withRolloutContext({ rolloutId: id, attemptId: 'at', store: store.asStore(), tracer }, () => emitReward(1));
+    }
+    await tracer.forceFlush();
+    expect(store.spans.map((s) => s.rolloutId).sort()).toEqual(['ro-good', 'ro-good2']);
+    expect(tracer.stats()).toMatchObject({ exported: 2, failed: 1 });
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('Rollout ro-bad not found'));
+  });
+
+  it('reports accepted spans to the context\'s onSpans callback', async () => {
+    const store = new RecordingStore();
+    const tracer = newTracer();
+    const seen: string[] = [];
+    withRolloutContext(
+      { rolloutId: 'ro-1', attemptId: 'at-1', store: store.asStore(), tracer, onSpans: (spans) => seen.push(...spans.map((s) => s.name)) },
+      () => emitMessage('x'),
+    );
+    await tracer.forceFlush();
+    expect(seen).toEqual(['agentlightning.message']);
+  });
+
+  it('a span started under a rollout span but outside the async context inherits the rollout', async () => {
+    const store = new RecordingStore();
+    const tracer = newTracer();
+    const otel = tracer.getTracer();
+    let parent: ReturnType<typeof otel.startSpan> | undefined;
+    withRolloutContext({ rolloutId: 'ro-1', attemptId: 'at-1', store: store.asStore(), tracer }, () => {
+      parent = otel.startSpan('parent');
+    });
+    expect(getRolloutContext()).toBeUndefined();
+    const child = otel.startSpan('child', {}, trace.setSpan(context.active(), parent!));
+    child.end();
+    parent!.end();
+    await tracer.forceFlush();
+    expect(store.spans.map((s) => [s.name, s.rolloutId])).toEqual([
+      ['child', 'ro-1'],
+      ['parent', 'ro-1'],
+    ]);
+  });
+
+  it('a reward emitted right after a framework LLM span always sorts after it (sub-millisecond times)', async () => {
+    const store = new RecordingStore();
+    const tracer = newTracer({ maxQueueSize: 10_000 });
+    const otel = tracer.getTracer('framework');
+    withRolloutContext({ rolloutId: 'ro-1', attemptId: 'at-1', store: store.asStore(), tracer }, () => {
+      for (let i = 0; i < 200; i += 1) {
+        otel
+          .startSpan('openai.chat.completion', {
+            attributes: { 'gen_ai.response.id': `r${i}`, 'gen_ai.prompt.0.content': 'q', 'gen_ai.completion.0.content': 'a' },
+          })
+          .end();
+        emitReward(i);
+      }
+    });
+    await tracer.forceFlush();
+    const rewards = new TraceToTransitions({ finalRewardOnLastCall: false }).transitions(store.spans).map((t) => t.reward);
+    expect(rewards).toEqual(Array.from({ length: 200 }, (_, i) => i));
+  });
+
+  it('register() makes the first tracer global and reports when another one already is', () => {
+    const first = newTracer();
+    const second = newTracer();
+    expect(first.register()).toBe(true);
+    expect(second.register()).toBe(false);
+    expect(first.register()).toBe(true);
+  });
+
+  it('withRolloutContext refuses missing ids', () => {
+    const store = new RecordingStore();
+    expect(() => withRolloutContext({ rolloutId: '', attemptId: 'a', store: store.asStore() }, () => 1)).toThrow(UserError);
+  });
+});

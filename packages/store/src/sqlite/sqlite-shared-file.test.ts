@@ -1,0 +1,54 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FakeClock } from '@agl/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteStore } from './index';
+
+describe('two SqliteStore connections on one file', () => {
+  let dir: string;
+  let a: SqliteStore;
+  let b: SqliteStore;
+  let clock: FakeClock;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'agl-sqlite-shared-'));
+    clock = new FakeClock();
+    const path = join(dir, 'shared.sqlite');
+    a = new SqliteStore({ path, clock, scanDebounceSeconds: 0 });
+    b = new SqliteStore({ path, clock, scanDebounceSeconds: 0 });
+  });
+  afterEach(async () => {
+    await a.close();
+    await b.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('both watchdogs mark a timed-out attempt once and requeue the rollout once', async () => {
+    const r = await a.startRollout({ input: 1, workerId: 'w', config: { timeoutSeconds: 1, maxAttempts: 3, retryCondition: ['timeout'] } });
+    clock.advance(2);
+    await Promise.all([a.queryRollouts(), b.queryRollouts(), a.getRolloutById(r.rolloutId), b.getRolloutById(r.rolloutId)]);
+    expect((await b.queryAttempts({ rolloutId: r.rolloutId })).items.map((x) => x.status)).toEqual(['timeout']);
+    expect((await a.getRolloutById(r.rolloutId))?.status).toBe('requeuing');
+    expect((await b.getWorkerById('w'))?.status).toBe('unknown');
+    expect((await b.dequeueRollout())?.attempt.sequenceId).toBe(2);
+    expect(await a.dequeueRollout()).toBeNull();
+  });
+
+  it('interleaved dequeues through both connections claim each rollout once, in FIFO order', async () => {
+    const made = await a.enqueueRollouts(Array.from({ length: 30 }, (_, i) => ({ input: i })));
+    const claimed: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const [x, y] = await Promise.all([a.dequeueRollout(), b.dequeueRollout()]);
+      for (const r of [x, y]) if (r) claimed.push(r.rolloutId);
+    }
+    expect(claimed).toEqual(made.map((r) => r.rolloutId));
+  });
+
+  it('a write through one connection is visible to the other at once', async () => {
+    const r = await a.enqueueRollout({ input: 'x' });
+    expect((await b.getRolloutById(r.rolloutId))?.input).toBe('x');
+    await b.updateResources('main', { p: { resourceType: 'prompt_template', template: 't' } });
+    expect((await a.getLatestResources())?.resourcesId).toBe('main');
+    expect((await a.enqueueRollout({ input: 2 })).resourcesId).toBe('main');
+  });
+});

@@ -1,0 +1,177 @@
+import { spawn } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { LightningStore, Span } from '@agl/core';
+import { TraceToTransitions } from '@agl/core/adapters';
+import { ATTR_AGENT_NAME, ATTR_GEN_AI_AGENT_NAME, ATTR_PROMPT_TOKEN_IDS, ATTR_TOOL_NAME, SPAN_CHAT_COMPLETION } from '@agl/core/semconv';
+import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startOpenAiTestServer } from '../openai-test-server/openai-test-server';
+import type { OpenAiTestServer } from '../openai-test-server/types';
+import { ancestorsOf, expectedWeatherTransitions, normalizeTransitions, WEATHER_TASK, weatherRespond } from './weather-script';
+
+/** Where the agent under test finds the fake model. */
+export interface AdapterConformanceEnv {
+  /** OpenAI-style base URL (`…/v1`) of the test server. */
+  baseURL: string;
+  apiKey: string;
+  model: string;
+}
+
+/** One way of running the weather agent with one framework. */
+export interface AdapterConformanceTarget {
+  /** Test title, e.g. `createAgent`. */
+  name: string;
+  /** Agent name every transition must carry (`null` when the framework has no agent, e.g. the plain client). */
+  agentName: string | null;
+  /** The system prompt must appear in the transitions' state (default true). */
+  systemPrompt?: boolean;
+  /** Token ids (vLLM `return_token_ids`) must reach the transitions. */
+  tokenIds?: boolean;
+  /** Explicit form: runs the agent with the adapter's one-liner; the suite wraps it in a rollout context. */
+  explicit?: (env: AdapterConformanceEnv) => Promise<void>;
+  /**
+   * Preload form: `agentFile` is an untraced agent (it reads `OPENAI_BASE_URL` / `OPENAI_API_KEY` / `AGL_TEST_MODEL`
+   * and prints the answer); it runs once as is and once with `--import <register>`.
+   */
+  preload?: { agentFile: string; register: string; args?: string[]; cwd?: string };
+  /** The adapter adds `traceparent` + `x-rollout-id` / `x-attempt-id` to the LLM requests (explicit form). */
+  propagatesHeaders?: boolean;
+  /** When set and `AGL_RECORD_FIXTURES=1`, the explicit run's spans are written there as JSON. */
+  fixturePath?: string;
+}
+
+/** Options of {@link describeAdapterConformance}. */
+export interface AdapterConformanceOptions {
+  /** Suite title, e.g. `@agl/langchain`. */
+  name: string;
+  /** A fresh store per test (core cannot depend on @agl/store; pass `() => new MemoryStore()`). */
+  createStore: () => LightningStore;
+  /** Serves a store over HTTP for the preload form (pass `createStoreServer`). */
+  serveStore?: (store: LightningStore) => Promise<{ url: string; close(): Promise<void> }>;
+  targets: AdapterConformanceTarget[];
+  /** Per-test timeout in ms (default 120 000; child processes load whole frameworks). */
+  timeoutMs?: number;
+}
+
+function runNode(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Checks the spans of one weather run: transitions, agent names, tree structure, token ids. */
+export function assertWeatherSpans(spans: Span[], target: AdapterConformanceTarget): void {
+  const transitions = new TraceToTransitions().transitions(spans);
+  expect(normalizeTransitions(transitions)).toEqual(expectedWeatherTransitions(target.agentName));
+  if (target.systemPrompt ?? true) {
+    for (const t of transitions) expect(t.state.messages[0]).toMatchObject({ role: 'system', content: WEATHER_TASK.system });
+  }
+  if (target.tokenIds) {
+    for (const t of transitions) {
+      expect(t.state.tokenIds?.length).toBeGreaterThan(0);
+      expect(t.action.tokenIds?.length).toBeGreaterThan(0);
+    }
+    expect(spans.some((s) => Array.isArray(s.attributes[ATTR_PROMPT_TOKEN_IDS]))).toBe(true);
+  }
+  const llm = spans.filter((s) => s.name === SPAN_CHAT_COMPLETION);
+  expect(llm).toHaveLength(2);
+  if (target.agentName === null) return;
+  const agent = spans.find((s) => s.attributes[ATTR_AGENT_NAME] === target.agentName);
+  expect(agent?.attributes[ATTR_GEN_AI_AGENT_NAME]).toBe(target.agentName);
+  const tool = spans.find((s) => s.attributes[ATTR_TOOL_NAME] === WEATHER_TASK.tool);
+  for (const s of [...llm, tool]) {
+    expect(s, 'an LLM span and a get_weather tool span').toBeDefined();
+    expect(ancestorsOf(s!, spans).map((a) => a.spanId)).toContain(agent!.spanId);
+  }
+}
+
+/**
+ * The shared adapter conformance suite (issue 5): each target drives its framework's real package against
+ * {@link startOpenAiTestServer} through a two-step tool-using agent (call `get_weather`, then answer), and the spans
+ * must give the same normalised transitions through `TraceToTransitions` for every adapter, in the explicit form and in
+ * the preload form (the same untraced agent file, run with `--import <register>`).
+ */
+export function describeAdapterConformance(options: AdapterConformanceOptions): void {
+  const timeout = options.timeoutMs ?? 120_000;
+  let untracedChecked = false;
+  describe(`adapter conformance: ${options.name}`, () => {
+    let llm: OpenAiTestServer;
+    let env: AdapterConformanceEnv;
+
+    beforeAll(async () => {
+      llm = await startOpenAiTestServer({ respond: weatherRespond });
+      env = { baseURL: llm.baseURL, apiKey: 'sk-agl-test', model: WEATHER_TASK.model };
+    });
+    afterAll(() => llm.close());
+
+    for (const target of options.targets) {
+      if (target.explicit) {
+        const run = target.explicit;
+        it(`${target.name}: explicit form gives the expected transitions`, { timeout }, async () => {
+          const store = options.createStore();
+          const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
+          const before = llm.requests.length;
+          await withRolloutContext({ rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store }, () => run(env));
+          await getAglTracer().forceFlush();
+          const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
+          if (target.fixturePath && process.env.AGL_RECORD_FIXTURES === '1') {
+            await mkdir(dirname(target.fixturePath), { recursive: true });
+            await writeFile(target.fixturePath, `${JSON.stringify(spans, null, 2)}\n`);
+          }
+          assertWeatherSpans(spans, target);
+          if (target.propagatesHeaders) {
+            const sent = llm.requests.slice(before);
+            const llmSpanIds = new Set(spans.filter((s) => s.name === SPAN_CHAT_COMPLETION).map((s) => s.spanId));
+            expect(sent.length).toBeGreaterThan(0);
+            for (const request of sent) {
+              expect(request.headers['x-rollout-id']).toBe(rollout.rolloutId);
+              expect(request.headers['x-attempt-id']).toBe(rollout.attempt.attemptId);
+              const parentSpanId = String(request.headers.traceparent ?? '').split('-')[2];
+              expect(llmSpanIds.has(parentSpanId ?? ''), 'traceparent names the LLM span').toBe(true);
+            }
+          }
+        });
+      }
+      const preload = target.preload;
+      const serve = options.serveStore;
+      if (preload && serve) {
+        it(`${target.name}: the untraced agent file, run with --import ${preload.register}, gives the same transitions`, { timeout }, async () => {
+          const store = options.createStore();
+          const server = await serve(store);
+          try {
+            const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
+            const base = { OPENAI_BASE_URL: env.baseURL, OPENAI_API_KEY: env.apiKey, AGL_TEST_MODEL: env.model, NODE_ENV: 'test' };
+            const node = ['--conditions=@agl/source', '--import', 'tsx'];
+            const args = [preload.agentFile, ...(preload.args ?? [])];
+            if (!untracedChecked) {
+              // The same file, untraced, is an ordinary working agent (checked once per suite to save CPU).
+              untracedChecked = true;
+              const plain = await runNode([...node, ...args], base, preload.cwd);
+              expect(plain.code, plain.stderr).toBe(0);
+              expect(plain.stdout).toContain(WEATHER_TASK.answer);
+            }
+            const traced = await runNode([...node, '--import', preload.register, ...args], {
+              ...base,
+              AGL_STORE_URL: server.url,
+              AGL_ROLLOUT_ID: rollout.rolloutId,
+              AGL_ATTEMPT_ID: rollout.attempt.attemptId,
+            }, preload.cwd);
+            expect(traced.code, traced.stderr).toBe(0);
+            expect(traced.stdout).toContain(WEATHER_TASK.answer);
+            const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
+            assertWeatherSpans(spans, target);
+          } finally {
+            await server.close();
+          }
+        });
+      }
+    }
+  });
+}

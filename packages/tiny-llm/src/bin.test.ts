@@ -1,0 +1,45 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const bin = fileURLToPath(new URL('./bin.ts', import.meta.url));
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+describe('agl-tiny serve', () => {
+  it('prints AGL_TINY_URL, creates v0 in an empty directory, and enforces the bearer token', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'agl-tiny-bin-'));
+    dirs.push(dir);
+    const args = ['--conditions=@agl/source', '--import', 'tsx', bin, 'serve', '--dir', dir, '--port', '0', '--token', 's3cret'];
+    const child = spawn(process.execPath, [...args, '--d-model', '16', '--layers', '1', '--heads', '2', '--d-ff', '16', '--max-seq-len', '32'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          const m = /AGL_TINY_URL=(\S+)/.exec(out);
+          if (m) resolve(m[1]!);
+        });
+        child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+        child.on('exit', (code) => reject(new Error(`agl-tiny exited with ${code}: ${err}`)));
+      });
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect((await fetch(`${url}/health`)).status).toBe(200);
+      const denied = await fetch(`${url}/v1/models`);
+      expect(denied.status).toBe(401);
+      expect(((await denied.json()) as { detail: string }).detail).toMatch(/Authorization: Bearer/);
+      const ok = await fetch(`${url}/v1/models`, { headers: { authorization: 'Bearer s3cret' } });
+      expect(((await ok.json()) as { data: unknown[] }).data[0]).toMatchObject({ id: 'agl-tiny@v0', max_model_len: 32 });
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});

@@ -1,0 +1,86 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { trainToolWeights } from '../__fixtures__/tool-model';
+import { DEFAULT_TINY_CONFIG } from '../model/tiny-config';
+import { initWeights } from '../model/tiny-weights';
+import { WeightStore } from '../model/weight-store';
+import { TinyTokenizer } from '../tokenizer/tiny-tokenizer';
+import { startTinyServer, type TinyServer } from './tiny-server';
+
+let dir: string;
+let server: TinyServer;
+let client: OpenAI;
+const hi = { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }], temperature: 0 };
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'agl-tiny-swap-'));
+  const tok = new TinyTokenizer();
+  const store = new WeightStore({ dir });
+  // v0: the default (larger, untrained) shape, so a long answer takes a while; v1: the small trained model.
+  await store.save({ weights: initWeights({ config: { ...DEFAULT_TINY_CONFIG, vocabSize: tok.vocabSize }, tokenizer: tok.spec, seed: 4 }), version: 'v0' });
+  await store.save({ weights: await trainToolWeights(), version: 'v1' });
+  server = await startTinyServer({ weightsDir: dir, version: 'v0' });
+  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused' });
+});
+afterAll(async () => {
+  await server?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('weight swap', () => {
+  it('keeps an in-flight request on its version, serves the new version after the swap, and stays responsive', async () => {
+    const long = { ...hi, max_tokens: 400 };
+    const reference = await client.chat.completions.create(long);
+    expect(reference.choices[0]!.finish_reason).toBe('length');
+
+    const stream = await client.chat.completions.create({ ...long, stream: true, return_token_ids: true } as OpenAI.ChatCompletionCreateParamsStreaming);
+    const iter = stream[Symbol.asyncIterator]();
+    const first = await iter.next();
+    expect(first.value.model).toBe('agl-tiny@v0');
+    let finished = false;
+    let text = '';
+    const models = new Set<string>();
+    const drain = (async () => {
+      for (let r = await iter.next(); !r.done; r = await iter.next()) {
+        models.add(r.value.model);
+        text += r.value.choices[0]?.delta.content ?? '';
+      }
+      finished = true;
+    })();
+
+    // While the worker generates, the HTTP thread answers at once, and the swap completes.
+    const health = await fetch(`${server.url}/health`);
+    expect(health.status).toBe(200);
+    expect(finished).toBe(false);
+    const served = await server.loadWeights('v1');
+    expect(served.modelId).toBe('agl-tiny@v1');
+    expect(finished).toBe(false);
+    const after = await client.chat.completions.create(hi);
+    expect(after.model).toBe('agl-tiny@v1');
+    expect(after.choices[0]!.message.content).toBe('Hello there! ✓');
+
+    await drain;
+    expect([...models]).toEqual(['agl-tiny@v0']);
+    expect(text).toBe(reference.choices[0]!.message.content);
+
+    // Older versions stay loadable, over HTTP too.
+    const res = await fetch(`${server.url}/v1/weights/load`, { method: 'POST', body: JSON.stringify({ version: 'v0' }) });
+    expect(await res.json()).toEqual({ version: 'v0', model: 'agl-tiny@v0' });
+    const again = await client.chat.completions.create(long);
+    expect(again.choices[0]!.message.content).toBe(reference.choices[0]!.message.content);
+    expect(await (await fetch(`${server.url}/v1/weights`)).json()).toEqual({ current: 'v0', model: 'agl-tiny@v0', versions: ['v0', 'v1'] });
+    const missing = await fetch(`${server.url}/v1/weights/load`, { method: 'POST', body: JSON.stringify({ version: 'v9' }) });
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { detail: string }).detail).toMatch(/known versions: v0, v1/);
+  });
+
+  it('batches concurrent requests and gives each the answer it gets alone', async () => {
+    await server.loadWeights('v1');
+    const alone = await client.chat.completions.create({ ...hi, temperature: 1, seed: 5, max_tokens: 20 });
+    const many = await Promise.all(Array.from({ length: 6 }, () => client.chat.completions.create({ ...hi, temperature: 1, seed: 5, max_tokens: 20 })));
+    for (const r of many) expect(r.choices[0]!.message.content).toBe(alone.choices[0]!.message.content);
+  });
+});

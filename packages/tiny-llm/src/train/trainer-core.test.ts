@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { randomTestWeights, TOOL_EXAMPLES } from '../__fixtures__/tool-model';
+import { SeededRng } from '../model/rng';
+import { paramShapes } from '../model/tiny-config';
+import { cloneWeights } from '../model/tiny-weights';
+import { TrainerCore } from './trainer-core';
+
+describe('TrainerCore', () => {
+  it('has gradients that match finite differences (directional check)', async () => {
+    const weights = randomTestWeights(21);
+    const core = await TrainerCore.create({ weights });
+    const rows = core.sftRows(TOOL_EXAMPLES);
+    const grads = core.sftGradients(rows);
+    const rng = new SeededRng(3);
+    for (let trial = 0; trial < 3; trial++) {
+      const dir: Record<string, Float32Array> = {};
+      let analytic = 0;
+      for (const p of paramShapes(weights.config)) {
+        const g = grads[p.name]!;
+        const v = new Float32Array(g.length);
+        for (let i = 0; i < v.length; i++) v[i] = rng.normal();
+        dir[p.name] = v;
+        for (let i = 0; i < v.length; i++) analytic += g[i]! * v[i]!;
+      }
+      const eps = 1e-3;
+      const shifted = (sign: number) => {
+        const w = cloneWeights(weights);
+        for (const [k, v] of Object.entries(dir)) for (let i = 0; i < v.length; i++) w.params[k]![i]! += sign * eps * v[i]!;
+        core.setWeights(w);
+        return core.sftLoss(rows);
+      };
+      const numeric = (shifted(1) - shifted(-1)) / (2 * eps);
+      expect(Math.abs(numeric - analytic) / Math.max(1e-3, Math.abs(analytic))).toBeLessThan(0.03);
+    }
+    // Spot-check single coordinates of the embedding and an MLP matrix as well.
+    for (const [name, idx] of [['tok_emb', 104 * 32 + 3], ['l1.w1', 77]] as const) {
+      const eps = 1e-2;
+      const at = (delta: number) => {
+        const w = cloneWeights(weights);
+        w.params[name]![idx]! += delta;
+        core.setWeights(w);
+        return core.sftLoss(rows);
+      };
+      const numeric = (at(eps) - at(-eps)) / (2 * eps);
+      expect(numeric).toBeCloseTo(grads[name]![idx]!, 3);
+    }
+    core.dispose();
+  });
+
+  it('lowers the SFT loss on assistant tokens, deterministically', async () => {
+    const run = async () => {
+      const core = await TrainerCore.create({ weights: randomTestWeights(5), optimizer: { learningRate: 1e-2 } });
+      const steps = core.sft({ examples: TOOL_EXAMPLES, steps: 15, batchSize: 2, seed: 9 });
+      core.dispose();
+      return steps.map((s) => s.loss);
+    };
+    const a = await run();
+    expect(a.at(-1)!).toBeLessThan(a[0]! * 0.7);
+    expect(await run()).toEqual(a);
+  });
+
+  it('one policy step raises the logprob of positive-advantage responses and lowers negative ones', async () => {
+    const core = await TrainerCore.create({ weights: randomTestWeights(8), optimizer: { learningRate: 3e-3 }, reference: 'initial' });
+    const prompt = [256, 259, 97, 257, 260];
+    const good = { promptTokenIds: prompt, responseTokenIds: [49, 50, 51, 257], advantage: 1 };
+    const bad = { promptTokenIds: prompt, responseTokenIds: [120, 121, 257], advantage: -1 };
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    const [g0, b0] = core.responseLogprobs([good, bad]).map(sum);
+    const oldLp = core.responseLogprobs([good, bad]);
+    const m = core.policyStep({ samples: [{ ...good, logprobs: oldLp[0] }, { ...bad, logprobs: oldLp[1] }], clipEps: 0.2, klCoef: 0.01 });
+    const [g1, b1] = core.responseLogprobs([good, bad]).map(sum);
+    expect(g1!).toBeGreaterThan(g0!);
+    expect(b1!).toBeLessThan(b0!);
+    expect(m.ratioMean).toBeCloseTo(1, 5);
+    expect(m.clipFraction).toBe(0);
+    expect(m.kl).toBeCloseTo(0, 6);
+    expect(m.tokens).toBe(7);
+    expect(m.entropy).toBeGreaterThan(0);
+    // A second step now sees a moved policy: nonzero KL to the reference and old/new drift.
+    const m2 = core.policyStep({ samples: [{ ...good, logprobs: oldLp[0] }, { ...bad, logprobs: oldLp[1] }], klCoef: 0.01 });
+    expect(m2.kl).toBeGreaterThan(0);
+    expect(Math.abs(m2.ratioMean - 1)).toBeGreaterThan(1e-4);
+    core.dispose();
+  });
+
+  it('zero advantages and no KL leave the weights unchanged', async () => {
+    const weights = randomTestWeights(9);
+    const core = await TrainerCore.create({ weights });
+    core.policyStep({ samples: [{ promptTokenIds: [256, 97], responseTokenIds: [98, 257], advantage: 0 }] });
+    expect(Array.from(core.weights().params['l0.w1']!.slice(0, 8))).toEqual(Array.from(weights.params['l0.w1']!.slice(0, 8)));
+    core.dispose();
+  });
+
+  it('names the bad field of a malformed sample', async () => {
+    const core = await TrainerCore.create({ weights: randomTestWeights(1) });
+    expect(() => core.policyStep({ samples: [{ promptTokenIds: [1], responseTokenIds: [2, 3], logprobs: [0], advantage: 1 }] })).toThrow(
+      /PolicySample\.logprobs has 1 entries for 2/,
+    );
+    core.dispose();
+  });
+});
