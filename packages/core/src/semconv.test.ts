@@ -15,7 +15,12 @@ describe('semconv: AGL 0.3 names (reference §4.6) and the Contract 2 layout', (
   });
 
   it('has the resource and span attribute names', () => {
-    expect([semconv.ATTR_ROLLOUT_ID, semconv.ATTR_ATTEMPT_ID, semconv.ATTR_SPAN_SEQUENCE_ID, semconv.ATTR_TRACER_NAME]).toEqual([
+    expect([
+      semconv.ATTR_ROLLOUT_ID,
+      semconv.ATTR_ATTEMPT_ID,
+      semconv.ATTR_SPAN_SEQUENCE_ID,
+      semconv.ATTR_TRACER_NAME,
+    ]).toEqual([
       'agentlightning.rollout_id',
       'agentlightning.attempt_id',
       'agentlightning.span_sequence_id',
@@ -41,12 +46,12 @@ describe('semconv: AGL 0.3 names (reference §4.6) and the Contract 2 layout', (
       'response_token_ids',
       'logprobs.content',
     ]);
-    expect([semconv.ATTR_TOOL_NAME, semconv.ATTR_TOOL_PARAMETERS, semconv.ATTR_TOOL_CALL_ID, semconv.ATTR_TOOL_CALL_TYPE]).toEqual([
-      'tool.name',
-      'tool.parameters',
-      'tool.call.id',
-      'tool.call.type',
-    ]);
+    expect([
+      semconv.ATTR_TOOL_NAME,
+      semconv.ATTR_TOOL_PARAMETERS,
+      semconv.ATTR_TOOL_CALL_ID,
+      semconv.ATTR_TOOL_CALL_TYPE,
+    ]).toEqual(['tool.name', 'tool.parameters', 'tool.call.id', 'tool.call.type']);
     expect([semconv.ATTR_AGENT_NAME, semconv.ATTR_GEN_AI_AGENT_NAME]).toEqual(['agent.name', 'gen_ai.agent.name']);
     expect(semconv.DEFAULT_LLM_CALL_MATCH.test('openai.chat.completion')).toBe(true);
   });

@@ -264,4 +264,3 @@ export const ATTR_LLM_INVOCATION_PARAMETERS = 'llm.invocation_parameters';
 export const ATTR_LLM_TOOLS = 'llm.tools';
 export const ATTR_LLM_TOKEN_COUNT_PROMPT = 'llm.token_count.prompt';
 export const ATTR_LLM_TOKEN_COUNT_COMPLETION = 'llm.token_count.completion';
-

@@ -42,11 +42,11 @@ const cpuMs = async (child: Child): Promise<number> => {
   return (usage.user + usage.system) / 1000;
 };
 
-const dispatcher = new Agent({ connections: CONCURRENCY * 2, keepAliveTimeout: 60_000, keepAliveTimeoutThreshold: 400 });
+const dispatcher = new Agent({ connections: CONCURRENCY * 2, keepAliveTimeout: 60_000 });
 const body = (extra: Record<string, unknown>): string => JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: 'Write two hundred words.' }], max_tokens: 200, ...extra });
 
 let resets = 0;
-/** POST with one retry when a reused keep-alive connection was reset (the test backend keeps connections 1 s). */
+/** POST with one retry when a reused keep-alive connection was reset. */
 async function post(url: string, payload: string): Promise<Awaited<ReturnType<typeof request>>> {
   try {
     return await request(url, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json' }, body: payload });

@@ -104,7 +104,7 @@ export async function planCall(o: PlanCallOptions): Promise<CallPlan> {
   } else kind = o.path.api === 'chat' ? 'chat' : o.path.api === 'completion' ? 'completion' : 'responses';
   const source = kind === 'anthropic-translate' ? anthropicRequestToChat(o.body) : o.body;
   const bodyApi = kind === 'anthropic-translate' ? 'chat' : kind === 'anthropic-passthrough' ? 'messages' : kind;
-  const prepared = prepareUpstreamBody(bodyApi, source, { model, sampling, collectTokenIds });
+  const prepared = prepareUpstreamBody(bodyApi, source, { model, sampling, collectTokenIds }, scope !== null);
   const upstreamPath = kind === 'anthropic-translate' ? 'chat/completions' : o.path.upstreamPath;
   return { kind, scope, target, prepared, url: new URL(`${target.baseUrl}/${upstreamPath}`), stream: prepared.body.stream === true };
 }

@@ -147,6 +147,10 @@ async function recordLate(ctx: LlmCallContext, rec: Recording, response: Canonic
 
 async function jsonCall(ctx: LlmCallContext, res: ServerResponse, rec: Recording, upstream: Dispatcher.ResponseData, clientModel: unknown): Promise<void> {
   const text = await ctx.upstream.readText(upstream, rec.plan.url);
+  if (!rec.plan.scope && !rec.plan.prepared.strip && rec.plan.kind !== 'anthropic-translate') {
+    sendJson(res, upstream.statusCode, text);
+    return;
+  }
   let body: JsonRecord;
   try {
     const parsed: unknown = JSON.parse(text);

@@ -170,6 +170,42 @@ describe('gateway with the openai npm client', () => {
     expect((await fx.store.statistics()).totalSpans).toBe(stats.totalSpans);
   });
 
+  it('takes the sequence id before answering, so a reward emitted right after the call is matched to it', async () => {
+    const r = await fx.store.startRollout({ input: null, mode: 'train' });
+    const scoped = new OpenAI({ baseURL: `${fx.gateway.url}/rollout/${r.rolloutId}/attempt/${r.attempt.attemptId}/v1`, apiKey: 'x', maxRetries: 0 });
+    await scoped.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: '1 + 1' }] });
+    const sequenceId = await fx.store.getNextSpanSequenceId(r.rolloutId, r.attempt.attemptId);
+    await fx.store.addSpan({
+      rolloutId: r.rolloutId,
+      attemptId: r.attempt.attemptId,
+      sequenceId,
+      traceId: 'e'.repeat(32),
+      spanId: 'f'.repeat(16),
+      parentId: null,
+      name: 'agentlightning.annotation',
+      attributes: { 'agentlightning.reward.0.name': 'primary', 'agentlightning.reward.0.value': 1 },
+      startTime: 1,
+      endTime: 1,
+    });
+    const [transition] = new GatewayTraceToTransitions().transitions(await spansOf(fx.store, r.rolloutId));
+    expect(transition!.reward).toBe(1);
+    expect(transition!.action.tokenIds).toEqual(toyTokenize('2'));
+  });
+
+  it('joins the client’s trace: traceparent becomes the span’s trace id and parent', async () => {
+    const r = await fx.store.startRollout({ input: null, mode: 'train' });
+    const traced = new OpenAI({
+      baseURL: `${fx.gateway.url}/rollout/${r.rolloutId}/attempt/${r.attempt.attemptId}/v1`,
+      apiKey: 'x',
+      maxRetries: 0,
+      defaultHeaders: { traceparent: `00-${'ab'.repeat(16)}-${'cd'.repeat(8)}-01` },
+    });
+    const res = await traced.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+    const span = (await spansOf(fx.store, r.rolloutId))[0]!;
+    expect(span).toMatchObject({ traceId: 'ab'.repeat(16), parentId: 'cd'.repeat(8), attributes: { 'gen_ai.response.id': res.id } });
+    expect(fx.llm.requests.at(-1)!.headers.traceparent).toBe(`00-${'ab'.repeat(16)}-${'cd'.repeat(8)}-01`);
+  });
+
   it('serves the AGL 1.0 path with the mode from the URL', async () => {
     const r = await fx.store.startRollout({ input: null, mode: 'val' });
     const agl10 = new OpenAI({ baseURL: `${fx.gateway.url}/proxy/rollout/${r.rolloutId}/attempt/${r.attempt.attemptId}/mode/train/openai/v1`, apiKey: 'x', maxRetries: 0 });

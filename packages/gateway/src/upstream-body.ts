@@ -30,7 +30,12 @@ export interface PreparedBody {
  * logprobs on training calls, and `stream_options.include_usage` on streams (so the span gets usage). Remembers what
  * the client asked for so the extras can be stripped from its answer.
  */
-export function prepareUpstreamBody(api: 'chat' | 'completion' | 'responses' | 'messages', client: JsonRecord, overrides: CallOverrides): PreparedBody {
+export function prepareUpstreamBody(
+  api: 'chat' | 'completion' | 'responses' | 'messages',
+  client: JsonRecord,
+  overrides: CallOverrides,
+  recording = true,
+): PreparedBody {
   const body: JsonRecord = { ...client };
   if (overrides.model !== null) body.model = overrides.model;
   Object.assign(body, overrides.sampling);
@@ -47,7 +52,7 @@ export function prepareUpstreamBody(api: 'chat' | 'completion' | 'responses' | '
     if (api === 'completion' && typeof body.logprobs !== 'number') body.logprobs = 1;
     strip = !asked.tokenIds || (!asked.logprobs && api !== 'responses');
   }
-  if ((api === 'chat' || api === 'completion') && body.stream === true && !asked.usage) {
+  if (recording && (api === 'chat' || api === 'completion') && body.stream === true && !asked.usage) {
     body.stream_options = { ...(streamOptions ?? {}), include_usage: true };
     strip = true;
   }

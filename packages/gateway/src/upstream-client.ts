@@ -56,9 +56,6 @@ export class UpstreamClient {
     this.#agent = new Agent({
       keepAliveTimeout: 60_000,
       keepAliveMaxTimeout: 600_000,
-      // undici closes a connection after each call when the server's keep-alive hint minus this margin is ≤ 0; the
-      // default margin (2 s) would do that for servers with a 1-2 s keep-alive (Node's default is 5 s).
-      keepAliveTimeoutThreshold: 400,
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
       connect: { timeout: options.connectTimeoutMs },

@@ -20,7 +20,8 @@ Options:
   --host <addr>         serve: bind address (default 127.0.0.1)
   --token <t>           serve: require "Authorization: Bearer <t>" (or AGL_TINY_TOKEN)
   --model-name <name>   serve: model id prefix (default agl-tiny)
-  --seed <n>            init: weight seed (default 0)
+  --seed <n>            init (and serve, for a new v0): weight seed (default 0)
+  --sampling-seed <n>   serve: seed the seeds of requests that send none (reproducible runs)
   --d-model, --layers, --heads, --d-ff, --max-seq-len   model shape for init/bench`;
 
 async function main(): Promise<void> {
@@ -34,6 +35,7 @@ async function main(): Promise<void> {
       token: { type: 'string' },
       'model-name': { type: 'string' },
       seed: { type: 'string', default: '0' },
+      'sampling-seed': { type: 'string' },
       'd-model': { type: 'string' },
       layers: { type: 'string' },
       heads: { type: 'string' },
@@ -62,6 +64,7 @@ async function main(): Promise<void> {
       token: values.token ?? process.env.AGL_TINY_TOKEN,
       modelName: values['model-name'],
       init: { config: shape, seed: Number(values.seed) },
+      samplingSeed: values['sampling-seed'] === undefined ? undefined : Number(values['sampling-seed']),
     });
     console.log(`AGL_TINY_URL=${server.url}`);
     console.error(`agl-tiny: serving ${server.current.modelId} (OpenAI base URL ${server.url}/v1)`);

@@ -10,6 +10,7 @@ export { generateSync, Sequence, type GenerationParams, type GeneratedToken, typ
 export { logSoftmax, sampleToken, topK, type SamplingOptions } from './model/sampler';
 export { SeededRng } from './model/rng';
 export { TrainerCore, policyRow } from './train/trainer-core';
+export { saveCheckpoint, loadCheckpoint, type TrainerState, type OptimizerTensor } from './train/checkpoint';
 export { packBatch, type TrainRow, type PackedBatch } from './train/batch';
 export type {
   SftExample,

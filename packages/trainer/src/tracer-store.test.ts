@@ -30,7 +30,9 @@ describe('tracer + emitters against a real MemoryStore', () => {
     const store = new MemoryStore();
     const tracer = newTracer();
     const llm = tracer.getTracer('fake-adapter');
-    const rollouts = await Promise.all([0, 1, 2].map((i) => store.startRollout({ input: { n: i }, metadata: { task_id: `t${i}` } })));
+    const rollouts = await Promise.all(
+      [0, 1, 2].map((i) => store.startRollout({ input: { n: i }, metadata: { task_id: `t${i}` } })),
+    );
 
     await Promise.all(
       rollouts.map((r, i) =>
@@ -112,7 +114,7 @@ describe('tracer + emitters against a real MemoryStore', () => {
     await store.close();
   });
 
-  it('reports a span for an unknown rollout as failed, without losing other rollouts\' spans', async () => {
+  it("reports a span for an unknown rollout as failed, without losing other rollouts' spans", async () => {
     const store = new MemoryStore();
     const warn = vi.fn();
     const tracer = newTracer({ logger: { warn } });
@@ -141,7 +143,10 @@ describe('flush on process exit (child process, real SQLite file)', () => {
     return { db, rolloutId: r.rolloutId, attemptId: r.attempt.attemptId };
   }
 
-  function run(args: string[], onReady?: (pid: number) => void): Promise<{ code: number | null; signal: string | null; stderr: string }> {
+  function run(
+    args: string[],
+    onReady?: (pid: number) => void,
+  ): Promise<{ code: number | null; signal: string | null; stderr: string }> {
     return new Promise((resolve, reject) => {
       const proc = spawn(process.execPath, ['--conditions=@agl/source', '--import', 'tsx', child, ...args], {
         stdio: ['ignore', 'pipe', 'pipe'],

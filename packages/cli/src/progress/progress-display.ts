@@ -40,17 +40,23 @@ export function createProgressDisplay(options: { title?: string; stream?: NodeJS
       },
     };
   }
-  let setTitle: (text: string) => void = () => undefined;
+  let latest = 'starting';
+  let apply: (text: string) => void = () => undefined;
+  const setTitle = (text: string): void => {
+    latest = text;
+    apply(text);
+  };
   let resolveDone: () => void = () => undefined;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
   const list = new Listr(
     [
       {
-        title: `${title}: starting`,
+        title: `${title}: ${latest}`,
         task: async (_ctx, task): Promise<void> => {
-          setTitle = (text) => {
+          apply = (text) => {
             task.title = `${title}: ${text}`;
           };
+          apply(latest);
           await done;
         },
       },

@@ -20,7 +20,12 @@ describe('GatewayTraceToTransitions (checklist 40, LLM-proxy part)', () => {
       [1, null],
       [4, 0.7],
     ]);
-    expect(out[1]).toMatchObject({ state: { tokenIds: [4, 5] }, action: { tokenIds: [6] }, responseId: 'req-4', done: true });
+    expect(out[1]).toMatchObject({
+      state: { tokenIds: [4, 5] },
+      action: { tokenIds: [6] },
+      responseId: 'req-4',
+      done: true,
+    });
   });
 
   it('orders by sequence id only and deduplicates request ids', () => {
@@ -35,7 +40,14 @@ describe('GatewayTraceToTransitions (checklist 40, LLM-proxy part)', () => {
   it('ignores litellm_request spans without token ids, reads those with (literal strings too)', () => {
     const spans = makeSpans([
       { id: 'empty', name: 'litellm_request', start: 1, end: 2, seq: 1, attrs: { 'gen_ai.response.id': 'x' } },
-      { id: 'full', name: 'litellm_request', start: 3, end: 4, seq: 2, attrs: { prompt_token_ids: '[1, 2]', response_token_ids: '(3, 4)', 'gen_ai.response.id': 'y' } },
+      {
+        id: 'full',
+        name: 'litellm_request',
+        start: 3,
+        end: 4,
+        seq: 2,
+        attrs: { prompt_token_ids: '[1, 2]', response_token_ids: '(3, 4)', 'gen_ai.response.id': 'y' },
+      },
     ]);
     const out = new GatewayTraceToTransitions().transitions(spans);
     expect(out.map((t) => [t.spanIds[0], t.state.tokenIds, t.action.tokenIds])).toEqual([['full', [1, 2], [3, 4]]]);
@@ -51,12 +63,31 @@ describe('GatewayTraceToTransitions (checklist 40, LLM-proxy part)', () => {
 
   it('reads AGL gateway spans in the Contract 2 layout, with messages', () => {
     const spans = makeSpans([
-      { id: 'g', name: 'openai.chat.completion', start: 1, end: 2, seq: 1, attrs: chatAttrs({ responseId: 'g1', promptTokenIds: [1], responseTokenIds: [2], extra: { 'agl.gateway': true } }) },
+      {
+        id: 'g',
+        name: 'openai.chat.completion',
+        start: 1,
+        end: 2,
+        seq: 1,
+        attrs: chatAttrs({
+          responseId: 'g1',
+          promptTokenIds: [1],
+          responseTokenIds: [2],
+          extra: { 'agl.gateway': true },
+        }),
+      },
       { id: 'r', name: 'agentlightning.annotation', start: 3, end: 3, seq: 2, attrs: rewardAttrs(0.25) },
     ]);
-    const trajectory = new GatewayTraceToTransitions().adapt(spans, { rolloutId: 'ro-test', input: 'x', metadata: { task_id: 't-1' } });
+    const trajectory = new GatewayTraceToTransitions().adapt(spans, {
+      rolloutId: 'ro-test',
+      input: 'x',
+      metadata: { task_id: 't-1' },
+    });
     expect(trajectory.taskId).toBe('t-1');
     expect(trajectory.finalReward).toBe(0.25);
-    expect(trajectory.transitions[0]).toMatchObject({ reward: 0.25, state: { messages: [{ role: 'user', content: 'hi' }] } });
+    expect(trajectory.transitions[0]).toMatchObject({
+      reward: 0.25,
+      state: { messages: [{ role: 'user', content: 'hi' }] },
+    });
   });
 });

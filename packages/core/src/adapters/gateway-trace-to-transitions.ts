@@ -34,7 +34,7 @@ function vllmItem(span: Span): LlmItem | null {
   const a = span.attributes;
   const promptTokenIds = asTokenIds(parseLiteral(a[ATTR_HOSTED_VLLM_PROMPT_TOKEN_IDS])) ?? [];
   const nested = parseLiteral(a[ATTR_HOSTED_VLLM_RESPONSE_TOKEN_IDS]);
-  let responseTokenIds = Array.isArray(nested) ? asTokenIds(nested[0]) ?? [] : [];
+  let responseTokenIds = Array.isArray(nested) ? (asTokenIds(nested[0]) ?? []) : [];
   if (responseTokenIds.length === 0) {
     const choices = parseLiteral(a[ATTR_HOSTED_VLLM_CHOICES]) ?? filterAndUnflatten(a, ATTR_HOSTED_VLLM_CHOICES);
     const first = Array.isArray(choices) ? (choices[0] as Record<string, unknown> | undefined) : undefined;
@@ -125,7 +125,8 @@ export class GatewayTraceToTransitions {
   adapt(spans: readonly Span[], rollout?: RolloutInfo): Trajectory {
     const ordered = sortSpans(spans);
     let finalReward: number | null = null;
-    for (let i = ordered.length - 1; i >= 0 && finalReward === null; i -= 1) finalReward = getRewardValue(ordered[i] as Span);
+    for (let i = ordered.length - 1; i >= 0 && finalReward === null; i -= 1)
+      finalReward = getRewardValue(ordered[i] as Span);
     const rolloutId = rollout?.rolloutId ?? spans[0]?.rolloutId ?? '';
     return {
       rolloutId,

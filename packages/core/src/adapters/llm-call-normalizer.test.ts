@@ -25,7 +25,13 @@ describe('normalizeLlmCall: Contract 2 / AGL 0.3 flattened layout', () => {
     expect(call).toMatchObject({
       format: 'agl',
       messages: [{ role: 'user', content: 'add 2 and 3' }],
-      choices: [{ role: 'assistant', toolCalls: [{ id: 'call_1', name: 'add', arguments: '{"a":2,"b":3}' }], finishReason: 'tool_calls' }],
+      choices: [
+        {
+          role: 'assistant',
+          toolCalls: [{ id: 'call_1', name: 'add', arguments: '{"a":2,"b":3}' }],
+          finishReason: 'tool_calls',
+        },
+      ],
       request: { model: 'm', temperature: 0.2 },
       response: { id: 'chatcmpl-1', model: 'm-2024' },
       responseId: 'chatcmpl-1',
@@ -54,22 +60,40 @@ describe('normalizeLlmCall: GenAI semconv JSON messages', () => {
     const call = normalizeLlmCall({
       'gen_ai.operation.name': 'chat',
       'gen_ai.input.messages': JSON.stringify([
-        { role: 'user', parts: [{ type: 'text', content: 'see' }, { type: 'uri', modality: 'image', uri: 'https://x/i.png' }] },
+        {
+          role: 'user',
+          parts: [
+            { type: 'text', content: 'see' },
+            { type: 'uri', modality: 'image', uri: 'https://x/i.png' },
+          ],
+        },
         { role: 'assistant', parts: [{ type: 'tool_call', id: 'c1', name: 'f', arguments: { x: 1 } }] },
         { role: 'tool', parts: [{ type: 'tool_call_response', id: 'c1', response: { ok: true } }] },
       ]),
-      'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: 'done' }], finish_reason: 'stop' }]),
-      'gen_ai.tool.definitions': JSON.stringify([{ type: 'function', name: 'f', description: 'd', parameters: { type: 'object' } }]),
+      'gen_ai.output.messages': JSON.stringify([
+        { role: 'assistant', parts: [{ type: 'text', content: 'done' }], finish_reason: 'stop' },
+      ]),
+      'gen_ai.tool.definitions': JSON.stringify([
+        { type: 'function', name: 'f', description: 'd', parameters: { type: 'object' } },
+      ]),
       'gen_ai.usage.input_tokens': 3,
     });
     expect(call?.format).toBe('genai');
     expect(call?.messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'see' }, { type: 'image_url', image_url: { url: 'https://x/i.png' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'see' },
+          { type: 'image_url', image_url: { url: 'https://x/i.png' } },
+        ],
+      },
       { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'f', arguments: '{"x":1}' }] },
       { role: 'tool', content: '{"ok":true}', toolCallId: 'c1' },
     ]);
     expect(call?.choices).toEqual([{ role: 'assistant', content: 'done', finishReason: 'stop' }]);
-    expect(call?.tools).toEqual([{ type: 'function', function: { name: 'f', description: 'd', parameters: { type: 'object' } } }]);
+    expect(call?.tools).toEqual([
+      { type: 'function', function: { name: 'f', description: 'd', parameters: { type: 'object' } } },
+    ]);
     expect(call?.imageUrls).toEqual(['https://x/i.png']);
   });
 });
@@ -92,7 +116,8 @@ describe('normalizeLlmCall: OpenInference', () => {
       'llm.output_messages.0.message.tool_calls.0.tool_call.id': 'c1',
       'llm.output_messages.0.message.tool_calls.0.tool_call.function.name': 'get_weather',
       'llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments': '{"city":"Oslo"}',
-      'llm.tools.0.tool.json_schema': '{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}',
+      'llm.tools.0.tool.json_schema':
+        '{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}',
       'llm.token_count.prompt': 12,
       'llm.token_count.completion': 5,
     });
@@ -101,7 +126,13 @@ describe('normalizeLlmCall: OpenInference', () => {
       model: 'gpt-x',
       request: { temperature: 0.1, model: 'gpt-x' },
       messages: [
-        { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'https://x/p.png' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'look' },
+            { type: 'image_url', image_url: { url: 'https://x/p.png' } },
+          ],
+        },
         { role: 'tool', content: '42', toolCallId: 'c0' },
       ],
       choices: [{ role: 'assistant', toolCalls: [{ id: 'c1', name: 'get_weather', arguments: '{"city":"Oslo"}' }] }],

@@ -68,7 +68,11 @@ type Rec = Record<string, unknown>;
 const isRec = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const num = (v: unknown): number | null =>
-  typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null;
+  typeof v === 'number' && Number.isFinite(v)
+    ? v
+    : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))
+      ? Number(v)
+      : null;
 
 function parseJson(value: unknown): unknown {
   if (typeof value !== 'string') return value;
@@ -168,7 +172,11 @@ function genAiMessages(raw: unknown): ChatMessage[] {
       const type = str(part.type);
       if (type === 'text') texts.push(str(part.content) ?? '');
       else if (type === 'tool_call') {
-        toolCalls.push({ id: str(part.id) ?? '', name: str(part.name) ?? '', arguments: argumentsString(part.arguments) });
+        toolCalls.push({
+          id: str(part.id) ?? '',
+          name: str(part.name) ?? '',
+          arguments: argumentsString(part.arguments),
+        });
       } else if (type === 'tool_call_response') {
         const response = part.response ?? part.result;
         out.push({
@@ -180,11 +188,24 @@ function genAiMessages(raw: unknown): ChatMessage[] {
         media.push({ type: 'image_url', image_url: { url: (str(part.uri) ?? str(part.url)) as string } });
       }
     }
-    if (texts.length === 0 && toolCalls.length === 0 && media.length === 0 && parts.some((p) => p.type === 'tool_call_response')) {
+    if (
+      texts.length === 0 &&
+      toolCalls.length === 0 &&
+      media.length === 0 &&
+      parts.some((p) => p.type === 'tool_call_response')
+    ) {
       continue;
     }
     const content: JsonValue =
-      media.length > 0 ? [...texts.map((t) => ({ type: 'text', text: t })), ...media] : texts.length > 0 ? texts.join('') : toolCalls.length > 0 ? null : typeof entry.content === 'string' ? entry.content : '';
+      media.length > 0
+        ? [...texts.map((t) => ({ type: 'text', text: t })), ...media]
+        : texts.length > 0
+          ? texts.join('')
+          : toolCalls.length > 0
+            ? null
+            : typeof entry.content === 'string'
+              ? entry.content
+              : '';
     const message: ChatMessage = { role, content };
     if (toolCalls.length > 0) message.toolCalls = toolCalls;
     const name = str(entry.name);
@@ -223,7 +244,8 @@ function openInferenceMessages(raw: unknown): ChatMessage[] {
     if (content === null && parts.length > 0) {
       const converted: JsonValue[] = parts.map((p): JsonValue => {
         const image = isRec(p.image) ? (isRec(p.image.image) ? p.image.image : p.image) : null;
-        if (p.type === 'image' && image && str(image.url)) return { type: 'image_url', image_url: { url: str(image.url) as string } };
+        if (p.type === 'image' && image && str(image.url))
+          return { type: 'image_url', image_url: { url: str(image.url) as string } };
         return { type: 'text', text: str(p.text) ?? '' };
       });
       content = converted.every((c) => isRec(c) && c.type === 'text')
@@ -275,9 +297,7 @@ function logprobsOf(attrs: Attrs): TokenLogprob[] | null {
   if (typeof raw !== 'string') return null;
   const parsed = parseJson(raw);
   if (!Array.isArray(parsed)) return null;
-  return parsed
-    .filter(isRec)
-    .map((e) => ({ token: str(e.token) ?? '', logprob: num(e.logprob) ?? 0 }));
+  return parsed.filter(isRec).map((e) => ({ token: str(e.token) ?? '', logprob: num(e.logprob) ?? 0 }));
 }
 
 function toolDefinition(raw: unknown): ToolDefinition | null {
@@ -286,10 +306,14 @@ function toolDefinition(raw: unknown): ToolDefinition | null {
   const fn = isRec(v.function) ? v.function : v;
   const name = str(fn.name);
   if (!name) return null;
-  const params = typeof fn.parameters === 'string' ? parseJson(fn.parameters) ?? fn.parameters : fn.parameters;
+  const params = typeof fn.parameters === 'string' ? (parseJson(fn.parameters) ?? fn.parameters) : fn.parameters;
   return {
     type: 'function',
-    function: { name, description: str(fn.description) ?? '', parameters: toJson(params ?? { type: 'object', properties: {} }) },
+    function: {
+      name,
+      description: str(fn.description) ?? '',
+      parameters: toJson(params ?? { type: 'object', properties: {} }),
+    },
   };
 }
 
@@ -315,7 +339,8 @@ export function imageUrlsOf(messages: readonly ChatMessage[]): string[] {
 /** Which family the attributes hold an LLM call in, or `null`. */
 export function detectLlmCallFormat(attrs: Attrs): LlmCallFormat | null {
   if (hasPrefix(attrs, ATTR_GEN_AI_PROMPT) || hasPrefix(attrs, ATTR_GEN_AI_COMPLETION)) return 'agl';
-  if (attrs[ATTR_GEN_AI_INPUT_MESSAGES] !== undefined || attrs[ATTR_GEN_AI_OUTPUT_MESSAGES] !== undefined) return 'genai';
+  if (attrs[ATTR_GEN_AI_INPUT_MESSAGES] !== undefined || attrs[ATTR_GEN_AI_OUTPUT_MESSAGES] !== undefined)
+    return 'genai';
   if (hasPrefix(attrs, ATTR_LLM_INPUT_MESSAGES) || hasPrefix(attrs, ATTR_LLM_OUTPUT_MESSAGES)) return 'openinference';
   if (hasPrefix(attrs, `${ATTR_OPERATION_INPUT}.messages`) || hasPrefix(attrs, `${ATTR_OPERATION_OUTPUT}.choices`)) {
     return 'operation';
@@ -351,7 +376,11 @@ export function normalizeLlmCall(attrs: Attrs): NormalizedLlmCall | null {
 
   if (format === 'agl' || format === 'genai') {
     request = without(filterAndUnflatten(attrs, ATTR_GEN_AI_REQUEST), ['messages']);
-    response = without(filterAndUnflatten(attrs, ATTR_GEN_AI_RESPONSE), ['choices', 'prompt_token_ids', 'response_token_ids']);
+    response = without(filterAndUnflatten(attrs, ATTR_GEN_AI_RESPONSE), [
+      'choices',
+      'prompt_token_ids',
+      'response_token_ids',
+    ]);
     model = str(attrs[ATTR_GEN_AI_REQUEST_MODEL]) ?? str(response.model);
   }
   if (format === 'agl') {
@@ -362,7 +391,10 @@ export function normalizeLlmCall(attrs: Attrs): NormalizedLlmCall | null {
       .filter((t): t is ToolDefinition => t !== null);
     if (functions.length > 0) tools = functions;
   } else if (format === 'genai') {
-    messages = [...genAiSystem(attrs[ATTR_GEN_AI_SYSTEM_INSTRUCTIONS]), ...genAiMessages(attrs[ATTR_GEN_AI_INPUT_MESSAGES])];
+    messages = [
+      ...genAiSystem(attrs[ATTR_GEN_AI_SYSTEM_INSTRUCTIONS]),
+      ...genAiMessages(attrs[ATTR_GEN_AI_INPUT_MESSAGES]),
+    ];
     choices = genAiMessages(attrs[ATTR_GEN_AI_OUTPUT_MESSAGES]).map((m) => ({ ...m, role: m.role || 'assistant' }));
     const defs = parseJson(attrs[ATTR_GEN_AI_TOOL_DEFINITIONS]);
     if (Array.isArray(defs)) {

@@ -1,4 +1,10 @@
-import { DEFAULT_LLM_CALL_MATCH, ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_RESPONSE_ID, ATTR_OPENINFERENCE_SPAN_KIND, ATTR_OPERATION_OUTPUT } from '../semconv';
+import {
+  DEFAULT_LLM_CALL_MATCH,
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_RESPONSE_ID,
+  ATTR_OPENINFERENCE_SPAN_KIND,
+  ATTR_OPERATION_OUTPUT,
+} from '../semconv';
 import type { Span } from '../schema/index';
 import { agentNameOf } from './agent-name';
 import { detectLlmCallFormat } from './llm-call-normalizer';
@@ -20,7 +26,8 @@ const GENAI_LLM_OPERATIONS = new Set(['chat', 'text_completion', 'generate_conte
 export function isDefaultLlmCall(span: Span): boolean {
   if (DEFAULT_LLM_CALL_MATCH.test(span.name)) return true;
   const op = span.attributes[ATTR_GEN_AI_OPERATION_NAME];
-  if (typeof op === 'string' && GENAI_LLM_OPERATIONS.has(op) && detectLlmCallFormat(span.attributes) !== null) return true;
+  if (typeof op === 'string' && GENAI_LLM_OPERATIONS.has(op) && detectLlmCallFormat(span.attributes) !== null)
+    return true;
   return span.attributes[ATTR_OPENINFERENCE_SPAN_KIND] === 'LLM' && detectLlmCallFormat(span.attributes) !== null;
 }
 

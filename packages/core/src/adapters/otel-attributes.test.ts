@@ -58,13 +58,26 @@ describe('reward readers (reference §4.5)', () => {
 
   it('finds the final reward and reward scopes', () => {
     expect(findFinalReward([span({ reward: 1 }), span({}), span({ reward: 2 }), span({})])).toBe(2);
-    expect(isRewardScope(span({ 'agentlightning.operation.name': 'agentlightning.reward' }, 'agentlightning.operation'))).toBe(true);
+    expect(
+      isRewardScope(span({ 'agentlightning.operation.name': 'agentlightning.reward' }, 'agentlightning.operation')),
+    ).toBe(true);
     expect(isRewardScope(span({ 'agentlightning.operation.name': 'solve' }, 'agentlightning.operation'))).toBe(false);
   });
 
   it('inverts emitObject', () => {
-    expect(getObjectValue(span({ 'agentlightning.object.type': 'int', 'agentlightning.object.literal': '3' }, 'agentlightning.object'))).toBe(3);
-    expect(getObjectValue(span({ 'agentlightning.object.type': 'dict', 'agentlightning.object.json': '{"a":1}' }, 'agentlightning.object'))).toEqual({ a: 1 });
+    expect(
+      getObjectValue(
+        span({ 'agentlightning.object.type': 'int', 'agentlightning.object.literal': '3' }, 'agentlightning.object'),
+      ),
+    ).toBe(3);
+    expect(
+      getObjectValue(
+        span(
+          { 'agentlightning.object.type': 'dict', 'agentlightning.object.json': '{"a":1}' },
+          'agentlightning.object',
+        ),
+      ),
+    ).toEqual({ a: 1 });
   });
 });
 
@@ -77,7 +90,9 @@ describe('task ids (Contract 3)', () => {
 
   it('uses metadata.task_id, else a key-order-independent hash of the input', () => {
     expect(taskIdOf({ input: 1, metadata: { task_id: 'abc' } })).toBe('abc');
-    expect(taskIdOf({ input: { b: 1, a: [2] }, metadata: {} })).toBe(taskIdOf({ input: { a: [2], b: 1 }, metadata: null }));
+    expect(taskIdOf({ input: { b: 1, a: [2] }, metadata: {} })).toBe(
+      taskIdOf({ input: { a: [2], b: 1 }, metadata: null }),
+    );
     expect(stableTaskHash({ a: 1 })).not.toBe(stableTaskHash({ a: 2 }));
     expect(canonicalJson({ b: 1, a: { d: 1, c: 2 } })).toBe('{"a":{"c":2,"d":1},"b":1}');
   });

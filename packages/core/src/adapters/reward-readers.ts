@@ -95,9 +95,7 @@ export function isRewardSpan(span: SpanLike): boolean {
 
 /** True for a reward span or an `agentlightning.operation` named `agentlightning.reward` (judge calls inside). */
 export function isRewardScope(span: SpanLike): boolean {
-  return (
-    isRewardSpan(span) || (span.name === SPAN_OPERATION && span.attributes[ATTR_OPERATION_NAME] === SPAN_REWARD)
-  );
+  return isRewardSpan(span) || (span.name === SPAN_OPERATION && span.attributes[ATTR_OPERATION_NAME] === SPAN_REWARD);
 }
 
 /** The reward spans, in input order. */

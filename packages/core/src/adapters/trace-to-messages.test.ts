@@ -34,7 +34,12 @@ describe('TraceToMessages (checklist 40, messages part)', () => {
       name: 'tool.add',
       start: 1.5,
       end: 1.6,
-      attrs: { 'tool.name': 'add', 'tool.parameters': '{"a":2}', 'tool.call.id': 'call_1', 'tool.call.type': 'function' },
+      attrs: {
+        'tool.name': 'add',
+        'tool.parameters': '{"a":2}',
+        'tool.call.id': 'call_1',
+        'tool.call.type': 'function',
+      },
     },
     { id: 'other', name: 'not-an-llm', start: 0, end: 3, attrs: { foo: 'bar' } },
   ]);
@@ -55,7 +60,11 @@ describe('TraceToMessages (checklist 40, messages part)', () => {
     expect(rows[0]?.tools).toEqual([
       {
         type: 'function',
-        function: { name: 'add', description: 'Adds numbers', parameters: { type: 'object', properties: { a: { type: 'number' } } } },
+        function: {
+          name: 'add',
+          description: 'Adds numbers',
+          parameters: { type: 'object', properties: { a: { type: 'number' } } },
+        },
       },
       { type: 'function', function: { name: 'noop', description: '', parameters: { type: 'object', properties: {} } } },
     ]);
@@ -65,7 +74,9 @@ describe('TraceToMessages (checklist 40, messages part)', () => {
   });
 
   it('rejects a gen_ai.prompt that is not a list', () => {
-    const bad = makeSpans([{ id: 'x', name: 'openai.chat.completion', start: 0, end: 1, attrs: { 'gen_ai.prompt.role': 'user' } }]);
+    const bad = makeSpans([
+      { id: 'x', name: 'openai.chat.completion', start: 0, end: 1, attrs: { 'gen_ai.prompt.role': 'user' } },
+    ]);
     expect(() => new TraceToMessages().adapt(bad)).toThrow(ValidationError);
   });
 });

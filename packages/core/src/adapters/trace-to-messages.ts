@@ -1,6 +1,12 @@
 import { ValidationError } from '../errors/index';
 import type { ChatMessage, JsonValue, Span } from '../schema/index';
-import { ATTR_GEN_AI_COMPLETION, ATTR_GEN_AI_PROMPT, ATTR_GEN_AI_REQUEST, ATTR_GEN_AI_RESPONSE, ATTR_TOOL } from '../semconv';
+import {
+  ATTR_GEN_AI_COMPLETION,
+  ATTR_GEN_AI_PROMPT,
+  ATTR_GEN_AI_REQUEST,
+  ATTR_GEN_AI_RESPONSE,
+  ATTR_TOOL,
+} from '../semconv';
 import { normalizeLlmCall, type ToolDefinition } from './llm-call-normalizer';
 import { filterAndUnflatten } from './otel-attributes';
 

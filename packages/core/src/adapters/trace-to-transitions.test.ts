@@ -40,8 +40,22 @@ describe('TraceToTransitions: dedup and rewards (checklist 38)', () => {
   it('keeps only the first of two LLM spans with the same response id', () => {
     const spans = makeSpans([
       { id: 'root', name: 'root', start: 0, end: 10 },
-      { id: 'a', parent: 'root', name: LLM, start: 1, end: 2, attrs: chatAttrs({ responseId: 'same', completion: 'A' }) },
-      { id: 'b', parent: 'root', name: LLM, start: 3, end: 4, attrs: chatAttrs({ responseId: 'same', completion: 'B' }) },
+      {
+        id: 'a',
+        parent: 'root',
+        name: LLM,
+        start: 1,
+        end: 2,
+        attrs: chatAttrs({ responseId: 'same', completion: 'A' }),
+      },
+      {
+        id: 'b',
+        parent: 'root',
+        name: LLM,
+        start: 3,
+        end: 4,
+        attrs: chatAttrs({ responseId: 'same', completion: 'B' }),
+      },
     ]);
     const out = new TraceToTransitions().transitions(spans);
     expect(out.map((t) => t.spanIds[0])).toEqual(['a']);
@@ -50,7 +64,14 @@ describe('TraceToTransitions: dedup and rewards (checklist 38)', () => {
   it('skips spans with empty token ids when skipEmptyTokenSpans is set', () => {
     const spans = makeSpans([
       { id: 'root', name: 'root', start: 0, end: 10 },
-      { id: 'a', parent: 'root', name: LLM, start: 1, end: 2, attrs: chatAttrs({ responseId: 'r1', promptTokenIds: [1, 2], responseTokenIds: [3] }) },
+      {
+        id: 'a',
+        parent: 'root',
+        name: LLM,
+        start: 1,
+        end: 2,
+        attrs: chatAttrs({ responseId: 'r1', promptTokenIds: [1, 2], responseTokenIds: [3] }),
+      },
       { id: 'b', parent: 'root', name: LLM, start: 3, end: 4, attrs: chatAttrs({ responseId: 'r2' }) },
     ]);
     expect(new TraceToTransitions().transitions(spans)).toHaveLength(2);
@@ -113,7 +134,14 @@ describe('TraceToTransitions: dedup and rewards (checklist 38)', () => {
     const spans = makeSpans([
       { id: 'root', name: 'root', start: 0, end: 10 },
       { id: 'c1', parent: 'root', name: LLM, start: 1, end: 2, attrs: chatAttrs({ responseId: 'r1' }) },
-      { id: 'judge', parent: 'root', name: 'agentlightning.operation', start: 3, end: 6, attrs: { 'agentlightning.operation.name': 'agentlightning.reward' } },
+      {
+        id: 'judge',
+        parent: 'root',
+        name: 'agentlightning.operation',
+        start: 3,
+        end: 6,
+        attrs: { 'agentlightning.operation.name': 'agentlightning.reward' },
+      },
       { id: 'j1', parent: 'judge', name: LLM, start: 4, end: 5, attrs: chatAttrs({ responseId: 'rj' }) },
     ]);
     expect(new TraceToTransitions().transitions(spans).map((t) => t.spanIds[0])).toEqual(['c1']);
@@ -124,7 +152,7 @@ describe('TraceToTransitions: dedup and rewards (checklist 38)', () => {
 });
 
 describe('TraceToTransitions: first_sibling (checklist 39)', () => {
-  it('gives a reward under agent A to A\'s earlier LLM child, not to sibling agent B\'s call', () => {
+  it("gives a reward under agent A to A's earlier LLM child, not to sibling agent B's call", () => {
     const spans = makeSpans([
       { id: 'root', name: 'root', start: 0, end: 10 },
       { id: 'A', parent: 'root', name: 'agent', start: 1, end: 5, attrs: { 'agent.name': 'A' } },
@@ -143,7 +171,9 @@ describe('TraceToTransitions: first_sibling (checklist 39)', () => {
       ['B', null],
     ]);
     // first_occurrence would hand it to B's call, the latest one that ended before the reward.
-    const occurrence = new TraceToTransitions({ repairHierarchy: false, finalRewardOnLastCall: false }).transitions(spans);
+    const occurrence = new TraceToTransitions({ repairHierarchy: false, finalRewardOnLastCall: false }).transitions(
+      spans,
+    );
     expect(occurrence.map((t) => t.reward)).toEqual([null, 0.8]);
   });
 });
@@ -156,7 +186,10 @@ describe('TraceToTransitions: gateway and adapter spans of one call (Contract 2)
     completion: 'a',
     promptTokenIds: [10, 11],
     responseTokenIds: [12],
-    extra: { 'agl.gateway': true, 'logprobs.content': JSON.stringify([{ token: 'a', logprob: -0.1, bytes: [97], top_logprobs: [] }]) },
+    extra: {
+      'agl.gateway': true,
+      'logprobs.content': JSON.stringify([{ token: 'a', logprob: -0.1, bytes: [97], top_logprobs: [] }]),
+    },
   });
 
   it('counts the call once, with the gateway tokens and the adapter agent (gateway as a separate root)', () => {
@@ -201,7 +234,13 @@ describe('TraceToTransitions: gateway and adapter spans of one call (Contract 2)
 describe('TraceToTransitions: other LLM-call forms are normalised on read', () => {
   it('reads GenAI semconv JSON messages on a `chat <model>` span', () => {
     const spans = makeSpans([
-      { id: 'agent', name: 'invoke_agent helper', start: 0, end: 10, attrs: { 'gen_ai.agent.name': 'helper', 'gen_ai.operation.name': 'invoke_agent' } },
+      {
+        id: 'agent',
+        name: 'invoke_agent helper',
+        start: 0,
+        end: 10,
+        attrs: { 'gen_ai.agent.name': 'helper', 'gen_ai.operation.name': 'invoke_agent' },
+      },
       {
         id: 'chat',
         parent: 'agent',
@@ -215,7 +254,11 @@ describe('TraceToTransitions: other LLM-call forms are normalised on read', () =
           'gen_ai.system_instructions': JSON.stringify([{ type: 'text', content: 'be brief' }]),
           'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'weather?' }] }]),
           'gen_ai.output.messages': JSON.stringify([
-            { role: 'assistant', parts: [{ type: 'tool_call', id: 'call_1', name: 'get_weather', arguments: { city: 'Oslo' } }], finish_reason: 'tool_call' },
+            {
+              role: 'assistant',
+              parts: [{ type: 'tool_call', id: 'call_1', name: 'get_weather', arguments: { city: 'Oslo' } }],
+              finish_reason: 'tool_call',
+            },
           ]),
         },
       },

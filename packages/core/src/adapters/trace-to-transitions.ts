@@ -51,10 +51,7 @@ export function sortSpans(spans: readonly Span[]): Span[] {
   return spans
     .map((span, i) => ({ span, i }))
     .sort(
-      (a, b) =>
-        a.span.sequenceId - b.span.sequenceId ||
-        (a.span.startTime ?? 0) - (b.span.startTime ?? 0) ||
-        a.i - b.i,
+      (a, b) => a.span.sequenceId - b.span.sequenceId || (a.span.startTime ?? 0) - (b.span.startTime ?? 0) || a.i - b.i,
     )
     .map((e) => e.span);
 }
@@ -190,7 +187,8 @@ export class TraceToTransitions {
     }
     const structure = own && (own.messages.length > 0 || own.choices.length > 0) ? own : tokenSource.call;
     const messages: ChatMessage[] = structure?.messages ?? [];
-    const message: ChatMessage = structure?.choices[0] ?? tokenSource.call?.choices[0] ?? { role: 'assistant', content: null };
+    const message: ChatMessage = structure?.choices[0] ??
+      tokenSource.call?.choices[0] ?? { role: 'assistant', content: null };
     const tokens = tokenSource.call;
     const transition: Transition = {
       agentName: agentName === '*' ? null : agentName,

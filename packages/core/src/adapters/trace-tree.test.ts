@@ -18,7 +18,7 @@ describe('buildTraceTree (checklist 36)', () => {
     expect(root.span.endTime).toBe(9);
   });
 
-  it('makes a virtual agentlightning.virtual parent for a missing parent, with the child\'s rollout id', () => {
+  it("makes a virtual agentlightning.virtual parent for a missing parent, with the child's rollout id", () => {
     const root = buildTraceTree(
       makeSpans([{ id: 'c', parent: 'ghost', name: 'child', start: 3, end: 5, rolloutId: 'ro-xyz' }]),
     );

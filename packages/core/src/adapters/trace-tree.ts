@@ -51,7 +51,7 @@ const maxTime = (values: Array<number | null>): number | null => {
  */
 export function buildTraceTree(spans: readonly Span[]): TraceNode {
   if (spans.length === 0) {
-    throw new ValidationError('buildTraceTree: no spans to build a trace tree from; query the rollout\'s spans first.');
+    throw new ValidationError("buildTraceTree: no spans to build a trace tree from; query the rollout's spans first.");
   }
   const nodes = new Map<string, TraceNode>();
   for (const span of spans) {
@@ -75,7 +75,12 @@ export function buildTraceTree(spans: readonly Span[]): TraceNode {
     }
     let virtual = missing.get(span.parentId);
     if (!virtual) {
-      virtual = { id: span.parentId, span: virtualSpan(span.parentId, SPAN_VIRTUAL, span, null, null), children: [], virtual: true };
+      virtual = {
+        id: span.parentId,
+        span: virtualSpan(span.parentId, SPAN_VIRTUAL, span, null, null),
+        children: [],
+        virtual: true,
+      };
       missing.set(span.parentId, virtual);
     }
     virtual.children.push(node);
@@ -109,50 +114,92 @@ export function* walkTree(root: TraceNode): Generator<TraceNode> {
   }
 }
 
-function subtreeIds(node: TraceNode): Set<string> {
-  const ids = new Set<string>();
-  for (const n of walkTree(node)) ids.add(n.id);
-  return ids;
+/** Max-segment tree over node end times (nodes sorted by start), to find enclosing candidates in O(log n). */
+class EndIndex {
+  readonly #size: number;
+  readonly #tree: Float64Array;
+
+  constructor(ends: readonly number[]) {
+    let size = 1;
+    while (size < ends.length) size *= 2;
+    this.#size = size;
+    this.#tree = new Float64Array(2 * size).fill(-Infinity);
+    ends.forEach((e, i) => {
+      this.#tree[size + i] = e;
+    });
+    for (let i = size - 1; i >= 1; i -= 1) {
+      this.#tree[i] = Math.max(this.#tree[2 * i] as number, this.#tree[2 * i + 1] as number);
+    }
+  }
+
+  /** The largest index ≤ `hi` whose end is ≥ `minEnd`, or -1. */
+  findLast(hi: number, minEnd: number): number {
+    if (hi < 0) return -1;
+    const visit = (node: number, lo: number, up: number): number => {
+      if (lo > hi || (this.#tree[node] as number) < minEnd) return -1;
+      if (lo === up) return lo;
+      const mid = (lo + up) >> 1;
+      const right = visit(2 * node + 1, mid + 1, up);
+      return right !== -1 ? right : visit(2 * node, lo, mid);
+    };
+    return visit(1, 0, this.#size - 1);
+  }
 }
 
 /**
  * Re-attaches spans that mixed instrumentation hung on the outer root (AGL 0.3 `repair_hierarchy`, reference §5.2):
- * each child of the effective root moves under the node of the root's subtree that encloses it most tightly in time.
- * Mutates and returns the tree.
+ * each child of the effective root moves under the node of the root's subtree that encloses it most tightly in time
+ * (smallest strictly positive slack). Mutates and returns the tree. O(n log n) for typical traces.
  */
 export function repairHierarchy(root: TraceNode): TraceNode {
   let node = root;
   while (node.children.length === 1) node = node.children[0] as TraceNode;
+  // Moves stay inside this subtree, so its nodes and times are fixed; only parents change.
+  const parentOf = new Map<TraceNode, TraceNode>();
+  const timed: TraceNode[] = [];
+  for (const n of walkTree(node)) {
+    if (n !== node && n.span.startTime !== null && n.span.endTime !== null) timed.push(n);
+    for (const c of n.children) parentOf.set(c, n);
+  }
+  timed.sort((a, b) => (a.span.startTime as number) - (b.span.startTime as number));
+  const starts = timed.map((n) => n.span.startTime as number);
+  const index = new EndIndex(timed.map((n) => n.span.endTime as number));
+  const lastStartingBy = (t: number): number => {
+    let lo = 0;
+    let hi = starts.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((starts[mid] as number) <= t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo - 1;
+  };
   const original = [...node.children];
   for (const child of original) {
     if (node.children.length <= 1) break;
     const cs = child.span.startTime;
     const ce = child.span.endTime;
     if (cs === null || ce === null) continue;
-    const excluded = subtreeIds(child);
+    let excluded: Set<TraceNode> | null = null;
     let best: TraceNode | null = null;
     let bestSlack = Infinity;
-    for (const candidate of walkTree(node)) {
-      if (candidate === node || excluded.has(candidate.id)) continue;
-      const ns = candidate.span.startTime;
-      const ne = candidate.span.endTime;
-      if (ns === null || ne === null || ns > cs || ne < ce) continue;
-      const slack = ne - ce + (cs - ns);
-      if (slack > 0 && slack < bestSlack) {
-        best = candidate;
-        bestSlack = slack;
-      }
+    for (let j = index.findLast(lastStartingBy(cs), ce); j >= 0; j = index.findLast(j - 1, ce)) {
+      const lead = cs - (starts[j] as number);
+      if (lead >= bestSlack) break;
+      const candidate = timed[j] as TraceNode;
+      const slack = (candidate.span.endTime as number) - ce + lead;
+      if (slack <= 0 || slack >= bestSlack) continue;
+      excluded ??= new Set<TraceNode>(walkTree(child));
+      if (excluded.has(candidate)) continue;
+      best = candidate;
+      bestSlack = slack;
     }
     if (!best) continue;
-    const parent = findParent(node, child);
+    const parent = parentOf.get(child);
     if (!parent) continue;
     parent.children.splice(parent.children.indexOf(child), 1);
     best.children.push(child);
+    parentOf.set(child, best);
   }
   return root;
-}
-
-function findParent(root: TraceNode, target: TraceNode): TraceNode | null {
-  for (const n of walkTree(root)) if (n.children.includes(target)) return n;
-  return null;
 }

@@ -78,6 +78,19 @@ describe('buildTrainingSamples', () => {
     );
   });
 
+  it('scores rows individually when a discount gives the rows of one rollout different returns', () => {
+    const { samples, rolloutLevel } = buildTrainingSamples({ trajectories, reward: { discount: 0.5 } });
+    // a2's rows: call 0 → 0.5·0 = 0, call 1 → 0; a1's merged row: 0.5·1 = 0.5 (return of its first call)
+    // A rows [0.5, 0, 0]: mean 1/6; deviations 1/3, −1/6, −1/6; Σd² = 1/9 + 1/36 + 1/36 = 1/6; var = 1/12;
+    // std = 0.2886751 → a1: (1/3)/0.2886761 = 1.1547; a2: (−1/6)/0.2886761 = −0.57735
+    // B rows [0.5, 0]: mean 0.25, std 0.3535534 → ±0.7071048
+    expect(rolloutLevel).toBeUndefined();
+    expect(samples.map((s) => s.reward)).toEqual([0.5, 0, 0, 0.5, 0]);
+    expect(samples.map((s) => s.advantage)).toEqual(
+      [1.1547, -0.57735, -0.57735, 0.7071048, -0.7071048].map((v) => expect.closeTo(v, 4)),
+    );
+  });
+
   it('reward statistics use the population std', () => {
     // rewards [1, 0, 0, 0.5, 0]: mean 0.3; Σd² = 0.49 + 0.09·3 + 0.04 = 0.8; /5 = 0.16 → std 0.4
     const { samples } = buildTrainingSamples({ trajectories });

@@ -24,8 +24,9 @@ export interface AdvantageConfig {
   /** `grpo` (default), `rloo`, or `none` (advantage stays 0, e.g. when verl computes its own). */
   estimator?: OutcomeEstimator | 'none';
   /**
-   * Score one representative row per rollout (AGL 1.0 §2.6). Default: true, except with reward mode `intermediate`,
-   * where rows of one rollout carry different returns and are scored individually.
+   * Score one representative row per rollout (AGL 1.0 §2.6). Default: true when every row of a rollout carries the
+   * same reward (reward mode `final` without discount); otherwise rows carry different returns and are scored
+   * individually.
    */
   rolloutLevel?: boolean;
   /** GRPO: divide by the group std. Default true. */
@@ -73,7 +74,8 @@ export function buildTrainingSamples(options: BuildTrainingSamplesOptions): Trai
     addSampleBuildStats(stats, built.stats);
     samples.push(...built.samples);
   }
-  const { estimator = 'grpo', rolloutLevel = reward.mode !== 'intermediate' } = advantage;
+  const oneRewardPerRollout = reward.mode !== 'intermediate' && (reward.discount ?? 1) === 1;
+  const { estimator = 'grpo', rolloutLevel = oneRewardPerRollout } = advantage;
   if (estimator === 'none') return { samples, stats };
   const config = {
     estimator,

@@ -122,7 +122,10 @@ export function emitReward(
 }
 
 /** Emits free-form annotations (flattened) as an `agentlightning.annotation` span. */
-export function emitAnnotation(annotation: Record<string, unknown>, options: Omit<EmitOptions, 'attributes'> = {}): EmittedSpan {
+export function emitAnnotation(
+  annotation: Record<string, unknown>,
+  options: Omit<EmitOptions, 'attributes'> = {},
+): EmittedSpan {
   if (!annotation || typeof annotation !== 'object' || Array.isArray(annotation)) {
     throw new ValidationError('emitAnnotation: the annotation must be a plain object of attributes.');
   }
@@ -139,7 +142,8 @@ export function emitMessage(message: string, options: EmitOptions = {}): Emitted
 
 function objectAttributes(value: unknown): Record<string, EmittedAttributeValue> {
   if (typeof value === 'string') return { [ATTR_OBJECT_TYPE]: 'str', [ATTR_OBJECT_LITERAL]: value };
-  if (typeof value === 'boolean') return { [ATTR_OBJECT_TYPE]: 'bool', [ATTR_OBJECT_LITERAL]: value ? 'True' : 'False' };
+  if (typeof value === 'boolean')
+    return { [ATTR_OBJECT_TYPE]: 'bool', [ATTR_OBJECT_LITERAL]: value ? 'True' : 'False' };
   if (typeof value === 'number') {
     return { [ATTR_OBJECT_TYPE]: Number.isInteger(value) ? 'int' : 'float', [ATTR_OBJECT_LITERAL]: String(value) };
   }

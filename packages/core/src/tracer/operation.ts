@@ -1,4 +1,10 @@
-import { context, SpanStatusCode, trace, type Attributes as OtelAttributes, type Span as OtelSpan } from '@opentelemetry/api';
+import {
+  context,
+  SpanStatusCode,
+  trace,
+  type Attributes as OtelAttributes,
+  type Span as OtelSpan,
+} from '@opentelemetry/api';
 import { toSpanAttributes } from '../adapters/otel-attributes';
 import { ATTR_OPERATION_INPUT, ATTR_OPERATION_NAME, ATTR_OPERATION_OUTPUT, SPAN_OPERATION } from '../semconv';
 import { getAglTracer } from './agl-tracer';
@@ -38,7 +44,7 @@ const NOOP_HANDLE: OperationHandle = {
 
 function setFlattened(span: OtelSpan, value: unknown, prefix: string): void {
   const isScalar = value === null || typeof value !== 'object';
-  span.setAttributes(toSpanAttributes(isScalar ? value ?? null : value, prefix) as OtelAttributes);
+  span.setAttributes(toSpanAttributes(isScalar ? (value ?? null) : value, prefix) as OtelAttributes);
 }
 
 /**

@@ -76,7 +76,7 @@ export function requireRolloutContext(what: string): RolloutContext {
   if (!ctx) {
     throw new UserError(
       `${what} was called outside a rollout: there is no active rollout context, so the span would have no owner. ` +
-        'Call it from inside your agent\'s rollout() (the runner sets the context), wrap the code in ' +
+        "Call it from inside your agent's rollout() (the runner sets the context), wrap the code in " +
         'withRolloutContext({ rolloutId, attemptId, store }, fn), or pass { propagate: false } to only build the span.',
     );
   }

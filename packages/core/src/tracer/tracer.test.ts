@@ -66,7 +66,10 @@ describe('emitters outside a rollout', () => {
   it('only build the span with { propagate: false }', async () => {
     const span = emitReward(0.5, { propagate: false });
     expect(span.name).toBe('agentlightning.annotation');
-    expect(span.attributes).toEqual({ 'agentlightning.reward.0.name': 'primary', 'agentlightning.reward.0.value': 0.5 });
+    expect(span.attributes).toEqual({
+      'agentlightning.reward.0.name': 'primary',
+      'agentlightning.reward.0.value': 0.5,
+    });
     expect(span.startTime).toBe(span.endTime);
     expect(await operation('step', () => 7, { propagate: false })).toBe(7);
   });
@@ -82,7 +85,9 @@ describe('emitter attributes (AGL 0.3 semantics)', () => {
       'agentlightning.reward.1.name': 'len',
       'agentlightning.reward.1.value': 0.2,
     });
-    expect(emitReward({ acc: 1, len: 0.2 }, { ...local, primaryKey: 'len' }).attributes['agentlightning.reward.0.name']).toBe('len');
+    expect(
+      emitReward({ acc: 1, len: 0.2 }, { ...local, primaryKey: 'len' }).attributes['agentlightning.reward.0.name'],
+    ).toBe('len');
     expect(emitReward(true, local).attributes['agentlightning.reward.0.value']).toBe(1);
     expect(() => emitReward({ a: 1 }, { ...local, primaryKey: 'b' })).toThrow(ValidationError);
     expect(() => emitReward(Number.NaN, local)).toThrow(ValidationError);
@@ -95,7 +100,10 @@ describe('emitter attributes (AGL 0.3 semantics)', () => {
   });
 
   it('emitObject records type and literal or JSON', () => {
-    expect(emitObject('s', local).attributes).toEqual({ 'agentlightning.object.type': 'str', 'agentlightning.object.literal': 's' });
+    expect(emitObject('s', local).attributes).toEqual({
+      'agentlightning.object.type': 'str',
+      'agentlightning.object.literal': 's',
+    });
     expect(emitObject(3, local).attributes['agentlightning.object.type']).toBe('int');
     expect(emitObject(3.5, local).attributes['agentlightning.object.type']).toBe('float');
     expect(emitObject(false, local).attributes['agentlightning.object.literal']).toBe('False');
@@ -103,7 +111,10 @@ describe('emitter attributes (AGL 0.3 semantics)', () => {
       'agentlightning.object.type': 'bytes',
       'agentlightning.object.literal': 'aGk=',
     });
-    expect(emitObject({ k: [1] }, local).attributes).toEqual({ 'agentlightning.object.type': 'dict', 'agentlightning.object.json': '{"k":[1]}' });
+    expect(emitObject({ k: [1] }, local).attributes).toEqual({
+      'agentlightning.object.type': 'dict',
+      'agentlightning.object.json': '{"k":[1]}',
+    });
     expect(emitObject([1], local).attributes['agentlightning.object.type']).toBe('list');
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
@@ -113,7 +124,11 @@ describe('emitter attributes (AGL 0.3 semantics)', () => {
   it('emitException records the OTel exception keys with status OK', () => {
     const span = emitException(new TypeError('bad'), local);
     expect(span.name).toBe('agentlightning.exception');
-    expect(span.attributes).toMatchObject({ 'exception.type': 'TypeError', 'exception.message': 'bad', 'exception.escaped': true });
+    expect(span.attributes).toMatchObject({
+      'exception.type': 'TypeError',
+      'exception.message': 'bad',
+      'exception.escaped': true,
+    });
     expect(String(span.attributes['exception.stacktrace'])).toContain('TypeError: bad');
     expect(span.status.statusCode).toBe('OK');
   });
@@ -135,15 +150,12 @@ describe('tracer inside rollouts', () => {
     const tracer = newTracer();
     const ctx = { rolloutId: 'ro-1', attemptId: 'at-1', store: store.asStore(), tracer };
     const result = await withRolloutContext(ctx, () =>
-      operation(
-        'solve',
-        async (op) => {
-          op.setInput({ question: 'q' });
-          await new Promise((r) => setTimeout(r, 1));
-          emitReward(0.9);
-          return { answer: 42 };
-        },
-      ),
+      operation('solve', async (op) => {
+        op.setInput({ question: 'q' });
+        await new Promise((r) => setTimeout(r, 1));
+        emitReward(0.9);
+        return { answer: 42 };
+      }),
     );
     expect(result).toEqual({ answer: 42 });
     await tracer.forceFlush();
@@ -205,7 +217,9 @@ describe('tracer inside rollouts', () => {
       expect(span.name === `llm-${id}` || span.attributes['agentlightning.message.body'] === `msg-${id}`).toBe(true);
     }
     for (const id of ['a', 'b', 'c']) {
-      expect(store.spans.filter((s) => s.rolloutId === `ro-${id}`).map((s) => s.sequenceId)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(store.spans.filter((s) => s.rolloutId === `ro-${id}`).map((s) => s.sequenceId)).toEqual([
+        1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+      ]);
     }
   });
 
@@ -226,7 +240,15 @@ describe('tracer inside rollouts', () => {
     });
     await tracer.forceFlush();
     expect(store.batches.map((b) => b.length)).toEqual([3, 3, 1]);
-    expect(store.spans.map((s) => s.attributes['agentlightning.message.body'])).toEqual(['m0', 'm1', 'm2', 'm3', 'm4', 'm5', 'm6']);
+    expect(store.spans.map((s) => s.attributes['agentlightning.message.body'])).toEqual([
+      'm0',
+      'm1',
+      'm2',
+      'm3',
+      'm4',
+      'm5',
+      'm6',
+    ]);
   });
 
   it('drops, counts and reports spans beyond maxQueueSize', async () => {
@@ -239,13 +261,18 @@ describe('tracer inside rollouts', () => {
     });
     expect(tracer.stats()).toMatchObject({ queued: 3, dropped: 2 });
     expect(onDrop).toHaveBeenCalledTimes(2);
-    expect(onDrop).toHaveBeenLastCalledWith({ rolloutId: 'ro-1', attemptId: 'at-1', spanName: 'agentlightning.message', droppedTotal: 2 });
+    expect(onDrop).toHaveBeenLastCalledWith({
+      rolloutId: 'ro-1',
+      attemptId: 'at-1',
+      spanName: 'agentlightning.message',
+      droppedTotal: 2,
+    });
     await tracer.forceFlush();
     expect(store.spans).toHaveLength(3);
     expect(warn).toHaveBeenCalledWith(expect.stringMatching(/dropped 2 span\(s\).*maxQueueSize=3/));
   });
 
-  it('a store error for one rollout does not lose the other rollouts\' spans', async () => {
+  it("a store error for one rollout does not lose the other rollouts' spans", async () => {
     const store = new RecordingStore();
     store.failRollout = 'ro-bad';
     const warn = vi.fn();
@@ -259,12 +286,18 @@ describe('tracer inside rollouts', () => {
     expect(warn).toHaveBeenCalledWith(expect.stringContaining('Rollout ro-bad not found'));
   });
 
-  it('reports accepted spans to the context\'s onSpans callback', async () => {
+  it("reports accepted spans to the context's onSpans callback", async () => {
     const store = new RecordingStore();
     const tracer = newTracer();
     const seen: string[] = [];
     withRolloutContext(
-      { rolloutId: 'ro-1', attemptId: 'at-1', store: store.asStore(), tracer, onSpans: (spans) => seen.push(...spans.map((s) => s.name)) },
+      {
+        rolloutId: 'ro-1',
+        attemptId: 'at-1',
+        store: store.asStore(),
+        tracer,
+        onSpans: (spans) => seen.push(...spans.map((s) => s.name)),
+      },
       () => emitMessage('x'),
     );
     await tracer.forceFlush();
@@ -298,14 +331,20 @@ describe('tracer inside rollouts', () => {
       for (let i = 0; i < 200; i += 1) {
         otel
           .startSpan('openai.chat.completion', {
-            attributes: { 'gen_ai.response.id': `r${i}`, 'gen_ai.prompt.0.content': 'q', 'gen_ai.completion.0.content': 'a' },
+            attributes: {
+              'gen_ai.response.id': `r${i}`,
+              'gen_ai.prompt.0.content': 'q',
+              'gen_ai.completion.0.content': 'a',
+            },
           })
           .end();
         emitReward(i);
       }
     });
     await tracer.forceFlush();
-    const rewards = new TraceToTransitions({ finalRewardOnLastCall: false }).transitions(store.spans).map((t) => t.reward);
+    const rewards = new TraceToTransitions({ finalRewardOnLastCall: false })
+      .transitions(store.spans)
+      .map((t) => t.reward);
     expect(rewards).toEqual(Array.from({ length: 200 }, (_, i) => i));
   });
 
@@ -319,6 +358,8 @@ describe('tracer inside rollouts', () => {
 
   it('withRolloutContext refuses missing ids', () => {
     const store = new RecordingStore();
-    expect(() => withRolloutContext({ rolloutId: '', attemptId: 'a', store: store.asStore() }, () => 1)).toThrow(UserError);
+    expect(() => withRolloutContext({ rolloutId: '', attemptId: 'a', store: store.asStore() }, () => 1)).toThrow(
+      UserError,
+    );
   });
 });

@@ -67,7 +67,8 @@ describe('StoreClient retry contract (reference v0 §3.5, checklist 33-34 with o
     const failing = new Proxy(backing, {
       get(target, key, receiver) {
         if (key === 'statistics') return async () => { calls += 1; throw new Error('disk on fire'); };
-        return Reflect.get(target, key, receiver) as unknown;
+        const value = Reflect.get(target, key, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
       },
     }) as LightningStore;
     const server = await createStoreServer({ store: failing, port: 0 });
@@ -85,7 +86,10 @@ describe('StoreClient retry contract (reference v0 §3.5, checklist 33-34 with o
     const s = await scriptedServer({ '/v1/agl/rollouts/ro-x': [{ status: 404, body: { detail: 'Rollout ro-x not found', error_type: 'AGL_NotFoundError', entity: 'rollout', id: 'ro-x' } }] });
     closers.push(s.close);
     const { c } = client(s.url);
-    const error = await c.updateRollout('ro-x', { status: 'failed' }).catch((e: unknown) => e as Error & { entity?: string });
+    const error = (await c.updateRollout('ro-x', { status: 'failed' }).then(
+      () => new Error('no error'),
+      (e: unknown) => e,
+    )) as Error & { entity?: string };
     expect(error.name).toBe('AGL_NotFoundError');
     expect(error.entity).toBe('rollout');
     expect(s.count('/v1/agl/rollouts/ro-x')).toBe(1);

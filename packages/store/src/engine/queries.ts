@@ -54,6 +54,21 @@ export function queryRollouts(storage: StoreStorage, options: unknown): Paginate
     Required<Pick<PageOptions, 'limit' | 'offset' | 'sortOrder'>>;
   const statuses = o.statusIn ?? o.status ?? null;
   const ids = o.rolloutIdIn ?? o.rolloutIds ?? null;
+  const sortField = o.sortBy ? resolveSortField(o.sortBy, ROLLOUT_FIELDS, 'Rollout') : null;
+  const native = storage.pageRollouts?.({
+    statuses: statuses ?? undefined,
+    ids: ids ?? undefined,
+    idContains: o.rolloutIdContains ?? null,
+    modes: o.modeIn ?? undefined,
+    logic: o.filterLogic ?? 'and',
+    sortField,
+    order: o.sortOrder,
+    limit: o.limit,
+    offset: o.offset,
+  });
+  if (native) {
+    return { items: withLatestAttempts(storage, native.items), total: native.total, limit: o.limit, offset: o.offset };
+  }
   const narrow = o.filterLogic === 'and' ? { statuses: statuses ?? undefined, ids: ids ?? undefined } : undefined;
   const candidates = storage.listRollouts(narrow);
   const page = run(

@@ -1,4 +1,20 @@
-import type { Attempt, ResourcesUpdate, Rollout, RolloutStatus, Span, Worker } from '@agl/core/schema';
+import type { Attempt, ResourcesUpdate, Rollout, RolloutMode, RolloutStatus, Span, Worker } from '@agl/core/schema';
+import type { FilterLogic, SortOrder } from '@agl/core/store';
+
+/** A `queryRollouts` page that a backend may answer natively (see {@link StoreStorage.pageRollouts}). */
+export interface RolloutPageQuery {
+  statuses?: readonly RolloutStatus[];
+  ids?: readonly string[];
+  idContains?: string | null;
+  modes?: readonly RolloutMode[];
+  logic: FilterLogic;
+  /** camelCase rollout field, or null for insertion order. */
+  sortField: string | null;
+  order: SortOrder;
+  /** -1 = unlimited. */
+  limit: number;
+  offset: number;
+}
 
 /**
  * The small, synchronous persistence interface the shared business logic ({@link StoreEngine}) runs on. A backend
@@ -23,6 +39,12 @@ export interface StoreStorage {
   /** Rollouts in insertion order, optionally only those with one of `statuses` or one of `ids`. */
   listRollouts(where?: { statuses?: readonly RolloutStatus[]; ids?: readonly string[] }): Rollout[];
   countRollouts(): number;
+  /**
+   * Optional fast path: filter, sort and paginate rollouts natively with the same semantics as the generic in-process
+   * path (nulls last ascending, ties in insertion order, case-sensitive `contains`). Returns null when it cannot sort
+   * on that field; the engine then filters in process.
+   */
+  pageRollouts?(query: RolloutPageQuery): { items: Rollout[]; total: number } | null;
 
   // Attempts
   getAttempt(rolloutId: string, attemptId: string): Attempt | null;

@@ -158,7 +158,7 @@ describe('POST /v1/traces with real OTLP exporters', () => {
   });
 
   it('bad content type, unparseable body, missing token and other signals get their status', async () => {
-    const post = (headers: Record<string, string>, body: BodyInit, path = '/v1/traces') =>
+    const post = (headers: Record<string, string>, body: string | Buffer, path = '/v1/traces') =>
       fetch(`${server.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'accept-encoding': 'identity', ...headers }, body });
     const text = await post({ 'content-type': 'text/plain' }, 'hello');
     expect(text.status).toBe(415);

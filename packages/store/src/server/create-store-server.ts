@@ -104,9 +104,13 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
     );
   }
 
+  let isClosing = false;
   let markClosing: () => void = () => undefined;
   const closing = new Promise<void>((resolve) => {
-    markClosing = resolve;
+    markClosing = () => {
+      isClosing = true;
+      resolve();
+    };
   });
   const ctx: RouteContext = {
     store: options.store,
@@ -181,6 +185,12 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
     }, requestTimeoutMs);
     timer.unref();
     reply.raw.once('close', () => clearTimeout(timer));
+  });
+
+  // While draining, answers close their keep-alive connection so `close()` does not wait for idle clients.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (isClosing) reply.header('connection', 'close');
+    return payload;
   });
 
   app.setErrorHandler((error, request, reply) => {

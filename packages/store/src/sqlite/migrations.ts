@@ -18,6 +18,9 @@ export const MIGRATIONS: readonly Migration[] = [
         seq INTEGER PRIMARY KEY,
         rollout_id TEXT NOT NULL UNIQUE,
         status TEXT NOT NULL,
+        start_time REAL NOT NULL,
+        end_time REAL,
+        mode TEXT,
         schema_version INTEGER NOT NULL,
         doc TEXT NOT NULL
       );

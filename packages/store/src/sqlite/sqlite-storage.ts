@@ -1,9 +1,12 @@
 import type Database from 'better-sqlite3';
 import { UserError } from '@agl/core/errors';
 import { SCHEMA_VERSION, type Attempt, type ResourcesUpdate, type Rollout, type RolloutStatus, type Span, type Worker } from '@agl/core/schema';
-import type { StoreStorage } from '../engine/storage';
+import type { RolloutPageQuery, StoreStorage } from '../engine/storage';
 
 type Row = { doc: string; schema_version: number };
+
+/** Rollout fields that `pageRollouts` can sort on in SQL; others fall back to the generic path. */
+const SORT_COLUMNS: Record<string, string> = { startTime: 'start_time', endTime: 'end_time', rolloutId: 'rollout_id', status: 'status' };
 
 /**
  * Reads a stored JSON document. Documents carry the schema version they were written with; a version from a newer AGL
@@ -28,8 +31,12 @@ function prepare(db: Database.Database) {
   const sel = 'SELECT doc, schema_version FROM';
   return {
     getRollout: db.prepare(`${sel} rollouts WHERE rollout_id = ?`),
-    insertRollout: db.prepare('INSERT INTO rollouts (rollout_id, status, schema_version, doc) VALUES (?, ?, ?, ?)'),
-    updateRollout: db.prepare('UPDATE rollouts SET status = ?, schema_version = ?, doc = ? WHERE rollout_id = ?'),
+    insertRollout: db.prepare(
+      'INSERT INTO rollouts (rollout_id, status, start_time, end_time, mode, schema_version, doc) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    updateRollout: db.prepare(
+      'UPDATE rollouts SET status = ?, start_time = ?, end_time = ?, mode = ?, schema_version = ?, doc = ? WHERE rollout_id = ?',
+    ),
     listRollouts: db.prepare(`${sel} rollouts ORDER BY seq`),
     listRolloutsByStatus: db.prepare(`${sel} rollouts WHERE status IN (SELECT value FROM json_each(?)) ORDER BY seq`),
     listRolloutsById: db.prepare(`${sel} rollouts WHERE rollout_id IN (SELECT value FROM json_each(?)) ORDER BY seq`),
@@ -92,11 +99,22 @@ export class SqliteStorage implements StoreStorage {
   readonly #db: Database.Database;
   readonly #q: ReturnType<typeof prepare>;
   readonly #tx: Database.Transaction<(fn: () => unknown) => unknown>;
+  readonly #dynamic = new Map<string, Database.Statement>();
 
   constructor(db: Database.Database) {
     this.#db = db;
     this.#q = prepare(db);
     this.#tx = db.transaction((fn: () => unknown) => fn());
+  }
+
+  /** A prepared statement for generated SQL, compiled once per distinct text (a few dozen shapes at most). */
+  #cached(sql: string): Database.Statement {
+    let stmt = this.#dynamic.get(sql);
+    if (!stmt) {
+      stmt = this.#db.prepare(sql);
+      this.#dynamic.set(sql, stmt);
+    }
+    return stmt;
   }
 
   transaction<T>(fn: () => T): T {
@@ -114,11 +132,49 @@ export class SqliteStorage implements StoreStorage {
   }
 
   insertRollouts(rollouts: readonly Rollout[]): void {
-    for (const r of rollouts) this.#q.insertRollout.run(r.rolloutId, r.status, V, JSON.stringify(r));
+    for (const r of rollouts) this.#q.insertRollout.run(r.rolloutId, r.status, r.startTime, r.endTime, r.mode, V, JSON.stringify(r));
   }
 
   updateRollout(rollout: Rollout): void {
-    this.#q.updateRollout.run(rollout.status, V, JSON.stringify(rollout), rollout.rolloutId);
+    this.#q.updateRollout.run(rollout.status, rollout.startTime, rollout.endTime, rollout.mode, V, JSON.stringify(rollout), rollout.rolloutId);
+  }
+
+  /** One page of rollouts, filtered, sorted and cut in SQL (only the page's documents are parsed). */
+  pageRollouts(query: RolloutPageQuery): { items: Rollout[]; total: number } | null {
+    const column = query.sortField === null ? null : SORT_COLUMNS[query.sortField];
+    if (column === undefined) return null;
+    const conditions: string[] = [];
+    const params: unknown[] = [];
+    if (query.statuses) {
+      conditions.push('status IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(query.statuses));
+    }
+    if (query.ids) {
+      conditions.push('rollout_id IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(query.ids));
+    }
+    if (query.idContains != null) {
+      conditions.push('instr(rollout_id, ?) > 0');
+      params.push(query.idContains);
+    }
+    if (query.modes) {
+      const hasNull = query.modes.includes(null);
+      conditions.push(`(mode IN (SELECT value FROM json_each(?))${hasNull ? ' OR mode IS NULL' : ''})`);
+      params.push(JSON.stringify(query.modes.filter((m) => m !== null)));
+    }
+    const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(query.logic === 'or' ? ' OR ' : ' AND ')}`;
+    const desc = query.order === 'desc';
+    const order =
+      column === null
+        ? `seq ${desc ? 'DESC' : 'ASC'}`
+        : `(${column} IS NULL) ${desc ? 'DESC' : 'ASC'}, ${column} ${desc ? 'DESC' : 'ASC'}, seq ASC`;
+    const total = (this.#cached(`SELECT COUNT(*) AS n FROM rollouts ${where}`).get(...params) as { n: number }).n;
+    const rows = this.#cached(`SELECT doc, schema_version FROM rollouts ${where} ORDER BY ${order} LIMIT ? OFFSET ?`).all(
+      ...params,
+      query.limit,
+      query.offset,
+    ) as Row[];
+    return { items: readDocs<Rollout>(rows), total };
   }
 
   listRollouts(where?: { statuses?: readonly RolloutStatus[]; ids?: readonly string[] }): Rollout[] {

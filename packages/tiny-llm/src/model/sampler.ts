@@ -33,33 +33,41 @@ export function sampleToken(logp: Float64Array, options: SamplingOptions, rng: S
   const inv = 1 / options.temperature;
   let max = -Infinity;
   for (let i = 0; i < logp.length; i++) if (!banned?.has(i) && logp[i]! * inv > max) max = logp[i]! * inv;
-  const probs: Array<[number, number]> = [];
+  const probs = new Float64Array(logp.length);
   let total = 0;
   for (let i = 0; i < logp.length; i++) {
     if (banned?.has(i)) continue;
-    const p = Math.exp(logp[i]! * inv - max);
-    probs.push([i, p]);
-    total += p;
+    probs[i] = Math.exp(logp[i]! * inv - max);
+    total += probs[i]!;
   }
-  let pool = probs;
+  let order: number[] | undefined;
   if (options.topP < 1) {
-    probs.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
-    const keep: Array<[number, number]> = [];
+    const sorted = Array.from(probs.keys()).sort((a, b) => probs[b]! - probs[a]! || a - b);
+    order = [];
     let mass = 0;
-    for (const e of probs) {
-      keep.push(e);
-      mass += e[1] / total;
+    for (const i of sorted) {
+      order.push(i);
+      mass += probs[i]! / total;
       if (mass >= options.topP) break;
     }
-    pool = keep;
-    total = keep.reduce((s, e) => s + e[1], 0);
+    total = order.reduce((acc, i) => acc + probs[i]!, 0);
   }
   let r = rng.next() * total;
-  for (const [id, p] of pool) {
-    r -= p;
-    if (r <= 0) return id;
+  if (order) {
+    for (const i of order) {
+      r -= probs[i]!;
+      if (r <= 0) return i;
+    }
+    return order.at(-1)!;
   }
-  return pool.at(-1)![0];
+  let last = -1;
+  for (let i = 0; i < probs.length; i++) {
+    if (probs[i] === 0) continue;
+    last = i;
+    r -= probs[i]!;
+    if (r <= 0) return i;
+  }
+  return last;
 }
 
 /** The `k` most likely tokens, most likely first (ties: smaller id first). */

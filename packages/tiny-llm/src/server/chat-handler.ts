@@ -48,7 +48,6 @@ export async function handleChat(host: TinyModelHost, body: unknown, res: Server
     `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices, ...extra })}\n\n`;
   if (req.stream) {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    res.on('close', () => cancel());
     const first = builders.map((_, index) => ({ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }));
     res.write(chunk(first, req.returnTokenIds ? { prompt_token_ids: promptIds } : {}));
   }
@@ -68,6 +67,7 @@ export async function handleChat(host: TinyModelHost, body: unknown, res: Server
     },
   });
   cancel = gen.cancel;
+  res.on('close', () => cancel()); // the client went away: stop generating (a no-op once finished)
   const results = await gen.result;
   const ends = results.map((r, i) => builders[i]!.finish(r.finishReason));
   const completionTokens = builders.reduce((s, b) => s + b.tokens.length, 0);

@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { UserError, ValidationError } from '@agl/core/errors';
+import { SeededRng } from '../model/rng';
 import { DEFAULT_TINY_CONFIG, type TinyConfig } from '../model/tiny-config';
 import { initWeights, type TinyWeights } from '../model/tiny-weights';
 import { WeightStore } from '../model/weight-store';
@@ -26,6 +27,11 @@ export interface TinyModelHostOptions {
   modelName?: string;
   /** When the directory is empty: create version `v0` with fresh weights of this shape (default config, seed 0). */
   init?: { config?: Partial<Omit<TinyConfig, 'vocabSize'>>; tokenizer?: TokenizerSpec; seed?: number };
+  /**
+   * Seed of the per-request seeds given to requests that send no `seed`. Set it for reproducible runs (requests get
+   * seeds in arrival order); leave it unset for random seeds.
+   */
+  samplingSeed?: number;
 }
 
 /** Owns the inference worker and the currently served weights version. */
@@ -34,11 +40,13 @@ export class TinyModelHost {
   readonly engine: InferenceEngine;
   readonly modelName: string;
   #current: ServedModel | undefined;
+  readonly #seeds: SeededRng | undefined;
   #loading: Promise<ServedModel> = Promise.resolve(undefined as unknown as ServedModel);
 
-  private constructor(store: WeightStore, modelName: string) {
+  private constructor(store: WeightStore, modelName: string, samplingSeed: number | undefined) {
     this.store = store;
     this.modelName = modelName;
+    this.#seeds = samplingSeed === undefined ? undefined : new SeededRng(samplingSeed);
     this.engine = new InferenceEngine();
   }
 
@@ -53,7 +61,7 @@ export class TinyModelHost {
       version = 'v0';
       await store.save({ weights, version, meta: { init: true, seed: options.init?.seed ?? 0 } });
     }
-    const host = new TinyModelHost(store, options.modelName ?? 'agl-tiny');
+    const host = new TinyModelHost(store, options.modelName ?? 'agl-tiny', options.samplingSeed);
     try {
       await host.loadWeights(version);
     } catch (err) {
@@ -118,7 +126,7 @@ export class TinyModelHost {
       maxTokens: Math.min(options.maxTokens ?? room, room),
       temperature: options.temperature,
       topP: options.topP,
-      seed: options.seed ?? randomInt(0, 2 ** 31),
+      seed: options.seed ?? (this.#seeds ? this.#seeds.int(2 ** 31) : randomInt(0, 2 ** 31)),
       stopIds: [tokenizer.specialId('<|end|>')],
       forcedPrefix: options.forcedPrefix,
       bannedIds: options.bannedIds,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trainToolWeights } from '../__fixtures__/tool-model';
+import { SeededRng } from '../model/rng';
 import { DEFAULT_TINY_CONFIG } from '../model/tiny-config';
 import { initWeights } from '../model/tiny-weights';
 import { WeightStore } from '../model/weight-store';
@@ -22,7 +23,7 @@ beforeAll(async () => {
   // v0: the default (larger, untrained) shape, so a long answer takes a while; v1: the small trained model.
   await store.save({ weights: initWeights({ config: { ...DEFAULT_TINY_CONFIG, vocabSize: tok.vocabSize }, tokenizer: tok.spec, seed: 4 }), version: 'v0' });
   await store.save({ weights: await trainToolWeights(), version: 'v1' });
-  server = await startTinyServer({ weightsDir: dir, version: 'v0' });
+  server = await startTinyServer({ weightsDir: dir, version: 'v0', samplingSeed: 1 });
   client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused' });
 });
 afterAll(async () => {
@@ -31,6 +32,14 @@ afterAll(async () => {
 });
 
 describe('weight swap', () => {
+  it('gives seedless requests reproducible seeds from samplingSeed', async () => {
+    const rng = new SeededRng(1);
+    const req = { ...hi, temperature: 1, max_tokens: 8 };
+    const seedless = await client.chat.completions.create(req);
+    const seeded = await client.chat.completions.create({ ...req, seed: rng.int(2 ** 31) });
+    expect(seedless.choices[0]!.message.content).toBe(seeded.choices[0]!.message.content);
+  });
+
   it('keeps an in-flight request on its version, serves the new version after the swap, and stays responsive', async () => {
     const long = { ...hi, max_tokens: 400 };
     const reference = await client.chat.completions.create(long);

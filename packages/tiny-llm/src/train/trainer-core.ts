@@ -6,6 +6,7 @@ import { paramShapes, type TinyConfig } from '../model/tiny-config';
 import type { TinyWeights } from '../model/tiny-weights';
 import { TinyTokenizer } from '../tokenizer/tiny-tokenizer';
 import { packBatch, type PackedBatch, type TrainRow } from './batch';
+import type { OptimizerTensor, TrainerState } from './checkpoint';
 import { loadTf, type Tf } from './tf-backend';
 import { tfForward, tokenLogprobs } from './tf-forward';
 import type { OptimizerOptions, PolicySample, PolicyStepOptions, PolicyStepResult, SftExample, SftStepResult } from './train-types';
@@ -44,9 +45,18 @@ export class TrainerCore {
   }
 
   /** Loads tfjs (wasm) and builds trainable variables from `weights`. */
-  static async create(options: { weights: TinyWeights; optimizer?: OptimizerOptions; reference?: TinyWeights | 'initial' }): Promise<TrainerCore> {
+  static async create(options: {
+    weights: TinyWeights;
+    optimizer?: OptimizerOptions;
+    reference?: TinyWeights | 'initial';
+    /** Adam state from {@link TrainerCore.exportState} (resuming from a checkpoint). */
+    optimizerState?: OptimizerTensor[];
+  }): Promise<TrainerCore> {
     const tf = await loadTf();
     const core = new TrainerCore(tf, options.weights, options.optimizer ?? {});
+    if (options.optimizerState && options.optimizerState.length > 0) {
+      await core.#optimizer.setWeights(options.optimizerState.map((t) => ({ name: t.name, tensor: tf.tensor(t.data, t.shape) })));
+    }
     if (options.reference) core.setReference(options.reference === 'initial' ? options.weights : options.reference);
     return core;
   }
@@ -65,6 +75,18 @@ export class TrainerCore {
     const params: Record<string, Float32Array> = {};
     for (const [k, v] of Object.entries(this.#vars)) params[k] = new Float32Array(v.dataSync());
     return { config: { ...this.config }, tokenizer: this.tokenizer.spec, params };
+  }
+
+  /** Weights and Adam state, for a checkpoint that resumes training exactly. */
+  async exportState(meta: Record<string, unknown> = {}): Promise<TrainerState> {
+    const named = await this.#optimizer.getWeights();
+    const optimizer = named.map(({ name, tensor }) => ({ name, shape: tensor.shape.slice(), data: new Float32Array(tensor.dataSync()) }));
+    return { weights: this.weights(), optimizer, meta };
+  }
+
+  /** Adam steps taken so far (restored from a checkpoint too). */
+  get steps(): number {
+    return (this.#optimizer as unknown as { iterations: number }).iterations;
   }
 
   /** Overwrites the trainable weights (the optimiser state is kept). */

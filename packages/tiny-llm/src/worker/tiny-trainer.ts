@@ -3,6 +3,7 @@ import { AglError, NotFoundError, UserError, ValidationError } from '@agl/core/e
 import type { TinyConfig } from '../model/tiny-config';
 import type { TinyWeights } from '../model/tiny-weights';
 import { WeightStore } from '../model/weight-store';
+import { loadCheckpoint } from '../train/checkpoint';
 import type { TrainRow } from '../train/batch';
 import type { OptimizerOptions, PolicySample, PolicyStepOptions, PolicyStepResult, SftExample, SftStepResult } from '../train/train-types';
 import { spawnWorker } from './spawn-worker';
@@ -14,6 +15,11 @@ export interface TinyTrainerOptions {
   /** Start from these weights, or from a saved `version` (default: the latest in `weightsDir`). */
   weights?: TinyWeights;
   version?: string;
+  /**
+   * Resume from a checkpoint file written by `saveCheckpoint()` (weights and Adam state; wins over `weights` and
+   * `version`). Pass `reference: { version }` explicitly when resuming: `'initial'` would mean the checkpoint's weights.
+   */
+  checkpoint?: string;
   optimizer?: OptimizerOptions;
   /** Frozen reference for the KL term: `initial` (the starting weights), a saved version name, or weights. */
   reference?: 'initial' | { version: string } | TinyWeights;
@@ -39,7 +45,8 @@ export class TinyTrainer {
   /** Starts the worker and loads the starting weights into trainable variables. */
   static async create(options: TinyTrainerOptions): Promise<TinyTrainer> {
     const store = new WeightStore({ dir: options.weightsDir });
-    let weights = options.weights;
+    const resumed = options.checkpoint ? await loadCheckpoint(options.checkpoint) : undefined;
+    let weights = resumed?.weights ?? options.weights;
     if (!weights) {
       const version = options.version ?? (await store.latest());
       if (!version) throw new UserError(`No weights in ${options.weightsDir}; pass \`weights\` or save a version first.`);
@@ -54,7 +61,7 @@ export class TinyTrainer {
     worker.on('message', (m: { id: number; result?: unknown; error?: { name: string; message: string } }) => trainer.#onMessage(m));
     worker.on('error', (err) => trainer.#failAll(err));
     try {
-      await trainer.#call('init', { weights, optimizer: options.optimizer, reference });
+      await trainer.#call('init', { weights, optimizer: options.optimizer, reference, optimizerState: resumed?.optimizer });
     } catch (err) {
       await worker.terminate();
       throw err;
@@ -100,6 +107,16 @@ export class TinyTrainer {
   /** Saves the current weights as a new version in `weightsDir`; returns the file path. */
   save(options: { version: string; meta?: Record<string, unknown>; overwrite?: boolean }): Promise<string> {
     return this.#call('save', { dir: this.weightsDir, ...options }) as Promise<string>;
+  }
+
+  /** Writes weights + Adam state to `path` (atomically), for an exact resume with `create({ checkpoint })`. */
+  saveCheckpoint(options: { path: string; meta?: Record<string, unknown> }): Promise<void> {
+    return this.#call('saveCheckpoint', options) as Promise<void>;
+  }
+
+  /** Adam steps taken so far (including those before a resumed checkpoint). */
+  steps(): Promise<number> {
+    return this.#call('steps', undefined) as Promise<number>;
   }
 
   /** Stops the worker. */

@@ -1,5 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { WeightStore } from '../model/weight-store';
+import { saveCheckpoint } from '../train/checkpoint';
 import { TrainerCore } from '../train/trainer-core';
 
 /** Runs a TrainerCore (tfjs, wasm) off the main thread; methods arrive as `{id, method, args}`. */
@@ -22,6 +23,9 @@ const handlers: Record<string, Handler> = {
   weights: (() => need().weights()) as Handler,
   setWeights: ((w: Parameters<TrainerCore['setWeights']>[0]) => need().setWeights(w)) as Handler,
   setReference: ((w: Parameters<TrainerCore['setReference']>[0]) => need().setReference(w)) as Handler,
+  steps: (() => need().steps) as Handler,
+  saveCheckpoint: (async (a: { path: string; meta?: Record<string, unknown> }) =>
+    saveCheckpoint({ path: a.path, state: await need().exportState({ ...a.meta, steps: need().steps }) })) as Handler,
   save: (async (a: { dir: string; version: string; meta?: Record<string, unknown>; overwrite?: boolean }) =>
     new WeightStore({ dir: a.dir }).save({ weights: need().weights(), version: a.version, meta: a.meta, overwrite: a.overwrite })) as Handler,
 };

@@ -34,7 +34,12 @@ export function readAgentEnv(env: NodeJS.ProcessEnv = process.env): { task: unkn
       resources = {};
     }
   }
-  if (baseUrl && !Object.values(resources).some((r) => r.resourceType === 'llm' || r.resourceType === 'proxy_llm')) {
+  const llmKey = Object.keys(resources).find((k) => resources[k]?.resourceType === 'llm' || resources[k]?.resourceType === 'proxy_llm');
+  if (llmKey) {
+    // The env contract wins: AGL_OPENAI_BASE_URL is the rollout-scoped URL, AGL_KEY the key when the resource has none.
+    const llm = resources[llmKey] as Extract<NamedResources[string], { resourceType: 'llm' | 'proxy_llm' }>;
+    resources = { ...resources, [llmKey]: { ...llm, resourceType: 'llm', endpoint: baseUrl || llm.endpoint, apiKey: llm.apiKey ?? env.AGL_KEY ?? null } };
+  } else if (baseUrl) {
     resources = { ...resources, llm: { resourceType: 'llm', endpoint: baseUrl, model: env.AGL_MODEL || 'default', apiKey: env.AGL_KEY ?? null, samplingParameters: {} } };
   }
   return {
