@@ -5,7 +5,8 @@ import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
 import { createStoreServer } from '@agl/store/server';
 import { describeAdapterConformance, startOpenAiTestServer } from '@agl/testing';
-import { generateText, wrapLanguageModel } from 'ai';
+import { generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
+import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { aglMiddleware } from './agl-middleware';
 import { registerAglTelemetry } from './agl-telemetry';
@@ -64,6 +65,39 @@ describe('aglMiddleware (explicit wrapLanguageModel option)', () => {
       const headers = llm.requests.at(-1)!.headers;
       expect(headers['x-rollout-id']).toBe(rollout.rolloutId);
       expect(own.map((s) => s.spanId)).toContain(String(headers.traceparent).split('-')[2]);
+    } finally {
+      await llm.close();
+    }
+  });
+});
+
+describe('call nesting', () => {
+  it('keeps sequential calls as siblings and nests a call made inside a tool under that tool', { timeout: 30_000 }, async () => {
+    registerAglTelemetry();
+    const llm = await startOpenAiTestServer({
+      respond: (r) => (r.tools.length > 0 && !r.messages.some((m) => m.role === 'tool') ? { toolCalls: [{ name: 'ask', arguments: { q: 'x' } }] } : { content: 'ok' }),
+    });
+    try {
+      const openai = createOpenAI({ baseURL: llm.baseURL, apiKey: 'k' });
+      const model = openai.chat('test-model');
+      const store = new MemoryStore();
+      const rollout = await store.startRollout({ input: {} });
+      await withRolloutContext({ rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store }, async () => {
+        await generateText({ model, prompt: 'first', experimental_telemetry: { functionId: 'first' } });
+        const ask = tool({
+          inputSchema: z.object({ q: z.string() }),
+          execute: async () => (await generateText({ model, prompt: 'inner', experimental_telemetry: { functionId: 'inner' } })).text,
+        });
+        await generateText({ model, prompt: 'outer', tools: { ask }, stopWhen: stepCountIs(3), experimental_telemetry: { functionId: 'outer' } });
+      });
+      await getAglTracer().forceFlush();
+      const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
+      const byName = (name: string) => spans.find((s) => s.name === name)!;
+      expect(byName('agent first').parentId).toBeNull();
+      expect(byName('agent outer').parentId).toBeNull();
+      expect(byName('agent inner').parentId).toBe(byName('tool ask').spanId);
+      expect(byName('tool ask').parentId).toBe(byName('agent outer').spanId);
+      expect(new TraceToTransitions({ agentMatch: 'inner' }).transitions(spans)).toHaveLength(1);
     } finally {
       await llm.close();
     }

@@ -35,6 +35,14 @@ interface CallState {
   parent: CallState | undefined;
   step: Span | undefined;
   tools: Map<string, Span>;
+  done: boolean;
+}
+
+/** The innermost call still running in this async context (a finished one may linger in the store). */
+function live(state: CallState | undefined): CallState | undefined {
+  let s = state;
+  while (s?.done) s = s.parent;
+  return s;
 }
 
 const calls = new AsyncLocalStorage<CallState>();
@@ -141,15 +149,15 @@ function endSpan(span: Span | undefined, error?: unknown): void {
  */
 export function createAglTelemetryIntegration(options: AglTelemetryOptions = {}): TelemetryIntegration {
   const tracer = (): Tracer => options.tracer ?? getAglTracer().getTracer('@agl/vercel-ai');
-  const current = (): CallState | undefined => calls.getStore() ?? open[open.length - 1];
+  const current = (): CallState | undefined => live(calls.getStore()) ?? open[open.length - 1];
   return {
     onStart(event) {
-      const parent = calls.getStore();
+      const parent = live(calls.getStore());
       const parentSpan = parent ? (([...parent.tools.values()].at(-1) ?? parent.agent)) : undefined;
       const ctx = parentSpan ? trace.setSpan(context.active(), parentSpan) : context.active();
       const name = event.functionId ?? options.defaultAgentName ?? 'ai-agent';
       const agent = tracer().startSpan(`agent ${name}`, { attributes: agentSpanAttributes(name) }, ctx);
-      const state: CallState = { agent, parent, step: undefined, tools: new Map() };
+      const state: CallState = { agent, parent, step: undefined, tools: new Map(), done: false };
       open.push(state);
       calls.enterWith(state);
     },
@@ -200,8 +208,8 @@ export function createAglTelemetryIntegration(options: AglTelemetryOptions = {})
       endSpan(state.step);
       for (const span of state.tools.values()) endSpan(span);
       endSpan(state.agent);
+      state.done = true;
       open.splice(open.indexOf(state), 1);
-      if (calls.getStore() === state && state.parent) calls.enterWith(state.parent);
     },
   };
 }

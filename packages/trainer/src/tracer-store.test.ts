@@ -5,9 +5,18 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TraceToTransitions } from '@agl/core/adapters';
+import { getMessageValue, getObjectValue, getRewardsFromSpan, TraceToTransitions } from '@agl/core/adapters';
 import type { Span } from '@agl/core/schema';
-import { AglTracer, emitReward, emitMessage, operation, withRolloutContext } from '@agl/core/tracer';
+import {
+  AglTracer,
+  emitAnnotation,
+  emitException,
+  emitMessage,
+  emitObject,
+  emitReward,
+  operation,
+  withRolloutContext,
+} from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
 import { SqliteStore } from '@agl/store/sqlite';
 
@@ -81,6 +90,45 @@ describe('tracer + emitters against a real MemoryStore', () => {
       // A span is a heartbeat: the attempt is running now.
       expect((await store.getLatestAttempt(r.rolloutId))?.status).toBe('running');
     }
+    await store.close();
+  });
+
+  it("stores every emitter's span so the readers get the values back", async () => {
+    const store = new MemoryStore();
+    const tracer = newTracer();
+    const r = await store.startRollout({ input: null });
+    await withRolloutContext({ rolloutId: r.rolloutId, attemptId: r.attempt.attemptId, store, tracer }, async () => {
+      emitReward({ acc: 1, len: 0.25 });
+      emitMessage('thinking');
+      emitObject({ plan: ['a', 'b'] });
+      emitException(new RangeError('out of range'));
+      emitAnnotation({ tag: 'x', score: { raw: 3 } });
+      await expect(
+        operation('fails', () => {
+          throw new Error('nope');
+        }),
+      ).rejects.toThrow('nope');
+    });
+    await tracer.forceFlush();
+    const spans = await spansOf(store, r.rolloutId);
+    expect(spans.map((s) => s.name)).toEqual([
+      'agentlightning.annotation',
+      'agentlightning.message',
+      'agentlightning.object',
+      'agentlightning.exception',
+      'agentlightning.annotation',
+      'agentlightning.operation',
+    ]);
+    const [reward, message, object, exception, annotation, op] = spans as [Span, Span, Span, Span, Span, Span];
+    expect(getRewardsFromSpan(reward)).toEqual([
+      { name: 'acc', value: 1 },
+      { name: 'len', value: 0.25 },
+    ]);
+    expect(getMessageValue(message)).toBe('thinking');
+    expect(getObjectValue(object)).toEqual({ plan: ['a', 'b'] });
+    expect(exception.attributes).toMatchObject({ 'exception.type': 'RangeError', 'exception.message': 'out of range' });
+    expect(annotation.attributes).toMatchObject({ tag: 'x', 'score.raw': 3 });
+    expect(op.status).toEqual({ statusCode: 'ERROR', description: 'nope' });
     await store.close();
   });
 

@@ -40,7 +40,7 @@ describe('process agents (Contract 2b): a python3 stdlib agent under the env con
     runner.stop();
     await running;
     ids = { ok: ok.rolloutId, bad: bad.rolloutId, silent: silent.rolloutId };
-  });
+  }, 120_000);
   afterAll(async () => {
     await store.close();
     await llm.close();

@@ -38,7 +38,7 @@ describe('runFromEnv', () => {
     });
   });
 
-  it('a TypeScript agent under processAgent gets the env contract and posts its reward to AGL_EVENT_URL', async () => {
+  it('a TypeScript agent under processAgent gets the env contract and posts its reward to AGL_EVENT_URL', { timeout: 120_000 }, async () => {
     const store = new SqliteStore({ path: join(dir, 's.sqlite') });
     try {
       await store.addResources({ llm: { resourceType: 'llm', endpoint: llm.baseURL, model: 'test-model' } });

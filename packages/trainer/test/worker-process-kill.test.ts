@@ -25,14 +25,16 @@ describe('Runner worker processes', () => {
   });
   afterAll(async () => rm(dir, { recursive: true, force: true }));
 
-  it('a worker process killed mid-rollout leaves an unresponsive attempt, which is retried and finishes', async () => {
+  it('a worker process killed mid-rollout leaves an unresponsive attempt, which is retried and finishes', { timeout: 120_000 }, async () => {
     const store = new SqliteStore({ path: join(dir, 'store.sqlite'), scanDebounceSeconds: 0 });
     const marker = join(dir, 'hung.pid');
     const warnings: string[] = [];
+    let runner: Runner | undefined;
+    let running: Promise<unknown> | undefined;
     try {
-      const hung = await store.enqueueRollout({ input: { hangOnceMarker: marker }, config: { unresponsiveSeconds: 1, maxAttempts: 2, retryCondition: ['unresponsive'] } });
+      const hung = await store.enqueueRollout({ input: { hangOnceMarker: marker }, config: { unresponsiveSeconds: 3, maxAttempts: 2, retryCondition: ['unresponsive'] } });
       const plain = await store.enqueueRollouts([{ input: {} }, { input: {} }]);
-      const runner = new Runner({
+      runner = new Runner({
         store,
         workerMode: 'process',
         agentModule: { path: AGENT },
@@ -41,7 +43,7 @@ describe('Runner worker processes', () => {
         pollIntervalSeconds: 0.05,
         logger: { warn: (m) => warnings.push(m) },
       });
-      const running = runner.run();
+      running = runner.run();
       await waitFor(() => existsSync(marker) && readFileSync(marker, 'utf8') !== '', 'the agent to hang');
       const pid = Number(readFileSync(marker, 'utf8'));
       expect(pid).not.toBe(process.pid);
@@ -58,6 +60,8 @@ describe('Runner worker processes', () => {
       expect(warnings.some((w) => w.includes('exited') && w.includes('replacement'))).toBe(true);
       expect(runner.stats.succeeded).toBe(3);
     } finally {
+      runner?.stop();
+      await running;
       await store.close();
     }
   });

@@ -135,6 +135,22 @@ describe('agl train / rollouts / spans / export transitions against real stores'
     }
   });
 
+  it('agl train --store-url runs against a store server (StoreClient), with the token from $AGL_STORE_TOKEN', { timeout: 120_000 }, async () => {
+    const store = new SqliteStore({ path: join(dir, 'served.sqlite') });
+    let server: StoreServer | undefined;
+    try {
+      server = await createStoreServer({ store, port: 0, token: 'tok2' });
+      const run = await runChild(['train', ENTRY, '--store-url', server.url, '--no-progress'], { CI: '1', TEST_LLM_URL: llm.baseURL, AGL_STORE_TOKEN: 'tok2' });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/done in [\d.]+s: rollouts 5\/5 done \(4 ok, 1 failed\)/u);
+      expect(run.stdout).not.toContain('[agl train]');
+      expect((await store.queryRollouts({ statusIn: ['succeeded'] })).total).toBe(4);
+    } finally {
+      await server?.close();
+      await store.close();
+    }
+  });
+
   it('unknown flags are errors with a suggestion, and bad values name the fix', async () => {
     const typo = await parseOnly('rollouts', 'list', '--statsu', 'failed', '--store', db);
     expect(typo.code).not.toBe(0);

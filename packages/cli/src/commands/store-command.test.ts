@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
 import { type Command, CommanderError } from 'commander';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { StoreClient } from '@agl/store/client';
 import { SqliteStore } from '@agl/store/sqlite';
 import { createProgram } from '../program';
@@ -56,8 +56,9 @@ describe('agl store serve (child process, SQLite file, bearer token)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('prints AGL_STORE_URL=http://127.0.0.1:<port>, then the dashboard line', () => {
+  it('prints AGL_STORE_URL=http://127.0.0.1:<port>, then the dashboard line', async () => {
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    await vi.waitFor(() => expect(serve.lines.length).toBeGreaterThanOrEqual(2), { timeout: 10_000 });
     expect(serve.lines[0]).toBe(`AGL_STORE_URL=${url}`);
     expect(serve.lines[1]).toMatch(new RegExp(`^Dashboard: ${url}/`));
   });
@@ -76,7 +77,7 @@ describe('agl store serve (child process, SQLite file, bearer token)', () => {
     expect(claimed?.rolloutId).toBe(a!.rolloutId);
     // an in-flight long poll is answered at once when the server starts closing
     const waiting = client.waitForRollouts([b!.rolloutId], { timeoutSeconds: 120 });
-    await new Promise((r) => setTimeout(r, 300));
+    await new Promise((r) => setTimeout(r, 500)); // let the long poll reach the server
     serve.child.kill('SIGTERM');
     expect(await waiting).toEqual([]);
     expect(await exited(serve.child)).toBe(0);

@@ -49,7 +49,8 @@ export class RolloutWaiters {
         },
       };
       this.#waiters.add(waiter);
-      if (timeoutMs !== null) timers.push(setTimeout(waiter.wake, Math.max(0, timeoutMs)));
+      // setTimeout fires at once past 2^31-1 ms; a longer wait simply re-arms after that long.
+      if (timeoutMs !== null) timers.push(setTimeout(waiter.wake, Math.min(Math.max(0, timeoutMs), 2_147_483_647)));
       if (pollMs !== null) timers.push(setTimeout(waiter.wake, pollMs));
     });
   }

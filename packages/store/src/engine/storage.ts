@@ -22,6 +22,12 @@ export interface RolloutPageQuery {
  * {@link StoreStorage.transaction} or {@link StoreStorage.read}.
  *
  * Objects returned are owned by the caller (copies); objects passed in are not retained by reference.
+ *
+ * Why synchronous: better-sqlite3 and memory maps are synchronous, so a whole operation runs inside one transaction
+ * without yielding to the event loop; that makes every operation atomic within a process with no async locks. An
+ * asynchronous backend (PostgreSQL) needs an async engine: the pure parts (`rules.ts`, `filter.ts`, `fast-span.ts`,
+ * the status tables of `@agl/core/schema`) carry over unchanged, and `StoreEngine`'s methods translate line by line
+ * (each storage call awaited inside a `BEGIN … COMMIT` on one pooled connection).
  */
 export interface StoreStorage {
   /** Human-readable backend name, reported by `statistics()`. */

@@ -252,7 +252,7 @@ export class StoreEngine {
       const now = this.#clock.now();
       const rollout = this.#requireRollout(id);
       if (u.status !== undefined) assertRolloutTransition(id, rollout.status, u.status);
-      if (Object.hasOwn(u, 'input') && u.input !== undefined) rollout.input = u.input;
+      if (u.input !== undefined) rollout.input = u.input;
       if (u.mode !== undefined) rollout.mode = u.mode;
       if (u.resourcesId !== undefined) rollout.resourcesId = u.resourcesId;
       if (u.config !== undefined) rollout.config = structuredClone(u.config);
@@ -260,6 +260,8 @@ export class StoreEngine {
       if (u.status !== undefined) {
         if (u.status === rollout.status && isTerminalStatus(u.status)) rollout.endTime = now;
         this.#setRolloutStatus(rollout, u.status, now);
+        // Re-entering a queue status always leaves the id queued (once), even when the status did not change.
+        if ((u.status === 'queuing' || u.status === 'requeuing') && !this.#s.isQueued(id)) this.#s.enqueue([id]);
       }
       this.#s.updateRollout(rollout);
       return rollout;

@@ -110,6 +110,24 @@ describe('POST /v1/traces with real OTLP exporters', () => {
     });
   }
 
+  it('a Python-style sender configured only by environment variables (endpoint, bearer header) is accepted', async () => {
+    const saved = { ...process.env };
+    process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = server.otlpTracesEndpoint();
+    process.env.OTEL_EXPORTER_OTLP_HEADERS = `Authorization=Bearer%20${TOKEN}`;
+    try {
+      const tp = provider(new ProtoExporter(), {
+        'agentlightning.rollout_id': second.rolloutId,
+        'agentlightning.attempt_id': second.attempt.attemptId,
+      });
+      tp.getTracer('env').startSpan('env.span').end();
+      await tp.forceFlush();
+      await tp.shutdown();
+    } finally {
+      process.env = saved;
+    }
+    expect(Object.keys(await spansOf(second, 'env.'))).toEqual(['env.span']);
+  });
+
   async function protobufExport(attributes: Record<string, string>, names: string[]): Promise<Uint8Array> {
     const memory = new InMemorySpanExporter();
     const tp = provider(memory, attributes);

@@ -1,5 +1,7 @@
+import type * as TfNamespace from '@tensorflow/tfjs';
+
 /** The tfjs namespace type. */
-export type Tf = typeof import('@tensorflow/tfjs');
+export type Tf = typeof TfNamespace;
 
 let ready: Promise<Tf> | undefined;
 

@@ -40,6 +40,11 @@ export interface PolicyStepOptions {
   clipEpsHigh?: number;
   /** Weight of the k3 KL estimate to the reference weights. Default 0 (no reference pass). */
   klCoef?: number;
+  /**
+   * How token losses combine: `token-mean` (default; every trained token of the batch weighs the same) or
+   * `sequence-mean` (each sample's token mean, then the mean over samples, as in the original GRPO).
+   */
+  lossAggregation?: 'token-mean' | 'sequence-mean';
 }
 
 /** Metrics of one SFT step. */
@@ -51,7 +56,7 @@ export interface SftStepResult {
   ms: number;
 }
 
-/** Metrics of one policy-gradient step (means over trained tokens, before the update). */
+/** Metrics of one policy-gradient step (means over trained tokens, before the update; `loss` uses the aggregation). */
 export interface PolicyStepResult {
   loss: number;
   pgLoss: number;

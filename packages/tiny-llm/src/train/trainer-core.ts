@@ -178,6 +178,18 @@ export class TrainerCore {
     for (let k = 0; k < N; k++) old[k] = Number.isFinite(batch.oldLogprobs[k]!) ? batch.oldLogprobs[k]! : current[k]!;
     const ref = beta > 0 ? tf.tidy(() => this.#tokenLogp(batch, this.#ref!).dataSync()) : undefined;
     const denom = Math.max(1, batch.tokens);
+    // Loss weight per target: token-mean over the batch, or the mean of per-sequence token means.
+    const lossWeights = new Float32Array(N);
+    const T = batch.inputs[0]!.length;
+    const B = batch.inputs.length;
+    for (let b = 0; b < B; b++) {
+      let count = 0;
+      for (let t = 0; t < T; t++) count += batch.mask[b * T + t]!;
+      for (let t = 0; t < T; t++) {
+        const k = b * T + t;
+        lossWeights[k] = options.lossAggregation === 'sequence-mean' ? (count > 0 ? batch.mask[k]! / (count * B) : 0) : batch.mask[k]! / denom;
+      }
+    }
     let entropy = 0;
     const { loss, gradNorm } = this.#step(() => {
       const logits = tfForward(tf, this.config, this.#vars, batch.inputs);
@@ -193,7 +205,7 @@ export class TrainerCore {
       }
       const ent = tf.neg(tf.sum(tf.mul(tf.exp(logpAll), logpAll), -1));
       entropy = tf.sum(tf.mul(ent, mask)).dataSync()[0]! / denom;
-      return tf.div(tf.sum(tf.mul(perTok, mask)), denom);
+      return tf.sum(tf.mul(perTok, tf.tensor1d(lossWeights)));
     });
     let pg = 0, kl = 0, approx = 0, clipCount = 0, ratioSum = 0;
     for (let k = 0; k < N; k++) {

@@ -69,5 +69,16 @@ describe('TinyTrainer (worker thread)', () => {
     const [after] = await trainer.responseLogprobs([sample]);
     expect(after!.reduce((a, b) => a + b)).toBeGreaterThan(before!.reduce((a, b) => a + b));
     await expect(trainer.save({ version: 'v1' })).rejects.toThrow(/already exists/);
+
+    // A checkpoint resumes the same weights and step count in a new worker.
+    const path = join(dir, 'ckpt', 'latest.bin');
+    await trainer.saveCheckpoint({ path, meta: { round: 1 } });
+    const resumed = await TinyTrainer.create({ weightsDir: dir, checkpoint: path, reference: { version: 'v0' } });
+    try {
+      expect(await resumed.steps()).toBe(await trainer.steps());
+      expect(await resumed.responseLogprobs([sample])).toEqual(await trainer.responseLogprobs([sample]));
+    } finally {
+      await resumed.close();
+    }
   });
 });
