@@ -1,10 +1,14 @@
-import { defineProject, mergeConfig, type ViteUserConfig } from 'vitest/config';
+import { defineConfig, mergeConfig, type ViteUserConfig } from 'vitest/config';
 
-/** Shared per-package vitest settings: resolve workspace packages to their TypeScript sources. */
+/**
+ * Shared per-package vitest settings: resolve workspace packages to their TypeScript sources (the `@agl/source`
+ * export condition), and write a JSON report that `.ci/run` sums into its closing line. Vite adds `import` and
+ * `default` itself; naming them here would also hand them to Node for externalised CommonJS packages (tfjs breaks).
+ */
 export function aglVitestProject(name: string, overrides: ViteUserConfig = {}): ViteUserConfig {
-  const base = defineProject({
-    resolve: { conditions: ['@agl/source', 'node', 'import', 'default'] },
-    ssr: { resolve: { conditions: ['@agl/source', 'node', 'import', 'default'], externalConditions: ['@agl/source'] } },
+  const base = defineConfig({
+    resolve: { conditions: ['@agl/source', 'node'] },
+    ssr: { resolve: { conditions: ['@agl/source', 'node'], externalConditions: ['@agl/source'] } },
     test: {
       name,
       environment: 'node',

@@ -7,7 +7,11 @@ import { createStoreServer } from '@agl/store/server';
 import { describeAdapterConformance, startOpenAiTestServer } from '@agl/testing';
 import { MessagesAnnotation, StateGraph } from '@langchain/langgraph';
 import { describe, expect, it } from 'vitest';
-import { AglCallbackHandler } from './agl-callback-handler';
+import { AglCallbackHandler, fromLangChainResult } from './agl-callback-handler';
+import { installAglLangChain } from './install';
+import { AIMessage, HumanMessage } from '@langchain/core/messages';
+import { RunnableLambda } from '@langchain/core/runnables';
+import { FakeListChatModel } from '@langchain/core/utils/testing';
 import { QUESTION, weatherAgent, weatherGraph } from './__fixtures__/weather-agent';
 
 const agentFile = fileURLToPath(new URL('./__fixtures__/weather-agent.ts', import.meta.url));
@@ -71,5 +75,35 @@ describe('multi-agent LangGraph', () => {
     } finally {
       await llm.close();
     }
+  });
+});
+
+describe('installAglLangChain (global configure hook)', () => {
+  it('traces a plain runnable with no callbacks passed', { timeout: 30_000 }, async () => {
+    installAglLangChain();
+    const chain = RunnableLambda.from((q: string) => [new HumanMessage(q)]).pipe(new FakeListChatModel({ responses: ['It is sunny.'] }));
+    const store = new MemoryStore();
+    const rollout = await store.startRollout({ input: {} });
+    await withRolloutContext({ rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store }, () => chain.invoke('Weather?'));
+    await getAglTracer().forceFlush();
+    const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
+    const root = spans.find((s) => s.parentId === null);
+    expect(root?.attributes[ATTR_AGENT_NAME]).toBe('RunnableSequence');
+    const [transition] = new TraceToTransitions().transitions(spans);
+    expect(transition).toMatchObject({ agentName: 'RunnableSequence', action: { message: { role: 'assistant', content: 'It is sunny.' } } });
+    expect(transition?.state.messages).toEqual([{ role: 'user', content: 'Weather?' }]);
+  });
+});
+
+describe('fromLangChainResult', () => {
+  it('prefers the raw body kept by __includeRawResponse (vLLM token ids), else reads usage and logprobs', () => {
+    const raw = { id: 'r1', model: 'm', prompt_token_ids: [1, 2], choices: [{ message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop', token_ids: [7] }] };
+    const withRaw = fromLangChainResult({ generations: [[{ text: 'hi', message: new AIMessage({ content: 'hi', additional_kwargs: { __raw_response: raw } }) } as never]] });
+    expect(withRaw).toMatchObject({ id: 'r1', promptTokenIds: [1, 2], responseTokenIds: [7] });
+    const plain = fromLangChainResult({
+      generations: [[{ text: '', message: new AIMessage({ content: '', id: 'r2', tool_calls: [{ id: 'c', name: 'f', args: { a: 1 } }], usage_metadata: { input_tokens: 3, output_tokens: 4, total_tokens: 7 }, response_metadata: { finish_reason: 'tool_calls', logprobs: { content: [{ token: 'x', logprob: -1 }] } } }) } as never]],
+    });
+    expect(plain).toMatchObject({ id: 'r2', inputTokens: 3, outputTokens: 4, logprobs: [{ token: 'x', logprob: -1 }] });
+    expect(plain.choices[0]).toMatchObject({ role: 'assistant', content: null, finishReason: 'tool_calls', toolCalls: [{ id: 'c', name: 'f', arguments: '{"a":1}' }] });
   });
 });

@@ -1,6 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
-import { describeAdapterConformance } from '@agl/testing';
+import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
+import { describeAdapterConformance, startOpenAiTestServer, weatherRespond } from '@agl/testing';
+import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '@agl/store';
 import { createStoreServer } from '@agl/store/server';
 import { instrumentOpenAI } from './instrument-openai';
@@ -38,4 +40,32 @@ describeAdapterConformance({
       fixturePath: fixture('responses'),
     },
   ],
+});
+
+describe('responses.create streaming', () => {
+  it('folds the event stream into one span that ends with the stream', { timeout: 30_000 }, async () => {
+    const llm = await startOpenAiTestServer({ respond: weatherRespond });
+    try {
+      const openai = client({ baseURL: llm.baseURL, apiKey: 'k' });
+      const store = new MemoryStore();
+      const rollout = await store.startRollout({ input: {} });
+      await withRolloutContext({ rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store }, async () => {
+        const stream = await openai.responses.create({ model: 'm', input: 'What is the weather in Paris?', stream: true });
+        const types: string[] = [];
+        for await (const event of stream) types.push(event.type);
+        expect(types.at(-1)).toBe('response.completed');
+      });
+      await getAglTracer().forceFlush();
+      const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
+      expect(spans).toHaveLength(1);
+      expect(spans[0]!.attributes).toMatchObject({
+        'gen_ai.request.streaming': true,
+        'gen_ai.prompt.0.content': 'What is the weather in Paris?',
+        'gen_ai.completion.0.tool_calls.0.name': 'get_weather',
+        'gen_ai.completion.0.finish_reason': 'tool_calls',
+      });
+    } finally {
+      await llm.close();
+    }
+  });
 });

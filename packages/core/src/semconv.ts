@@ -264,3 +264,22 @@ export const ATTR_LLM_INVOCATION_PARAMETERS = 'llm.invocation_parameters';
 export const ATTR_LLM_TOOLS = 'llm.tools';
 export const ATTR_LLM_TOKEN_COUNT_PROMPT = 'llm.token_count.prompt';
 export const ATTR_LLM_TOKEN_COUNT_COMPLETION = 'llm.token_count.completion';
+
+// GenAI / OpenInference names read by the span mappers (adapters/genai-span-mapper.ts; never written by AGL).
+/** GenAI agent id (AutoGen `create_agent` / `invoke_agent` spans). */
+export const ATTR_GEN_AI_AGENT_ID = 'gen_ai.agent.id';
+/** `gen_ai.operation.name` of an agent invocation span (`invoke_agent {name}`). */
+export const GEN_AI_OPERATION_INVOKE_AGENT = 'invoke_agent';
+/** `gen_ai.operation.name` of an agent creation span (`create_agent {name}`). */
+export const GEN_AI_OPERATION_CREATE_AGENT = 'create_agent';
+/** `gen_ai.operation.name` of a tool execution span (`execute_tool {tool}`). */
+export const GEN_AI_OPERATION_EXECUTE_TOOL = 'execute_tool';
+/** Legacy GenAI content span events (semconv ≤ 1.26): attribute `gen_ai.prompt` / `gen_ai.completion` (JSON lists). */
+export const EVENT_GEN_AI_CONTENT_PROMPT = 'gen_ai.content.prompt';
+export const EVENT_GEN_AI_CONTENT_COMPLETION = 'gen_ai.content.completion';
+/** Legacy GenAI per-message events: `gen_ai.{system,user,assistant,tool}.message` and `gen_ai.choice`. */
+export const EVENT_GEN_AI_CHOICE = 'gen_ai.choice';
+/** OpenInference graph node id (CrewAI agent spans: the agent role). */
+export const ATTR_GRAPH_NODE_ID = 'graph.node.id';
+/** OpenInference span kind of an agent span. */
+export const OPENINFERENCE_KIND_AGENT = 'AGENT';

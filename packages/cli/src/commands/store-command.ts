@@ -42,7 +42,7 @@ export async function serveStore(flags: StoreServeFlags, io: CliIo = processIo):
       store,
       host: flags.host,
       port: flags.port,
-      token: flags.token ?? process.env.AGL_STORE_TOKEN ?? null,
+      token: flags.token ?? (process.env.AGL_STORE_TOKEN || null),
       bodyLimit: Math.round(flags.bodyLimit * 1024 * 1024),
       requestTimeoutMs: Math.round(flags.requestTimeout * 1000),
       maxWaitSeconds: flags.maxWait,

@@ -18,6 +18,7 @@ interface TrainFlags {
   token?: string;
   runners?: number;
   workerMode?: 'async' | 'process';
+  gateway?: boolean;
   progress: boolean;
   json?: boolean;
 }
@@ -38,6 +39,7 @@ export function trainCommand(io: CliIo = processIo): Command {
     .option('--token <token>', 'bearer token of the store server (default $AGL_STORE_TOKEN)')
     .option('--runners <n>', 'number of runner workers', positiveInt)
     .addOption(new Option('--worker-mode <mode>', 'run workers in this process or as child processes').choices(['async', 'process']))
+    .option('--gateway', 'process agents: route their LLM calls through a loopback AGL gateway (spans with token ids)')
     .option('--no-progress', 'no live progress display')
     .option('--json', 'print the result as JSON')
     .action(async (entry: string, flags: TrainFlags) => {
@@ -55,6 +57,7 @@ export function trainCommand(io: CliIo = processIo): Command {
         storeToken: flags.token || token || process.env.AGL_STORE_TOKEN || undefined,
         nRunners: flags.runners ?? config.nRunners,
         workerMode: flags.workerMode ?? config.workerMode,
+        gateway: flags.gateway ?? config.gateway,
         agentModule: { path, exportName: 'agent' },
         onProgress: (snapshot) => {
           display?.update(snapshot);

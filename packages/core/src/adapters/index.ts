@@ -14,6 +14,13 @@ export { TraceToMessages, type FineTuningRow, type OpenAiChatMessage } from './t
 export { buildTraceTree, repairHierarchy, walkTree, type TraceNode } from './trace-tree';
 export { agentNameOf } from './agent-name';
 export {
+  genAiSpanMapper,
+  liftGenAiContentEvents,
+  nameGenAiAgentSpans,
+  composeSpanMappers,
+  type SpanMapper,
+} from './genai-span-mapper';
+export {
   findLlmCalls,
   isDefaultLlmCall,
   llmCallMatcher,

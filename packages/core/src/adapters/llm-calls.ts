@@ -76,6 +76,8 @@ export interface FindLlmCallsOptions {
   dedup?: boolean;
   /** Span ids never to select (e.g. gateway twins of adapter spans). */
   skip?: ReadonlySet<string>;
+  /** The agent a span stands for (default {@link agentNameOf}). */
+  agentName?: (span: Span) => string | null;
 }
 
 /** Selects the LLM-call spans of a tree (AGL 0.3 `find_llm_calls`, reference §5.4), in pre-order. */
@@ -84,6 +86,7 @@ export function findLlmCalls(root: TraceNode, options: FindLlmCallsOptions = {})
   const agentOk = options.agentMatch == null ? null : agentMatcher(options.agentMatch);
   const excludeReward = options.excludeLlmCallInReward ?? true;
   const dedup = options.dedup ?? true;
+  const nameOf = options.agentName ?? agentNameOf;
   const seen = new Set<string>();
   const found: FoundLlmCall[] = [];
   const visit = (node: TraceNode, subtree: string | null, withinReward: boolean, withinLlm: boolean): void => {
@@ -98,7 +101,7 @@ export function findLlmCalls(root: TraceNode, options: FindLlmCallsOptions = {})
       }
     }
     let next = subtree;
-    const agent = node.virtual ? null : agentNameOf(node.span);
+    const agent = node.virtual ? null : nameOf(node.span);
     if (agent !== null) next = agentOk === null || agentOk(agent) ? agent : null;
     const inReward = withinReward || (excludeReward && !node.virtual && isRewardScope(node.span));
     for (const child of node.children) visit(child, next, inReward, inLlm);

@@ -1,6 +1,7 @@
 import type { ChatMessage, RolloutMode, Span, Trajectory, Transition } from '../schema/index';
 import type { LightningStore } from '../store/index';
 import { ATTR_AGL_GATEWAY } from '../semconv';
+import type { SpanMapper } from './genai-span-mapper';
 import { findLlmCalls, llmCallMatcher, responseIdOf, type AgentMatch, type LlmCallMatch } from './llm-calls';
 import { normalizeLlmCall, type NormalizedLlmCall } from './llm-call-normalizer';
 import { matchRewards, type RewardMatchPolicy } from './reward-matching';
@@ -27,6 +28,13 @@ export interface TraceToTransitionsOptions {
    * matching gave it; other rewards are matched by the AGL 0.3 rules. `false` = pure AGL 0.3 matching. Default true.
    */
   finalRewardOnLastCall?: boolean;
+  /**
+   * Read-time rewrite of each span before anything else (framework presets: `genAiSpanMapper`, CrewAI agent names).
+   * The store keeps the spans as sent. Default: none.
+   */
+  spanMapper?: SpanMapper;
+  /** The agent a span stands for; `null` = not an agent span. Default `agentNameOf` (AGL 0.3 order). */
+  agentName?: (span: Span) => string | null;
 }
 
 /** What the adapter needs to know about the rollout (a `Rollout` fits). */
@@ -64,8 +72,10 @@ export function sortSpans(spans: readonly Span[]): Span[] {
  * call is counted once: tokens from the gateway, structure (agent, messages) from the adapter.
  */
 export class TraceToTransitions {
-  readonly #options: Required<Omit<TraceToTransitionsOptions, 'llmCallMatch' | 'agentMatch'>> &
-    Pick<TraceToTransitionsOptions, 'llmCallMatch' | 'agentMatch'>;
+  readonly #options: Required<
+    Omit<TraceToTransitionsOptions, 'llmCallMatch' | 'agentMatch' | 'spanMapper' | 'agentName'>
+  > &
+    Pick<TraceToTransitionsOptions, 'llmCallMatch' | 'agentMatch' | 'spanMapper' | 'agentName'>;
 
   constructor(options: TraceToTransitionsOptions = {}) {
     this.#options = {
@@ -76,13 +86,16 @@ export class TraceToTransitions {
       finalRewardOnLastCall: options.finalRewardOnLastCall ?? true,
       llmCallMatch: options.llmCallMatch,
       agentMatch: options.agentMatch ?? null,
+      spanMapper: options.spanMapper,
+      agentName: options.agentName,
     };
   }
 
   /** The transitions of the spans, in call order (empty when there are no spans or no LLM calls). */
-  transitions(spans: readonly Span[]): Transition[] {
-    if (spans.length === 0) return [];
+  transitions(input: readonly Span[]): Transition[] {
+    if (input.length === 0) return [];
     const o = this.#options;
+    const spans = o.spanMapper ? input.map(o.spanMapper) : input;
     const root = buildTraceTree(spans);
     if (o.repairHierarchy) repairHierarchy(root);
 
@@ -106,6 +119,7 @@ export class TraceToTransitions {
       agentMatch: o.agentMatch,
       excludeLlmCallInReward: o.excludeLlmCallInReward,
       skip,
+      agentName: o.agentName,
     });
     type Built = { transition: Transition; id: string };
     let built: Built[] = found.map(({ node, agentName }) => ({

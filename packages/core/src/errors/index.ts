@@ -8,3 +8,4 @@ export { HttpError } from './http-error';
 export { UpstreamError, type UpstreamFailure } from './upstream-error';
 export { ProcessAgentError } from './process-agent-error';
 export { ConnectionError } from './connection-error';
+export { BudgetExceededError } from './budget-exceeded-error';

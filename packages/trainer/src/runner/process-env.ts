@@ -8,6 +8,8 @@ export interface ProcessEndpoints {
   token?: string | null;
   /** Overrides the LLM base URL taken from the resources. */
   openAiBaseUrl?: string | null;
+  /** An AGL gateway: agents get its rollout-scoped URL (`/rollout/{r}/attempt/{a}/v1`) as `AGL_OPENAI_BASE_URL`. */
+  gatewayUrl?: string | null;
 }
 
 /** The first LLM resource's base URL for this attempt (a `proxy_llm` is scoped to the rollout and attempt). */
@@ -50,7 +52,8 @@ export function processAgentEnv(options: {
     OTEL_RESOURCE_ATTRIBUTES: `${ATTR_ROLLOUT_ID}=${encodeURIComponent(rolloutId)},${ATTR_ATTEMPT_ID}=${encodeURIComponent(attemptId)}`,
   };
   if (options.resourcesId) env.AGL_RESOURCES_ID = options.resourcesId;
-  const base = endpoints.openAiBaseUrl ?? llm?.url;
+  const gateway = endpoints.gatewayUrl ? `${endpoints.gatewayUrl.replace(/\/+$/u, '')}/rollout/${encodeURIComponent(rolloutId)}/attempt/${encodeURIComponent(attemptId)}/v1` : null;
+  const base = endpoints.openAiBaseUrl ?? gateway ?? llm?.url;
   if (base) env.AGL_OPENAI_BASE_URL = base;
   if (llm) env.AGL_MODEL = llm.model;
   if (endpoints.token) env.OTEL_EXPORTER_OTLP_HEADERS = `Authorization=Bearer%20${endpoints.token}`;

@@ -29,6 +29,12 @@ export interface RunnerOptions {
   agentModule?: AgentModuleRef;
   /** The store's HTTP endpoint for child processes; without it the runner serves `store` on a loopback port itself. */
   storeEndpoint?: ProcessEndpoints;
+  /**
+   * Process agents only: start a loopback AGL gateway (same token) and give agents its rollout-scoped URL as
+   * `AGL_OPENAI_BASE_URL`, so their LLM calls are recorded with token ids without any tracing in the agent. Default
+   * false (agents get the LLM resource's endpoint directly).
+   */
+  gateway?: boolean;
   hooks?: RunnerHooks;
   reward?: RewardHook;
   logger?: RunnerLogger;
@@ -81,9 +87,10 @@ export class Runner {
     const offset = o.workerIdOffset ?? 0;
     const heartbeatIntervalSeconds = o.heartbeatIntervalSeconds ?? 10;
     const needsServer = o.workerMode === 'process' || ProcessAgent.isInstance(o.agent);
+    const gateway = Boolean(o.gateway) && ProcessAgent.isInstance(o.agent);
     let loopback: LoopbackServer | undefined;
-    if (needsServer && !o.storeEndpoint) loopback = await startLoopbackServer(o.store);
-    const endpoints = o.storeEndpoint ?? loopback?.endpoints;
+    if (needsServer && (!o.storeEndpoint || gateway)) loopback = await startLoopbackServer({ store: o.store, storeEndpoint: o.storeEndpoint, gateway });
+    const endpoints = loopback?.endpoints ?? o.storeEndpoint;
     try {
       if (o.workerMode === 'process') {
         await superviseWorkerProcesses({

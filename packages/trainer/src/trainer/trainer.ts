@@ -27,6 +27,8 @@ export interface TrainerOptions {
   /** `process` runs each runner in its own Node process (needs `agentModule`). */
   workerMode?: 'async' | 'process';
   agentModule?: AgentModuleRef;
+  /** Process agents: route their LLM calls through a loopback AGL gateway (see `RunnerOptions.gateway`). */
+  gateway?: boolean;
   adapter?: TraceAdapter;
   initialResources?: NamedResourcesInput;
   hooks?: RunnerHooks;
@@ -84,6 +86,7 @@ export class Trainer {
       nWorkers: o.nRunners ?? 1,
       workerMode: o.workerMode,
       agentModule: o.agentModule,
+      gateway: o.gateway,
       storeEndpoint: opened.url ? { storeUrl: opened.url, token: opened.token } : undefined,
       hooks: o.hooks,
       reward: o.reward,

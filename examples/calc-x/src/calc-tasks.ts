@@ -1,0 +1,65 @@
+import { SeededRng, type SftExample, type WireTool } from '@agl/tiny-llm';
+
+/** One Calc-X task: `question` is `a<op>b`, `answer` the exact integer result as text. */
+export interface CalcTask {
+  id: string;
+  question: string;
+  answer: string;
+}
+
+const OPS = ['+', '-', '*'] as const;
+
+/** Operands 100–9999 whose hash falls in the held-out fifth are validation-only; the rest are for training. */
+export function isValOperand(n: number): boolean {
+  return ((Math.imul(n, 2654435761) >>> 0) % 5) === 0;
+}
+
+/** Evaluates `a<op>b` (the calculator tool); anything else is an error string. */
+export function evaluate(expression: string): string {
+  const m = /^\s*(-?\d+)\s*([-+*])\s*(-?\d+)\s*$/.exec(expression);
+  if (!m) return 'error';
+  const a = BigInt(m[1]!);
+  const b = BigInt(m[3]!);
+  return String(m[2] === '+' ? a + b : m[2] === '-' ? a - b : a * b);
+}
+
+/** `n` seeded tasks on 3–4 digit operands, from the train or the held-out validation operands. */
+export function makeTasks(options: { n: number; seed: number; split: 'train' | 'val' }): CalcTask[] {
+  const rng = new SeededRng(options.seed);
+  const operand = (): number => {
+    for (;;) {
+      const v = 100 + rng.int(9900);
+      if (isValOperand(v) === (options.split === 'val')) return v;
+    }
+  };
+  return Array.from({ length: options.n }, (_, i) => {
+    const a = operand();
+    const b = operand();
+    const op = OPS[rng.int(OPS.length)]!;
+    const question = `${a}${op}${b}`;
+    return { id: `${options.split}-${i}-${question}`, question, answer: evaluate(question) };
+  });
+}
+
+/** The calculator as the agent's tools render it (`calc(e)`). */
+export const CALC_TOOL: WireTool = {
+  type: 'function',
+  function: {
+    name: 'calc',
+    description: 'Evaluate an arithmetic expression such as 1234*567.',
+    parameters: { type: 'object', properties: { e: { type: 'string', description: 'the expression' } }, required: ['e'], additionalProperties: false },
+  },
+};
+
+/** A self-generated demonstration: call the tool with the question, then copy its result. */
+export function demonstration(task: CalcTask): SftExample {
+  return {
+    tools: [CALC_TOOL],
+    messages: [
+      { role: 'user', content: task.question },
+      { role: 'assistant', content: '', tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'calc', arguments: JSON.stringify({ e: task.question }) } }] },
+      { role: 'tool', tool_call_id: 'call_0', content: task.answer },
+      { role: 'assistant', content: task.answer },
+    ],
+  };
+}

@@ -1,0 +1,136 @@
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startGateway } from '@agl/gateway';
+import { SqliteStore } from '@agl/store/sqlite';
+import { GRPO, startTinyServer, TinyGrpoBackend, TinyTrainer, type GrpoRoundRecord, type TinyConfig } from '@agl/tiny-llm';
+import { Trainer } from '@agl/trainer';
+import { calcAgent } from './calc-agent';
+import { demonstration, makeTasks } from './calc-tasks';
+import { rewardCurvePng } from './reward-curve-png';
+
+/** Settings of one Calc-X run (every field has a default that finishes in a few minutes on 2 cores). */
+export interface CalcXOptions {
+  seed?: number;
+  /** Warm start: SFT steps on self-generated demonstrations, and their batch size. */
+  sftSteps?: number;
+  sftBatchSize?: number;
+  sftLearningRate?: number;
+  /** GRPO. */
+  rounds?: number;
+  tasksPerRound?: number;
+  groupSize?: number;
+  valEvery?: number;
+  rlLearningRate?: number;
+  clipEps?: number;
+  klCoef?: number;
+  control?: 'none' | 'shuffled-rewards' | 'zero-advantages';
+  /** Held-out validation tasks. */
+  valSize?: number;
+  /** Concurrent rollouts (runner workers). */
+  nRunners?: number;
+  /** Policy shape. */
+  model?: Partial<Omit<TinyConfig, 'vocabSize'>>;
+  /** Where the store, weights, checkpoints, metrics and the PNG go (default: a fresh temp dir). */
+  workDir?: string;
+  /** Progress lines. */
+  log?: (line: string) => void;
+}
+
+/** What a run measured. */
+export interface CalcXResult {
+  baselineReward: number;
+  trainedReward: number;
+  steps: number;
+  seconds: number;
+  cpuSeconds: number;
+  warmStartSeconds: number;
+  validations: Array<{ round: number; reward: number }>;
+  rounds: GrpoRoundRecord[];
+  workDir: string;
+  pngPath: string;
+}
+
+export const DEFAULT_MODEL: Partial<Omit<TinyConfig, 'vocabSize'>> = { dModel: 48, nLayers: 3, nHeads: 4, dFF: 192, maxSeqLen: 128 };
+
+/** Warm start, baseline validation, GRPO rounds with validation, reward-curve PNG: the whole Calc-X pipeline. */
+export async function runCalcX(options: CalcXOptions = {}): Promise<CalcXResult> {
+  const seed = options.seed ?? 1;
+  const log = options.log ?? (() => undefined);
+  const started = Date.now();
+  const cpu0 = process.cpuUsage();
+  const workDir = options.workDir ?? (await mkdtemp(join(tmpdir(), 'calc-x-')));
+  await mkdir(workDir, { recursive: true });
+  const weightsDir = join(workDir, 'weights');
+  const server = await startTinyServer({ weightsDir, init: { config: options.model ?? DEFAULT_MODEL, seed }, samplingSeed: seed });
+  const closers: Array<() => Promise<unknown>> = [() => server.close()];
+  try {
+    // Warm start: a fixed SFT budget on demonstrations the task generates itself (train operands only).
+    const sftSteps = options.sftSteps ?? 120;
+    let trainer = await TinyTrainer.create({ weightsDir, version: 'v0', optimizer: { learningRate: options.sftLearningRate ?? 3e-3 } });
+    const demos = makeTasks({ n: 2000, seed: seed * 7919 + 1, split: 'train' }).map(demonstration);
+    const warmStarted = Date.now();
+    const batch = 8;
+    for (let done = 0; done < sftSteps; done += batch) {
+      const res = await trainer.sft({ examples: demos, steps: Math.min(batch, sftSteps - done), batchSize: options.sftBatchSize ?? 16, seed: seed + done });
+      log(`warm start: ${done + res.length}/${sftSteps} SFT steps, loss ${res.at(-1)?.loss.toFixed(3)}`);
+    }
+    await trainer.save({ version: 'warm', overwrite: true });
+    await trainer.close();
+    const warmStartSeconds = (Date.now() - warmStarted) / 1000;
+    await server.loadWeights('warm');
+    trainer = await TinyTrainer.create({ weightsDir, version: 'warm', reference: 'initial', optimizer: { learningRate: options.rlLearningRate ?? 1e-3 } });
+    closers.unshift(() => trainer.close());
+
+    const store = new SqliteStore({ path: join(workDir, 'store.sqlite') });
+    closers.unshift(() => store.close());
+    const gateway = await startGateway({ store, port: 0 });
+    closers.unshift(() => gateway.close());
+
+    const backend = new TinyGrpoBackend({ trainer, server, clipEps: options.clipEps ?? 0.2, klCoef: options.klCoef ?? 0 });
+    const algorithm = new GRPO({
+      backend,
+      rounds: options.rounds ?? 12,
+      tasksPerRound: options.tasksPerRound ?? 8,
+      groupSize: options.groupSize ?? 8,
+      valEvery: options.valEvery ?? 4,
+      seed,
+      control: options.control ?? 'none',
+      checkpointDir: join(workDir, 'grpo'),
+      onValidation: ({ round, reward }) => log(`validation after round ${round}: reward ${reward.toFixed(3)}`),
+      onRound: (r) =>
+        log(`round ${r.round}: train reward ${r.trainReward.toFixed(3)}, ${r.nSamples} samples, loss ${r.metrics?.loss.toFixed(4) ?? '-'}, clip ${r.metrics?.clipFraction?.toFixed(3) ?? '-'}, ${r.seconds.toFixed(1)} s`),
+    });
+    const train = makeTasks({ n: 500, seed: seed * 7919 + 2, split: 'train' });
+    const val = makeTasks({ n: options.valSize ?? 32, seed: seed * 7919 + 3, split: 'val' });
+    const fitter = new Trainer({ algorithm, store, nRunners: options.nRunners ?? 8, initialResources: backend.resourcesFor('warm') });
+    await fitter.fit(calcAgent({ gatewayUrl: gateway.url }), { train, val });
+
+    const validations = algorithm.validations;
+    const pngPath = join(workDir, 'reward-curve.png');
+    await writeFile(
+      pngPath,
+      rewardCurvePng({
+        series: [
+          { points: algorithm.rounds.map((r) => [r.round, r.trainReward]), color: [230, 120, 30] },
+          { points: validations.map((v) => [v.round, v.reward]), color: [30, 90, 220] },
+        ],
+      }),
+    );
+    const cpu = process.cpuUsage(cpu0);
+    return {
+      baselineReward: validations[0]?.reward ?? 0,
+      trainedReward: validations.at(-1)?.reward ?? 0,
+      steps: algorithm.rounds.length,
+      seconds: (Date.now() - started) / 1000,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      warmStartSeconds,
+      validations,
+      rounds: algorithm.rounds,
+      workDir,
+      pngPath,
+    };
+  } finally {
+    for (const close of closers) await close().catch(() => undefined);
+  }
+}

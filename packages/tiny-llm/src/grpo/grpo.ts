@@ -1,0 +1,231 @@
+import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { JsonObject, JsonValue, LightningStore, NamedResourcesInput, Rollout, RolloutMode, Span, Trajectory } from '@agl/core';
+import type { RolloutInfo } from '@agl/core/adapters';
+import { buildTrainingSamples, type TrainingBackend, type TrainingSample, type TrainMetrics } from '@agl/core/algorithms';
+import { UserError } from '@agl/core/errors';
+import { SeededRng } from '../model/rng';
+
+/** The options an AGL trainer passes to an algorithm (structurally `@agl/trainer`'s `AlgorithmRunOptions`). */
+export interface GrpoRunOptions {
+  store: LightningStore;
+  train: unknown[];
+  val: unknown[];
+  adapter: { adapt(spans: readonly Span[], rollout?: RolloutInfo): Trajectory | Promise<Trajectory> };
+  initialResources?: NamedResourcesInput;
+  signal: AbortSignal;
+}
+
+/** One round's record (a line of the metrics JSONL). */
+export interface GrpoRoundRecord {
+  round: number;
+  seconds: number;
+  trainReward: number;
+  nSamples: number;
+  metrics: TrainMetrics | null;
+  valReward?: number;
+  resourcesId: string;
+}
+
+/** A training backend that can also checkpoint itself (e.g. `TinyGrpoBackend`). */
+export type GrpoBackend = TrainingBackend & { saveCheckpoint?(options: { path: string; meta?: Record<string, unknown> }): Promise<void> };
+
+/** Options of {@link GRPO}. */
+export interface GrpoOptions {
+  backend: GrpoBackend;
+  /** Rounds (policy updates). Default 10. */
+  rounds?: number;
+  /** Train tasks per round. Default 8. */
+  tasksPerRound?: number;
+  /** Rollouts per task (the GRPO group). Default 8. */
+  groupSize?: number;
+  /** Validate every N rounds (and before the first and after the last). 0 = only before and after. Default 5. */
+  valEvery?: number;
+  /** Seeds the task sampling. Default 0. */
+  seed?: number;
+  /** Directory for `metrics.jsonl`, `state.json` (resume), `trainer.ckpt` and `best.json`. None = no files. */
+  checkpointDir?: string;
+  /** Controls: `shuffled-rewards` permutes final rewards across the round's rollouts; `zero-advantages` trains on 0. */
+  control?: 'none' | 'shuffled-rewards' | 'zero-advantages';
+  /** Sequence limits for samples. */
+  maxPromptLength?: number;
+  maxResponseLength?: number;
+  /** Called after each round (progress printing). */
+  onRound?: (record: GrpoRoundRecord) => void;
+  /** Called with each validation reward (`round` 0 = before training). */
+  onValidation?: (result: { round: number; reward: number }) => void;
+}
+
+interface GrpoState {
+  round: number;
+  resources: NamedResourcesInput | null;
+  bestReward: number | null;
+  bestRound: number | null;
+  validations: Array<{ round: number; reward: number }>;
+}
+
+/**
+ * GRPO against the store (AGL's RL loop on the embedded policy): each round enqueues `groupSize` rollouts of
+ * `tasksPerRound` train tasks (with `metadata.task_id`), waits for them, builds trajectory-level samples with GRPO
+ * advantages, trains the backend, and publishes the new LLM resources; it validates every `valEvery` rounds, writes a
+ * metrics JSONL, keeps the best round by validation reward, and resumes from `state.json` after a crash.
+ */
+export class GRPO {
+  readonly name = 'grpo';
+  readonly #o: GrpoOptions;
+  /** Validation rewards, in order (`round` 0 = before training). */
+  readonly validations: Array<{ round: number; reward: number }> = [];
+  /** Round records, in order. */
+  readonly rounds: GrpoRoundRecord[] = [];
+
+  constructor(options: GrpoOptions) {
+    for (const key of ['rounds', 'tasksPerRound', 'groupSize'] as const) {
+      const v = options[key];
+      if (v !== undefined && (!Number.isInteger(v) || v < (key === 'rounds' ? 0 : 1))) throw new UserError(`GRPO ${key} must be a positive integer; got ${String(v)}.`);
+    }
+    this.#o = options;
+  }
+
+  /** The state saved in `checkpointDir` (null when there is none): the round to resume after. */
+  static async readState(checkpointDir: string): Promise<GrpoState | null> {
+    try {
+      return JSON.parse(await readFile(join(checkpointDir, 'state.json'), 'utf8')) as GrpoState;
+    } catch {
+      return null;
+    }
+  }
+
+  async run({ store, train, val, adapter, initialResources, signal }: GrpoRunOptions): Promise<void> {
+    const o = this.#o;
+    if (train.length === 0) throw new UserError('GRPO needs train tasks: pass a non-empty train dataset to Trainer.fit.');
+    const dir = o.checkpointDir;
+    if (dir) await mkdir(dir, { recursive: true });
+    const resumed = dir ? await GRPO.readState(dir) : null;
+    const state: GrpoState = resumed ?? { round: 0, resources: initialResources ?? null, bestReward: null, bestRound: null, validations: [] };
+    this.validations.push(...state.validations);
+    let resourcesId: string | null = state.resources ? (await store.addResources(state.resources)).resourcesId : null;
+    const rng = new SeededRng(o.seed ?? 0);
+    for (let i = 0; i < state.round * (o.tasksPerRound ?? 8); i += 1) rng.next(); // replay the task draws
+    const total = o.rounds ?? 10;
+    const valEvery = o.valEvery ?? 5;
+    const validate = async (round: number): Promise<number> => {
+      const reward = await this.#validate({ store, val, adapter, resourcesId, signal, round });
+      state.validations.push({ round, reward });
+      this.validations.push({ round, reward });
+      o.onValidation?.({ round, reward });
+      if (round > 0 && (state.bestReward === null || reward > state.bestReward) && dir) {
+        state.bestReward = reward;
+        state.bestRound = round;
+        await writeJson(join(dir, 'best.json'), { round, reward, resources: state.resources as JsonValue });
+      }
+      return reward;
+    };
+    if (state.round === 0 && val.length > 0) await validate(0);
+    for (let round = state.round + 1; round <= total && !signal.aborted; round += 1) {
+      const started = Date.now();
+      const picks = Array.from({ length: o.tasksPerRound ?? 8 }, () => train[Math.floor(rng.next() * train.length)]);
+      const trajectories = await this.#runRollouts({ store, tasks: picks, repeat: o.groupSize ?? 8, mode: 'train', resourcesId, adapter, signal, round });
+      const samples = this.#samples(trajectories, rng);
+      const result = samples.length > 0 ? await o.backend.train(samples, { signal }) : null;
+      if (result) {
+        resourcesId = (await store.addResources(result.resources)).resourcesId;
+        state.resources = result.resources;
+      }
+      const record: GrpoRoundRecord = {
+        round,
+        seconds: (Date.now() - started) / 1000,
+        trainReward: meanOf(trajectories.map((t) => t.finalReward ?? 0)),
+        nSamples: samples.length,
+        metrics: result?.metrics ?? null,
+        resourcesId: resourcesId ?? '',
+      };
+      if (val.length > 0 && (round === total || (valEvery > 0 && round % valEvery === 0))) record.valReward = await validate(round);
+      state.round = round;
+      this.rounds.push(record);
+      if (dir) {
+        await appendFile(join(dir, 'metrics.jsonl'), `${JSON.stringify(record)}\n`);
+        await o.backend.saveCheckpoint?.({ path: join(dir, 'trainer.ckpt'), meta: { round } });
+        await writeJson(join(dir, 'state.json'), state as unknown as JsonValue);
+      }
+      o.onRound?.(record);
+    }
+  }
+
+  #samples(trajectories: Trajectory[], rng: SeededRng): TrainingSample[] {
+    const o = this.#o;
+    let input = trajectories;
+    if (o.control === 'shuffled-rewards') {
+      const rewards = trajectories.map((t) => t.finalReward);
+      for (let i = rewards.length - 1; i > 0; i -= 1) {
+        const j = Math.floor(rng.next() * (i + 1));
+        [rewards[i], rewards[j]] = [rewards[j]!, rewards[i]!];
+      }
+      input = trajectories.map((t, i) => ({ ...t, finalReward: rewards[i] ?? null, transitions: t.transitions.map((tr) => ({ ...tr, reward: null })) }));
+    }
+    const { samples } = buildTrainingSamples({
+      trajectories: input,
+      level: 'trajectory',
+      reward: { mode: 'final', discount: 1, fillValue: 0 },
+      advantage: { estimator: 'grpo', normalizeByStd: true },
+      ...(o.maxPromptLength !== undefined ? { maxPromptLength: o.maxPromptLength } : {}),
+      ...(o.maxResponseLength !== undefined ? { maxResponseLength: o.maxResponseLength } : {}),
+    });
+    return o.control === 'zero-advantages' ? samples.map((s) => ({ ...s, advantage: 0 })) : samples;
+  }
+
+  async #validate(a: { store: LightningStore; val: unknown[]; adapter: GrpoRunOptions['adapter']; resourcesId: string | null; signal: AbortSignal; round: number }): Promise<number> {
+    const trajectories = await this.#runRollouts({ ...a, tasks: a.val, repeat: 1, mode: 'val' });
+    return meanOf(trajectories.map((t) => t.finalReward ?? 0));
+  }
+
+  async #runRollouts(a: {
+    store: LightningStore;
+    tasks: unknown[];
+    repeat: number;
+    mode: RolloutMode;
+    resourcesId: string | null;
+    adapter: GrpoRunOptions['adapter'];
+    signal: AbortSignal;
+    round: number;
+  }): Promise<Trajectory[]> {
+    const { store, signal } = a;
+    const requests = a.tasks.flatMap((task) =>
+      Array.from({ length: a.repeat }, () => {
+        const metadata: JsonObject = { task_id: taskIdOf(task), round: a.round };
+        return { input: task as JsonValue, mode: a.mode, resourcesId: a.resourcesId, metadata };
+      }),
+    );
+    const pending = new Set((await store.enqueueRollouts(requests)).map((r) => r.rolloutId));
+    const finished: Rollout[] = [];
+    while (pending.size > 0) {
+      if (signal.aborted) throw new UserError(`GRPO was stopped while waiting for ${pending.size} rollouts: ${String(signal.reason)}`);
+      for (const r of await store.waitForRollouts([...pending], { timeoutSeconds: 0.5 })) {
+        if (!pending.delete(r.rolloutId)) continue;
+        finished.push(r);
+      }
+    }
+    const out: Trajectory[] = [];
+    for (const rollout of finished) {
+      const spans = (await store.querySpans({ rolloutId: rollout.rolloutId, attemptId: 'latest', sortBy: 'sequenceId' })).items;
+      out.push(await a.adapter.adapt(spans, rollout));
+    }
+    return out;
+  }
+}
+
+function taskIdOf(task: unknown): string {
+  if (task !== null && typeof task === 'object') {
+    const t = task as Record<string, unknown>;
+    for (const key of ['task_id', 'taskId', 'id']) if (typeof t[key] === 'string' || typeof t[key] === 'number') return String(t[key]);
+  }
+  return JSON.stringify(task ?? null);
+}
+
+function meanOf(xs: number[]): number {
+  return xs.length === 0 ? 0 : xs.reduce((s, x) => s + x, 0) / xs.length;
+}
+
+async function writeJson(path: string, value: JsonValue): Promise<void> {
+  await writeFile(`${path}.tmp`, JSON.stringify(value, null, 2));
+  await rename(`${path}.tmp`, path);
+}
