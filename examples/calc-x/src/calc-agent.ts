@@ -20,8 +20,9 @@ export function calcReward(answer: string, task: CalcTask): number {
  * The Calc-X agent: an ordinary LangChain `createAgent` + `ChatOpenAI` program whose base URL is the AGL gateway
  * (scoped to the rollout). Training rollouts sample at temperature 1, validation is greedy. Returns the reward.
  */
-export function calcAgent(options: { gatewayUrl: string; maxTokens?: number }): RolloutFn<CalcTask> {
-  return async (task: CalcTask, _resources, ctx: AgentContext) => {
+export function calcAgent(options: { gatewayUrl: string; maxTokens?: number }): RolloutFn {
+  return async (input: unknown, _resources, ctx: AgentContext) => {
+    const task = input as CalcTask;
     const model = new ChatOpenAI({
       model: 'policy',
       apiKey: 'unused',

@@ -3,6 +3,7 @@
  * Calc-X end to end, offline.
  */
 import { copyFile, writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runCalcX } from './run-calc-x';
 
@@ -20,6 +21,8 @@ const { values } = parseArgs({
     'work-dir': { type: 'string' },
   },
 });
+// Paths are relative to where `npm run demo` was typed (npm sets INIT_CWD), not to this workspace.
+const here = (p: string): string => resolve(process.env.INIT_CWD ?? process.cwd(), p);
 const num = (v: string | undefined): number | undefined => (v === undefined ? undefined : Number(v));
 const control = values.control as 'none' | 'shuffled-rewards' | 'zero-advantages' | undefined;
 const t0 = Date.now();
@@ -32,18 +35,18 @@ const result = await runCalcX({
   tasksPerRound: num(values['tasks-per-round']),
   valSize: num(values['val-size']),
   control,
-  workDir: values['work-dir'],
+  workDir: values['work-dir'] === undefined ? undefined : here(values['work-dir']),
   log,
 });
-await copyFile(result.pngPath, values.png);
+await copyFile(result.pngPath, here(values.png));
 console.log('');
 console.log(`validation reward before RL (after warm start): ${result.baselineReward.toFixed(3)}`);
 console.log(`validation reward after RL:                     ${result.trainedReward.toFixed(3)}`);
 console.log(`GRPO rounds ${result.steps}; wall ${result.seconds.toFixed(1)} s (warm start ${result.warmStartSeconds.toFixed(1)} s); CPU ${result.cpuSeconds.toFixed(1)} s (main thread + workers)`);
-console.log(`reward curve: ${values.png}; store, weights and metrics.jsonl: ${result.workDir}`);
+console.log(`reward curve: ${here(values.png)}; store, weights and metrics.jsonl: ${result.workDir}`);
 if (values['summary-json']) {
   const summary = { baselineReward: result.baselineReward, trainedReward: result.trainedReward, steps: result.steps, seconds: result.seconds };
-  await writeFile(values['summary-json'], `${JSON.stringify(summary, null, 2)}\n`);
-  console.log(`summary: ${values['summary-json']}`);
+  await writeFile(here(values['summary-json']), `${JSON.stringify(summary, null, 2)}\n`);
+  console.log(`summary: ${here(values['summary-json'])}`);
 }
 process.exit(0);

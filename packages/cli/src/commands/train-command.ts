@@ -4,6 +4,7 @@ import { Trainer, type Algorithm, type DatasetSource, type TrainerOptions } from
 import { createProgressDisplay, formatProgress } from '../progress/progress-display';
 import { loadEntryModule } from './load-entry';
 import { processIo, type CliIo } from './output';
+import { reportTrainAlgorithm, resolveTrainAlgorithm, TRAIN_ALGORITHMS } from './train-algorithm';
 
 /** What an entry module's `config` export may set (flags override it). */
 export interface TrainEntryConfig extends Omit<TrainerOptions, 'algorithm' | 'store' | 'agentModule'> {
@@ -21,6 +22,7 @@ interface TrainFlags {
   gateway?: boolean;
   progress: boolean;
   json?: boolean;
+  algorithm?: string;
 }
 
 function positiveInt(value: string): number {
@@ -42,6 +44,7 @@ export function trainCommand(io: CliIo = processIo): Command {
     .option('--gateway', 'process agents: route their LLM calls through a loopback AGL gateway (spans with token ids)')
     .option('--no-progress', 'no live progress display')
     .option('--json', 'print the result as JSON')
+    .addOption(new Option('--algorithm <name>', 'algorithm instead of the entry\'s `algorithm` export (apo reads the entry\'s `apo` options)').choices([...TRAIN_ALGORITHMS]))
     .action(async (entry: string, flags: TrainFlags) => {
       const { path, module } = await loadEntryModule(entry);
       if (module.agent === undefined) {
@@ -52,7 +55,7 @@ export function trainCommand(io: CliIo = processIo): Command {
       const display = flags.progress ? createProgressDisplay({ title: 'agl train' }) : null;
       const options: TrainerOptions = {
         ...trainerConfig,
-        algorithm: module.algorithm as Algorithm | undefined,
+        algorithm: resolveTrainAlgorithm({ name: flags.algorithm, module, io }),
         store: flags.storeUrl ?? flags.store ?? storeUrl ?? process.env.AGL_STORE_URL ?? store,
         storeToken: flags.token || token || process.env.AGL_STORE_TOKEN || undefined,
         nRunners: flags.runners ?? config.nRunners,
@@ -74,6 +77,7 @@ export function trainCommand(io: CliIo = processIo): Command {
           signal: abort.signal,
         });
         await display?.finish(result.progress);
+        if (!flags.json) reportTrainAlgorithm(options.algorithm, io);
         if (flags.json) {
           io.out(JSON.stringify({ runner: result.runner, progress: result.progress, duration_seconds: result.durationSeconds }));
         } else {

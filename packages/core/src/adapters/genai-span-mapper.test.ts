@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Span } from '../schema/index';
 import { makeSpans } from './__fixtures__/span-builders';
 import { genAiSpanMapper, liftGenAiContentEvents } from './genai-span-mapper';
 import { TraceToTransitions } from './trace-to-transitions';
@@ -10,7 +11,7 @@ describe('genAiSpanMapper', () => {
     { id: 'l', parent: 'a', name: 'chat gpt-4o', start: 1, end: 2, attrs: { 'gen_ai.operation.name': 'chat' } },
     { id: 'g', parent: 'a', name: 'chat gpt-4o', start: 3, end: 4, attrs: { 'gen_ai.operation.name': 'chat' } },
   ]);
-  const withMessageEvents = {
+  const withMessageEvents: Span = {
     ...llm!,
     events: [
       { name: 'gen_ai.system.message', attributes: { content: 'Be brief.' }, timestamp: 1 },
@@ -29,7 +30,7 @@ describe('genAiSpanMapper', () => {
       },
     ],
   };
-  const withContentEvents = {
+  const withContentEvents: Span = {
     ...legacy!,
     events: [
       {
@@ -83,5 +84,14 @@ describe('genAiSpanMapper', () => {
   it('leaves spans that already carry messages unchanged', () => {
     const span = { ...withMessageEvents, attributes: { ...llm!.attributes, 'gen_ai.input.messages': '[]' } };
     expect(liftGenAiContentEvents(span)).toBe(span);
+  });
+
+  it('TraceToTransitions agentName: a custom resolver replaces agentNameOf for agentMatch', () => {
+    const custom = new TraceToTransitions({
+      spanMapper: genAiSpanMapper,
+      agentName: (span) => (span.name.startsWith('invoke_agent ') ? `team/${span.name.slice(13)}` : null),
+      agentMatch: 'team/writer',
+    });
+    expect(custom.transitions([agent!, withMessageEvents]).map((t) => t.agentName)).toEqual(['team/writer']);
   });
 });

@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LightningStore } from '@agl/core';
 import type { RunnerLogger } from './hooks';
@@ -27,11 +28,14 @@ export interface WorkerProcessConfig {
 export type WorkerMessage = { type: 'attempt'; status: 'succeeded' | 'failed' } | { type: 'started' };
 
 const HERE = fileURLToPath(import.meta.url);
-const ENTRY = HERE.replace(/worker-processes\.(ts|js)$/u, 'worker-process-main.$1');
+/** From source: the sibling `.ts`; built: `dist/runner/worker-process-main.js` (this code is bundled into `dist/`). */
+const ENTRY = HERE.endsWith('worker-processes.ts') ? join(dirname(HERE), 'worker-process-main.ts') : join(dirname(HERE), 'runner', 'worker-process-main.js');
 
-/** Node flags for a child that must load TypeScript sources (when this package runs from source). */
-function childExecArgv(): string[] {
-  return HERE.endsWith('.ts') ? ['--conditions=@agl/source', '--import', 'tsx'] : [];
+/** Node flags for a child: workspace sources when this package runs from source; tsx for a TypeScript agent module. */
+function childExecArgv(agentPath: string): string[] {
+  const fromSource = HERE.endsWith('.ts');
+  const tsAgent = /\.[mc]?tsx?$/u.test(agentPath);
+  return [...(fromSource ? ['--conditions=@agl/source'] : []), ...(fromSource || tsAgent ? ['--import', 'tsx'] : [])];
 }
 
 /**
@@ -71,7 +75,7 @@ export async function superviseWorkerProcesses(options: {
         pollIntervalSeconds: options.pollIntervalSeconds,
         heartbeatIntervalSeconds: options.heartbeatIntervalSeconds,
       };
-      const child = fork(ENTRY, [], { execArgv: childExecArgv(), env: { ...process.env, AGL_WORKER_CONFIG: JSON.stringify(config) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      const child = fork(ENTRY, [], { execArgv: childExecArgv(options.agentModule.path), env: { ...process.env, AGL_WORKER_CONFIG: JSON.stringify(config) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
       children.set(index, child);
       child.on('message', (msg: WorkerMessage) => {
         if (msg.type === 'started') stats.started += 1;

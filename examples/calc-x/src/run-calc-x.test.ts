@@ -1,0 +1,49 @@
+import '@agl/langchain/register'; // the zero-code preload, as `node --import @agl/langchain/register` does for the demo
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteStore } from '@agl/store/sqlite';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCalcX } from './run-calc-x';
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+describe('Calc-X pipeline (short, fixed seed)', () => {
+  it('runs warm start, validation, and GRPO rounds through the real agent, gateway, store and tiny server', { timeout: 240_000 }, async () => {
+    const workDir = await mkdtemp(join(tmpdir(), 'calc-x-it-'));
+    dirs.push(workDir);
+    const lines: string[] = [];
+    const result = await runCalcX({ seed: 3, sftSteps: 8, rounds: 2, tasksPerRound: 2, groupSize: 3, valEvery: 0, valSize: 3, nRunners: 4, workDir, log: (l) => lines.push(l) });
+
+    expect(result.steps).toBe(2);
+    expect(result.validations.map((v) => v.round)).toEqual([0, 2]);
+    expect(lines.some((l) => l.startsWith('round 2:'))).toBe(true);
+    const metrics = (await readFile(join(workDir, 'grpo', 'metrics.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { round: number; nSamples: number; resourcesId: string });
+    expect(metrics.map((m) => m.round)).toEqual([1, 2]);
+    expect(metrics.every((m) => m.nSamples === 6)).toBe(true); // one trajectory-level sample per rollout, token ids from the gateway
+    expect((await readFile(result.pngPath)).subarray(1, 4).toString('ascii')).toBe('PNG');
+
+    const store = new SqliteStore({ path: join(workDir, 'store.sqlite') });
+    try {
+      const rollouts = (await store.queryRollouts({ limit: 100 })).items;
+      const train = rollouts.filter((r) => r.mode === 'train');
+      expect(train).toHaveLength(12);
+      expect(new Set(train.map((r) => (r.metadata as { task_id?: string }).task_id)).size).toBeLessThanOrEqual(4);
+      // Round 2's rollouts ran on the weights the first update published (Contract 4), and the gateway routed them there.
+      const round2 = train.filter((r) => (r.metadata as { round?: number }).round === 2);
+      expect(new Set(round2.map((r) => r.resourcesId))).toEqual(new Set([metrics[0]!.resourcesId]));
+      const published = await store.getResourcesById(metrics[0]!.resourcesId);
+      expect(JSON.stringify(published?.resources)).toContain('agl-tiny@grpo-1');
+      const spans = (await store.querySpans({ rolloutId: round2[0]!.rolloutId })).items;
+      const gatewaySpan = spans.find((s) => s.attributes['agl.gateway'] === true);
+      expect(gatewaySpan?.attributes['gen_ai.response.model']).toBe('agl-tiny@grpo-1');
+      // The zero-code preload traced the LangChain agent itself.
+      expect(spans.some((s) => s.name === 'calc-x' || s.attributes['agent.name'] === 'calc-x')).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -1,0 +1,121 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MemoryStore } from '@agl/store';
+import { startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadApoCandidates, type ApoResult } from './index';
+import { runApo, SEED_PROMPT } from './__fixtures__/run-apo';
+import { ruleLlm } from './__fixtures__/rule-llm';
+
+let llm: OpenAiTestServer;
+let dir: string;
+beforeAll(async () => {
+  llm = await startOpenAiTestServer({ respond: ruleLlm });
+  dir = await mkdtemp(join(tmpdir(), 'agl-apo-'));
+});
+afterAll(async () => {
+  await llm.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function lineage(result: ApoResult, version: string): string[] {
+  const byVersion = new Map(result.candidates.map((c) => [c.version, c]));
+  const chain: string[] = [];
+  for (let v: string | null = version; v !== null; v = byVersion.get(v)?.parent ?? null) chain.push(v);
+  return chain;
+}
+
+describe('APO beam search', () => {
+  const store = new MemoryStore();
+  let result: ApoResult;
+  let failedEdits = 0;
+
+  beforeAll(async () => {
+    const apo = await runApo({ store, baseURL: llm.baseURL, outputPath: join(dir, 'best-prompt.txt'), onEvent: (e) => void (e.type === 'edit-failed' && (failedEdits += 1)) });
+    result = apo.result!;
+  });
+
+  it('finds a prompt that beats the seed on the full validation set', () => {
+    expect(result.seedScore).not.toBeNull();
+    expect(result.bestScore).toBeGreaterThan(result.seedScore! + 0.2);
+    expect(result.bestPrompt).not.toBe(SEED_PROMPT);
+    expect(result.bestPrompt.startsWith(SEED_PROMPT)).toBe(true);
+  });
+
+  it('rejects at least one child that scored below its parent, and the winner comes out of ≥ 2 rounds of edits', () => {
+    expect(result.rejectedWorseChildren.length).toBeGreaterThan(0);
+    for (const r of result.rejectedWorseChildren) expect(r.score).toBeLessThan(r.parentScore);
+    const best = result.candidates.find((c) => c.version === result.bestVersion)!;
+    expect(best.round).toBeGreaterThanOrEqual(2);
+    expect(lineage(result, best.version).length).toBeGreaterThanOrEqual(3);
+    expect(result.roundsCompleted).toBe(3);
+    // A harmful edit was proposed and did not survive.
+    expect(result.candidates.some((c) => c.template.includes('prefer the largest room'))).toBe(true);
+    expect(result.bestPrompt).not.toContain('prefer the largest room');
+  });
+
+  it('keeps every candidate as a resources version with its scores in the store', async () => {
+    const stored = await loadApoCandidates({ store, runId: 'apo', resourceName: 'system_prompt' });
+    expect(stored.map((c) => c.version)).toEqual(result.candidates.map((c) => c.version).sort((a, b) => Number(a.slice(1)) - Number(b.slice(1))));
+    for (const c of result.candidates) {
+      const s = stored.find((x) => x.version === c.version)!;
+      expect(s.template).toBe(c.template);
+      expect(Object.keys(s.scores).length, c.version).toBeGreaterThan(0);
+      for (const score of c.scores) expect(s.scores[score.key]?.score, `${c.version} ${score.key}`).toBeCloseTo(score.score, 10);
+    }
+    const rollouts = (await store.queryRollouts({ limit: -1 })).items;
+    expect(rollouts.every((r) => r.resourcesId?.startsWith('apo-v'))).toBe(true);
+    const best = await store.getResourcesById('apo-best');
+    expect(best?.resources.system_prompt).toMatchObject({ template: result.bestPrompt });
+    expect((await store.getLatestResources())?.resourcesId).toBe('apo-best');
+  });
+
+  it('saves the best prompt and the report', async () => {
+    expect(await readFile(join(dir, 'best-prompt.txt'), 'utf8')).toBe(`${result.bestPrompt}\n`);
+    const report = JSON.parse(await readFile(join(dir, 'best-prompt.txt.json'), 'utf8')) as ApoResult;
+    expect(report.bestVersion).toBe(result.bestVersion);
+  });
+
+  it('is deterministic under a seed, and a rerun on the same store resumes without new rollouts or LLM calls', async () => {
+    const again = (await runApo({ store: new MemoryStore(), baseURL: llm.baseURL })).result!;
+    expect(again.candidates.map((c) => [c.version, c.template])).toEqual(result.candidates.map((c) => [c.version, c.template]));
+    expect(again.bestVersion).toBe(result.bestVersion);
+    const before = (await store.queryRollouts({ limit: 0 })).total;
+    const resumed = (await runApo({ store, baseURL: llm.baseURL })).result!;
+    expect((await store.queryRollouts({ limit: 0 })).total).toBe(before);
+    // Candidates already in the store are not re-derived, so their parents' train batches are not even re-read.
+    expect(resumed.reusedRollouts).toBeGreaterThan(0);
+    expect(resumed.reusedRollouts).toBeLessThanOrEqual(before);
+    // Only the edits that failed the first time (nothing stored for them) ask the critique model again.
+    expect(resumed.usage.calls).toBe(failedEdits);
+    expect(resumed.usage.calls).toBeLessThan(result.usage.calls / 4);
+    expect(resumed.bestPrompt).toBe(result.bestPrompt);
+  });
+
+  it('resumes after an interruption mid-run and ends where an uninterrupted run ends', async () => {
+    const crashed = new MemoryStore();
+    const stop = new AbortController();
+    await runApo({ store: crashed, baseURL: llm.baseURL, signal: stop.signal, onEvent: (e) => e.type === 'round' && e.round === 1 && stop.abort() }).catch(() => undefined);
+    const partial = (await crashed.queryRollouts({ limit: 0 })).total;
+    expect(partial).toBeGreaterThan(0);
+    const resumed = (await runApo({ store: crashed, baseURL: llm.baseURL })).result!;
+    expect(resumed.reusedRollouts).toBeGreaterThan(0);
+    expect(resumed.bestPrompt).toBe(result.bestPrompt);
+    expect(resumed.candidates.map((c) => c.template)).toEqual(result.candidates.map((c) => c.template));
+  });
+});
+
+describe('APO reflective (GEPA-style) search', () => {
+  it('beats the seed with per-task reflections, a Pareto set and merges', async () => {
+    const store = new MemoryStore();
+    const result = (await runApo({ store, baseURL: llm.baseURL, apoStrategy: 'reflective', runId: 'gepa' })).result!;
+    expect(result.strategy).toBe('reflective');
+    expect(result.bestScore).toBeGreaterThan(result.seedScore! + 0.2);
+    expect(result.rejectedWorseChildren.length).toBeGreaterThan(0);
+    const stored = await loadApoCandidates({ store, runId: 'gepa' });
+    expect(stored.length).toBe(result.candidates.length);
+    const reflections = llm.requests.filter((r) => JSON.stringify(r.body).includes('Reflect on this single run'));
+    expect(reflections.length).toBeGreaterThan(0);
+  });
+});
