@@ -45,7 +45,7 @@ export default tseslint.config(
     rules: { 'no-console': 'error' },
   },
   {
-    files: ['**/*.test.ts', '**/*.test.tsx', '**/test/**/*.ts'],
+    files: ['**/*.test.ts', '**/*.test.tsx', '**/test/**/*.ts', '**/bench/**/*.ts', '**/__fixtures__/**/*.ts'],
     rules: {
       '@nx/enforce-module-boundaries': boundaries(true),
       '@typescript-eslint/no-non-null-assertion': 'off',

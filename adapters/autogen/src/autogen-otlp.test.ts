@@ -19,7 +19,19 @@ const TOKEN = 'autogen-otlp-token';
 function startServe(): { child: ChildProcess; url: Promise<string> } {
   const child = spawn(
     process.execPath,
-    ['--conditions=@agl/source', '--import', 'tsx', 'packages/cli/src/bin.ts', 'store', 'serve', '--memory', '--port', '0', '--token', TOKEN],
+    [
+      '--conditions=@agl/source',
+      '--import',
+      'tsx',
+      'packages/cli/src/bin.ts',
+      'store',
+      'serve',
+      '--memory',
+      '--port',
+      '0',
+      '--token',
+      TOKEN,
+    ],
     { cwd: ROOT, env: { ...process.env, AGL_STORE_TOKEN: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const stderr: string[] = [];
@@ -78,7 +90,12 @@ describe('AutoGen group chat over OTLP → agl store serve → autogenTraceAdapt
         const page = await client.querySpans({ rolloutId: rollouts[encoding]!.rolloutId });
         expect(page.items).toHaveLength(10);
         expect(page.items.map((s) => s.name)).toEqual(
-          expect.arrayContaining(['invoke_agent planner', 'execute_tool get_weather', 'chat gpt-4o-mini', 'openai.chat']),
+          expect.arrayContaining([
+            'invoke_agent planner',
+            'execute_tool get_weather',
+            'chat gpt-4o-mini',
+            'openai.chat',
+          ]),
         );
       });
 
@@ -96,8 +113,13 @@ describe('AutoGen group chat over OTLP → agl store serve → autogenTraceAdapt
           role: 'assistant',
           toolCalls: [{ id: 'call_weather_1', name: 'get_weather', arguments: '{"city":"Paris"}' }],
         });
-        expect(second!.state.messages.slice(-1)).toEqual([{ role: 'tool', content: 'rain, 14°C', toolCallId: 'call_weather_1' }]);
-        expect(second!.action.message).toMatchObject({ role: 'assistant', content: 'Louvre in the morning, Orsay after lunch.' });
+        expect(second!.state.messages.slice(-1)).toEqual([
+          { role: 'tool', content: 'rain, 14°C', toolCallId: 'call_weather_1' },
+        ]);
+        expect(second!.action.message).toMatchObject({
+          role: 'assistant',
+          content: 'Louvre in the morning, Orsay after lunch.',
+        });
         expect(second!.done).toBe(true);
       });
 

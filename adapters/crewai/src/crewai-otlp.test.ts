@@ -45,7 +45,11 @@ describe('CrewAI (OpenInference) over OTLP → store server → crewAiTraceAdapt
       const rollout = await store.startRollout({ input: { topic: 'Rhine', encoding, style } });
       rollouts.set(`${encoding}/${style}`, rollout);
       const url = server.otlpTracesEndpoint();
-      await exportCrew(encoding === 'protobuf' ? new ProtoExporter({ url, headers }) : new JsonExporter({ url, headers }), rollout, style);
+      await exportCrew(
+        encoding === 'protobuf' ? new ProtoExporter({ url, headers }) : new JsonExporter({ url, headers }),
+        rollout,
+        style,
+      );
     }
   });
   afterAll(async () => {
@@ -56,7 +60,10 @@ describe('CrewAI (OpenInference) over OTLP → store server → crewAiTraceAdapt
   for (const [encoding, style] of CASES) {
     describe(`${encoding} export, ${style} instrumentation`, () => {
       const fromStore = (agentMatch?: string | RegExp) =>
-        crewAiTraceAdapter({ agentMatch }).fromStore({ store, rolloutId: rollouts.get(`${encoding}/${style}`)!.rolloutId });
+        crewAiTraceAdapter({ agentMatch }).fromStore({
+          store,
+          rolloutId: rollouts.get(`${encoding}/${style}`)!.rolloutId,
+        });
 
       it("agentMatch 'Researcher' keeps the researcher's two LLM calls, with the tool call and the tool result", async () => {
         const { transitions } = await fromStore('Researcher');
@@ -69,14 +76,25 @@ describe('CrewAI (OpenInference) over OTLP → store server → crewAiTraceAdapt
           role: 'assistant',
           toolCalls: [{ id: 'call_search_1', name: 'search', arguments: '{"query":"Rhine river facts"}' }],
         });
-        expect(transitions[1]!.state.messages[2]).toEqual({ role: 'tool', content: '1233 km long', toolCallId: 'call_search_1' });
-        expect(transitions[1]!.action.message).toMatchObject({ role: 'assistant', content: 'The Rhine is 1233 km long.' });
+        expect(transitions[1]!.state.messages[2]).toEqual({
+          role: 'tool',
+          content: '1233 km long',
+          toolCallId: 'call_search_1',
+        });
+        expect(transitions[1]!.action.message).toMatchObject({
+          role: 'assistant',
+          content: 'The Rhine is 1233 km long.',
+        });
       });
 
       it("agentMatch 'Writer' keeps only the writer's call; no filter keeps all three in order", async () => {
         const writer = (await fromStore('Writer')).transitions;
         expect(writer).toHaveLength(1);
-        expect(writer[0]).toMatchObject({ agentName: 'Writer', action: { message: { content: 'The Rhine flows 1233 km.' } }, done: true });
+        expect(writer[0]).toMatchObject({
+          agentName: 'Writer',
+          action: { message: { content: 'The Rhine flows 1233 km.' } },
+          done: true,
+        });
         expect((await fromStore()).transitions.map((t) => t.agentName)).toEqual(['Researcher', 'Researcher', 'Writer']);
         expect((await fromStore(/^Research/)).transitions).toHaveLength(2);
         expect((await fromStore('Reviewer')).transitions).toEqual([]);
@@ -87,8 +105,12 @@ describe('CrewAI (OpenInference) over OTLP → store server → crewAiTraceAdapt
   it('without the preset, event-bus agent spans (no graph.node.id) have no agent name, so agentMatch finds nothing', async () => {
     const rolloutId = rollouts.get('json/event-bus')!.rolloutId;
     const { TraceToTransitions } = await import('@agl/core/adapters');
-    expect((await new TraceToTransitions({ agentMatch: 'Researcher' }).fromStore({ store, rolloutId })).transitions).toEqual([]);
-    expect((await crewAiTraceAdapter({ agentMatch: 'Researcher' }).fromStore({ store, rolloutId })).transitions).toHaveLength(2);
+    expect(
+      (await new TraceToTransitions({ agentMatch: 'Researcher' }).fromStore({ store, rolloutId })).transitions,
+    ).toEqual([]);
+    expect(
+      (await crewAiTraceAdapter({ agentMatch: 'Researcher' }).fromStore({ store, rolloutId })).transitions,
+    ).toHaveLength(2);
   });
 
   it('crewAiRoleFromSpanName reads both naming schemes', () => {

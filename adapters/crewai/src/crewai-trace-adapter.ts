@@ -6,7 +6,12 @@ import {
   type SpanMapper,
   type TraceToTransitionsOptions,
 } from '@agl/core/adapters';
-import { ATTR_AGENT_NAME, ATTR_GRAPH_NODE_ID, ATTR_OPENINFERENCE_SPAN_KIND, OPENINFERENCE_KIND_AGENT } from '@agl/core/semconv';
+import {
+  ATTR_AGENT_NAME,
+  ATTR_GRAPH_NODE_ID,
+  ATTR_OPENINFERENCE_SPAN_KIND,
+  OPENINFERENCE_KIND_AGENT,
+} from '@agl/core/semconv';
 
 const WRAPPER_SUFFIX = '._execute_core';
 const EVENT_BUS_SUFFIX = '.execute';

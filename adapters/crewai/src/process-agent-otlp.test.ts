@@ -49,8 +49,12 @@ describe("process agent: python3 sends OTLP/JSON using only the runner's OTel en
   it("the spans belong to the runner's attempt and yield the Researcher's transition", async () => {
     const attempt = await store.getLatestAttempt(rolloutId);
     const spans = (await store.querySpans({ rolloutId })).items;
-    expect(spans.map((s) => s.name)).toEqual(expect.arrayContaining(['Crew.kickoff', 'Researcher._execute_core', 'completion']));
-    expect(new Set(spans.filter((s) => s.name === 'completion').map((s) => s.attemptId))).toEqual(new Set([attempt!.attemptId]));
+    expect(spans.map((s) => s.name)).toEqual(
+      expect.arrayContaining(['Crew.kickoff', 'Researcher._execute_core', 'completion']),
+    );
+    expect(new Set(spans.filter((s) => s.name === 'completion').map((s) => s.attemptId))).toEqual(
+      new Set([attempt!.attemptId]),
+    );
     const trajectory = await crewAiTraceAdapter({ agentMatch: 'Researcher' }).fromStore({ store, rolloutId });
     expect(trajectory.transitions).toHaveLength(1);
     expect(trajectory.transitions[0]).toMatchObject({

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,21 +66,34 @@ export async function runCalcX(options: CalcXOptions = {}): Promise<CalcXResult>
   const server = await startTinyServer({ weightsDir, init: { config: options.model ?? DEFAULT_MODEL, seed }, samplingSeed: seed });
   const closers: Array<() => Promise<unknown>> = [() => server.close()];
   try {
-    // Warm start: a fixed SFT budget on demonstrations the task generates itself (train operands only).
-    const sftSteps = options.sftSteps ?? 120;
-    let trainer = await TinyTrainer.create({ weightsDir, version: 'v0', optimizer: { learningRate: options.sftLearningRate ?? 3e-3 } });
-    const demos = makeTasks({ n: 2000, seed: seed * 7919 + 1, split: 'train' }).map(demonstration);
-    const warmStarted = Date.now();
-    const batch = 8;
-    for (let done = 0; done < sftSteps; done += batch) {
-      const res = await trainer.sft({ examples: demos, steps: Math.min(batch, sftSteps - done), batchSize: options.sftBatchSize ?? 16, seed: seed + done });
-      log(`warm start: ${done + res.length}/${sftSteps} SFT steps, loss ${res.at(-1)?.loss.toFixed(3)}`);
+    const ckpt = join(workDir, 'grpo', 'trainer.ckpt');
+    const resumed = existsSync(ckpt) ? await GRPO.readState(join(workDir, 'grpo')) : null;
+    let trainer: TinyTrainer;
+    let warmStartSeconds = 0;
+    const grpoVersions = (await server.versions()).filter((v) => v.startsWith('grpo-'));
+    if (resumed) {
+      // Resume after a crash: weights + Adam state from the checkpoint, the round and resources from state.json.
+      log(`resuming after round ${resumed.round} from ${ckpt}`);
+      trainer = await TinyTrainer.create({ weightsDir, checkpoint: ckpt, reference: { version: 'warm' }, optimizer: { learningRate: options.rlLearningRate ?? 2e-3 } });
+      const last = grpoVersions.at(-1);
+      if (last) await server.loadWeights(last);
+    } else {
+      // Warm start: a fixed SFT budget on demonstrations the task generates itself (train operands only).
+      const sftSteps = options.sftSteps ?? 600;
+      const sft = await TinyTrainer.create({ weightsDir, version: 'v0', optimizer: { learningRate: options.sftLearningRate ?? 1e-2 } });
+      const demos = makeTasks({ n: 2000, seed: seed * 7919 + 1, split: 'train' }).map(demonstration);
+      const warmStarted = Date.now();
+      const batch = 8;
+      for (let done = 0; done < sftSteps; done += batch) {
+        const res = await sft.sft({ examples: demos, steps: Math.min(batch, sftSteps - done), batchSize: options.sftBatchSize ?? 16, seed: seed + done });
+        log(`warm start: ${done + res.length}/${sftSteps} SFT steps, loss ${res.at(-1)?.loss.toFixed(3)}`);
+      }
+      await sft.save({ version: 'warm', overwrite: true });
+      await sft.close();
+      warmStartSeconds = (Date.now() - warmStarted) / 1000;
+      await server.loadWeights('warm');
+      trainer = await TinyTrainer.create({ weightsDir, version: 'warm', reference: 'initial', optimizer: { learningRate: options.rlLearningRate ?? 2e-3 } });
     }
-    await trainer.save({ version: 'warm', overwrite: true });
-    await trainer.close();
-    const warmStartSeconds = (Date.now() - warmStarted) / 1000;
-    await server.loadWeights('warm');
-    trainer = await TinyTrainer.create({ weightsDir, version: 'warm', reference: 'initial', optimizer: { learningRate: options.rlLearningRate ?? 1e-3 } });
     closers.unshift(() => trainer.close());
 
     const store = new SqliteStore({ path: join(workDir, 'store.sqlite') });
@@ -87,11 +101,11 @@ export async function runCalcX(options: CalcXOptions = {}): Promise<CalcXResult>
     const gateway = await startGateway({ store, port: 0 });
     closers.unshift(() => gateway.close());
 
-    const backend = new TinyGrpoBackend({ trainer, server, clipEps: options.clipEps ?? 0.2, klCoef: options.klCoef ?? 0 });
+    const backend = new TinyGrpoBackend({ trainer, server, firstVersion: grpoVersions.length + 1, clipEps: options.clipEps ?? 0.2, klCoef: options.klCoef ?? 0 });
     const algorithm = new GRPO({
       backend,
-      rounds: options.rounds ?? 12,
-      tasksPerRound: options.tasksPerRound ?? 8,
+      rounds: options.rounds ?? 8,
+      tasksPerRound: options.tasksPerRound ?? 4,
       groupSize: options.groupSize ?? 8,
       valEvery: options.valEvery ?? 4,
       seed,
@@ -102,7 +116,7 @@ export async function runCalcX(options: CalcXOptions = {}): Promise<CalcXResult>
         log(`round ${r.round}: train reward ${r.trainReward.toFixed(3)}, ${r.nSamples} samples, loss ${r.metrics?.loss.toFixed(4) ?? '-'}, clip ${r.metrics?.clipFraction?.toFixed(3) ?? '-'}, ${r.seconds.toFixed(1)} s`),
     });
     const train = makeTasks({ n: 500, seed: seed * 7919 + 2, split: 'train' });
-    const val = makeTasks({ n: options.valSize ?? 32, seed: seed * 7919 + 3, split: 'val' });
+    const val = makeTasks({ n: options.valSize ?? 16, seed: seed * 7919 + 3, split: 'val' });
     const fitter = new Trainer({ algorithm, store, nRunners: options.nRunners ?? 8, initialResources: backend.resourcesFor('warm') });
     await fitter.fit(calcAgent({ gatewayUrl: gateway.url }), { train, val });
 

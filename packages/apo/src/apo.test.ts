@@ -77,7 +77,7 @@ describe('APO beam search', () => {
     expect(report.bestVersion).toBe(result.bestVersion);
   });
 
-  it('is deterministic under a seed, and a rerun on the same store resumes without new rollouts or LLM calls', async () => {
+  it('is deterministic under a seed, and a rerun on the same store resumes with no new rollouts and no repeated edits', async () => {
     const again = (await runApo({ store: new MemoryStore(), baseURL: llm.baseURL })).result!;
     expect(again.candidates.map((c) => [c.version, c.template])).toEqual(result.candidates.map((c) => [c.version, c.template]));
     expect(again.bestVersion).toBe(result.bestVersion);
@@ -106,8 +106,21 @@ describe('APO beam search', () => {
   });
 });
 
+describe('APO budget', () => {
+  it('stops when the LLM token budget is spent and still reports (and publishes) the best prompt so far', async () => {
+    const store = new MemoryStore();
+    const events: string[] = [];
+    const result = (await runApo({ store, baseURL: llm.baseURL, runId: 'budget', llm: { baseURL: llm.baseURL, maxTotalTokens: 400 }, onEvent: (e) => void events.push(e.type) })).result!;
+    expect(result.budgetExhausted).toBe(true);
+    expect(events).toContain('budget-exhausted');
+    expect(result.roundsCompleted).toBeLessThan(3);
+    expect(result.usage.promptTokens + result.usage.completionTokens).toBeGreaterThanOrEqual(400);
+    expect((await store.getResourcesById('budget-best'))?.resources.system_prompt).toMatchObject({ template: result.bestPrompt });
+  });
+});
+
 describe('APO reflective (GEPA-style) search', () => {
-  it('beats the seed with per-task reflections, a Pareto set and merges', async () => {
+  it('beats the seed with per-task reflections and minibatch acceptance', async () => {
     const store = new MemoryStore();
     const result = (await runApo({ store, baseURL: llm.baseURL, apoStrategy: 'reflective', runId: 'gepa' })).result!;
     expect(result.strategy).toBe('reflective');

@@ -88,7 +88,7 @@ function edit(text: string): string {
   const points = between(text, 'critique')
     .split('\n')
     .map((l) => l.replace(/^-\s*(Critique:\s*)?/u, '').trim())
-    .filter((l) => l !== '' && !prompt.includes(l));
+    .filter((l, i, all) => l !== '' && !prompt.includes(l) && all.indexOf(l) === i);
   const chosen = text.includes('fix ONE point') ? points.slice(0, 1) : points;
   const lines = [prompt, ...chosen];
   if (hash(text) % 3 === 0 && !prompt.includes(HARMFUL)) lines.push(HARMFUL);

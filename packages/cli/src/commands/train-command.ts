@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { UserError } from '@agl/core/errors';
-import { Trainer, type Algorithm, type DatasetSource, type TrainerOptions } from '@agl/trainer';
+import { Trainer, type DatasetSource, type TrainerOptions } from '@agl/trainer';
 import { createProgressDisplay, formatProgress } from '../progress/progress-display';
 import { loadEntryModule } from './load-entry';
 import { processIo, type CliIo } from './output';

@@ -1,0 +1,102 @@
+import type { TestLlmReply, TestLlmRequest } from '@agl/testing';
+
+/**
+ * A deterministic stand-in for three models, none of which knows the answers:
+ * - `agent-model` follows the instructions it finds in the system prompt (filters, pick rule, answer format);
+ * - `critic-model` reads the failed runs quoted in a critique prompt and names at most two problems it can see;
+ * - `editor-model` appends critique points to the prompt; some edits are harmful ("prefer the largest room").
+ */
+export function ruleLlm(request: TestLlmRequest): TestLlmReply {
+  const user = [...request.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+  if (request.model === 'agent-model') return { content: agentReply(request.messages.find((m) => m.role === 'system')?.content ?? '', user) };
+  if (request.model === 'critic-model') return { content: critique(user) };
+  if (request.model === 'editor-model') return { content: /<prompt_a>/u.test(user) ? merge(user) : edit(user) };
+  return { error: { status: 404, message: `unknown model ${request.model}` } };
+}
+
+const ADVICE = {
+  format: 'Answer with only the room id (for example R2), nothing else.',
+  capacity: "Check each room's seats: it must hold everyone in the request.",
+  projector: 'When a projector is needed, only consider rooms with a projector.',
+  wheelchair: 'When an attendee uses a wheelchair, only consider step-free rooms.',
+  smallest: 'Among the rooms that fit, pick the one with the fewest seats.',
+} as const;
+const HARMFUL = 'To be safe, prefer the largest room.';
+
+interface ParsedRoom {
+  id: string;
+  seats: number;
+  projector: boolean;
+  stepFree: boolean;
+}
+
+function parseRooms(text: string): ParsedRoom[] {
+  return [...text.matchAll(/(R\d+): seats (\d+), projector (yes|no), step-free (yes|no)/gu)].map((m) => ({ id: m[1] as string, seats: Number(m[2]), projector: m[3] === 'yes', stepFree: m[4] === 'yes' }));
+}
+
+function agentReply(system: string, user: string): string {
+  const s = system.toLowerCase();
+  const people = Number(/for (\d+) people/u.exec(user)?.[1] ?? 0);
+  let rooms = parseRooms(user);
+  if (s.includes('seats')) rooms = rooms.filter((r) => r.seats >= people);
+  if (s.includes('projector') && user.includes('needs a projector')) rooms = rooms.filter((r) => r.projector);
+  if (s.includes('step-free') && user.includes('wheelchair')) rooms = rooms.filter((r) => r.stepFree);
+  if (rooms.length === 0) return 'No room fits.';
+  let pick = rooms[0] as ParsedRoom;
+  if (s.includes('largest')) pick = rooms.reduce((a, b) => (b.seats > a.seats ? b : a));
+  else if (s.includes('fewest seats')) pick = rooms.reduce((a, b) => (b.seats < a.seats ? b : a));
+  return s.includes('only the room id') ? pick.id : `I would book ${pick.id} for this meeting.`;
+}
+
+function between(text: string, tag: string): string {
+  return new RegExp(`<${tag}>\\n?([\\s\\S]*?)\\n?</${tag}>`, 'u').exec(text)?.[1] ?? '';
+}
+
+function critique(text: string): string {
+  const prompt = between(text, 'prompt').toLowerCase();
+  const found: string[] = [];
+  const add = (advice: string): void => {
+    if (!found.includes(advice) && !prompt.includes(advice.toLowerCase())) found.push(advice);
+  };
+  for (const m of text.matchAll(/<experiment index="\d+" status="\w+" reward="([^"]+)">\n([\s\S]*?)\n<\/experiment>/gu)) {
+    if (Number(m[1]) >= 1) continue;
+    const body = m[2] as string;
+    const request = /\[user\] ([\s\S]*?)(?=\n\[assistant\]|$)/u.exec(body)?.[1] ?? '';
+    const reply = /\[assistant\] (.*)/u.exec(body)?.[1] ?? '';
+    const chosen = parseRooms(request).find((r) => reply.includes(r.id));
+    const people = Number(/for (\d+) people/u.exec(request)?.[1] ?? 0);
+    if (!/^R\d+$/u.test(reply.trim())) add(ADVICE.format);
+    if (chosen && chosen.seats < people) add(ADVICE.capacity);
+    if (chosen && request.includes('needs a projector') && !chosen.projector) add(ADVICE.projector);
+    if (chosen && request.includes('wheelchair') && !chosen.stepFree) add(ADVICE.wheelchair);
+    if (chosen && chosen.seats >= people * 2 && chosen.seats > 4) add(ADVICE.smallest);
+  }
+  const bullets = found.slice(0, 2);
+  if (bullets.length === 0) return '';
+  const prefix = text.includes('- Critique:') ? 'Critique: ' : '';
+  return bullets.map((b) => `- ${prefix}${b}`).join('\n');
+}
+
+function hash(text: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < text.length; i += 1) h = Math.imul(h ^ text.charCodeAt(i), 16777619) >>> 0;
+  return h;
+}
+
+function edit(text: string): string {
+  const prompt = between(text, 'prompt');
+  const points = between(text, 'critique')
+    .split('\n')
+    .map((l) => l.replace(/^-\s*(Critique:\s*)?/u, '').trim())
+    .filter((l, i, all) => l !== '' && !prompt.includes(l) && all.indexOf(l) === i);
+  const chosen = text.includes('fix ONE point') ? points.slice(0, 1) : points;
+  const lines = [prompt, ...chosen];
+  if (hash(text) % 3 === 0 && !prompt.includes(HARMFUL)) lines.push(HARMFUL);
+  return lines.join('\n');
+}
+
+function merge(text: string): string {
+  const lines: string[] = [];
+  for (const line of [...between(text, 'prompt_a').split('\n'), ...between(text, 'prompt_b').split('\n')]) if (!lines.includes(line)) lines.push(line);
+  return lines.join('\n');
+}
