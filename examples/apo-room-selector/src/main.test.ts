@@ -9,9 +9,16 @@ import { runRoomSelector, SEED_PROMPT } from './run-room-selector';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
-function run(args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  env: Record<string, string | undefined>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--conditions=@agl/source', '--import', 'tsx', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--conditions=@agl/source', '--import', 'tsx', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -33,7 +40,12 @@ afterAll(async () => {
 
 describe('apo-room-selector example', () => {
   it('improves the seed prompt offline against the rule-based test server', async () => {
-    const result = await runRoomSelector({ baseURL: llm.baseURL, agentModel: 'agent-model', gradientModel: 'critic-model', applyEditModel: 'editor-model' });
+    const result = await runRoomSelector({
+      baseURL: llm.baseURL,
+      agentModel: 'agent-model',
+      gradientModel: 'critic-model',
+      applyEditModel: 'editor-model',
+    });
     expect(result.seedScore).toBeLessThan(0.5);
     expect(result.bestScore).toBeGreaterThan(result.seedScore! + 0.3);
     expect(result.bestPrompt.startsWith(SEED_PROMPT)).toBe(true);
@@ -46,17 +58,40 @@ describe('apo-room-selector example', () => {
     expect(r.stdout).toContain('export OPENAI_API_KEY=');
   });
 
-  it('`agl train --algorithm apo` runs it from the CLI, prints the best prompt and saves it', { timeout: 120_000 }, async () => {
-    const db = join(dir, 'store.sqlite');
-    const r = await run(
-      ['packages/cli/src/bin.ts', 'train', 'examples/apo-room-selector/src/train-entry.ts', '--algorithm', 'apo', '--store', db, '--no-progress'],
-      { CI: '1', OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test', APO_AGENT_MODEL: 'agent-model', APO_GRADIENT_MODEL: 'critic-model', APO_EDIT_MODEL: 'editor-model', AGL_STORE_URL: '', AGL_STORE_TOKEN: '', APO_OUTPUT: join(dir, 'best.txt') },
-    );
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain('apo: round 3 leader');
-    expect(r.stdout).toMatch(/best prompt v\d+ \(val 1\.000, seed 0\.\d+/u);
-    expect(r.stdout).toContain(SEED_PROMPT);
-    const saved = await readFile(join(dir, 'best.txt'), 'utf8');
-    expect(saved.startsWith(SEED_PROMPT)).toBe(true);
-  });
+  it(
+    '`agl train --algorithm apo` runs it from the CLI, prints the best prompt and saves it',
+    { timeout: 120_000 },
+    async () => {
+      const db = join(dir, 'store.sqlite');
+      const r = await run(
+        [
+          'packages/cli/src/bin.ts',
+          'train',
+          'examples/apo-room-selector/src/train-entry.ts',
+          '--algorithm',
+          'apo',
+          '--store',
+          db,
+          '--no-progress',
+        ],
+        {
+          CI: '1',
+          OPENAI_BASE_URL: llm.baseURL,
+          OPENAI_API_KEY: 'test',
+          APO_AGENT_MODEL: 'agent-model',
+          APO_GRADIENT_MODEL: 'critic-model',
+          APO_EDIT_MODEL: 'editor-model',
+          AGL_STORE_URL: '',
+          AGL_STORE_TOKEN: '',
+          APO_OUTPUT: join(dir, 'best.txt'),
+        },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain('apo: round 3 leader');
+      expect(r.stdout).toMatch(/best prompt v\d+ \(val 1\.000, seed 0\.\d+/u);
+      expect(r.stdout).toContain(SEED_PROMPT);
+      const saved = await readFile(join(dir, 'best.txt'), 'utf8');
+      expect(saved.startsWith(SEED_PROMPT)).toBe(true);
+    },
+  );
 });

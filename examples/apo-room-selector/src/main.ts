@@ -27,9 +27,12 @@ if (!env.OPENAI_API_KEY && !env.OPENAI_BASE_URL) {
     applyEditModel: env.APO_EDIT_MODEL ?? 'gpt-4.1-mini',
     apo: { outputPath: '.agl/apo-room-selector/best-prompt.txt', diversityTemperature: 1.0 },
     onEvent: (e) => {
-      if (e.type === 'seed' || e.type === 'round' || e.type === 'budget-exhausted') process.stderr.write(`${JSON.stringify(e)}\n`);
+      if (e.type === 'seed' || e.type === 'round' || e.type === 'budget-exhausted')
+        process.stderr.write(`${JSON.stringify(e)}\n`);
     },
   });
-  process.stdout.write(`seed val ${result.seedScore?.toFixed(3)} → best ${result.bestVersion} val ${result.bestScore.toFixed(3)} (${result.usage.calls} LLM calls, ${result.usage.promptTokens + result.usage.completionTokens} tokens)\n`);
+  process.stdout.write(
+    `seed val ${result.seedScore?.toFixed(3)} → best ${result.bestVersion} val ${result.bestScore.toFixed(3)} (${result.usage.calls} LLM calls, ${result.usage.promptTokens + result.usage.completionTokens} tokens)\n`,
+  );
   process.stdout.write(`best prompt (saved to .agl/apo-room-selector/best-prompt.txt):\n${result.bestPrompt}\n`);
 }

@@ -1,5 +1,11 @@
 import { formatPromptTemplate, type NamedResources } from '@agl/core';
-import { fromOpenAiChatRequest, fromOpenAiChatResponse, getAglTracer, llmRequestAttributes, llmResponseAttributes } from '@agl/core/tracer';
+import {
+  fromOpenAiChatRequest,
+  fromOpenAiChatResponse,
+  getAglTracer,
+  llmRequestAttributes,
+  llmResponseAttributes,
+} from '@agl/core/tracer';
 
 /** A meeting room. */
 export interface Room {
@@ -28,7 +34,12 @@ export function roomTasks(n: number, seed: number, prefix: string): RoomTask[] {
   };
   const tasks: RoomTask[] = [];
   while (tasks.length < n) {
-    const rooms: Room[] = Array.from({ length: 6 }, (_, i) => ({ id: `R${i + 1}`, seats: [2, 4, 6, 8, 12, 20][rnd(6)] as number, projector: rnd(2) === 0, stepFree: rnd(2) === 0 }));
+    const rooms: Room[] = Array.from({ length: 6 }, (_, i) => ({
+      id: `R${i + 1}`,
+      seats: [2, 4, 6, 8, 12, 20][rnd(6)] as number,
+      projector: rnd(2) === 0,
+      stepFree: rnd(2) === 0,
+    }));
     const people = 1 + rnd(10);
     const projector = rnd(3) === 0;
     const wheelchair = rnd(4) === 0;
@@ -43,8 +54,16 @@ export function roomTasks(n: number, seed: number, prefix: string): RoomTask[] {
 
 /** The user message the agent sends. */
 export function describeRequest(task: RoomTask): string {
-  const needs = [`a meeting for ${task.people} people`, task.projector ? 'needs a projector' : '', task.wheelchair ? 'one attendee uses a wheelchair' : ''].filter(Boolean).join(', ');
-  const rooms = task.rooms.map((r) => `${r.id}: seats ${r.seats}, projector ${r.projector ? 'yes' : 'no'}, step-free ${r.stepFree ? 'yes' : 'no'}`);
+  const needs = [
+    `a meeting for ${task.people} people`,
+    task.projector ? 'needs a projector' : '',
+    task.wheelchair ? 'one attendee uses a wheelchair' : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
+  const rooms = task.rooms.map(
+    (r) => `${r.id}: seats ${r.seats}, projector ${r.projector ? 'yes' : 'no'}, step-free ${r.stepFree ? 'yes' : 'no'}`,
+  );
   return `Request: ${needs}.\nRooms:\n${rooms.join('\n')}`;
 }
 
@@ -59,7 +78,8 @@ export function gradeReply(task: RoomTask, reply: string): number {
 export async function roomAgent(task: RoomTask, resources: NamedResources): Promise<number> {
   const llm = resources.llm;
   const prompt = resources.system_prompt;
-  if (llm?.resourceType !== 'llm' || prompt?.resourceType !== 'prompt_template') throw new Error('roomAgent needs the llm and system_prompt resources');
+  if (llm?.resourceType !== 'llm' || prompt?.resourceType !== 'prompt_template')
+    throw new Error('roomAgent needs the llm and system_prompt resources');
   const body = {
     model: llm.model,
     messages: [
@@ -72,7 +92,11 @@ export async function roomAgent(task: RoomTask, resources: NamedResources): Prom
     .startActiveSpan('openai.chat.completion', async (span) => {
       try {
         span.setAttributes(llmRequestAttributes(fromOpenAiChatRequest(body, 'openai')));
-        const res = await fetch(`${llm.endpoint}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const res = await fetch(`${llm.endpoint}/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
         const json = (await res.json()) as { choices: { message: { content: string } }[] };
         span.setAttributes(llmResponseAttributes(fromOpenAiChatResponse(json)));
         return json.choices[0]?.message.content ?? '';

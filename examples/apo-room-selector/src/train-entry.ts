@@ -15,7 +15,12 @@ export const val = roomTasks(12, 99, 'v');
 export const config = {
   nRunners: 4,
   initialResources: {
-    llm: { resourceType: 'llm' as const, endpoint: baseURL, model: process.env.APO_AGENT_MODEL ?? 'gpt-4.1-mini', apiKey: apiKey ?? null },
+    llm: {
+      resourceType: 'llm' as const,
+      endpoint: baseURL,
+      model: process.env.APO_AGENT_MODEL ?? 'gpt-4.1-mini',
+      apiKey: apiKey ?? null,
+    },
     system_prompt: { resourceType: 'prompt_template' as const, template: SEED_PROMPT },
   },
 };

@@ -101,7 +101,7 @@ export async function runCalcX(options: CalcXOptions = {}): Promise<CalcXResult>
     const gateway = await startGateway({ store, port: 0 });
     closers.unshift(() => gateway.close());
 
-    const backend = new TinyGrpoBackend({ trainer, server, firstVersion: grpoVersions.length + 1, clipEps: options.clipEps ?? 0.2, klCoef: options.klCoef ?? 0 });
+    const backend = new TinyGrpoBackend({ trainer, server, firstVersion: grpoVersions.length + 1, servedVersion: resumed ? (grpoVersions.at(-1) ?? 'warm') : undefined, clipEps: options.clipEps ?? 0.2, klCoef: options.klCoef ?? 0 });
     const algorithm = new GRPO({
       backend,
       rounds: options.rounds ?? 8,

@@ -26,7 +26,17 @@ try {
       t.calls += r.usage.calls;
       t.seconds += seconds;
       if (r.bestScore > (r.seedScore ?? 0)) t.wins += 1;
-      rows.push([strategy, String(seed), (r.seedScore ?? 0).toFixed(3), r.bestScore.toFixed(3), r.bestVersion, String(r.candidates.length), String(rollouts), String(r.usage.calls), seconds.toFixed(2)]);
+      rows.push([
+        strategy,
+        String(seed),
+        (r.seedScore ?? 0).toFixed(3),
+        r.bestScore.toFixed(3),
+        r.bestVersion,
+        String(r.candidates.length),
+        String(rollouts),
+        String(r.usage.calls),
+        seconds.toFixed(2),
+      ]);
     }
     totals.set(strategy, t);
   }
@@ -40,5 +50,7 @@ console.log(line(header));
 for (const r of rows) console.log(line(r));
 console.log('');
 for (const [strategy, t] of totals) {
-  console.log(`${strategy}: mean best val ${(t.best / nSeeds).toFixed(3)}, beat the seed in ${t.wins}/${nSeeds}, mean rollouts ${(t.rollouts / nSeeds).toFixed(0)}, mean LLM calls ${(t.calls / nSeeds).toFixed(0)}, mean ${(t.seconds / nSeeds).toFixed(2)} s`);
+  console.log(
+    `${strategy}: mean best val ${(t.best / nSeeds).toFixed(3)}, beat the seed in ${t.wins}/${nSeeds}, mean rollouts ${(t.rollouts / nSeeds).toFixed(0)}, mean LLM calls ${(t.calls / nSeeds).toFixed(0)}, mean ${(t.seconds / nSeeds).toFixed(2)} s`,
+  );
 }

@@ -7,7 +7,12 @@ export type ApoEvent =
   | { type: 'seed'; version: string; score: number | null }
   | { type: 'candidate'; version: string; parent: string | null; round: number; origin: 'edit' | 'merge' }
   | { type: 'edit-failed'; parent: string; round: number; reason: string }
-  | { type: 'selection'; round: number; kept: { version: string; score: number }[]; rejected: { version: string; score: number }[] }
+  | {
+      type: 'selection';
+      round: number;
+      kept: { version: string; score: number }[];
+      rejected: { version: string; score: number }[];
+    }
   | { type: 'round'; round: number; leader: string; leaderScore: number; bestVersion: string; bestScore: number }
   | { type: 'budget-exhausted'; message: string }
   | { type: 'done'; bestVersion: string; bestScore: number };
@@ -49,7 +54,8 @@ export interface ApoOptions {
 }
 
 /** Options with defaults filled in. */
-export type ResolvedApoOptions = Required<Omit<ApoOptions, 'client' | 'llm' | 'outputPath' | 'onEvent'>> & Pick<ApoOptions, 'outputPath' | 'onEvent'>;
+export type ResolvedApoOptions = Required<Omit<ApoOptions, 'client' | 'llm' | 'outputPath' | 'onEvent'>> &
+  Pick<ApoOptions, 'outputPath' | 'onEvent'>;
 
 const POSITIVE_INTS = ['gradientBatchSize', 'valBatchSize', 'beamWidth', 'branchFactor', 'beamRounds'] as const;
 
@@ -77,10 +83,14 @@ export function resolveApoOptions(options: ApoOptions): ResolvedApoOptions {
   };
   for (const key of POSITIVE_INTS) {
     const v = r[key];
-    if (!Number.isInteger(v) || v < 1) throw new UserError(`APO ${key} must be an integer ≥ 1; got ${String(options[key])}.`);
+    if (!Number.isInteger(v) || v < 1)
+      throw new UserError(`APO ${key} must be an integer ≥ 1; got ${String(options[key])}.`);
   }
-  if (r.apoStrategy !== 'beam' && r.apoStrategy !== 'reflective') throw new UserError(`APO apoStrategy must be 'beam' or 'reflective'; got ${String(options.apoStrategy)}.`);
-  if (r.gradientPromptFiles.length === 0 || r.applyEditPromptFiles.length === 0) throw new UserError('APO gradientPromptFiles and applyEditPromptFiles must each name at least one template.');
-  if (!/^[A-Za-z0-9_.:-]+$/u.test(r.runId)) throw new UserError(`APO runId may hold letters, digits and _ . : - only; got ${JSON.stringify(r.runId)}.`);
+  if (r.apoStrategy !== 'beam' && r.apoStrategy !== 'reflective')
+    throw new UserError(`APO apoStrategy must be 'beam' or 'reflective'; got ${String(options.apoStrategy)}.`);
+  if (r.gradientPromptFiles.length === 0 || r.applyEditPromptFiles.length === 0)
+    throw new UserError('APO gradientPromptFiles and applyEditPromptFiles must each name at least one template.');
+  if (!/^[A-Za-z0-9_.:-]+$/u.test(r.runId))
+    throw new UserError(`APO runId may hold letters, digits and _ . : - only; got ${JSON.stringify(r.runId)}.`);
   return r;
 }

@@ -32,7 +32,12 @@ describe('APO beam search', () => {
   let failedEdits = 0;
 
   beforeAll(async () => {
-    const apo = await runApo({ store, baseURL: llm.baseURL, outputPath: join(dir, 'best-prompt.txt'), onEvent: (e) => void (e.type === 'edit-failed' && (failedEdits += 1)) });
+    const apo = await runApo({
+      store,
+      baseURL: llm.baseURL,
+      outputPath: join(dir, 'best-prompt.txt'),
+      onEvent: (e) => void (e.type === 'edit-failed' && (failedEdits += 1)),
+    });
     result = apo.result!;
   });
 
@@ -57,12 +62,15 @@ describe('APO beam search', () => {
 
   it('keeps every candidate as a resources version with its scores in the store', async () => {
     const stored = await loadApoCandidates({ store, runId: 'apo', resourceName: 'system_prompt' });
-    expect(stored.map((c) => c.version)).toEqual(result.candidates.map((c) => c.version).sort((a, b) => Number(a.slice(1)) - Number(b.slice(1))));
+    expect(stored.map((c) => c.version)).toEqual(
+      result.candidates.map((c) => c.version).sort((a, b) => Number(a.slice(1)) - Number(b.slice(1))),
+    );
     for (const c of result.candidates) {
       const s = stored.find((x) => x.version === c.version)!;
       expect(s.template).toBe(c.template);
       expect(Object.keys(s.scores).length, c.version).toBeGreaterThan(0);
-      for (const score of c.scores) expect(s.scores[score.key]?.score, `${c.version} ${score.key}`).toBeCloseTo(score.score, 10);
+      for (const score of c.scores)
+        expect(s.scores[score.key]?.score, `${c.version} ${score.key}`).toBeCloseTo(score.score, 10);
     }
     const rollouts = (await store.queryRollouts({ limit: -1 })).items;
     expect(rollouts.every((r) => r.resourcesId?.startsWith('apo-v'))).toBe(true);
@@ -79,7 +87,9 @@ describe('APO beam search', () => {
 
   it('is deterministic under a seed, and a rerun on the same store resumes with no new rollouts and no repeated edits', async () => {
     const again = (await runApo({ store: new MemoryStore(), baseURL: llm.baseURL })).result!;
-    expect(again.candidates.map((c) => [c.version, c.template])).toEqual(result.candidates.map((c) => [c.version, c.template]));
+    expect(again.candidates.map((c) => [c.version, c.template])).toEqual(
+      result.candidates.map((c) => [c.version, c.template]),
+    );
     expect(again.bestVersion).toBe(result.bestVersion);
     const before = (await store.queryRollouts({ limit: 0 })).total;
     const resumed = (await runApo({ store, baseURL: llm.baseURL })).result!;
@@ -96,7 +106,12 @@ describe('APO beam search', () => {
   it('resumes after an interruption mid-run and ends where an uninterrupted run ends', async () => {
     const crashed = new MemoryStore();
     const stop = new AbortController();
-    await runApo({ store: crashed, baseURL: llm.baseURL, signal: stop.signal, onEvent: (e) => e.type === 'round' && e.round === 1 && stop.abort() }).catch(() => undefined);
+    await runApo({
+      store: crashed,
+      baseURL: llm.baseURL,
+      signal: stop.signal,
+      onEvent: (e) => e.type === 'round' && e.round === 1 && stop.abort(),
+    }).catch(() => undefined);
     const partial = (await crashed.queryRollouts({ limit: 0 })).total;
     expect(partial).toBeGreaterThan(0);
     const resumed = (await runApo({ store: crashed, baseURL: llm.baseURL })).result!;
@@ -106,16 +121,41 @@ describe('APO beam search', () => {
   });
 });
 
+describe('APO options', () => {
+  it('refuses to resume a run id whose stored seed prompt differs, and validates sizes', async () => {
+    const store = new MemoryStore();
+    await store.updateResources('apo-v0', {
+      system_prompt: { resourceType: 'prompt_template', template: 'another seed' },
+    });
+    await expect(runApo({ store, baseURL: llm.baseURL, beamRounds: 1 })).rejects.toThrow(
+      /different seed prompt.*new runId/u,
+    );
+    await expect(runApo({ store, baseURL: llm.baseURL, beamWidth: 0 })).rejects.toThrow(
+      /beamWidth must be an integer ≥ 1; got 0/u,
+    );
+  });
+});
+
 describe('APO budget', () => {
   it('stops when the LLM token budget is spent and still reports (and publishes) the best prompt so far', async () => {
     const store = new MemoryStore();
     const events: string[] = [];
-    const result = (await runApo({ store, baseURL: llm.baseURL, runId: 'budget', llm: { baseURL: llm.baseURL, maxTotalTokens: 400 }, onEvent: (e) => void events.push(e.type) })).result!;
+    const result = (
+      await runApo({
+        store,
+        baseURL: llm.baseURL,
+        runId: 'budget',
+        llm: { baseURL: llm.baseURL, maxTotalTokens: 400 },
+        onEvent: (e) => void events.push(e.type),
+      })
+    ).result!;
     expect(result.budgetExhausted).toBe(true);
     expect(events).toContain('budget-exhausted');
     expect(result.roundsCompleted).toBeLessThan(3);
     expect(result.usage.promptTokens + result.usage.completionTokens).toBeGreaterThanOrEqual(400);
-    expect((await store.getResourcesById('budget-best'))?.resources.system_prompt).toMatchObject({ template: result.bestPrompt });
+    expect((await store.getResourcesById('budget-best'))?.resources.system_prompt).toMatchObject({
+      template: result.bestPrompt,
+    });
   });
 });
 
@@ -130,5 +170,40 @@ describe('APO reflective (GEPA-style) search', () => {
     expect(stored.length).toBe(result.candidates.length);
     const reflections = llm.requests.filter((r) => JSON.stringify(r.body).includes('Reflect on this single run'));
     expect(reflections.length).toBeGreaterThan(0);
+  });
+
+  it('merges two complementary Pareto candidates into the winner when single edits each fix a different failure', async () => {
+    // A critic that names only one problem per failure and one-task minibatches make siblings learn different fixes.
+    const narrow = await startOpenAiTestServer({
+      respond: (request) => {
+        const reply = ruleLlm(request);
+        if (request.model === 'critic-model' && reply.content)
+          reply.content = reply.content.split('\n').slice(-1).join('\n');
+        return reply;
+      },
+    });
+    try {
+      const result = (
+        await runApo({
+          store: new MemoryStore(),
+          baseURL: narrow.baseURL,
+          apoStrategy: 'reflective',
+          runId: 'merge',
+          seed: 4,
+          gradientBatchSize: 1,
+        })
+      ).result!;
+      const best = result.candidates.find((c) => c.version === result.bestVersion)!;
+      expect(best.origin).toBe('merge');
+      const a = result.candidates.find((c) => c.version === best.parent)!;
+      const b = result.candidates.find((c) => c.version === best.mergedWith)!;
+      for (const line of [...a.template.split('\n'), ...b.template.split('\n')]) expect(best.template).toContain(line);
+      const [scoreA, scoreB] = [a, b].map((c) =>
+        Math.max(...c.scores.filter((s) => s.key.endsWith('/full')).map((s) => s.score)),
+      );
+      expect(result.bestScore).toBeGreaterThan(Math.max(scoreA!, scoreB!));
+    } finally {
+      await narrow.close();
+    }
   });
 });

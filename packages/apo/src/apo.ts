@@ -61,18 +61,53 @@ export class APO implements Algorithm {
 
   async run({ store, train, val, initialResources, signal }: AlgorithmRunOptions): Promise<void> {
     const o = this.#options;
-    if (train.length === 0 || val.length === 0) throw new UserError(`APO needs both a train and a val dataset; got ${train.length} train and ${val.length} val tasks.`);
+    if (train.length === 0 || val.length === 0)
+      throw new UserError(
+        `APO needs both a train and a val dataset; got ${train.length} train and ${val.length} val tasks.`,
+      );
     const { resourceName, template, base } = seedOf(initialResources);
-    const evaluator = new Evaluator({ store, runId: o.runId, resourceName, baseResources: base, timeoutSeconds: o.rolloutBatchTimeoutSeconds, signal });
+    const evaluator = new Evaluator({
+      store,
+      runId: o.runId,
+      resourceName,
+      baseResources: base,
+      timeoutSeconds: o.rolloutBatchTimeoutSeconds,
+      signal,
+    });
     await evaluator.init();
+    const storedSeed = await evaluator.storedTemplate('v0');
+    if (storedSeed !== null && storedSeed !== template) {
+      throw new UserError(
+        `APO runId ${JSON.stringify(o.runId)} already exists in this store with a different seed prompt (${JSON.stringify(storedSeed.slice(0, 60))}…). ` +
+          'Pass a new runId to start a fresh search, or the same seed prompt to resume.',
+      );
+    }
     const seed: Candidate = { version: 'v0', template, parent: null, round: 0, origin: 'seed' };
-    const gradient = new TextualGradient({ client: this.#client, gradientModel: o.gradientModel, applyEditModel: o.applyEditModel, temperature: o.diversityTemperature, gradientBatchSize: o.gradientBatchSize });
-    const state = new SearchState({ options: o, evaluator, gradient, random: new SeededRandom(o.seed), train, val, signal, seed });
+    const gradient = new TextualGradient({
+      client: this.#client,
+      gradientModel: o.gradientModel,
+      applyEditModel: o.applyEditModel,
+      temperature: o.diversityTemperature,
+      gradientBatchSize: o.gradientBatchSize,
+    });
+    const state = new SearchState({
+      options: o,
+      evaluator,
+      gradient,
+      random: new SeededRandom(o.seed),
+      train,
+      val,
+      signal,
+      seed,
+    });
     await evaluator.publish(seed);
     await (o.apoStrategy === 'reflective' ? reflectiveSearch(state) : beamSearch(state));
 
     const bestResourcesId = candidateResourcesId(o.runId, state.best.version);
-    await store.updateResources(`${o.runId}-best`, { ...base, [resourceName]: { resourceType: 'prompt_template', template: state.best.template, engine: 'f-string' } });
+    await store.updateResources(`${o.runId}-best`, {
+      ...base,
+      [resourceName]: { resourceType: 'prompt_template', template: state.best.template, engine: 'f-string' },
+    });
     this.#result = {
       strategy: o.apoStrategy,
       bestVersion: state.best.version,
@@ -81,7 +116,11 @@ export class APO implements Algorithm {
       seedScore: state.seedScore,
       bestResourcesId,
       roundsCompleted: state.roundsCompleted,
-      candidates: [...state.candidates.values()].map((c) => ({ ...c, resourcesId: candidateResourcesId(o.runId, c.version), scores: state.scores.get(c.version) ?? [] })),
+      candidates: [...state.candidates.values()].map((c) => ({
+        ...c,
+        resourcesId: candidateResourcesId(o.runId, c.version),
+        scores: state.scores.get(c.version) ?? [],
+      })),
       rejectedWorseChildren: state.rejectedWorseChildren,
       reusedRollouts: evaluator.reused,
       budgetExhausted: state.budgetExhausted,
@@ -92,7 +131,11 @@ export class APO implements Algorithm {
   }
 }
 
-function seedOf(resources: NamedResourcesInput | undefined): { resourceName: string; template: string; base: NamedResourcesInput } {
+function seedOf(resources: NamedResourcesInput | undefined): {
+  resourceName: string;
+  template: string;
+  base: NamedResourcesInput;
+} {
   for (const [name, r] of Object.entries(resources ?? {})) {
     if (r.resourceType === 'prompt_template') {
       const base = { ...resources };
@@ -108,7 +151,10 @@ function seedOf(resources: NamedResourcesInput | undefined): { resourceName: str
 
 function clientFromEnv(): { baseURL: string; apiKey?: string } {
   const baseURL = process.env.OPENAI_BASE_URL ?? (process.env.OPENAI_API_KEY ? 'https://api.openai.com/v1' : undefined);
-  if (!baseURL) throw new UserError('APO needs an LLM for critiques and edits: pass { client } or { llm: { baseURL, apiKey } }, or set OPENAI_BASE_URL / OPENAI_API_KEY.');
+  if (!baseURL)
+    throw new UserError(
+      'APO needs an LLM for critiques and edits: pass { client } or { llm: { baseURL, apiKey } }, or set OPENAI_BASE_URL / OPENAI_API_KEY.',
+    );
   return { baseURL, apiKey: process.env.OPENAI_API_KEY };
 }
 

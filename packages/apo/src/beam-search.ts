@@ -23,7 +23,10 @@ export async function beamSearch(s: SearchState): Promise<void> {
   }
   let beam: Candidate[] = [seed];
   for (let round = 1; round <= o.beamRounds && !s.stopped; round += 1) {
-    const parents = beam.length < o.beamWidth ? Array.from({ length: o.beamWidth }, (_, i) => beam[i % beam.length] as Candidate) : s.random.sample(beam, o.beamWidth);
+    const parents =
+      beam.length < o.beamWidth
+        ? Array.from({ length: o.beamWidth }, (_, i) => beam[i % beam.length] as Candidate)
+        : s.random.sample(beam, o.beamWidth);
     const plans = parents.flatMap((parent, p) =>
       Array.from({ length: o.branchFactor }, (_, b) => ({
         parent,
@@ -44,7 +47,12 @@ export async function beamSearch(s: SearchState): Promise<void> {
           origin: 'edit',
           produce: async () => {
             const ev = await s.evaluate(plan.parent, plan.batch, 'train', plan.key);
-            const critique = await s.gradient.critique({ template: plan.parent.template, experiments: ev.experiments, promptFile: plan.critiqueFile, random: plan.sampler });
+            const critique = await s.gradient.critique({
+              template: plan.parent.template,
+              experiments: ev.experiments,
+              promptFile: plan.critiqueFile,
+              random: plan.sampler,
+            });
             return s.gradient.applyEdit({ template: plan.parent.template, critique, promptFile: plan.editFile });
           },
         }),
@@ -55,22 +63,41 @@ export async function beamSearch(s: SearchState): Promise<void> {
     const pool = [...beam, ...children];
     const evs = await Promise.all(pool.map((c) => s.evaluate(c, valBatch, 'val', `r${round}/select/${c.version}`)));
     const ranked = pool.map((c, i) => ({ c, i, score: evs[i]!.score })).sort((a, b) => b.score - a.score || a.i - b.i);
-    if (ranked.length === 0) throw new UserError(`APO round ${round}: no candidate to select from; check that the agent produces rewards.`);
+    if (ranked.length === 0)
+      throw new UserError(`APO round ${round}: no candidate to select from; check that the agent produces rewards.`);
     const kept = ranked.slice(0, o.beamWidth);
     const rejected = ranked.slice(o.beamWidth);
     const scoreOf = new Map(ranked.map((x) => [x.c.version, x.score]));
     for (const x of rejected) {
       const parentScore = x.c.parent === null ? undefined : scoreOf.get(x.c.parent);
       if (x.c.round === round && parentScore !== undefined && x.score < parentScore) {
-        s.rejectedWorseChildren.push({ version: x.c.version, parent: x.c.parent as string, round, score: x.score, parentScore });
+        s.rejectedWorseChildren.push({
+          version: x.c.version,
+          parent: x.c.parent as string,
+          round,
+          score: x.score,
+          parentScore,
+        });
       }
     }
     beam = kept.map((x) => x.c);
-    s.emit({ type: 'selection', round, kept: kept.map((x) => ({ version: x.c.version, score: x.score })), rejected: rejected.map((x) => ({ version: x.c.version, score: x.score })) });
+    s.emit({
+      type: 'selection',
+      round,
+      kept: kept.map((x) => ({ version: x.c.version, score: x.score })),
+      rejected: rejected.map((x) => ({ version: x.c.version, score: x.score })),
+    });
     const leader = beam[0] as Candidate;
     const leaderEv = await s.evaluate(leader, s.val, 'val', `r${round}/leader/${leader.version}`);
     s.offerBest(leader, leaderEv.score);
     s.roundsCompleted = round;
-    s.emit({ type: 'round', round, leader: leader.version, leaderScore: leaderEv.score, bestVersion: s.best.version, bestScore: s.bestScore });
+    s.emit({
+      type: 'round',
+      round,
+      leader: leader.version,
+      leaderScore: leaderEv.score,
+      bestVersion: s.best.version,
+      bestScore: s.bestScore,
+    });
   }
 }

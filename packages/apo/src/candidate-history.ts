@@ -14,18 +14,30 @@ export interface StoredCandidate {
  * Rebuild every candidate of an APO run from the store alone (resources `${runId}-v<n>` plus the rollouts tagged
  * `apo_run`): what the dashboard or `agl rollouts` shows, and what a resumed run reuses.
  */
-export async function loadApoCandidates(options: { store: LightningStore; runId?: string; resourceName?: string }): Promise<StoredCandidate[]> {
+export async function loadApoCandidates(options: {
+  store: LightningStore;
+  runId?: string;
+  resourceName?: string;
+}): Promise<StoredCandidate[]> {
   const runId = options.runId ?? 'apo';
   const out = new Map<string, StoredCandidate>();
   const resources = await options.store.queryResources({ resourcesIdContains: `${runId}-v` });
   for (const r of resources.items) {
     const m = new RegExp(`^${runId.replace(/[.:-]/gu, '\\$&')}-(v\\d+)$`, 'u').exec(r.resourcesId);
     if (!m) continue;
-    const named = options.resourceName ? r.resources[options.resourceName] : Object.values(r.resources).find((x) => x.resourceType === 'prompt_template');
-    out.set(m[1] as string, { version: m[1] as string, resourcesId: r.resourcesId, template: named?.resourceType === 'prompt_template' ? named.template : null, scores: {} });
+    const named = options.resourceName
+      ? r.resources[options.resourceName]
+      : Object.values(r.resources).find((x) => x.resourceType === 'prompt_template');
+    out.set(m[1] as string, {
+      version: m[1] as string,
+      resourcesId: r.resourcesId,
+      template: named?.resourceType === 'prompt_template' ? named.template : null,
+      scores: {},
+    });
   }
   const sums = new Map<string, { total: number; n: number }>();
-  const rollouts = (await options.store.queryRollouts({ statusIn: ['succeeded', 'failed', 'cancelled'], limit: -1 })).items;
+  const rollouts = (await options.store.queryRollouts({ statusIn: ['succeeded', 'failed', 'cancelled'], limit: -1 }))
+    .items;
   for (const rollout of rollouts) {
     const meta = rollout.metadata as Record<string, unknown> | null;
     if (meta?.apo_run !== runId || typeof meta.apo_key !== 'string' || typeof meta.apo_version !== 'string') continue;

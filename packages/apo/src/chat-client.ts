@@ -54,15 +54,18 @@ const RETRYABLE = (status: number): boolean => status === 429 || status >= 500;
  * concurrency limit, retries with backoff on 429/5xx/connection errors, and a token/cost budget.
  */
 export class ChatClient {
-  readonly #o: Required<Omit<ChatClientOptions, 'apiKey' | 'maxTotalTokens' | 'maxCostUsd' | 'pricing'>> & ChatClientOptions;
+  readonly #o: Required<Omit<ChatClientOptions, 'apiKey' | 'maxTotalTokens' | 'maxCostUsd' | 'pricing'>> &
+    ChatClientOptions;
   readonly #usage: ChatUsage = { calls: 0, retries: 0, promptTokens: 0, completionTokens: 0, costUsd: 0 };
   #active = 0;
   readonly #waiting: (() => void)[] = [];
 
   constructor(options: ChatClientOptions) {
-    if (!options?.baseURL) throw new UserError('ChatClient needs a baseURL, e.g. https://api.openai.com/v1 or http://127.0.0.1:8000/v1.');
+    if (!options?.baseURL)
+      throw new UserError('ChatClient needs a baseURL, e.g. https://api.openai.com/v1 or http://127.0.0.1:8000/v1.');
     const maxConcurrency = options.maxConcurrency ?? 4;
-    if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1) throw new UserError(`ChatClient maxConcurrency must be an integer ≥ 1; got ${String(options.maxConcurrency)}.`);
+    if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1)
+      throw new UserError(`ChatClient maxConcurrency must be an integer ≥ 1; got ${String(options.maxConcurrency)}.`);
     this.#o = {
       maxConcurrency,
       maxRetries: 4,
@@ -83,10 +86,20 @@ export class ChatClient {
   checkBudget(): void {
     const tokens = this.#usage.promptTokens + this.#usage.completionTokens;
     if (this.#o.maxTotalTokens !== undefined && tokens >= this.#o.maxTotalTokens) {
-      throw new BudgetExceededError('tokens', tokens, this.#o.maxTotalTokens, `LLM token budget spent: ${tokens} of maxTotalTokens=${this.#o.maxTotalTokens}. Raise maxTotalTokens to continue.`);
+      throw new BudgetExceededError(
+        'tokens',
+        tokens,
+        this.#o.maxTotalTokens,
+        `LLM token budget spent: ${tokens} of maxTotalTokens=${this.#o.maxTotalTokens}. Raise maxTotalTokens to continue.`,
+      );
     }
     if (this.#o.maxCostUsd !== undefined && this.#usage.costUsd >= this.#o.maxCostUsd) {
-      throw new BudgetExceededError('cost', this.#usage.costUsd, this.#o.maxCostUsd, `LLM cost budget spent: $${this.#usage.costUsd.toFixed(4)} of maxCostUsd=${this.#o.maxCostUsd}. Raise maxCostUsd to continue.`);
+      throw new BudgetExceededError(
+        'cost',
+        this.#usage.costUsd,
+        this.#o.maxCostUsd,
+        `LLM cost budget spent: $${this.#usage.costUsd.toFixed(4)} of maxCostUsd=${this.#o.maxCostUsd}. Raise maxCostUsd to continue.`,
+      );
     }
   }
 
@@ -108,8 +121,16 @@ export class ChatClient {
       try {
         response = await fetch(url, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', ...(this.#o.apiKey ? { authorization: `Bearer ${this.#o.apiKey}` } : {}) },
-          body: JSON.stringify({ model: options.model, messages: options.messages, temperature: options.temperature, max_tokens: options.maxTokens }),
+          headers: {
+            'content-type': 'application/json',
+            ...(this.#o.apiKey ? { authorization: `Bearer ${this.#o.apiKey}` } : {}),
+          },
+          body: JSON.stringify({
+            model: options.model,
+            messages: options.messages,
+            temperature: options.temperature,
+            max_tokens: options.maxTokens,
+          }),
           signal: AbortSignal.timeout(this.#o.timeoutMs),
         });
       } catch (err) {
@@ -117,7 +138,11 @@ export class ChatClient {
           await this.#backoff(attempt, null);
           continue;
         }
-        throw new ConnectionError(url, `Chat completion request to ${url} failed after ${attempt + 1} tries: ${String(err)}. Check baseURL and that the server runs.`, { cause: err });
+        throw new ConnectionError(
+          url,
+          `Chat completion request to ${url} failed after ${attempt + 1} tries: ${String(err)}. Check baseURL and that the server runs.`,
+          { cause: err },
+        );
       }
       if (!response.ok) {
         const text = await response.text();
@@ -125,9 +150,15 @@ export class ChatClient {
           await this.#backoff(attempt, response.headers.get('retry-after'));
           continue;
         }
-        throw new HttpError(response.status, `Chat completion at ${url} (model ${options.model}) answered HTTP ${response.status}: ${text.slice(0, 500)}`);
+        throw new HttpError(
+          response.status,
+          `Chat completion at ${url} (model ${options.model}) answered HTTP ${response.status}: ${text.slice(0, 500)}`,
+        );
       }
-      const body = (await response.json()) as { choices?: { message?: { content?: string | null } }[]; usage?: { prompt_tokens?: number; completion_tokens?: number } };
+      const body = (await response.json()) as {
+        choices?: { message?: { content?: string | null } }[];
+        usage?: { prompt_tokens?: number; completion_tokens?: number };
+      };
       this.#account(body.usage);
       return body.choices?.[0]?.message?.content ?? '';
     }
@@ -139,7 +170,8 @@ export class ChatClient {
     this.#usage.calls += 1;
     this.#usage.promptTokens += p;
     this.#usage.completionTokens += c;
-    if (this.#o.pricing) this.#usage.costUsd += (p * this.#o.pricing.inputPerMillion + c * this.#o.pricing.outputPerMillion) / 1e6;
+    if (this.#o.pricing)
+      this.#usage.costUsd += (p * this.#o.pricing.inputPerMillion + c * this.#o.pricing.outputPerMillion) / 1e6;
   }
 
   async #backoff(attempt: number, retryAfter: string | null): Promise<void> {

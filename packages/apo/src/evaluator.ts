@@ -88,7 +88,13 @@ export class Evaluator {
         ids[i] = found.rolloutId;
         return;
       }
-      const metadata: JsonObject = { task_id: taskIdOf(task), apo_run: runId, apo_key: apoKey, apo_version: candidate.version, apo_phase: key.split('/')[1] ?? key };
+      const metadata: JsonObject = {
+        task_id: taskIdOf(task),
+        apo_run: runId,
+        apo_key: apoKey,
+        apo_version: candidate.version,
+        apo_phase: key.split('/')[1] ?? key,
+      };
       toEnqueue.push({ index: i, request: { input: task as JsonValue, mode, resourcesId, metadata } });
     });
     if (toEnqueue.length > 0) {
@@ -128,7 +134,8 @@ export class Evaluator {
       const left = deadline - now();
       if (left <= 0) break;
       const pending = ids.filter((id) => !done.has(id));
-      for (const r of await this.#o.store.waitForRollouts(pending, { timeoutSeconds: Math.min(0.5, left) })) done.set(r.rolloutId, r);
+      for (const r of await this.#o.store.waitForRollouts(pending, { timeoutSeconds: Math.min(0.5, left) }))
+        done.set(r.rolloutId, r);
     }
     return done;
   }

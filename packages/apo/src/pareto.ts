@@ -9,7 +9,10 @@ export interface ScoredCandidate<C> {
  * The Pareto set over tasks: candidates that reach the best score on at least one task, each with the number of
  * tasks it is best on (its sampling weight). Ties count for every tied candidate. Input order is kept.
  */
-export function paretoFront<C>(pool: readonly ScoredCandidate<C>[], taskIds: readonly string[]): { entry: ScoredCandidate<C>; wins: number }[] {
+export function paretoFront<C>(
+  pool: readonly ScoredCandidate<C>[],
+  taskIds: readonly string[],
+): { entry: ScoredCandidate<C>; wins: number }[] {
   const wins = new Map<ScoredCandidate<C>, number>();
   for (const task of taskIds) {
     const best = Math.max(...pool.map((p) => p.perTask.get(task) ?? 0));
@@ -22,7 +25,10 @@ export function paretoFront<C>(pool: readonly ScoredCandidate<C>[], taskIds: rea
  * The most complementary pair: maximises min(tasks where A beats B, tasks where B beats A); null when no pair has
  * wins on both sides.
  */
-export function complementaryPair<C>(front: readonly ScoredCandidate<C>[], taskIds: readonly string[]): [ScoredCandidate<C>, ScoredCandidate<C>] | null {
+export function complementaryPair<C>(
+  front: readonly ScoredCandidate<C>[],
+  taskIds: readonly string[],
+): [ScoredCandidate<C>, ScoredCandidate<C>] | null {
   let best: [ScoredCandidate<C>, ScoredCandidate<C>] | null = null;
   let bestValue = 0;
   for (let i = 0; i < front.length; i += 1) {

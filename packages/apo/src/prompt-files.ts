@@ -27,7 +27,10 @@ export function loadPromptFile(idOrPath: string): PromptFile {
   try {
     text = readFileSync(url, 'utf8');
   } catch (err) {
-    throw new UserError(`APO prompt file ${idOrPath} could not be read (${String(err)}). Use a built-in id (${[...CRITIQUE_PROMPTS, ...EDIT_PROMPTS].join(', ')}) or a path to a .md file.`, { cause: err });
+    throw new UserError(
+      `APO prompt file ${idOrPath} could not be read (${String(err)}). Use a built-in id (${[...CRITIQUE_PROMPTS, ...EDIT_PROMPTS].join(', ')}) or a path to a .md file.`,
+      { cause: err },
+    );
   }
   cache.set(idOrPath, text);
   return { id: idOrPath, text };
@@ -35,7 +38,9 @@ export function loadPromptFile(idOrPath: string): PromptFile {
 
 /** Replace `{{name}}` with `values[name]`; unknown names stay as they are. */
 export function renderPromptFile(text: string, values: Record<string, string>): string {
-  return text.replace(/\{\{([a-z_]+)\}\}/gu, (match, name: string) => (name in values ? (values[name] as string) : match));
+  return text.replace(/\{\{([a-z_]+)\}\}/gu, (match, name: string) =>
+    name in values ? (values[name] as string) : match,
+  );
 }
 
 /** One evaluated rollout, as critique prompts see it. */

@@ -44,13 +44,23 @@ export async function reflectiveSearch(s: SearchState): Promise<void> {
             const failures = parentEv.experiments.filter((e) => (e.finalReward ?? 0) < 1).slice(0, o.gradientBatchSize);
             if (failures.length === 0) return null;
             const reflections = await s.gradient.reflect({ template: plan.parent.template, failures });
-            return s.gradient.applyEdit({ template: plan.parent.template, critique: reflections.join('\n'), promptFile: editFile });
+            return s.gradient.applyEdit({
+              template: plan.parent.template,
+              critique: reflections.join('\n'),
+              promptFile: editFile,
+            });
           },
         });
         if (!child) return null;
         const childEv = await s.evaluate(child, plan.batch, 'train', `${plan.key}/child`);
         if (childEv.score <= parentEv.score) {
-          s.rejectedWorseChildren.push({ version: child.version, parent: plan.parent.version, round, score: childEv.score, parentScore: parentEv.score });
+          s.rejectedWorseChildren.push({
+            version: child.version,
+            parent: plan.parent.version,
+            round,
+            score: childEv.score,
+            parentScore: parentEv.score,
+          });
           return null;
         }
         const full = await s.evaluate(child, s.val, 'val', `${plan.key}/full`);
@@ -63,7 +73,10 @@ export async function reflectiveSearch(s: SearchState): Promise<void> {
       s.offerBest(entry.candidate, entry.score);
     }
     if (o.mergeEvery > 0 && round % o.mergeEvery === 0 && !s.stopped) {
-      const pair = complementaryPair(paretoFront(pool, taskIds).map((f) => f.entry), taskIds);
+      const pair = complementaryPair(
+        paretoFront(pool, taskIds).map((f) => f.entry),
+        taskIds,
+      );
       if (pair) {
         const [a, b] = pair;
         const merged = await s.makeCandidate({
@@ -82,6 +95,13 @@ export async function reflectiveSearch(s: SearchState): Promise<void> {
       }
     }
     s.roundsCompleted = round;
-    s.emit({ type: 'round', round, leader: s.best.version, leaderScore: s.bestScore, bestVersion: s.best.version, bestScore: s.bestScore });
+    s.emit({
+      type: 'round',
+      round,
+      leader: s.best.version,
+      leaderScore: s.bestScore,
+      bestVersion: s.best.version,
+      bestScore: s.bestScore,
+    });
   }
 }

@@ -34,7 +34,16 @@ export class SearchState {
   roundsCompleted = 0;
   #counter = 0;
 
-  constructor(o: { options: ResolvedApoOptions; evaluator: Evaluator; gradient: TextualGradient; random: SeededRandom; train: unknown[]; val: unknown[]; signal: AbortSignal; seed: Candidate }) {
+  constructor(o: {
+    options: ResolvedApoOptions;
+    evaluator: Evaluator;
+    gradient: TextualGradient;
+    random: SeededRandom;
+    train: unknown[];
+    val: unknown[];
+    signal: AbortSignal;
+    seed: Candidate;
+  }) {
     this.options = o.options;
     this.evaluator = o.evaluator;
     this.gradient = o.gradient;
@@ -82,7 +91,9 @@ export class SearchState {
    * Create a candidate: the template an earlier run stored under this version wins (resume); otherwise `produce`
    * asks the models. A failed edit (error, empty answer) is skipped; a spent budget stops the search.
    */
-  async makeCandidate(o: Omit<Candidate, 'template'> & { produce: () => Promise<string | null> }): Promise<Candidate | null> {
+  async makeCandidate(
+    o: Omit<Candidate, 'template'> & { produce: () => Promise<string | null> },
+  ): Promise<Candidate | null> {
     let template = await this.evaluator.storedTemplate(o.version);
     if (template === null) {
       if (this.budgetExhausted) return null;
@@ -94,11 +105,21 @@ export class SearchState {
           this.budgetExhausted = true;
           return null;
         }
-        this.emit({ type: 'edit-failed', parent: o.parent ?? '', round: o.round, reason: err instanceof Error ? err.message : String(err) });
+        this.emit({
+          type: 'edit-failed',
+          parent: o.parent ?? '',
+          round: o.round,
+          reason: err instanceof Error ? err.message : String(err),
+        });
         return null;
       }
       if (template === null) {
-        this.emit({ type: 'edit-failed', parent: o.parent ?? '', round: o.round, reason: 'no critique or an empty edit' });
+        this.emit({
+          type: 'edit-failed',
+          parent: o.parent ?? '',
+          round: o.round,
+          reason: 'no critique or an empty edit',
+        });
         return null;
       }
     }
@@ -106,7 +127,13 @@ export class SearchState {
     const candidate: Candidate = { ...rest, template };
     this.candidates.set(candidate.version, candidate);
     await this.evaluator.publish(candidate);
-    this.emit({ type: 'candidate', version: candidate.version, parent: candidate.parent, round: candidate.round, origin: candidate.origin === 'merge' ? 'merge' : 'edit' });
+    this.emit({
+      type: 'candidate',
+      version: candidate.version,
+      parent: candidate.parent,
+      round: candidate.round,
+      origin: candidate.origin === 'merge' ? 'merge' : 'edit',
+    });
     return candidate;
   }
 }

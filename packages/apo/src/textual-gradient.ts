@@ -1,5 +1,13 @@
 import type { ChatClient } from './chat-client';
-import { cleanModelPrompt, formatExperiments, loadPromptFile, MERGE_PROMPT, REFLECT_PROMPT, renderPromptFile, type Experiment } from './prompt-files';
+import {
+  cleanModelPrompt,
+  formatExperiments,
+  loadPromptFile,
+  MERGE_PROMPT,
+  REFLECT_PROMPT,
+  renderPromptFile,
+  type Experiment,
+} from './prompt-files';
 import type { SeededRandom } from './seeded-random';
 
 /** Options of {@link TextualGradient}. */
@@ -20,17 +28,40 @@ export class TextualGradient {
   }
 
   /** A critique of `template` from a sample of `experiments`, with the critique template `promptFile`. */
-  async critique(o: { template: string; experiments: readonly Experiment[]; promptFile: string; random: SeededRandom }): Promise<string> {
+  async critique(o: {
+    template: string;
+    experiments: readonly Experiment[];
+    promptFile: string;
+    random: SeededRandom;
+  }): Promise<string> {
     const sample = o.random.sample(o.experiments, this.#o.gradientBatchSize);
-    const text = renderPromptFile(loadPromptFile(o.promptFile).text, { prompt_template: o.template, experiments: formatExperiments(sample) });
-    return (await this.#o.client.complete({ model: this.#o.gradientModel, messages: [{ role: 'user', content: text }], temperature: this.#o.temperature })).trim();
+    const text = renderPromptFile(loadPromptFile(o.promptFile).text, {
+      prompt_template: o.template,
+      experiments: formatExperiments(sample),
+    });
+    return (
+      await this.#o.client.complete({
+        model: this.#o.gradientModel,
+        messages: [{ role: 'user', content: text }],
+        temperature: this.#o.temperature,
+      })
+    ).trim();
   }
 
   /** The edited template, or null when there is no critique or the model returned nothing. */
   async applyEdit(o: { template: string; critique: string; promptFile: string }): Promise<string | null> {
     if (o.critique.trim() === '') return null;
-    const text = renderPromptFile(loadPromptFile(o.promptFile).text, { prompt_template: o.template, critique: o.critique });
-    const edited = cleanModelPrompt(await this.#o.client.complete({ model: this.#o.applyEditModel, messages: [{ role: 'user', content: text }], temperature: this.#o.temperature }));
+    const text = renderPromptFile(loadPromptFile(o.promptFile).text, {
+      prompt_template: o.template,
+      critique: o.critique,
+    });
+    const edited = cleanModelPrompt(
+      await this.#o.client.complete({
+        model: this.#o.applyEditModel,
+        messages: [{ role: 'user', content: text }],
+        temperature: this.#o.temperature,
+      }),
+    );
     return edited === '' ? null : edited;
   }
 
@@ -40,7 +71,13 @@ export class TextualGradient {
     return Promise.all(
       o.failures.map(async (failure) => {
         const text = renderPromptFile(file, { prompt_template: o.template, experiments: formatExperiments([failure]) });
-        return (await this.#o.client.complete({ model: this.#o.gradientModel, messages: [{ role: 'user', content: text }], temperature: this.#o.temperature })).trim();
+        return (
+          await this.#o.client.complete({
+            model: this.#o.gradientModel,
+            messages: [{ role: 'user', content: text }],
+            temperature: this.#o.temperature,
+          })
+        ).trim();
       }),
     );
   }
@@ -48,7 +85,13 @@ export class TextualGradient {
   /** A merge of two complementary templates, or null on an empty answer. */
   async merge(o: { a: string; b: string }): Promise<string | null> {
     const text = renderPromptFile(loadPromptFile(MERGE_PROMPT).text, { prompt_a: o.a, prompt_b: o.b });
-    const merged = cleanModelPrompt(await this.#o.client.complete({ model: this.#o.applyEditModel, messages: [{ role: 'user', content: text }], temperature: this.#o.temperature }));
+    const merged = cleanModelPrompt(
+      await this.#o.client.complete({
+        model: this.#o.applyEditModel,
+        messages: [{ role: 'user', content: text }],
+        temperature: this.#o.temperature,
+      }),
+    );
     return merged === '' ? null : merged;
   }
 }

@@ -28,12 +28,17 @@ function describeEvent(e: ApoEvent): string | null {
  * The algorithm for `agl train`: the entry's `algorithm` export unless `--algorithm` names one. `apo` builds
  * {@link APO} from the entry's `apo` export (ApoOptions) and prints its progress to stderr.
  */
-export function resolveTrainAlgorithm(o: { name?: string; module: Record<string, unknown>; io: CliIo }): Algorithm | undefined {
+export function resolveTrainAlgorithm(o: {
+  name?: string;
+  module: Record<string, unknown>;
+  io: CliIo;
+}): Algorithm | undefined {
   if (o.name === undefined) return o.module.algorithm as Algorithm | undefined;
   if (o.name === 'baseline') return undefined;
   if (o.name === 'apo' || o.name === 'apo-reflective') {
     const config = (o.module.apo ?? {}) as ApoOptions;
-    if (typeof config !== 'object' || config === null) throw new UserError('The entry module export `apo` must be an object of APO options.');
+    if (typeof config !== 'object' || config === null)
+      throw new UserError('The entry module export `apo` must be an object of APO options.');
     return new APO({
       ...config,
       apoStrategy: o.name === 'apo-reflective' ? 'reflective' : (config.apoStrategy ?? 'beam'),
@@ -52,6 +57,8 @@ export function resolveTrainAlgorithm(o: { name?: string; module: Record<string,
 export function reportTrainAlgorithm(algorithm: Algorithm | undefined, io: CliIo): void {
   if (!(algorithm instanceof APO) || !algorithm.result) return;
   const r = algorithm.result;
-  io.out(`best prompt ${r.bestVersion} (val ${r.bestScore.toFixed(3)}, seed ${r.seedScore === null ? 'n/a' : r.seedScore.toFixed(3)}; resources ${r.bestResourcesId}):`);
+  io.out(
+    `best prompt ${r.bestVersion} (val ${r.bestScore.toFixed(3)}, seed ${r.seedScore === null ? 'n/a' : r.seedScore.toFixed(3)}; resources ${r.bestResourcesId}):`,
+  );
   io.out(r.bestPrompt);
 }

@@ -28,7 +28,11 @@ export interface GrpoRoundRecord {
 }
 
 /** A training backend that can also checkpoint itself (e.g. `TinyGrpoBackend`). */
-export type GrpoBackend = TrainingBackend & { saveCheckpoint?(options: { path: string; meta?: Record<string, unknown> }): Promise<void> };
+export type GrpoBackend = TrainingBackend & {
+  saveCheckpoint?(options: { path: string; meta?: Record<string, unknown> }): Promise<void>;
+  /** On resume: the resources that route to the weights served now (endpoints may have moved since the crash). */
+  currentResources?(): NamedResourcesInput | null;
+};
 
 /** Options of {@link GRPO}. */
 export interface GrpoOptions {
@@ -103,6 +107,7 @@ export class GRPO {
     const resumed = dir ? await GRPO.readState(dir) : null;
     const state: GrpoState = resumed ?? { round: 0, resources: initialResources ?? null, bestReward: null, bestRound: null, validations: [] };
     this.validations.push(...state.validations);
+    if (resumed) state.resources = o.backend.currentResources?.() ?? state.resources;
     let resourcesId: string | null = state.resources ? (await store.addResources(state.resources)).resourcesId : null;
     const rng = new SeededRng(o.seed ?? 0);
     for (let i = 0; i < state.round * (o.tasksPerRound ?? 8); i += 1) rng.next(); // replay the task draws

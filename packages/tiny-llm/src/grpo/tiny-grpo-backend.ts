@@ -28,6 +28,8 @@ export interface TinyGrpoBackendOptions {
   versionPrefix?: string;
   /** Number of the first version this backend writes (set when resuming). Default 1. */
   firstVersion?: number;
+  /** The version the server serves now (when resuming), for {@link TinyGrpoBackend.currentResources}. */
+  servedVersion?: string;
 }
 
 /**
@@ -38,14 +40,20 @@ export interface TinyGrpoBackendOptions {
 export class TinyGrpoBackend implements TrainingBackend {
   readonly #o: TinyGrpoBackendOptions;
   #n: number;
-  /** The last version this backend saved (null before the first update). */
-  lastVersion: string | null = null;
+  /** The last version this backend saved or serves (null before the first update). */
+  lastVersion: string | null;
   /** Metrics of every policy step, in order. */
   readonly history: PolicyStepResult[] = [];
 
   constructor(options: TinyGrpoBackendOptions) {
     this.#o = options;
     this.#n = options.firstVersion ?? 1;
+    this.lastVersion = options.servedVersion ?? null;
+  }
+
+  /** Resources for the version this backend last saved or was told is served (null before any). */
+  currentResources(): NamedResourcesInput | null {
+    return this.lastVersion === null ? null : this.resourcesFor(this.lastVersion);
   }
 
   /** The LLM resources that route calls to `version` on the server. */

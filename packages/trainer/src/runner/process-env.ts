@@ -48,7 +48,9 @@ export function processAgentEnv(options: {
     AGL_MODE: rollout.mode ?? '',
     AGL_RESOURCES: JSON.stringify(resources),
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${store}/v1/traces`,
-    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+    // Python has no OTLP/JSON exporter, and code that picks one from this variable rejects http/json; the store
+    // accepts both encodings, so name the one every SDK has.
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
     OTEL_RESOURCE_ATTRIBUTES: `${ATTR_ROLLOUT_ID}=${encodeURIComponent(rolloutId)},${ATTR_ATTEMPT_ID}=${encodeURIComponent(attemptId)}`,
   };
   if (options.resourcesId) env.AGL_RESOURCES_ID = options.resourcesId;
