@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AttemptedRollout } from '@agl/core/schema';
 import { StoreClient } from '@agl/store/client';
 import { AUTOGEN_GROUP_CHAT } from './__fixtures__/autogen-group-chat';
-import { emitSpanTree } from './__fixtures__/emit-span-tree';
+import { emitSpanTree } from '@agl/testing';
 import { autogenTraceAdapter } from './index';
 
 const ROOT = resolve(import.meta.dirname, '../../..');

@@ -7,7 +7,7 @@ import type { AttemptedRollout } from '@agl/core/schema';
 import { MemoryStore } from '@agl/store';
 import { createStoreServer, type StoreServer } from '@agl/store/server';
 import { crewAiCrew, type CrewStyle } from './__fixtures__/crewai-crew';
-import { emitSpanTree } from './__fixtures__/emit-span-tree';
+import { emitSpanTree } from '@agl/testing';
 import { crewAiRoleFromSpanName, crewAiTraceAdapter } from './index';
 
 const TOKEN = 'crewai-otlp-token';

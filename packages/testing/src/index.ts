@@ -8,3 +8,4 @@ export type {
 } from './store-conformance/index';
 export * from './openai-test-server/index';
 export * from './adapter-conformance/index';
+export { emitSpanTree, SpanKind, type SpanSpec } from './emit-span-tree';

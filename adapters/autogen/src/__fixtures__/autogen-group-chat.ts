@@ -15,7 +15,7 @@
  * - §9 legacy indexed form (OpenLLMetry's `opentelemetry-instrumentation-openai`, span `openai.chat`):
  *   `gen_ai.prompt.{i}.role|content`, `gen_ai.completion.{i}.role|content|finish_reason` — the critic's call uses it.
  */
-import { SpanKind, type SpanSpec } from './emit-span-tree';
+import { SpanKind, type SpanSpec } from '@agl/testing';
 
 const MODEL = 'gpt-4o-mini';
 

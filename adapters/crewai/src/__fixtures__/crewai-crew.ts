@@ -15,7 +15,7 @@
  *   completion|total`. The LLM span name (`completion`, as LiteLLM's instrumentation names it) is illustrative: the
  *   adapter selects LLM calls by `openinference.span.kind`, never by name.
  */
-import { SpanKind, type SpanSpec } from './emit-span-tree';
+import { SpanKind, type SpanSpec } from '@agl/testing';
 
 /** Which CrewAI instrumentation generation the fixture imitates. */
 export type CrewStyle = 'wrapper' | 'event-bus';

@@ -1,6 +1,6 @@
 import { ROOT_CONTEXT, SpanKind, trace, type Attributes, type Context, type Tracer } from '@opentelemetry/api';
 
-/** One span of a synthetic trace: name, kind, attributes, optional span events, children (in start order). */
+/** One span of a synthetic trace (for OTLP tests that mimic another framework's export): name, kind, attributes, optional span events, children (in start order). */
 export interface SpanSpec {
   name: string;
   kind: SpanKind;
