@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ruleLlm } from './__fixtures__/rule-llm';
+import { roomSelectorRuleLlm as ruleLlm } from '@agl/testing';
 import { runRoomSelector, SEED_PROMPT } from './run-room-selector';
 
 const ROOT = resolve(import.meta.dirname, '../../..');

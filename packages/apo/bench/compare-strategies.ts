@@ -5,7 +5,7 @@
 import { MemoryStore } from '@agl/store';
 import { startOpenAiTestServer } from '@agl/testing';
 import { runApo } from '../src/__fixtures__/run-apo';
-import { ruleLlm } from '../src/__fixtures__/rule-llm';
+import { roomSelectorRuleLlm as ruleLlm } from '@agl/testing';
 
 const seedsArg = process.argv.indexOf('--seeds');
 const nSeeds = seedsArg > 0 ? Number(process.argv[seedsArg + 1]) : 5;

@@ -6,7 +6,7 @@ import { startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadApoCandidates, type ApoResult } from './index';
 import { runApo, SEED_PROMPT } from './__fixtures__/run-apo';
-import { ruleLlm } from './__fixtures__/rule-llm';
+import { roomSelectorRuleLlm as ruleLlm } from '@agl/testing';
 
 let llm: OpenAiTestServer;
 let dir: string;

@@ -9,3 +9,4 @@ export type {
 export * from './openai-test-server/index';
 export * from './adapter-conformance/index';
 export { emitSpanTree, SpanKind, type SpanSpec } from './emit-span-tree';
+export { roomSelectorRuleLlm } from './room-selector-rule-llm';

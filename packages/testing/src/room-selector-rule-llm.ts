@@ -1,4 +1,4 @@
-import type { TestLlmReply, TestLlmRequest } from '@agl/testing';
+import type { TestLlmReply, TestLlmRequest } from './openai-test-server/index';
 
 /**
  * A deterministic stand-in for three models, none of which knows the answers:
@@ -6,7 +6,7 @@ import type { TestLlmReply, TestLlmRequest } from '@agl/testing';
  * - `critic-model` reads the failed runs quoted in a critique prompt and names at most two problems it can see;
  * - `editor-model` appends critique points to the prompt; some edits are harmful ("prefer the largest room").
  */
-export function ruleLlm(request: TestLlmRequest): TestLlmReply {
+export function roomSelectorRuleLlm(request: TestLlmRequest): TestLlmReply {
   const user = [...request.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
   if (request.model === 'agent-model') return { content: agentReply(request.messages.find((m) => m.role === 'system')?.content ?? '', user) };
   if (request.model === 'critic-model') return { content: critique(user) };
