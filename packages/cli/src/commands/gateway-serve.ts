@@ -5,6 +5,7 @@ import { MemoryStore } from '@agl/store';
 import { StoreClient } from '@agl/store/client';
 import { SqliteStore } from '@agl/store/sqlite';
 import { processIo, type CliIo } from './output';
+import { serveUntilSignal } from './serve-until-signal';
 
 /** Flags of `agl gateway serve`. */
 export interface GatewayServeFlags {
@@ -76,33 +77,16 @@ export async function serveGateway(flags: GatewayServeFlags, io: CliIo = process
   io.out(`AGL_GATEWAY_URL=${gateway.url}`);
   io.err(`agl gateway: forwarding to ${flags.backend ?? process.env.AGL_BACKEND_URL ?? 'the LLM resources in the store'}, recording into ${label}; Ctrl-C to stop.`);
 
-  await new Promise<void>((resolve) => {
-    let stopping = false;
-    const stop = (signal: NodeJS.Signals): void => {
-      if (stopping) {
-        io.err(`agl gateway: ${signal} again, exiting without waiting.`);
-        process.exit(130);
-      }
-      stopping = true;
-      io.err(`agl gateway: ${signal} received, finishing in-flight calls...`);
+  await serveUntilSignal({
+    io,
+    label: 'agl gateway',
+    stopping: 'finishing in-flight calls',
+    shutdown: async () => {
       gateway.pause({ reason: 'shutting down' });
-      void gateway
-        .drained()
-        .then(() => gateway.close())
-        .then(() => store.close())
-        .then(() => io.err('agl gateway: stopped cleanly.'))
-        .catch((error: unknown) => {
-          io.err(`agl gateway: error while stopping: ${(error as Error).message}`);
-          process.exitCode = 1;
-        })
-        .finally(() => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          resolve();
-        });
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+      await gateway.drained();
+      await gateway.close();
+      await store.close();
+    },
   });
 }
 

@@ -4,6 +4,7 @@ import { MemoryStore } from '@agl/store';
 import { SqliteStore } from '@agl/store/sqlite';
 import { createStoreServer, DEFAULT_MAX_WAIT_SECONDS, DEFAULT_STORE_PORT } from '@agl/store/server';
 import { processIo, type CliIo } from './output';
+import { serveUntilSignal } from './serve-until-signal';
 
 /** Flags of `agl store serve`. */
 export interface StoreServeFlags {
@@ -57,31 +58,14 @@ export async function serveStore(flags: StoreServeFlags, io: CliIo = processIo):
   io.out(`Dashboard: ${server.url}/ (the dashboard arrives in a later release; the API is at ${server.url}/v1/agl)`);
   io.err(`agl store: serving ${flags.memory ? 'an in-memory store' : flags.db} on ${server.url}; Ctrl-C to stop.`);
 
-  await new Promise<void>((resolve) => {
-    let stopping = false;
-    const stop = (signal: NodeJS.Signals): void => {
-      if (stopping) {
-        io.err(`agl store: ${signal} again, exiting without waiting.`);
-        process.exit(130);
-      }
-      stopping = true;
-      io.err(`agl store: ${signal} received, draining requests and closing the store...`);
-      void server
-        .close()
-        .then(() => store.close())
-        .then(() => io.err('agl store: stopped cleanly.'))
-        .catch((error: unknown) => {
-          io.err(`agl store: error while stopping: ${(error as Error).message}`);
-          process.exitCode = 1;
-        })
-        .finally(() => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          resolve();
-        });
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+  await serveUntilSignal({
+    io,
+    label: 'agl store',
+    stopping: 'draining requests and closing the store',
+    shutdown: async () => {
+      await server.close();
+      await store.close();
+    },
   });
 }
 
