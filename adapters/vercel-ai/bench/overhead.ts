@@ -1,4 +1,5 @@
 // CPU time per traced LLM call vs untraced (not a test): `npm run bench -w adapters/vercel-ai`.
+import { writeFileSync } from 'node:fs';
 import { generateText } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
@@ -44,5 +45,9 @@ for (let round = 0; round < ROUNDS; round += 1) {
 const untraced = untracedTotal / ROUNDS;
 const traced = tracedTotal / ROUNDS;
 const spans = (await store.querySpans({ rolloutId: rollout.rolloutId, limit: 0 })).total;
-console.log(JSON.stringify({ adapter: '@agl/vercel-ai', calls: PER_ROUND * 5, untracedUsPerCall: +untraced.toFixed(1), tracedUsPerCall: +traced.toFixed(1), overheadUsPerCall: +(traced - untraced).toFixed(1), spansStored: spans }));
+const summary = { adapter: '@agl/vercel-ai', calls: PER_ROUND * 5, untracedUsPerCall: +untraced.toFixed(1), tracedUsPerCall: +traced.toFixed(1), overheadUsPerCall: +(traced - untraced).toFixed(1), spansStored: spans };
+console.log(JSON.stringify(summary));
+// `--json <file>`: the same figures into a file (collected by `npm run bench` at the root, tools/bench).
+const jsonAt = process.argv.indexOf('--json');
+if (jsonAt > 0 && process.argv[jsonAt + 1]) writeFileSync(process.argv[jsonAt + 1]!, `${JSON.stringify(summary)}\n`);
 await getAglTracer().shutdown();

@@ -1,4 +1,4 @@
-import { SeededRng, type SftExample, type WireTool } from '@agl/tiny-llm';
+import { SeededRng, type SftExample, type TokenizerSpec, type WireTool } from '@agl/tiny-llm';
 
 /** One Calc-X task: `question` is `a<op>b`, `answer` the exact integer result as text. */
 export interface CalcTask {
@@ -63,3 +63,13 @@ export function demonstration(task: CalcTask): SftExample {
     ],
   };
 }
+
+/**
+ * The policy's tokenizer: bytes plus one merge per digit pair ("00" … "99"), so a number is about half as many tokens
+ * and copying it (the whole task once the tool has answered) takes half as many steps. Built from the digits alone;
+ * nothing is downloaded.
+ */
+export const CALC_TOKENIZER: TokenizerSpec = {
+  kind: 'byte-bpe',
+  merges: Array.from({ length: 100 }, (_, i): [number, number] => [48 + Math.floor(i / 10), 48 + (i % 10)]),
+};

@@ -20,6 +20,10 @@ const { values } = parseArgs({
     'tasks-per-round': { type: 'string' },
     'val-size': { type: 'string' },
     control: { type: 'string' },
+    'steps-per-round': { type: 'string' },
+    'train-temperature': { type: 'string' },
+    'warm-start-from': { type: 'string' },
+    'val-every': { type: 'string' },
     'work-dir': { type: 'string' },
   },
 });
@@ -39,6 +43,10 @@ const result = await runCalcX({
   tasksPerRound: num(values['tasks-per-round']),
   valSize: num(values['val-size']),
   control,
+  stepsPerRound: num(values['steps-per-round']),
+  trainTemperature: num(values['train-temperature']),
+  valEvery: num(values['val-every']),
+  warmStartFrom: values['warm-start-from'] === undefined ? undefined : here(values['warm-start-from']),
   workDir: values['work-dir'] === undefined ? undefined : here(values['work-dir']),
   log,
 });

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGateway } from '@agl/gateway';
@@ -7,7 +7,7 @@ import { SqliteStore } from '@agl/store/sqlite';
 import { GRPO, startTinyServer, TinyGrpoBackend, TinyTrainer, type GrpoRoundRecord, type TinyConfig } from '@agl/tiny-llm';
 import { Trainer } from '@agl/trainer';
 import { calcAgent } from './calc-agent';
-import { demonstration, makeTasks } from './calc-tasks';
+import { CALC_TOKENIZER, demonstration, makeTasks } from './calc-tasks';
 import { rewardCurvePng } from './reward-curve-png';
 
 /** Settings of one Calc-X run (every field has a default that finishes in a few minutes on 2 cores). */
@@ -25,7 +25,13 @@ export interface CalcXOptions {
   rlLearningRate?: number;
   clipEps?: number;
   klCoef?: number;
+  /** Policy updates (minibatch passes) per round. */
+  stepsPerRound?: number;
+  /** Sampling temperature of training rollouts, set by the trainer on the published LLM resource. */
+  trainTemperature?: number;
   control?: 'none' | 'shuffled-rewards' | 'zero-advantages';
+  /** Skip the warm start: copy the `warm` weights from this weights directory (e.g. an earlier run's `<workDir>/weights`). */
+  warmStartFrom?: string;
   /** Held-out validation tasks. */
   valSize?: number;
   /** Concurrent rollouts (runner workers). */
@@ -52,18 +58,39 @@ export interface CalcXResult {
   pngPath: string;
 }
 
-export const DEFAULT_MODEL: Partial<Omit<TinyConfig, 'vocabSize'>> = { dModel: 48, nLayers: 3, nHeads: 4, dFF: 192, maxSeqLen: 128 };
+export const DEFAULT_MODEL: Partial<Omit<TinyConfig, 'vocabSize'>> = { dModel: 48, nLayers: 3, nHeads: 4, dFF: 192, maxSeqLen: 128, prevTokenEmbedding: true };
+
+/** The default settings (`npm run demo` with no flags): about 4 minutes on a quiet 2-core machine. */
+export const CALC_X_DEFAULTS = {
+  seed: 1,
+  sftSteps: 220,
+  sftBatchSize: 16,
+  sftLearningRate: 1e-2,
+  rounds: 20,
+  tasksPerRound: 16,
+  groupSize: 8,
+  valEvery: 5,
+  rlLearningRate: 1e-3,
+  stepsPerRound: 1,
+  trainTemperature: 0.5,
+  clipEps: 0.2,
+  klCoef: 0,
+  valSize: 64,
+  nRunners: 8,
+} satisfies CalcXOptions;
 
 /** Warm start, baseline validation, GRPO rounds with validation, reward-curve PNG: the whole Calc-X pipeline. */
-export async function runCalcX(options: CalcXOptions = {}): Promise<CalcXResult> {
-  const seed = options.seed ?? 1;
+export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
+  const given = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as CalcXOptions;
+  const options = { ...CALC_X_DEFAULTS, ...given };
+  const seed = options.seed;
   const log = options.log ?? (() => undefined);
   const started = Date.now();
   const cpu0 = process.cpuUsage();
   const workDir = options.workDir ?? (await mkdtemp(join(tmpdir(), 'calc-x-')));
   await mkdir(workDir, { recursive: true });
   const weightsDir = join(workDir, 'weights');
-  const server = await startTinyServer({ weightsDir, init: { config: options.model ?? DEFAULT_MODEL, seed }, samplingSeed: seed });
+  const server = await startTinyServer({ weightsDir, init: { config: options.model ?? DEFAULT_MODEL, tokenizer: CALC_TOKENIZER, seed }, samplingSeed: seed });
   const closers: Array<() => Promise<unknown>> = [() => server.close()];
   try {
     const ckpt = join(workDir, 'grpo', 'trainer.ckpt');
@@ -74,25 +101,30 @@ export async function runCalcX(options: CalcXOptions = {}): Promise<CalcXResult>
     if (resumed) {
       // Resume after a crash: weights + Adam state from the checkpoint, the round and resources from state.json.
       log(`resuming after round ${resumed.round} from ${ckpt}`);
-      trainer = await TinyTrainer.create({ weightsDir, checkpoint: ckpt, reference: { version: 'warm' }, optimizer: { learningRate: options.rlLearningRate ?? 2e-3 } });
+      trainer = await TinyTrainer.create({ weightsDir, checkpoint: ckpt, reference: { version: 'warm' }, optimizer: { learningRate: options.rlLearningRate } });
       const last = grpoVersions.at(-1);
       if (last) await server.loadWeights(last);
+    } else if (options.warmStartFrom) {
+      await copyFile(join(options.warmStartFrom, 'warm.agltiny'), join(weightsDir, 'warm.agltiny'));
+      log(`warm start: reusing ${join(options.warmStartFrom, 'warm.agltiny')}`);
+      await server.loadWeights('warm');
+      trainer = await TinyTrainer.create({ weightsDir, version: 'warm', reference: 'initial', optimizer: { learningRate: options.rlLearningRate } });
     } else {
       // Warm start: a fixed SFT budget on demonstrations the task generates itself (train operands only).
-      const sftSteps = options.sftSteps ?? 600;
-      const sft = await TinyTrainer.create({ weightsDir, version: 'v0', optimizer: { learningRate: options.sftLearningRate ?? 1e-2 } });
+      const sftSteps = options.sftSteps;
+      const sft = await TinyTrainer.create({ weightsDir, version: 'v0', optimizer: { learningRate: options.sftLearningRate } });
       const demos = makeTasks({ n: 2000, seed: seed * 7919 + 1, split: 'train' }).map(demonstration);
       const warmStarted = Date.now();
       const batch = 8;
       for (let done = 0; done < sftSteps; done += batch) {
-        const res = await sft.sft({ examples: demos, steps: Math.min(batch, sftSteps - done), batchSize: options.sftBatchSize ?? 16, seed: seed + done });
+        const res = await sft.sft({ examples: demos, steps: Math.min(batch, sftSteps - done), batchSize: options.sftBatchSize, seed: seed + done });
         log(`warm start: ${done + res.length}/${sftSteps} SFT steps, loss ${res.at(-1)?.loss.toFixed(3)}`);
       }
       await sft.save({ version: 'warm', overwrite: true });
       await sft.close();
       warmStartSeconds = (Date.now() - warmStarted) / 1000;
       await server.loadWeights('warm');
-      trainer = await TinyTrainer.create({ weightsDir, version: 'warm', reference: 'initial', optimizer: { learningRate: options.rlLearningRate ?? 2e-3 } });
+      trainer = await TinyTrainer.create({ weightsDir, version: 'warm', reference: 'initial', optimizer: { learningRate: options.rlLearningRate } });
     }
     closers.unshift(() => trainer.close());
 
@@ -101,13 +133,13 @@ export async function runCalcX(options: CalcXOptions = {}): Promise<CalcXResult>
     const gateway = await startGateway({ store, port: 0 });
     closers.unshift(() => gateway.close());
 
-    const backend = new TinyGrpoBackend({ trainer, server, firstVersion: grpoVersions.length + 1, servedVersion: resumed ? (grpoVersions.at(-1) ?? 'warm') : undefined, clipEps: options.clipEps ?? 0.2, klCoef: options.klCoef ?? 0 });
+    const backend = new TinyGrpoBackend({ trainer, server, firstVersion: grpoVersions.length + 1, servedVersion: resumed ? (grpoVersions.at(-1) ?? 'warm') : undefined, clipEps: options.clipEps, klCoef: options.klCoef, stepsPerTrain: options.stepsPerRound, samplingParameters: { temperature: options.trainTemperature } });
     const algorithm = new GRPO({
       backend,
-      rounds: options.rounds ?? 8,
-      tasksPerRound: options.tasksPerRound ?? 4,
-      groupSize: options.groupSize ?? 8,
-      valEvery: options.valEvery ?? 4,
+      rounds: options.rounds,
+      tasksPerRound: options.tasksPerRound,
+      groupSize: options.groupSize,
+      valEvery: options.valEvery,
       seed,
       control: options.control ?? 'none',
       checkpointDir: join(workDir, 'grpo'),
@@ -116,8 +148,8 @@ export async function runCalcX(options: CalcXOptions = {}): Promise<CalcXResult>
         log(`round ${r.round}: train reward ${r.trainReward.toFixed(3)}, ${r.nSamples} samples, loss ${r.metrics?.loss.toFixed(4) ?? '-'}, clip ${r.metrics?.clipFraction?.toFixed(3) ?? '-'}, ${r.seconds.toFixed(1)} s`),
     });
     const train = makeTasks({ n: 500, seed: seed * 7919 + 2, split: 'train' });
-    const val = makeTasks({ n: options.valSize ?? 16, seed: seed * 7919 + 3, split: 'val' });
-    const fitter = new Trainer({ algorithm, store, nRunners: options.nRunners ?? 8, initialResources: backend.resourcesFor('warm') });
+    const val = makeTasks({ n: options.valSize, seed: seed * 7919 + 3, split: 'val' });
+    const fitter = new Trainer({ algorithm, store, nRunners: options.nRunners, initialResources: backend.resourcesFor('warm') });
     await fitter.fit(calcAgent({ gatewayUrl: gateway.url }), { train, val });
 
     const validations = algorithm.validations;

@@ -106,7 +106,20 @@ export async function planCall(o: PlanCallOptions): Promise<CallPlan> {
   const bodyApi = kind === 'anthropic-translate' ? 'chat' : kind === 'anthropic-passthrough' ? 'messages' : kind;
   const prepared = prepareUpstreamBody(bodyApi, source, { model, sampling, collectTokenIds }, scope !== null);
   const upstreamPath = kind === 'anthropic-translate' ? 'chat/completions' : o.path.upstreamPath;
-  return { kind, scope, target, prepared, url: new URL(`${target.baseUrl}/${upstreamPath}`), stream: prepared.body.stream === true };
+  return { kind, scope, target, prepared, url: upstreamUrl(`${target.baseUrl}/${upstreamPath}`), stream: prepared.body.stream === true };
+}
+
+const urls = new Map<string, URL>();
+
+/** The parsed backend URL (parsed once per distinct URL; a handful of entries in practice, capped anyway). */
+function upstreamUrl(href: string): URL {
+  let url = urls.get(href);
+  if (url === undefined) {
+    url = new URL(href);
+    if (urls.size >= 256) urls.clear();
+    urls.set(href, url);
+  }
+  return url;
 }
 
 const FORWARDED = ['anthropic-version', 'anthropic-beta', 'traceparent', 'tracestate', 'openai-organization', 'openai-project', 'user-agent'];

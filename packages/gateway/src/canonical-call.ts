@@ -79,6 +79,8 @@ export interface CanonicalResponse {
   responseTokenIds: number[] | null;
   /** The OpenAI logprobs `content` list of the first choice. */
   logprobsContent: unknown[] | null;
+  /** The same list as the backend's JSON text, when it was kept unparsed (wins over `logprobsContent`). */
+  logprobsContentJson?: string;
 }
 
 /** Text of a message `content`: strings as-is, all-text part lists joined, anything else JSON-encoded. */
@@ -155,6 +157,7 @@ export function callAttributes(request: CanonicalRequest, response: CanonicalRes
   }
   if (response.promptTokenIds !== null) attrs[ATTR_PROMPT_TOKEN_IDS] = response.promptTokenIds;
   if (response.responseTokenIds !== null) attrs[ATTR_RESPONSE_TOKEN_IDS] = response.responseTokenIds;
-  if (response.logprobsContent !== null) attrs[ATTR_LOGPROBS_CONTENT] = JSON.stringify(response.logprobsContent);
+  if (response.logprobsContentJson !== undefined) attrs[ATTR_LOGPROBS_CONTENT] = response.logprobsContentJson;
+  else if (response.logprobsContent !== null) attrs[ATTR_LOGPROBS_CONTENT] = JSON.stringify(response.logprobsContent);
   return attrs;
 }

@@ -11,6 +11,10 @@ class FailingSpanStore extends MemoryStore {
   override async addSpan(_span: SpanInput): Promise<Span | null> {
     throw new Error('disk full');
   }
+
+  override async addSpans(_spans: SpanInput[]): Promise<Span[]> {
+    throw new Error('disk full');
+  }
 }
 
 describe('gateway error mapping', () => {

@@ -12,6 +12,7 @@ import { handleLlmCall, type LlmCallContext } from './llm-call';
 import { handleModels } from './models-route';
 import { PauseController, type PauseState } from './pause-controller';
 import { handlePauseRoute } from './pause-routes';
+import { StoreBatcher } from './store-batcher';
 import { UpstreamClient } from './upstream-client';
 
 /** Options of {@link startGateway}. */
@@ -131,7 +132,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
   const upstream = new UpstreamClient({ timeoutMs: options.timeoutMs ?? 300_000, connectTimeoutMs: options.connectTimeoutMs ?? 10_000 });
   const ctx: LlmCallContext = {
-    store: options.store,
+    batcher: new StoreBatcher(options.store),
     resolver,
     upstream,
     pause,
@@ -145,8 +146,22 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     log,
   };
 
+  // Parsed paths, by pathname: a gateway sees a handful of rollout-scoped base URLs at a time (capped anyway).
+  const paths = new Map<string, ReturnType<typeof parseGatewayPath>>();
+  const pathOf = (pathname: string): ReturnType<typeof parseGatewayPath> => {
+    let path = paths.get(pathname);
+    if (path === undefined) {
+      path = parseGatewayPath(pathname);
+      if (paths.size >= 1024) paths.clear();
+      paths.set(pathname, path);
+    }
+    return path;
+  };
+
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const pathname = (req.url ?? '/').split('?')[0] ?? '/';
+    const url = req.url ?? '/';
+    const query = url.indexOf('?');
+    const pathname = query < 0 ? url : url.slice(0, query);
     if (pathname === '/healthz' || pathname === '/health') return sendJson(res, 200, { status: 'ok' });
     if (token !== null && !tokenMatches(token, req)) {
       return sendError(res, {
@@ -156,7 +171,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       });
     }
     if (pathname.startsWith('/proxy/') && !pathname.startsWith('/proxy/rollout/')) return handlePauseRoute(req, res, pathname, pause);
-    const path = parseGatewayPath(pathname);
+    const path = pathOf(pathname);
     if (path === null) {
       return sendError(res, { status: 404, errorType: 'not_found', detail: `No route ${req.method ?? ''} ${pathname}. LLM calls go to /v1/..., /rollout/{r}/attempt/{a}/v1/... or /proxy/rollout/{r}/attempt/{a}/mode/{train|val}/openai/v1/....` });
     }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ValidationError } from '@agl/core/errors';
+import { MAX_JSON_DEPTH, jsonDepth } from './json-depth';
 
 /** A JSON object as parsed from a request or response body. */
 export type JsonRecord = Record<string, unknown>;
@@ -19,23 +20,41 @@ export class BodyTooLargeError extends ValidationError {
 }
 
 /** Reads the whole request body, refusing more than `limitBytes`. */
-export async function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buf = chunk as Buffer;
-    size += buf.length;
-    if (size > limitBytes) throw new BodyTooLargeError(limitBytes);
-    chunks.push(buf);
-  }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limitBytes) {
+        req.off('data', onData);
+        req.resume();
+        reject(new BodyTooLargeError(limitBytes));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.once('error', reject);
+    req.once('close', () => {
+      if (!req.complete) reject(new ValidationError('The client closed the connection before the request body was complete.', [{ path: '', message: 'aborted' }], { status: 400 }));
+    });
+  });
 }
+
+const empty = (): ValidationError =>
+  new ValidationError('Request body is empty; send a JSON object (Content-Type: application/json).', [{ path: '', message: 'empty body' }], {
+    status: 400,
+  });
 
 /** Parses a request body as a JSON object, or throws a 400 `ValidationError` naming the problem. */
 export function parseJsonObject(body: Buffer): JsonRecord {
+  if (body.length === 0) throw empty();
   const text = body.toString('utf8');
-  if (text.trim() === '') {
-    throw new ValidationError('Request body is empty; send a JSON object (Content-Type: application/json).', [{ path: '', message: 'empty body' }], {
+  const depth = jsonDepth(text);
+  if (depth > MAX_JSON_DEPTH) {
+    throw new ValidationError(`Request body is nested ${depth} levels deep; the limit is ${MAX_JSON_DEPTH}. Send flatter JSON.`, [{ path: '', message: 'nested too deeply' }], {
       status: 400,
     });
   }
@@ -43,6 +62,7 @@ export function parseJsonObject(body: Buffer): JsonRecord {
   try {
     value = JSON.parse(text);
   } catch (err) {
+    if (text.trim() === '') throw empty();
     throw new ValidationError(`Request body is not valid JSON (${(err as Error).message}); send a JSON object.`, [{ path: '', message: 'invalid JSON' }], {
       status: 400,
     });
@@ -55,11 +75,13 @@ export function parseJsonObject(body: Buffer): JsonRecord {
   return value;
 }
 
-/** Sends a JSON body (a string is sent as-is). */
+/** Sends a JSON body (a string or bytes are sent as-is); `headers` is completed in place. */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
+  const payload = typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body);
+  headers['content-type'] = 'application/json';
+  headers['content-length'] = String(typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength);
+  res.writeHead(status, headers);
+  res.end(payload);
 }
 
 /** What {@link sendError} writes. */

@@ -1,5 +1,6 @@
+import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Clock, LightningStore } from '@agl/core/store';
+import type { Clock } from '@agl/core/store';
 import type { Dispatcher } from 'undici';
 import type { BackendResolver } from './backend-resolver';
 import { callAttributes, type CanonicalResponse } from './canonical-call';
@@ -7,11 +8,13 @@ import { sendCallError, storeFailure } from './call-errors';
 import { type AnthropicMode, type CallPlan, planCall, type TokenIdPolicy, type TrainOverrides, upstreamHeaders, validateBody } from './call-plan';
 import { canonicalRequestOf, canonicalResponseOf, clientBodyOf, spanNameOf, systemOf } from './call-shapes';
 import type { GatewayPath } from './gateway-path';
-import { isRecord, type JsonRecord, parseJsonObject, readBody, sendError, sendJson, writeChunk } from './http-io';
+import { isRecord, parseJsonObject, readBody, sendError, sendJson, writeChunk } from './http-io';
 import type { PauseController } from './pause-controller';
-import { newSpanId, parseTraceparent, recordCall } from './span-recorder';
+import { callSpan, newSpanId, parseTraceparent } from './span-recorder';
 import { SseParser } from './sse-parser';
+import type { StoreBatcher } from './store-batcher';
 import { streamHandlerFor } from './stream-handlers';
+import { decodeBody, parseUpstreamJson } from './upstream-json';
 import { toUpstreamError, type UpstreamClient } from './upstream-client';
 
 /** Response header with the sequence id of the stored span. */
@@ -21,7 +24,8 @@ export const HEADER_SPAN_ID = 'x-agl-span-id';
 
 /** What every LLM call needs from the gateway. */
 export interface LlmCallContext {
-  store: LightningStore;
+  /** Sequence ids and spans go to the store through this (batched per event-loop turn). */
+  batcher: StoreBatcher;
   resolver: BackendResolver;
   upstream: UpstreamClient;
   pause: PauseController;
@@ -44,6 +48,20 @@ interface Recording {
   req: IncomingMessage;
 }
 
+/**
+ * Cancels the backend request when the client goes away. undici takes an `EventEmitter` with `aborted` as a signal,
+ * which costs far less per call than an `AbortController`.
+ */
+class ClientGone extends EventEmitter {
+  aborted = false;
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit('abort');
+  }
+}
+
 /** Handles one LLM call end to end: pause check, validation, routing, forwarding, streaming and the span. */
 export async function handleLlmCall(ctx: LlmCallContext, req: IncomingMessage, res: ServerResponse, path: GatewayPath): Promise<void> {
   const startTime = ctx.clock.now();
@@ -57,30 +75,30 @@ export async function handleLlmCall(ctx: LlmCallContext, req: IncomingMessage, r
     });
     return;
   }
-  const abort = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) abort.abort();
+  const gone = new ClientGone();
+  res.once('close', () => {
+    if (!res.writableFinished) gone.abort();
   });
   try {
     const client = parseJsonObject(await readBody(req, ctx.maxBodyBytes));
     validateBody(path.api, client);
     let plan = await planCall({ req, path, body: client, resolver: ctx.resolver, tokenIds: ctx.tokenIds, anthropic: ctx.anthropic, trainOverrides: ctx.trainOverrides(), noAnthropic: ctx.noAnthropic });
     const sequenceId = allocateSequenceId(ctx, plan);
-    let upstream = await send(ctx, req, plan, abort.signal);
+    let upstream = await send(ctx, req, plan, gone);
     if (plan.kind === 'anthropic-passthrough' && ctx.anthropic === 'auto' && (upstream.statusCode === 404 || upstream.statusCode === 405)) {
       await upstream.body.dump();
       ctx.noAnthropic.add(plan.target.baseUrl);
       ctx.log(`backend ${plan.target.baseUrl} does not serve /messages (HTTP ${upstream.statusCode}); translating Anthropic calls to chat/completions from now on`);
       plan = await planCall({ req, path, body: client, resolver: ctx.resolver, tokenIds: ctx.tokenIds, anthropic: ctx.anthropic, trainOverrides: ctx.trainOverrides(), noAnthropic: ctx.noAnthropic, forceTranslate: true });
-      upstream = await send(ctx, req, plan, abort.signal);
+      upstream = await send(ctx, req, plan, gone);
     }
     const rec: Recording = { plan, sequenceId, spanId: newSpanId(), startTime, req };
     if (upstream.statusCode >= 400) return await passBackendError(ctx, res, plan, upstream);
-    const contentType = String(upstream.headers['content-type'] ?? '');
-    if (plan.stream && contentType.includes('text/event-stream')) return await streamCall(ctx, res, rec, upstream, client.model);
+    const contentType = upstream.headers['content-type'];
+    if (plan.stream && typeof contentType === 'string' && contentType.includes('text/event-stream')) return await streamCall(ctx, res, rec, upstream, client.model);
     return await jsonCall(ctx, res, rec, upstream, client.model);
   } catch (err) {
-    if (abort.signal.aborted) return;
+    if (gone.aborted) return;
     const sent = sendCallError(res, err);
     if (sent.status >= 500) ctx.log(`${req.method ?? ''} ${req.url ?? ''} → ${sent.status} ${sent.errorType}: ${sent.detail}`);
   } finally {
@@ -88,15 +106,17 @@ export async function handleLlmCall(ctx: LlmCallContext, req: IncomingMessage, r
   }
 }
 
+const ignore = (): undefined => undefined;
+
 /** Takes the span's sequence id from the store while the backend works, so it is known before the answer goes out. */
 function allocateSequenceId(ctx: LlmCallContext, plan: CallPlan): Promise<number> | null {
   if (!plan.scope) return null;
-  const promise = ctx.store.getNextSpanSequenceId(plan.scope.rolloutId, plan.scope.attemptId);
-  promise.catch(() => undefined);
+  const promise = ctx.batcher.nextSequenceId(plan.scope.rolloutId, plan.scope.attemptId);
+  promise.catch(ignore);
   return promise;
 }
 
-async function send(ctx: LlmCallContext, req: IncomingMessage, plan: CallPlan, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+async function send(ctx: LlmCallContext, req: IncomingMessage, plan: CallPlan, signal: ClientGone): Promise<Dispatcher.ResponseData> {
   return ctx.upstream.send({ url: plan.url, method: 'POST', headers: upstreamHeaders(req, plan), body: JSON.stringify(plan.prepared.body), signal });
 }
 
@@ -123,17 +143,19 @@ async function passBackendError(ctx: LlmCallContext, res: ServerResponse, plan: 
 async function record(ctx: LlmCallContext, rec: Recording, response: CanonicalResponse, sequenceId: number | null): Promise<void> {
   const scope = rec.plan.scope;
   if (!scope || sequenceId === null) return;
-  await recordCall(ctx.store, {
-    rolloutId: scope.rolloutId,
-    attemptId: scope.attemptId,
-    sequenceId,
-    spanId: rec.spanId,
-    name: spanNameOf(rec.plan.kind),
-    attributes: callAttributes(canonicalRequestOf(rec.plan), response, systemOf(rec.plan.kind)),
-    startTime: rec.startTime,
-    endTime: ctx.clock.now(),
-    parent: parseTraceparent(rec.req.headers.traceparent),
-  });
+  await ctx.batcher.addSpan(
+    callSpan({
+      rolloutId: scope.rolloutId,
+      attemptId: scope.attemptId,
+      sequenceId,
+      spanId: rec.spanId,
+      name: spanNameOf(rec.plan.kind),
+      attributes: callAttributes(canonicalRequestOf(rec.plan), response, systemOf(rec.plan.kind)),
+      startTime: rec.startTime,
+      endTime: ctx.clock.now(),
+      parent: parseTraceparent(rec.req.headers.traceparent),
+    }),
+  );
 }
 
 /** Records after the answer went out (`spanWrite: 'after-response'`): failures can only be logged. */
@@ -146,26 +168,30 @@ async function recordLate(ctx: LlmCallContext, rec: Recording, response: Canonic
 }
 
 async function jsonCall(ctx: LlmCallContext, res: ServerResponse, rec: Recording, upstream: Dispatcher.ResponseData, clientModel: unknown): Promise<void> {
-  const text = await ctx.upstream.readText(upstream, rec.plan.url);
-  if (!rec.plan.scope && !rec.plan.prepared.strip && rec.plan.kind !== 'anthropic-translate') {
-    sendJson(res, upstream.statusCode, text);
+  const plan = rec.plan;
+  const bytes = await ctx.upstream.readBytes(upstream, plan.url);
+  if (!plan.scope && !plan.prepared.strip && plan.kind !== 'anthropic-translate') {
+    sendJson(res, upstream.statusCode, bytes);
     return;
   }
-  let body: JsonRecord;
+  // The first choice's logprobs list is kept as the backend's text for the span, unless the client gets it back
+  // re-serialised (it asked for logprobs but the gateway strips the token ids it did not ask for).
+  const logprobsAsText = plan.kind === 'chat' && plan.scope !== null && !(plan.prepared.strip && plan.prepared.asked.logprobs);
+  let parsed: ReturnType<typeof parseUpstreamJson>;
   try {
-    const parsed: unknown = JSON.parse(text);
-    if (!isRecord(parsed)) throw new Error('not a JSON object');
-    body = parsed;
+    parsed = parseUpstreamJson(bytes, logprobsAsText);
   } catch (err) {
     sendError(res, {
       status: 502,
       errorType: 'upstream_invalid_response',
-      detail: `The model backend at ${rec.plan.url.origin} answered HTTP ${upstream.statusCode} with a body that is not a JSON object (${(err as Error).message}): ${text.slice(0, 200)}`,
+      detail: `The model backend at ${plan.url.origin} answered HTTP ${upstream.statusCode} with a body that is not a JSON object (${(err as Error).message}): ${decodeBody(bytes.subarray(0, 800)).slice(0, 200)}`,
     });
     return;
   }
-  const response = canonicalResponseOf(rec.plan.kind, body);
-  const clientBody = clientBodyOf(rec.plan, body, clientModel);
+  const body = parsed.body;
+  const response = canonicalResponseOf(plan.kind, body);
+  if (parsed.logprobsContentJson !== null) response.logprobsContentJson = parsed.logprobsContentJson;
+  const clientBody = clientBodyOf(plan, body, clientModel);
   let sequenceId: number | null = null;
   try {
     sequenceId = rec.sequenceId === null ? null : await rec.sequenceId;
@@ -177,7 +203,7 @@ async function jsonCall(ctx: LlmCallContext, res: ServerResponse, rec: Recording
     return;
   }
   const headers: Record<string, string> = sequenceId === null ? {} : { [HEADER_SEQUENCE_ID]: String(sequenceId), [HEADER_SPAN_ID]: rec.spanId };
-  sendJson(res, upstream.statusCode, clientBody ?? text, headers);
+  sendJson(res, upstream.statusCode, clientBody ?? bytes, headers);
   if (ctx.spanWrite === 'after-response') await recordLate(ctx, rec, response, sequenceId);
 }
 

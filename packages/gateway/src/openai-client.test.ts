@@ -50,7 +50,9 @@ describe('gateway with the openai npm client', () => {
       prompt_token_ids: toyChatPromptIds(messages),
       response_token_ids: toyTokenize('42'),
     });
-    expect(JSON.parse(span.attributes['logprobs.content'] as string)).toHaveLength(1);
+    const logprobs = JSON.parse(span.attributes['logprobs.content'] as string) as { token: string; logprob: number }[];
+    expect(logprobs.map((l) => l.token)).toEqual(['42']);
+    expect(logprobs[0]!.logprob).toBeLessThan(0);
     expect(JSON.stringify(span)).not.toContain(BACKEND_KEY);
     expect(JSON.stringify(span)).not.toContain('client-key-never-forwarded');
   });
@@ -60,7 +62,12 @@ describe('gateway with the openai npm client', () => {
     const res = (await client.chat.completions.create(body)) as unknown as Raw;
     expect(res.prompt_token_ids).toEqual(toyChatPromptIds([{ role: 'user', content: 'hello' }]));
     expect(res.choices[0]!.token_ids).toEqual(toyTokenize('Echo: hello'));
-    expect((res.choices[0]!.logprobs as { content: unknown[] }).content.length).toBeGreaterThan(0);
+    const content = (res.choices[0]!.logprobs as { content: unknown[] }).content;
+    expect(content.length).toBeGreaterThan(0);
+    // The client got the backend's bytes unchanged; the span holds the same logprobs list and token ids.
+    const span = (await spansOf(fx.store, fx.rollout.rolloutId)).at(-1)!;
+    expect(JSON.parse(span.attributes['logprobs.content'] as string)).toEqual(content);
+    expect(span.attributes.response_token_ids).toEqual(res.choices[0]!.token_ids);
   });
 
   it('streams with tool calls; the assembled span carries the tool call and all streamed token ids', async () => {

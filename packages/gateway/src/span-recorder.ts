@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type { Attributes, SpanInput } from '@agl/core/schema';
-import type { LightningStore } from '@agl/core/store';
 
 /** A W3C trace context taken from the client's `traceparent` header. */
 export interface TraceParent {
@@ -32,14 +31,36 @@ export interface RecordedCall {
   parent: TraceParent | null;
 }
 
+const POOL_BYTES = 4096;
+const pool = Buffer.alloc(POOL_BYTES);
+let poolOffset = POOL_BYTES;
+
+/** `bytes` random bytes as hex, never all zeros (W3C invalid); drawn from a pool refilled 4 KiB at a time. */
+function randomHex(bytes: number): string {
+  for (;;) {
+    if (poolOffset + bytes > POOL_BYTES) {
+      randomFillSync(pool);
+      poolOffset = 0;
+    }
+    const start = poolOffset;
+    poolOffset += bytes;
+    for (let i = start; i < poolOffset; i += 1) if (pool[i] !== 0) return pool.toString('hex', start, poolOffset);
+  }
+}
+
 /** A new random 16-hex span id. */
 export function newSpanId(): string {
-  return randomBytes(8).toString('hex');
+  return randomHex(8);
+}
+
+/** A new random 32-hex trace id. */
+export function newTraceId(): string {
+  return randomHex(16);
 }
 
 /** The store span of a call: a child of the client's trace when it sent `traceparent`, else a new trace root. */
 export function callSpan(call: RecordedCall): SpanInput {
-  const traceId = call.parent?.traceId ?? randomBytes(16).toString('hex');
+  const traceId = call.parent?.traceId ?? newTraceId();
   return {
     rolloutId: call.rolloutId,
     attemptId: call.attemptId,
@@ -60,7 +81,3 @@ export function callSpan(call: RecordedCall): SpanInput {
   };
 }
 
-/** Writes one complete call span. */
-export async function recordCall(store: LightningStore, call: RecordedCall): Promise<void> {
-  await store.addSpan(callSpan(call));
-}

@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import { UpstreamError } from '@agl/core/errors';
 import { Agent, type Dispatcher } from 'undici';
 
@@ -15,8 +16,12 @@ export interface UpstreamRequest {
   method: 'GET' | 'POST';
   headers: Record<string, string>;
   body?: string;
-  signal?: AbortSignal;
+  /** Cancels the request: an `AbortSignal`, or an `EventEmitter` with `aborted` that emits `abort` (undici takes both). */
+  signal?: AbortSignal | (EventEmitter & { readonly aborted: boolean });
 }
+
+/** Milliseconds taken off a backend's keep-alive hint before an idle connection is dropped (see the constructor). */
+export const KEEP_ALIVE_THRESHOLD_MS = 300;
 
 const RESET_CODES = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE']);
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
@@ -46,6 +51,18 @@ export function toUpstreamError(err: unknown, url: URL, timeoutMs: number): unkn
   });
 }
 
+const targets = new WeakMap<URL, { origin: string; path: string }>();
+
+/** Origin and path of a backend URL, computed once per URL object (the gateway reuses them). */
+function targetOf(url: URL): { origin: string; path: string } {
+  let target = targets.get(url);
+  if (target === undefined) {
+    target = { origin: url.origin, path: `${url.pathname}${url.search}` };
+    targets.set(url, target);
+  }
+  return target;
+}
+
 /** Keep-alive HTTP client for backends (undici `Agent`, one connection pool per origin). */
 export class UpstreamClient {
   readonly #agent: Agent;
@@ -56,6 +73,9 @@ export class UpstreamClient {
     this.#agent = new Agent({
       keepAliveTimeout: 60_000,
       keepAliveMaxTimeout: 600_000,
+      // undici subtracts this from the server's `Keep-Alive: timeout=N` hint; its 2 s default drops every connection to
+      // a backend that advertises 1 s (Node's test servers), i.e. one TCP connect per call. A reset on reuse is retried.
+      keepAliveTimeoutThreshold: KEEP_ALIVE_THRESHOLD_MS,
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
       connect: { timeout: options.connectTimeoutMs },
@@ -70,9 +90,10 @@ export class UpstreamClient {
   async send(request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
     for (let attempt = 0; ; attempt += 1) {
       try {
+        const target = targetOf(request.url);
         return await this.#agent.request({
-          origin: request.url.origin,
-          path: `${request.url.pathname}${request.url.search}`,
+          origin: target.origin,
+          path: target.path,
           method: request.method,
           headers: request.headers,
           body: request.body ?? null,
@@ -83,6 +104,15 @@ export class UpstreamClient {
         if (attempt === 0 && typeof code === 'string' && RESET_CODES.has(code) && !request.signal?.aborted) continue;
         throw toUpstreamError(err, request.url, this.#timeoutMs);
       }
+    }
+  }
+
+  /** Reads a whole response body as bytes, mapping a body timeout to an {@link UpstreamError}. */
+  async readBytes(response: Dispatcher.ResponseData, url: URL): Promise<Uint8Array> {
+    try {
+      return await response.body.bytes();
+    } catch (err) {
+      throw toUpstreamError(err, url, this.#timeoutMs);
     }
   }
 

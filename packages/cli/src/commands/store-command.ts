@@ -1,9 +1,8 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { LightningStore } from '@agl/core/store';
-import { MemoryStore } from '@agl/store';
-import { SqliteStore } from '@agl/store/sqlite';
 import { createStoreServer, DEFAULT_MAX_WAIT_SECONDS, DEFAULT_STORE_PORT } from '@agl/store/server';
 import { processIo, type CliIo } from './output';
+import { openServeStore } from './store-open';
+import { addStoreOpsCommands } from './store-ops-command';
 import { serveUntilSignal } from './serve-until-signal';
 
 /** Flags of `agl store serve`. */
@@ -17,6 +16,24 @@ export interface StoreServeFlags {
   requestTimeout: number;
   maxWait: number;
   corsOrigin?: string[];
+  /** PostgreSQL connections per server (with a postgres:// --db). */
+  pgPoolSize?: number;
+  /** One JSON log line per request on stderr. */
+  logJson?: boolean;
+  /** `--no-metrics` sets false. */
+  metrics?: boolean;
+  /** `--no-dashboard` sets false; default: serve @agl/dashboard's build at `/` when it exists. */
+  dashboard?: boolean;
+}
+
+/** The built dashboard of `@agl/dashboard`, or `null` when it is not installed or not built. */
+async function dashboardDir(): Promise<string | null> {
+  try {
+    const dashboard = await import('@agl/dashboard');
+    return dashboard.isDashboardBuilt() ? dashboard.dashboardAssetsDir : null;
+  } catch {
+    return null;
+  }
 }
 
 function parsePort(value: string): number {
@@ -36,10 +53,12 @@ function parsePositive(value: string): number {
  * stdout; on a signal it drains in-flight requests, then closes the database.
  */
 export async function serveStore(flags: StoreServeFlags, io: CliIo = processIo): Promise<void> {
-  const store: LightningStore = flags.memory ? new MemoryStore() : new SqliteStore({ path: flags.db });
+  const { store, label } = await openServeStore(flags);
   let server;
+  const staticDir = flags.dashboard === false ? null : await dashboardDir();
   try {
     server = await createStoreServer({
+      staticDir,
       store,
       host: flags.host,
       port: flags.port,
@@ -49,14 +68,20 @@ export async function serveStore(flags: StoreServeFlags, io: CliIo = processIo):
       maxWaitSeconds: flags.maxWait,
       corsOrigin: flags.corsOrigin ?? null,
       onWarning: (message) => io.err(`warning: ${message}`),
+      metrics: flags.metrics !== false,
+      requestLog: flags.logJson === true,
     });
   } catch (error) {
     await store.close();
     throw error;
   }
   io.out(`AGL_STORE_URL=${server.url}`);
-  io.out(`Dashboard: ${server.url}/ (the dashboard arrives in a later release; the API is at ${server.url}/v1/agl)`);
-  io.err(`agl store: serving ${flags.memory ? 'an in-memory store' : flags.db} on ${server.url}; Ctrl-C to stop.`);
+  io.out(
+    staticDir
+      ? `Dashboard: ${server.url}/ (the API is at ${server.url}/v1/agl)`
+      : `Dashboard: ${server.url}/ is off (${flags.dashboard === false ? '--no-dashboard' : 'build it: npm run build -w packages/dashboard'}); the API is at ${server.url}/v1/agl`,
+  );
+  io.err(`agl store: serving ${label} on ${server.url}; Ctrl-C to stop.`);
 
   await serveUntilSignal({
     io,
@@ -71,11 +96,11 @@ export async function serveStore(flags: StoreServeFlags, io: CliIo = processIo):
 
 /** `agl store serve`. */
 export function storeCommand(io: CliIo = processIo): Command {
-  const cmd = new Command('store').description('run an AGL store server');
+  const cmd = new Command('store').description('run an AGL store server, and export, import, prune or back up a store');
   cmd
     .command('serve')
     .description('serve a store over HTTP (Agent Lightning 0.3 protocol, OTLP/HTTP traces, AGL 1.0 events)')
-    .option('--db <path>', 'SQLite database file', './agl.sqlite')
+    .option('--db <path|url>', 'SQLite database file, or postgres://user:pass@host:port/db[?schema=name] for PostgreSQL', './agl.sqlite')
     .addOption(new Option('--memory', 'use an in-memory store (nothing is persisted)').conflicts('db'))
     .option('--host <host>', 'interface to bind (binding wider than loopback without --token logs a warning)', '127.0.0.1')
     .option('--port <port>', 'port; 0 picks a free one', parsePort, DEFAULT_STORE_PORT)
@@ -84,6 +109,11 @@ export function storeCommand(io: CliIo = processIo): Command {
     .option('--request-timeout <seconds>', 'longest time to receive and answer one request', parsePositive, 60)
     .option('--max-wait <seconds>', 'longest server-side wait of one long poll (clients loop)', parsePositive, DEFAULT_MAX_WAIT_SECONDS)
     .option('--cors-origin <origin...>', 'allow browser calls from these origins ("*" for any); CORS is off by default')
+    .option('--no-dashboard', 'do not serve the dashboard web app at / (served by default when @agl/dashboard is built)')
+    .option('--pg-pool-size <n>', 'PostgreSQL connections of this server (with a postgres:// --db)', parsePositive, 10)
+    .option('--log-json', 'write one JSON log line per request to stderr')
+    .option('--no-metrics', 'do not serve Prometheus metrics at /metrics')
     .action(async (flags: StoreServeFlags) => serveStore(flags, io));
+  addStoreOpsCommands(cmd, io);
   return cmd;
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { LightningStore } from '@agl/core';
+import { isPostgresUrl } from '@agl/store/ops';
 import { openStore, DEFAULT_STORE_PATH } from '@agl/trainer';
 
 /** `--store-url`, `--store`, `--token` on commands that read or write a store. */
@@ -13,14 +14,20 @@ export interface StoreFlags {
 export function withStoreFlags(cmd: Command): Command {
   return cmd
     .option('--store-url <url>', 'a running `agl store serve` (default: $AGL_STORE_URL)')
-    .option('--store <path>', `embedded SQLite store file (default: ${DEFAULT_STORE_PATH})`)
+    .option('--store <path|url>', `embedded SQLite store file, or a postgres:// URL (default: ${DEFAULT_STORE_PATH})`)
     .option('--token <token>', 'bearer token of the store server (default: $AGL_STORE_TOKEN)');
 }
 
-/** Open the store the flags select: `--store-url`/`$AGL_STORE_URL` over HTTP, else the SQLite file. */
+/** Open the store the flags select: `--store-url`/`$AGL_STORE_URL` over HTTP, else the SQLite file or PostgreSQL URL. */
 export async function openCliStore(flags: StoreFlags): Promise<{ store: LightningStore; close(): Promise<void> }> {
   const url = flags.storeUrl ?? process.env.AGL_STORE_URL;
   const token = flags.token || process.env.AGL_STORE_TOKEN || null;
-  const opened = await openStore({ store: url ?? flags.store ?? DEFAULT_STORE_PATH, token });
+  const target = url ?? flags.store ?? DEFAULT_STORE_PATH;
+  if (isPostgresUrl(target)) {
+    const { PostgresStore } = await import('@agl/store/postgres');
+    const store = await PostgresStore.open({ connectionString: target, poolSize: 2 });
+    return { store, close: () => store.close() };
+  }
+  const opened = await openStore({ store: target, token });
   return { store: opened.store, close: () => (opened.owned ? opened.store.close() : Promise.resolve()) };
 }

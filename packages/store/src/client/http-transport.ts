@@ -11,8 +11,13 @@ import {
 
 /** Retry and timeout settings of the HTTP transport (AGL 0.3 `LightningStoreClient` defaults). */
 export interface TransportOptions {
-  /** Server base URL, e.g. `http://127.0.0.1:4747`. */
+  /**
+   * Server base URL, e.g. `http://127.0.0.1:4747`. Several servers of one shared store (PostgreSQL behind several
+   * `agl store serve`) may be given comma-separated; the client fails over to the next when one cannot be reached.
+   */
   url: string;
+  /** More base URLs of the same store to fail over to (after those in `url`). */
+  fallbackUrls?: readonly string[];
   /** Bearer token, when the server requires one. */
   token?: string | null;
   /** Seconds to sleep before retries 1..n; default `[1, 2, 5]` (4 attempts). `[]` = a single attempt. */
@@ -49,6 +54,17 @@ export interface TransportRequest {
 
 const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** True when the error shows the request never reached a server (so no side effect can have happened). */
+function neverSent(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth += 1) {
+    const code = (e as { code?: string }).code;
+    if (code !== undefined && NEVER_SENT.has(code)) return true;
+  }
+  return false;
+}
+
 /** Parses an error answer into the typed AGL error the server raised, or an {@link HttpError}. */
 export function errorFromResponse(status: number, body: unknown): AglError {
   const record = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
@@ -77,7 +93,9 @@ export function errorFromResponse(status: number, body: unknown): AglError {
  * after a health probe, with backoff; other 4xx are raised at once; `retry: false` requests are tried once.
  */
 export class HttpTransport {
-  readonly baseUrl: string;
+  /** Every base URL, the current one at `#current`. */
+  readonly #urls: string[];
+  #current = 0;
   readonly #token: string | null;
   readonly #retryDelays: readonly number[];
   readonly #healthDelays: readonly number[];
@@ -87,7 +105,10 @@ export class HttpTransport {
   readonly #ownsDispatcher: boolean;
 
   constructor(options: TransportOptions) {
-    this.baseUrl = options.url.replace(/\/+$/, '');
+    this.#urls = [...options.url.split(','), ...(options.fallbackUrls ?? [])]
+      .map((u) => u.trim().replace(/\/+$/, ''))
+      .filter((u) => u !== '');
+    if (this.#urls.length === 0) this.#urls.push(options.url);
     this.#token = options.token ?? null;
     this.#retryDelays = options.retryDelays ?? [1, 2, 5];
     this.#healthDelays = options.healthRetryDelays ?? [0.1, 0.2, 0.5];
@@ -97,6 +118,23 @@ export class HttpTransport {
     this.#dispatcher =
       options.dispatcher ??
       new Agent({ keepAliveTimeout: 60_000, connect: { timeout: options.connectTimeoutMs ?? 5_000 }, connections: 16 });
+  }
+
+  /** The base URL in use (the first one that answered, after a failover the next). */
+  get baseUrl(): string {
+    return this.#urls[this.#current]!;
+  }
+
+  /** Every configured base URL. */
+  get urls(): readonly string[] {
+    return this.#urls;
+  }
+
+  /** Moves to the next base URL; false when there is only one. */
+  #failover(): boolean {
+    if (this.#urls.length < 2) return false;
+    this.#current = (this.#current + 1) % this.#urls.length;
+    return true;
   }
 
   async #send(request: TransportRequest): Promise<TransportResponse> {
@@ -128,17 +166,21 @@ export class HttpTransport {
     return { status: response.statusCode, body, headers: response.headers };
   }
 
-  /** True when `GET /v1/agl/health` answers 200 within the health probe schedule (or when probing is off). */
+  /** True when `GET /v1/agl/health` of some base URL answers 200 within the probe schedule (or when probing is off). */
   async healthy(): Promise<boolean> {
     if (this.#healthDelays.length === 0) return true;
     const delays = [0, ...this.#healthDelays];
     for (const delay of delays) {
       if (delay > 0) await this.#sleep(delay * 1000);
-      try {
-        const response = await this.#send({ method: 'GET', path: '/v1/agl/health', timeoutMs: 5_000 });
-        if (response.status === 200) return true;
-      } catch {
-        // probe again
+      // With several servers, any healthy one will do: probe each, and stay on the first that answers.
+      for (let k = 0; k < this.#urls.length; k += 1) {
+        try {
+          const response = await this.#send({ method: 'GET', path: '/v1/agl/health', timeoutMs: 5_000 });
+          if (response.status === 200) return true;
+        } catch {
+          // probe the next one, or again
+        }
+        this.#failover();
       }
     }
     return false;
@@ -148,13 +190,24 @@ export class HttpTransport {
   async call(request: TransportRequest): Promise<TransportResponse> {
     const delays = request.retry === false ? [0] : [0, ...this.#retryDelays];
     let lastError: AglError | null = null;
+    // Failovers to the other servers happen at once, without a backoff step; each URL at most once per step.
+    let failovers = 0;
     for (let i = 0; i < delays.length; i += 1) {
       const delay = delays[i]!;
-      if (delay > 0) await this.#sleep(delay * 1000);
+      if (delay > 0 && failovers === 0) await this.#sleep(delay * 1000);
       let response: TransportResponse;
       try {
         response = await this.#send(request);
       } catch (error) {
+        // A request that never reached a server (refused, unknown host, connect timeout) is safe to send elsewhere,
+        // even a dequeue; any other failure of a one-shot request might have been applied, so it is not re-sent.
+        const safe = request.retry !== false || neverSent(error);
+        if (safe && failovers < this.#urls.length - 1 && this.#failover()) {
+          failovers += 1;
+          i -= 1;
+          continue;
+        }
+        failovers = 0;
         lastError = new ConnectionError(
           `${this.baseUrl}${request.path}`,
           `Could not reach the AGL store at ${this.baseUrl} (${request.method} ${request.path}): ${(error as Error).message}. ` +
@@ -168,6 +221,13 @@ export class HttpTransport {
       const error = errorFromResponse(response.status, response.body);
       if (response.status !== 408 && response.status < 500) throw error;
       lastError = error;
+      // A draining server (503) or one whose database is down (5xx): the next server may answer.
+      if (request.retry !== false && failovers < this.#urls.length - 1 && this.#failover()) {
+        failovers += 1;
+        i -= 1;
+        continue;
+      }
+      failovers = 0;
       if (i < delays.length - 1 && !(await this.healthy())) break;
     }
     throw lastError ?? new HttpError(0, 'no attempt was made');

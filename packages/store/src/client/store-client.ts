@@ -7,6 +7,7 @@ import {
   Span,
   Worker,
   camelToSnake,
+  fromWire,
   parseWire,
   snakeToCamel,
   toWire,
@@ -28,6 +29,7 @@ import {
   type StoreCapabilities,
   type StoreStatistics,
 } from '@agl/core/store';
+import { fastParseSpan } from '../engine/fast-span';
 import { HttpTransport, type TransportOptions, type TransportResponse } from './http-transport';
 
 /** Options of {@link StoreClient}: the transport's plus the long-poll chunk and warnings. */
@@ -52,7 +54,8 @@ const readAttempted = (value: unknown): AttemptedRollout => parseWire(AttemptedR
 const readAttempt = (value: unknown): Attempt => parseWire(Attempt, 'attempt', value, 'attempt');
 const readWorker = (value: unknown): Worker => parseWire(Worker, 'worker', value, 'worker');
 const readResources = (value: unknown): ResourcesUpdate => parseWire(ResourcesUpdate, 'resourcesUpdate', value, 'resources');
-const readSpan = (value: unknown): Span => parseWire(Span, 'span', value, 'span');
+// Spans come back by the thousand (addSpans echoes, querySpans): the zod-equivalent fast path first, zod for errors.
+const readSpan = (value: unknown): Span => fastParseSpan(fromWire('span', value)) ?? parseWire(Span, 'span', value, 'span');
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
 function readPage<T>(value: unknown, read: (item: unknown) => T, askedLimit: number | undefined): PaginatedResult<T> {

@@ -1,5 +1,6 @@
 import { NotFoundError } from '@agl/core/errors';
 import type { Attempt, ResourcesUpdate, Rollout, RolloutStatus, Span, Worker } from '@agl/core/schema';
+import { cloneData } from '../engine/clone-data';
 import type { StoreStorage } from '../engine/storage';
 
 /** Span eviction settings of {@link MemoryStorage} (AGL 0.3 §2.9). */
@@ -176,7 +177,7 @@ export class MemoryStorage implements StoreStorage {
       const key = spanKey(span);
       if (bucket.has(key)) continue;
       const target = bucket;
-      target.set(key, clone(span));
+      target.set(key, cloneData(span));
       this.#spanCount += 1;
       const bytes = this.#eviction ? (this.#eviction.spanSizeEstimator ?? ((s: Span) => JSON.stringify(s).length))(span) : 0;
       this.#spanBytes.set(span.rolloutId, (this.#spanBytes.get(span.rolloutId) ?? 0) + bytes);
@@ -224,7 +225,7 @@ export class MemoryStorage implements StoreStorage {
       );
     }
     const out: Span[] = [];
-    for (const span of bucket?.values() ?? []) if (attemptId === null || span.attemptId === attemptId) out.push(clone(span));
+    for (const span of bucket?.values() ?? []) if (attemptId === null || span.attemptId === attemptId) out.push(cloneData(span));
     return out;
   }
 

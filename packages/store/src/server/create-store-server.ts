@@ -4,13 +4,18 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { UserError, ValidationError } from '@agl/core/errors';
 import { systemClock, type Clock, type LightningStore } from '@agl/core/store';
 import { HTTP_ERROR_TYPES, toErrorReply } from './http-errors';
+import { MAX_JSON_DEPTH, jsonDepth } from './json-depth';
 import { API_PREFIX, sendJson, type RouteContext } from './route-context';
 import { registerEventRoutes } from './routes/event-routes';
+import { registerExtRoutes } from './routes/ext-routes';
+import { isStaticAppRequest, registerStaticRoutes } from './routes/ext-static-routes';
 import { registerMiscRoutes } from './routes/misc-routes';
 import { otlpRoutesPlugin } from './routes/otlp-routes';
 import { registerResourceWorkerRoutes } from './routes/resource-worker-routes';
 import { registerRolloutRoutes } from './routes/rollout-routes';
 import { registerSpanRoutes } from './routes/span-routes';
+import { registerMetricsRoute } from './metrics';
+import { registerRequestLog, type RequestLogOption } from './request-log';
 
 /** Default request body limit: 32 MiB. */
 export const DEFAULT_BODY_LIMIT = 32 * 1024 * 1024;
@@ -43,8 +48,17 @@ export interface StoreServerOptions {
   closeStore?: boolean;
   /** Fastify logger option; default off. */
   logger?: FastifyServerOptions['logger'];
+  /**
+   * A directory of static files (the built dashboard) served publicly at `/`, with `index.html` as the fallback for
+   * client-side routes; the API under `/v1` stays token-protected. Off when absent.
+   */
+  staticDir?: string | null;
   /** Receives warnings (wide bind without token); default `process.emitWarning`. */
   onWarning?: (message: string) => void;
+  /** Serve Prometheus metrics at `GET /metrics` (behind the token when one is set); default true. */
+  metrics?: boolean;
+  /** One structured JSON log line per request: `true` = stderr, or a function receiving each line; default off. */
+  requestLog?: RequestLogOption;
 }
 
 /** A running store server. */
@@ -126,12 +140,23 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // Errors fastify raises before routing (a malformed percent-encoding in the path) get the same JSON body.
+    frameworkErrors: (error, _request, reply) => {
+      const mapped = toErrorReply(error, { bodyLimit });
+      const detail = error.code === 'FST_ERR_BAD_URL' ? `${mapped.body.detail}: percent-encode ids in the URL path (encodeURIComponent).` : mapped.body.detail;
+      return sendJson(reply, mapped.status, { ...mapped.body, detail });
+    },
   });
 
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
+    const depth = jsonDepth(text);
+    if (depth > MAX_JSON_DEPTH) {
+      const detail = `JSON body is nested ${depth} levels deep; the limit is ${MAX_JSON_DEPTH}. Send flatter data (e.g. a JSON string for deep structures).`;
+      return done(new ValidationError(detail, [{ path: '(body)', message: 'nested too deeply' }], { status: 400 }), undefined);
+    }
     try {
       done(null, JSON.parse(text));
     } catch (error) {
@@ -160,6 +185,8 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
     const expected = digest(`Bearer ${token}`);
     app.addHook('onRequest', async (request, reply) => {
       if (request.method === 'OPTIONS' || request.url.split('?')[0] === `${API_PREFIX}/health`) return;
+      // Public only when the static catch-all matched: the raw URL can disguise an API route (`/%76%31/agl/...`).
+      if (options.staticDir && request.routeOptions.url === '/*' && isStaticAppRequest(request.method, request.url)) return;
       const header = request.headers.authorization?.trim() || undefined;
       if (header === undefined || !timingSafeEqual(digest(header), expected)) {
         return sendJson(reply.header('www-authenticate', 'Bearer'), 401, {
@@ -205,11 +232,15 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
     }),
   );
 
+  if (options.metrics !== false) registerMetricsRoute(app, { store: options.store, now: () => ctx.clock.now() });
+  registerRequestLog(app, options.requestLog ?? false);
   registerMiscRoutes(app, ctx);
   registerRolloutRoutes(app, ctx);
   registerSpanRoutes(app, ctx);
   registerResourceWorkerRoutes(app, ctx);
   registerEventRoutes(app, ctx);
+  registerExtRoutes(app, ctx);
+  if (options.staticDir) registerStaticRoutes(app, options.staticDir);
   await app.register(otlpRoutesPlugin(ctx, bodyLimit));
 
   await app.listen({ host, port: options.port ?? DEFAULT_STORE_PORT });

@@ -12,3 +12,8 @@ export { API_PREFIX } from './route-context';
 export { WAIT_PENDING_HEADER, WAIT_CLOSING_HEADER } from './routes/misc-routes';
 export { ATTR_EVENT_TYPE, ATTR_EVENT_DATA } from './routes/event-routes';
 export { SORT_FIELDS } from './request-schemas';
+export { EXT_PREFIX, EXT_ROLLOUT_SORT_FIELDS } from './routes/ext-routes';
+export { maskSecret, maskSecrets } from './routes/ext-mask-secrets';
+export { isStaticAppRequest } from './routes/ext-static-routes';
+export { StoreMetrics, registerMetricsRoute } from './metrics';
+export { registerRequestLog, type RequestLogLine, type RequestLogOption } from './request-log';

@@ -2,6 +2,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WireTool } from '../chat/chat-types';
+import type { TinyConfig } from '../model/tiny-config';
 import { initWeights, type TinyWeights } from '../model/tiny-weights';
 import { WeightStore } from '../model/weight-store';
 import { TinyTokenizer } from '../tokenizer/tiny-tokenizer';
@@ -38,9 +39,9 @@ export const TOOL_EXAMPLES: SftExample[] = [
 ];
 
 /** Random weights of the test shape. */
-export function randomTestWeights(seed: number): TinyWeights {
+export function randomTestWeights(seed: number, config: Partial<TinyConfig> = {}): TinyWeights {
   const tok = new TinyTokenizer();
-  return initWeights({ config: { ...TEST_CONFIG, vocabSize: tok.vocabSize }, tokenizer: tok.spec, seed });
+  return initWeights({ config: { ...TEST_CONFIG, vocabSize: tok.vocabSize, ...config }, tokenizer: tok.spec, seed });
 }
 
 /** Trains the test model on {@link TOOL_EXAMPLES} until it has memorised them. */

@@ -33,6 +33,28 @@ describe('InferenceModel (KV cache) against the tfjs training graph', () => {
     expect(out.tokens[0]!.top[0]![1]).toBeGreaterThanOrEqual(out.tokens[0]!.top[1]![1]);
   });
 
+  it('with the token-shift embedding: cached generation, logprobs and batching match the tfjs graph', async () => {
+    const shifted = randomTestWeights(12, { prevTokenEmbedding: true });
+    expect(Object.keys(shifted.params)).toContain('prev_emb');
+    const m = new InferenceModel(shifted);
+    const core = await TrainerCore.create({ weights: shifted });
+    const out = generateSync(m, { ...greedy, temperature: 1, seed: 9 });
+    const [lp] = core.responseLogprobs([{ promptTokenIds: prompt, responseTokenIds: out.tokens.map((t) => t.id) }]);
+    out.tokens.forEach((t, i) => expect(t.logprob).toBeCloseTo(lp![i]!, 4));
+    // A cache continued token by token (lastToken carried across calls and clones) equals one prefill.
+    const a = m.newCache();
+    m.prefill(a, prompt.slice(0, 3));
+    const b = a.clone(shifted.config);
+    const stepwise = m.prefill(b, prompt.slice(3));
+    const whole = m.prefill(m.newCache(), prompt);
+    const full = core.nextTokenLogits(prompt);
+    core.dispose();
+    for (let v = 0; v < whole.length; v += 13) {
+      expect(stepwise[v]).toBeCloseTo(whole[v]!, 5);
+      expect(whole[v]).toBeCloseTo(full[v]!, 4);
+    }
+  });
+
   it('gives the same logits for a batch of sequences as for each one alone', () => {
     const a = model.newCache();
     const b = model.newCache();

@@ -8,6 +8,8 @@ export class KvCache {
   readonly values: Float32Array[];
   /** Number of positions stored. */
   length = 0;
+  /** The last token appended (-1 when empty), for the token-shift embedding. */
+  lastToken = -1;
 
   constructor(config: TinyConfig) {
     const size = config.maxSeqLen * config.dModel;
@@ -24,6 +26,7 @@ export class KvCache {
       c.values[l]!.set(this.values[l]!.subarray(0, used));
     }
     c.length = this.length;
+    c.lastToken = this.lastToken;
     return c;
   }
 }
@@ -54,6 +57,7 @@ export class InferenceModel {
   readonly config: TinyConfig;
   readonly #tokEmb: Float32Array;
   readonly #posEmb: Float32Array;
+  readonly #prevEmb: Float32Array | null;
   readonly #normF: Float32Array;
   readonly #layers: LayerParams[];
 
@@ -66,6 +70,7 @@ export class InferenceModel {
     };
     this.#tokEmb = p('tok_emb');
     this.#posEmb = p('pos_emb');
+    this.#prevEmb = this.config.prevTokenEmbedding ? p('prev_emb') : null;
     this.#normF = p('norm_f');
     this.#layers = Array.from({ length: this.config.nLayers }, (_, l) => ({
       norm1: p(`l${l}.norm1`),
@@ -98,7 +103,9 @@ export class InferenceModel {
     const n = rows.length;
     const hd = d / nHeads;
     const pos = new Int32Array(n);
+    const prevTok = new Int32Array(n);
     const next = new Map<KvCache, number>();
+    const last = new Map<KvCache, number>();
     rows.forEach((r, i) => {
       const p = next.get(r.cache) ?? r.cache.length;
       if (p >= maxSeqLen) {
@@ -108,13 +115,19 @@ export class InferenceModel {
         throw new UserError(`Token id ${r.token} is outside the vocabulary (size ${vocabSize}).`);
       }
       pos[i] = p;
+      prevTok[i] = last.get(r.cache) ?? r.cache.lastToken;
       next.set(r.cache, p + 1);
+      last.set(r.cache, r.token);
     });
     const x = new Float32Array(n * d);
     for (let i = 0; i < n; i++) {
       const t = rows[i]!.token * d;
       const q = pos[i]! * d;
       for (let j = 0; j < d; j++) x[i * d + j] = this.#tokEmb[t + j]! + this.#posEmb[q + j]!;
+      if (this.#prevEmb && prevTok[i]! >= 0) {
+        const u = prevTok[i]! * d;
+        for (let j = 0; j < d; j++) x[i * d + j]! += this.#prevEmb[u + j]!;
+      }
     }
     const h = new Float32Array(n * d);
     const qkv = new Float32Array(n * 3 * d);
@@ -175,6 +188,7 @@ export class InferenceModel {
       for (let k = 0; k < n * d; k++) x[k] = x[k]! + proj[k]!;
     }
     for (const [cache, p] of next) cache.length = p;
+    for (const [cache, t] of last) cache.lastToken = t;
     rmsNorm(x, this.#normF, h, n, d);
     const out: Float32Array[] = [];
     for (let i = 0; i < n; i++) {

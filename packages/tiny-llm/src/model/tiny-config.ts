@@ -14,6 +14,12 @@ export interface TinyConfig {
   dFF: number;
   /** Longest sequence (prompt + completion) in tokens; the size of the learned position table. */
   maxSeqLen: number;
+  /**
+   * Token shift: add a learned embedding of the previous token to each position's input (`prev_emb`). It hands every
+   * position its predecessor for free, which is what the "find the earlier occurrence, copy what followed" circuit
+   * needs, so a tiny model learns to copy numbers (tool results, arguments) in far fewer steps. Default false.
+   */
+  prevTokenEmbedding?: boolean;
 }
 
 /** Defaults: about 0.25 M parameters with the byte tokenizer. */
@@ -39,6 +45,7 @@ export function paramShapes(c: TinyConfig): ParamShape[] {
     { name: 'tok_emb', shape: [c.vocabSize, c.dModel], init: 'normal' },
     { name: 'pos_emb', shape: [c.maxSeqLen, c.dModel], init: 'normal' },
   ];
+  if (c.prevTokenEmbedding) out.push({ name: 'prev_emb', shape: [c.vocabSize, c.dModel], init: 'normal' });
   for (let l = 0; l < c.nLayers; l++) {
     out.push(
       { name: `l${l}.norm1`, shape: [c.dModel], init: 'ones' },
@@ -64,6 +71,9 @@ export function validateConfig(c: TinyConfig): void {
     if (!Number.isInteger(c[key]) || c[key] <= 0) {
       throw new UserError(`TinyConfig.${key} must be a positive integer, got ${String(c[key])}.`);
     }
+  }
+  if (c.prevTokenEmbedding !== undefined && typeof c.prevTokenEmbedding !== 'boolean') {
+    throw new UserError(`TinyConfig.prevTokenEmbedding must be true or false, got ${JSON.stringify(c.prevTokenEmbedding)}.`);
   }
   if (c.dModel % c.nHeads !== 0) {
     throw new UserError(`TinyConfig.dModel (${c.dModel}) must be divisible by nHeads (${c.nHeads}); pick nHeads that divides it.`);

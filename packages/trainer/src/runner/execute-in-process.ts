@@ -46,7 +46,10 @@ export async function executeInProcess(options: ExecuteInProcessOptions): Promis
   const onStop = (): void => abort.abort(options.signal.reason);
   options.signal.addEventListener('abort', onStop, { once: true });
   const timeoutSeconds = rollout.config.timeoutSeconds;
-  const timer = timeoutSeconds != null ? setTimeout(() => abort.abort(new Error(`attempt exceeded timeoutSeconds=${timeoutSeconds}`)), timeoutSeconds * 1000) : undefined;
+  // The store's watchdog counts timeoutSeconds from the attempt's start (the dequeue), and requeues the rollout then; stop
+  // the agent by the same deadline, so a retry never runs while this attempt still does.
+  const remainingMs = timeoutSeconds != null ? Math.max(0, timeoutSeconds - Math.max(0, options.clock.now() - rollout.attempt.startTime)) * 1000 : 0;
+  const timer = timeoutSeconds != null ? setTimeout(() => abort.abort(new Error(`attempt exceeded timeoutSeconds=${timeoutSeconds}`)), remainingMs) : undefined;
   const stopHeartbeat = startAttemptHeartbeat({ store, rolloutId, attemptId, intervalSeconds: options.heartbeatIntervalSeconds, clock: options.clock, logger });
 
   let result: unknown;

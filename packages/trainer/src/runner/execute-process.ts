@@ -93,7 +93,10 @@ export async function executeProcess(options: ExecuteProcessOptions): Promise<'s
     await store.updateAttempt(rolloutId, attemptId, { status: 'running', workerId }).catch(() => undefined);
     await callHook(logger, 'onTraceStart', hooks.onTraceStart, event);
     const env = processAgentEnv({ rollout, resources: options.resources, resourcesId: options.resourcesId, endpoints: options.endpoints });
-    result = await runProcess(agent, env, rollout.config.timeoutSeconds, options.signal);
+    // Counted from the attempt's start, like the store's watchdog (see execute-in-process.ts).
+    const timeoutSeconds = rollout.config.timeoutSeconds;
+    const remaining = timeoutSeconds == null ? null : Math.max(0.001, timeoutSeconds - Math.max(0, options.clock.now() - rollout.attempt.startTime));
+    result = await runProcess(agent, env, remaining, options.signal);
     if (result.exitCode !== 0) {
       const why = result.timedOut ? `was killed after timeoutSeconds=${rollout.config.timeoutSeconds}` : result.exitCode === null ? `was killed by ${result.signal ?? 'a signal'}` : `exited with code ${result.exitCode}`;
       error = new ProcessAgentError(`Process agent ${[agent.command, ...agent.args].join(' ')} ${why}. stderr (tail):\n${result.stderrTail}`);

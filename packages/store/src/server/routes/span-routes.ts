@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { Span, toWire } from '@agl/core/schema';
+import { Span, fromWire, toWire } from '@agl/core/schema';
+import { fastParseSpan } from '../../engine/fast-span';
 import {
   NextSequenceBatchBody,
   NextSequenceBody,
@@ -44,7 +45,8 @@ export function registerSpanRoutes(app: FastifyInstance, ctx: RouteContext): voi
 
   app.post(`${P}/spans/batch`, async (request, reply) => {
     const envelope = parseEnvelope(SpanBatchEnvelope, bodyObject(request.body, 'span batch', false), 'span batch');
-    const spans = envelope.spans.map((item, i) => parseWireAt(Span, 'span', item, `spans.${i}`, 'span batch'));
+    // The zod-equivalent fast path first (the hottest route); zod only for what it cannot vouch for, and for the error.
+    const spans = envelope.spans.map((item, i) => fastParseSpan(fromWire('span', item)) ?? parseWireAt(Span, 'span', item, `spans.${i}`, 'span batch'));
     const stored = spans.length === 0 ? [] : await ctx.store.addSpans(spans);
     return sendJson(reply, 201, toWire('span', stored));
   });

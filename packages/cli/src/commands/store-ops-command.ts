@@ -1,0 +1,76 @@
+import { type Command, InvalidArgumentError } from 'commander';
+import { UserError } from '@agl/core/errors';
+import { backupStore, exportStore, importStore, pruneStore } from '@agl/store/ops';
+import { processIo, type CliIo } from './output';
+
+const DB_HELP = 'the store: a SQLite file or a postgres:// URL (?schema=name selects the schema)';
+
+function parseCount(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('use a whole number ≥ 0.');
+  return Number(value);
+}
+
+function parseDate(value: string): Date {
+  const date = new Date(/^\d+(\.\d+)?$/.test(value) ? Number(value) * 1000 : value);
+  if (Number.isNaN(date.getTime())) throw new InvalidArgumentError('use an ISO date (2026-01-31, 2026-01-31T12:00:00Z) or epoch seconds.');
+  return date;
+}
+
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** `agl store export|import|prune|backup`: offline operations for long runs, on SQLite files and PostgreSQL. */
+export function addStoreOpsCommands(cmd: Command, io: CliIo = processIo): void {
+  cmd
+    .command('export')
+    .description('write the whole store to a portable JSON Lines dump (any backend; loads with `agl store import`)')
+    .option('--db <path|url>', DB_HELP, './agl.sqlite')
+    .requiredOption('--out <file>', 'dump file to write (.jsonl)')
+    .action(async (opts: { db: string; out: string }) => {
+      const c = await exportStore({ db: opts.db, out: opts.out });
+      io.out(
+        `exported ${plural(c.rollouts, 'rollout')}, ${plural(c.attempts, 'attempt')}, ${plural(c.spans, 'span')}, ` +
+          `${plural(c.resources, 'resource version')}, ${plural(c.workers, 'worker')} to ${opts.out}`,
+      );
+    });
+
+  cmd
+    .command('import')
+    .description('load a dump into an empty store, in one transaction (e.g. SQLite → PostgreSQL migration)')
+    .option('--db <path|url>', `${DB_HELP}; must be empty`, './agl.sqlite')
+    .requiredOption('--in <file>', 'dump written by `agl store export`')
+    .action(async (opts: { db: string; in: string }) => {
+      const c = await importStore({ db: opts.db, in: opts.in });
+      io.out(
+        `imported ${plural(c.rollouts, 'rollout')}, ${plural(c.attempts, 'attempt')}, ${plural(c.spans, 'span')}, ` +
+          `${plural(c.resources, 'resource version')}, ${plural(c.workers, 'worker')} (${c.queued} queued)`,
+      );
+    });
+
+  cmd
+    .command('prune')
+    .description('retention: delete finished rollouts (with their attempts and spans); queued and running ones stay')
+    .option('--db <path|url>', DB_HELP, './agl.sqlite')
+    .option('--before <date>', 'delete finished rollouts that ended before this date', parseDate)
+    .option('--keep-last <n>', 'keep the newest n rollouts, delete older finished ones', parseCount)
+    .option('--dry-run', 'only count what would be deleted')
+    .action(async (opts: { db: string; before?: Date; keepLast?: number; dryRun?: boolean }) => {
+      if ((opts.before === undefined) === (opts.keepLast === undefined)) {
+        throw new UserError('agl store prune needs exactly one of --before <date> or --keep-last <n>.');
+      }
+      const r = await pruneStore({ db: opts.db, before: opts.before, keepLast: opts.keepLast, dryRun: opts.dryRun });
+      io.out(
+        `${opts.dryRun ? 'would delete' : 'deleted'} ${plural(r.rollouts, 'rollout')}, ${plural(r.attempts, 'attempt')}, ${plural(r.spans, 'span')}`,
+      );
+    });
+
+  cmd
+    .command('backup')
+    .description("SQLite: an online backup (safe while servers write); PostgreSQL: prints the pg_dump commands")
+    .option('--db <path|url>', DB_HELP, './agl.sqlite')
+    .requiredOption('--out <file>', 'backup file to write (never overwritten)')
+    .action(async (opts: { db: string; out: string }) => {
+      const r = await backupStore({ db: opts.db, out: opts.out });
+      if (r.kind === 'postgres') io.out(r.guidance);
+      else io.out(`backed up ${opts.db} to ${r.out} (${r.pages} pages)`);
+    });
+}

@@ -1,0 +1,85 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+
+/** The monorepo root. */
+export const ROOT = resolve(import.meta.dirname, '../../..');
+/** This package. */
+export const PACKAGE_DIR = resolve(import.meta.dirname, '..');
+
+/** Path of Debian's chromium (`which chromium`), or `null`. */
+export function findChromium(): string | null {
+  const found = spawnSync('which', ['chromium'], { encoding: 'utf8' });
+  const path = found.status === 0 ? found.stdout.trim() : '';
+  return path !== '' && existsSync(path) ? path : null;
+}
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(full));
+    else if (!entry.name.includes('.test.')) newest = Math.max(newest, statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds the web app (vite) when dist/app is missing or older than src/app. */
+export function ensureDashboardBuilt(): void {
+  const index = join(PACKAGE_DIR, 'dist', 'app', 'index.html');
+  if (existsSync(index) && statSync(index).mtimeMs >= newestMtime(join(PACKAGE_DIR, 'src', 'app'))) return;
+  const vite = join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js');
+  const built = spawnSync(process.execPath, [vite, 'build', '--logLevel', 'warn'], { cwd: PACKAGE_DIR, encoding: 'utf8' });
+  if (built.status !== 0) throw new Error(`vite build of the dashboard failed:\n${built.stdout}\n${built.stderr}`);
+}
+
+/** Runs the `agl` CLI from source; resolves with its exit code and output. */
+export function runAgl(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ['--conditions=@agl/source', '--import', 'tsx', 'packages/cli/src/bin.ts', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+/** A running `agl store serve`. */
+export interface ServedStore {
+  url: string;
+  /** Its stdout lines so far. */
+  lines: string[];
+  stop(): Promise<void>;
+}
+
+/** Starts `agl store serve --db <db> --port 0 --token <token>` and waits for its `AGL_STORE_URL=` line. */
+export function serveStore(db: string, token: string): Promise<ServedStore> {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--conditions=@agl/source', '--import', 'tsx', 'packages/cli/src/bin.ts', 'store', 'serve', '--db', db, '--port', '0', '--token', token],
+    { cwd: ROOT, env: { ...process.env, AGL_STORE_TOKEN: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const lines: string[] = [];
+  const stop = () =>
+    new Promise<void>((done) => {
+      if (child.exitCode !== null) return done();
+      child.once('close', () => done());
+      child.kill('SIGTERM');
+    });
+  return new Promise((done, fail) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      lines.push(line);
+      const m = /^AGL_STORE_URL=(\S+)/.exec(line);
+      if (m) done({ url: m[1]!, lines, stop });
+    });
+    child.once('close', (code) => fail(new Error(`agl store serve exited with ${code} before printing its URL:\n${stderr}`)));
+  });
+}

@@ -1,0 +1,211 @@
+/**
+ * A strict, allocation-free JSON scanner over UTF-8 bytes: it finds where a value sits in a JSON text without decoding
+ * or building it. The gateway uses it to take a backend answer's `logprobs.content` list (most of the bytes of a
+ * training call's answer) out of the body as-is, so that list is neither parsed into objects nor serialised again for
+ * the span. JSON's structure is ASCII, so multi-byte UTF-8 sequences can only sit inside strings, where any byte from
+ * 0x20 up is taken as it is (decoding happens later, exactly as for the whole body).
+ *
+ * Reads past the end give `undefined`, which fails every comparison below, so running off the end is "invalid".
+ */
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+/** Deepest nesting {@link scanValue} follows; deeper values count as invalid (callers then parse normally). */
+export const MAX_SCAN_DEPTH = 128;
+const containers = new Uint8Array(MAX_SCAN_DEPTH);
+
+function isHex(c: number | undefined): boolean {
+  if (c === undefined) return false;
+  return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+}
+
+/** Index of the first non-whitespace character at or after `i`. */
+export function skipWhitespace(b: Uint8Array, i: number): number {
+  for (;;) {
+    const c = b[i];
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return i;
+    i += 1;
+  }
+}
+
+/** 1 for the bytes that stand for themselves inside a JSON string (not a quote, a backslash or a control character). */
+const PLAIN = new Uint8Array(256);
+for (let c = 0x20; c < 256; c += 1) PLAIN[c] = c === QUOTE || c === BACKSLASH ? 0 : 1;
+
+/** End (exclusive) of the string starting at `i` (a `"`), or -1 when it is not a valid JSON string. */
+function scanString(b: Uint8Array, i: number): number {
+  const n = b.length;
+  i += 1;
+  for (;;) {
+    while (i < n && PLAIN[b[i]!] === 1) i += 1;
+    if (i >= n) return -1;
+    const c = b[i];
+    if (c === QUOTE) return i + 1;
+    if (c !== BACKSLASH) return -1; // a control character
+    const e = b[i + 1];
+    if (e === 0x75) {
+      if (!isHex(b[i + 2]) || !isHex(b[i + 3]) || !isHex(b[i + 4]) || !isHex(b[i + 5])) return -1;
+      i += 6;
+    } else if (e === QUOTE || e === BACKSLASH || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) i += 2;
+    else return -1;
+  }
+}
+
+function scanDigits(b: Uint8Array, i: number): number {
+  const start = i;
+  for (;;) {
+    const c = b[i];
+    if (c === undefined || c < 0x30 || c > 0x39) break;
+    i += 1;
+  }
+  return i === start ? -1 : i;
+}
+
+/** End of the number starting at `i`, or -1. */
+function scanNumber(b: Uint8Array, i: number): number {
+  if (b[i] === 0x2d) i += 1;
+  if (b[i] === 0x30) i += 1;
+  else if ((i = scanDigits(b, i)) < 0) return -1;
+  if (b[i] === 0x2e && (i = scanDigits(b, i + 1)) < 0) return -1;
+  const e = b[i];
+  if (e === 0x65 || e === 0x45) {
+    i += 1;
+    const sign = b[i];
+    if (sign === 0x2b || sign === 0x2d) i += 1;
+    if ((i = scanDigits(b, i)) < 0) return -1;
+  }
+  return i;
+}
+
+/** End of the object key plus colon at `i` (whitespace after the colon skipped), or -1. */
+function scanKey(b: Uint8Array, i: number): number {
+  if (b[i] !== QUOTE || (i = scanString(b, i)) < 0) return -1;
+  i = skipWhitespace(b, i);
+  return b[i] === COLON ? skipWhitespace(b, i + 1) : -1;
+}
+
+/**
+ * End (exclusive) of the JSON value that starts at `i` (after optional whitespace), or -1 when the text there is not
+ * a valid JSON value (or nests deeper than {@link MAX_SCAN_DEPTH}). Iterative: no recursion, no allocation.
+ */
+export function scanValue(b: Uint8Array, i: number): number {
+  let depth = 0;
+  i = skipWhitespace(b, i);
+  for (;;) {
+    // One value at i.
+    const c = b[i];
+    if (c === QUOTE) {
+      if ((i = scanString(b, i)) < 0) return -1;
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      i = skipWhitespace(b, i + 1);
+      if (b[i] === (c === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) i += 1;
+      else {
+        if (depth === MAX_SCAN_DEPTH) return -1;
+        containers[depth] = c;
+        depth += 1;
+        if (c === OPEN_OBJECT && (i = scanKey(b, i)) < 0) return -1;
+        continue;
+      }
+    } else if (c === 0x74) {
+      if (b[i + 1] !== 0x72 || b[i + 2] !== 0x75 || b[i + 3] !== 0x65) return -1;
+      i += 4;
+    } else if (c === 0x66) {
+      if (b[i + 1] !== 0x61 || b[i + 2] !== 0x6c || b[i + 3] !== 0x73 || b[i + 4] !== 0x65) return -1;
+      i += 5;
+    } else if (c === 0x6e) {
+      if (b[i + 1] !== 0x75 || b[i + 2] !== 0x6c || b[i + 3] !== 0x6c) return -1;
+      i += 4;
+    } else if ((i = scanNumber(b, i)) < 0) return -1;
+    // After a value: a comma (next member or element) or the end of one or more containers.
+    for (;;) {
+      if (depth === 0) return i;
+      i = skipWhitespace(b, i);
+      const next = b[i];
+      const open = containers[depth - 1];
+      if (next === COMMA) {
+        i = skipWhitespace(b, i + 1);
+        if (open === OPEN_OBJECT && (i = scanKey(b, i)) < 0) return -1;
+        break;
+      }
+      if (next !== (open === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) return -1;
+      i += 1;
+      depth -= 1;
+    }
+  }
+}
+
+/** Where a value sits in a JSON text: bytes `start` to `end` (exclusive) are its JSON. */
+export interface JsonRange {
+  start: number;
+  end: number;
+}
+
+interface Found {
+  range: JsonRange | null;
+}
+
+/** True when the bytes at `at` spell the ASCII string `s`. */
+function isAscii(b: Uint8Array, at: number, s: string): boolean {
+  for (let j = 0; j < s.length; j += 1) if (b[at + j] !== s.charCodeAt(j)) return false;
+  return true;
+}
+
+function hasBackslash(b: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i += 1) if (b[i] === BACKSLASH) return true;
+  return false;
+}
+
+/**
+ * Scans the value at `i` (whitespace already skipped) like {@link scanValue}, following `path[k..]` into it and
+ * recording the range of the value at the end of the path in `found`. Returns the end of the value, or -1.
+ */
+function walk(b: Uint8Array, i: number, path: readonly (string | 0)[], k: number, found: Found): number {
+  if (k === path.length) {
+    const end = scanValue(b, i);
+    if (end >= 0) found.range = { start: i, end };
+    return end;
+  }
+  const step = path[k]!;
+  const c = b[i];
+  if (c !== (step === 0 ? OPEN_ARRAY : OPEN_OBJECT)) return scanValue(b, i);
+  const close = step === 0 ? CLOSE_ARRAY : CLOSE_OBJECT;
+  i = skipWhitespace(b, i + 1);
+  if (b[i] === close) return i + 1;
+  for (let index = 0; ; index += 1) {
+    let follow = step === 0 && index === 0;
+    if (step !== 0) {
+      const keyStart = i;
+      if ((i = scanKey(b, i)) < 0) return -1;
+      const keyEnd = b.lastIndexOf(QUOTE, i - 1);
+      // An escaped key might decode to the step; rather than decode it, give up (the caller then parses everything).
+      if (hasBackslash(b, keyStart + 1, keyEnd)) return -1;
+      follow = keyEnd - keyStart - 1 === step.length && isAscii(b, keyStart + 1, step);
+      // As in JSON.parse, the last duplicate member wins: forget what an earlier one held.
+      if (follow) found.range = null;
+    }
+    if ((i = follow ? walk(b, i, path, k + 1, found) : scanValue(b, i)) < 0) return -1;
+    i = skipWhitespace(b, i);
+    const next = b[i];
+    if (next === close) return i + 1;
+    if (next !== COMMA) return -1;
+    i = skipWhitespace(b, i + 1);
+  }
+}
+
+/**
+ * The range of the value at `path` in a JSON text (strings name object members, `0` the first array element), or
+ * `null` when it is absent, when the text is not valid JSON, or when a key on the way is escaped. One pass over the
+ * text; every value on the way is checked to be valid JSON but none is built.
+ */
+export function findJsonPath(b: Uint8Array, path: readonly (string | 0)[]): JsonRange | null {
+  const found: Found = { range: null };
+  const end = walk(b, skipWhitespace(b, 0), path, 0, found);
+  if (end < 0 || skipWhitespace(b, end) !== b.length) return null;
+  return found.range;
+}

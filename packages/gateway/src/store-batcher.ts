@@ -1,0 +1,101 @@
+import type { SpanInput } from '@agl/core/schema';
+import type { LightningStore } from '@agl/core/store';
+
+interface Pending<T, R> {
+  item: T;
+  resolve: (result: R) => void;
+  reject: (error: unknown) => void;
+}
+
+type SequencePair = readonly [rolloutId: string, attemptId: string];
+
+/**
+ * Coalesces the gateway's store traffic. The sequence ids and the spans that calls ask for in the same event-loop turn
+ * go to the store together, in one `getNextSpanSequenceIds` and one `addSpans` call (one transaction, or one HTTP
+ * request to a remote store), at the end of the turn (`setImmediate`), so batching adds no timer delay. A lone request
+ * uses the single-item method. When a batch fails, its items are retried one at a time, so a bad span (or a store
+ * error) fails only the calls it belongs to; span ids are unique, so a retried span is never stored twice.
+ */
+export class StoreBatcher {
+  readonly #store: LightningStore;
+  #ids: Pending<SequencePair, number>[] = [];
+  #spans: Pending<SpanInput, void>[] = [];
+  #scheduled = false;
+
+  constructor(store: LightningStore) {
+    this.#store = store;
+  }
+
+  /** The next sequence id of a rollout's span (taken from the store at the end of this event-loop turn). */
+  nextSequenceId(rolloutId: string, attemptId: string): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      this.#ids.push({ item: [rolloutId, attemptId], resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  /** Stores one complete span; resolves once it is in the store. */
+  addSpan(span: SpanInput): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#spans.push({ item: span, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(this.#flush);
+  }
+
+  readonly #flush = (): void => {
+    this.#scheduled = false;
+    const ids = this.#ids;
+    const spans = this.#spans;
+    this.#ids = [];
+    this.#spans = [];
+    if (ids.length > 0) void this.#flushIds(ids);
+    if (spans.length > 0) void this.#flushSpans(spans);
+  };
+
+  async #flushIds(batch: Pending<SequencePair, number>[]): Promise<void> {
+    if (batch.length > 1) {
+      try {
+        const ids = await this.#store.getNextSpanSequenceIds(batch.map((p) => p.item));
+        if (ids.length === batch.length) {
+          for (let i = 0; i < batch.length; i += 1) batch[i]!.resolve(ids[i]!);
+          return;
+        }
+      } catch {
+        // Retried one by one below, so each call gets its own error.
+      }
+    }
+    for (const p of batch) {
+      try {
+        p.resolve(await this.#store.getNextSpanSequenceId(p.item[0], p.item[1]));
+      } catch (err) {
+        p.reject(err);
+      }
+    }
+  }
+
+  async #flushSpans(batch: Pending<SpanInput, void>[]): Promise<void> {
+    if (batch.length > 1) {
+      try {
+        await this.#store.addSpans(batch.map((p) => p.item));
+        for (const p of batch) p.resolve();
+        return;
+      } catch {
+        // Retried one by one below (duplicates of spans a partial batch did store are skipped by the store).
+      }
+    }
+    for (const p of batch) {
+      try {
+        await this.#store.addSpan(p.item);
+        p.resolve();
+      } catch (err) {
+        p.reject(err);
+      }
+    }
+  }
+}

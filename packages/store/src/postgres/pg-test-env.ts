@@ -1,0 +1,67 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+/**
+ * The PostgreSQL the tests use: `AGL_TEST_PG_URL` (start one with `eval "$(tools/ci/start-postgres.sh)"`). Outside CI a
+ * missing or unreachable server skips the PostgreSQL tests with a message; with `CI=true` it fails them.
+ */
+export const PG_URL = process.env.AGL_TEST_PG_URL ?? '';
+
+async function probe(): Promise<string | null> {
+  if (PG_URL === '') return 'AGL_TEST_PG_URL is not set';
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return null;
+  } catch (error) {
+    return `cannot reach ${PG_URL}: ${(error as Error).message}`;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+const problem = await probe();
+const inCi = process.env.CI === 'true' || process.env.CI === '1';
+if (problem !== null && !inCi) {
+  process.stderr.write(`[agl] skipping PostgreSQL tests: ${problem}. Run: eval "$(tools/ci/start-postgres.sh)"\n`);
+}
+
+/** True when the PostgreSQL tests should run: a reachable server, or CI (where they then fail loudly). */
+export const PG_ENABLED = problem === null || inCi;
+/** Why PostgreSQL is unusable (null when it is fine); tests assert this is null so CI fails with the reason. */
+export const PG_PROBLEM = problem;
+
+/** A fresh schema name for one test. */
+export function freshSchema(prefix = 't'): string {
+  return `${prefix}_${randomBytes(6).toString('hex')}`;
+}
+
+/** Drops a test schema (and everything in it). */
+export async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  try {
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+const TABLES = ['rollouts', 'attempts', 'spans', 'span_sequence_ids', 'rollout_queue', 'resources', 'workers', 'store_meta'];
+
+/**
+ * Empties a migrated test schema (identities restarted), so a test starts from a store as fresh as a new schema
+ * without paying for the migration DDL each time. Does nothing when the schema does not exist yet.
+ */
+export async function emptySchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  try {
+    await client.connect();
+    const exists = await client.query('SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2', [schema, 'rollouts']);
+    if (exists.rowCount === 0) return;
+    await client.query(`TRUNCATE ${TABLES.map((t) => `"${schema}".${t}`).join(', ')} RESTART IDENTITY`);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,50 @@
+import { afterAll } from 'vitest';
+import type { LightningStore } from '@agl/core/store';
+import { describeStoreConformance } from '@agl/testing';
+import { StoreClient } from '../client/index';
+import { createStoreServer } from '../server/index';
+import { PG_ENABLED, PG_URL, dropSchema, emptySchema, freshSchema } from './pg-test-env';
+import { PostgresStore } from './index';
+
+/** A LightningStore that sends each call to the next client in turn: every test hops between servers. */
+function roundRobin(clients: StoreClient[]): LightningStore {
+  let next = 0;
+  return new Proxy(clients[0]!, {
+    get(_target, prop) {
+      if (prop === 'close') return async () => Promise.all(clients.map((c) => c.close())).then(() => undefined);
+      const client = clients[next % clients.length]!;
+      const value = Reflect.get(client, prop, client) as unknown;
+      if (typeof value !== 'function') return value;
+      next += 1;
+      return (...args: unknown[]) => (value as (...a: unknown[]) => unknown).apply(client, args);
+    },
+  }) as unknown as LightningStore;
+}
+
+// The shared suite a fourth way: two store servers, each on its own PostgresStore over one schema, with consecutive
+// calls alternating between them (a rollout enqueued on one server is dequeued on the other, a wait on one is woken by
+// a finish on the other through NOTIFY). The debounce cases are skipped: each server keeps its own watchdog window.
+if (PG_ENABLED) {
+  const schema = freshSchema('two');
+  afterAll(() => dropSchema(schema));
+  describeStoreConformance(
+    'StoreClient → two servers → one PostgreSQL schema',
+    async ({ clock, scanDebounceSeconds }) => {
+      await emptySchema(schema);
+      const stores = [
+        await PostgresStore.open({ connectionString: PG_URL, schema, clock, scanDebounceSeconds, poolSize: 4 }),
+        await PostgresStore.open({ connectionString: PG_URL, schema, clock, scanDebounceSeconds, poolSize: 4 }),
+      ];
+      const servers = await Promise.all(stores.map((store) => createStoreServer({ store, port: 0, clock })));
+      const clients = servers.map((s) => new StoreClient({ url: s.url, retryDelays: [], healthRetryDelays: [] }));
+      return {
+        store: roundRobin(clients),
+        cleanup: async () => {
+          for (const server of servers) await server.close();
+          for (const store of stores) await store.close();
+        },
+      };
+    },
+    { parallelDequeuers: 40, configurableDebounce: false },
+  );
+}

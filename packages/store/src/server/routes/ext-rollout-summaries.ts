@@ -1,0 +1,124 @@
+import { findFinalReward } from '@agl/core/adapters';
+import { isAttemptedRollout, isTerminalStatus, type AttemptedRollout, type Rollout } from '@agl/core/schema';
+import { SPAN_ANNOTATION } from '@agl/core/semconv';
+import { systemClock, type Clock, type LightningStore, type PageOptions, type QueryRolloutsOptions } from '@agl/core/store';
+
+/** A rollout joined with what the dashboard sorts and filters by. */
+export interface RolloutSummary {
+  rollout: Rollout | AttemptedRollout;
+  /** Number of attempts. */
+  attemptCount: number;
+  /** Final reward of the latest attempt (its last reward span), or `null`. */
+  finalReward: number | null;
+  /** `endTime - startTime` of the rollout in seconds; `null` while it runs. */
+  durationSeconds: number | null;
+  /** Worker of the latest attempt. */
+  workerId: string | null;
+}
+
+const DEFAULT_MAX_ENTRIES = 100_000;
+/** A finished rollout is cached only this long after its end, so late spans (batched exporters) still count. */
+const DEFAULT_SETTLE_SECONDS = 30;
+
+function cacheKey(rollout: Rollout | AttemptedRollout, now: number, settleSeconds: number): string | null {
+  // Only settled finished rollouts are cached: their attempts and reward no longer change.
+  if (!isTerminalStatus(rollout.status)) return null;
+  if (rollout.endTime !== null && now - rollout.endTime < settleSeconds) return null;
+  const attempt = isAttemptedRollout(rollout) ? rollout.attempt : null;
+  return `${rollout.status}|${rollout.endTime ?? ''}|${attempt?.attemptId ?? ''}|${attempt?.sequenceId ?? 0}`;
+}
+
+/**
+ * Joins rollouts with their attempt count, final reward and duration over the {@link LightningStore} interface, so it
+ * works for every backend. The reward reads only the `agentlightning.annotation` spans of the latest attempt (never all
+ * spans). Summaries of finished rollouts are cached (bounded), so repeated dashboard polls cost one rollout query.
+ */
+export class RolloutSummaries {
+  readonly #store: LightningStore;
+  readonly #maxEntries: number;
+  readonly #clock: Clock;
+  readonly #settleSeconds: number;
+  readonly #cache = new Map<string, { key: string; summary: Omit<RolloutSummary, 'rollout'> }>();
+
+  constructor(options: { store: LightningStore; maxEntries?: number; clock?: Clock; settleSeconds?: number }) {
+    this.#store = options.store;
+    this.#maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
+    this.#clock = options.clock ?? systemClock;
+    this.#settleSeconds = options.settleSeconds ?? DEFAULT_SETTLE_SECONDS;
+  }
+
+  /** The summary of one rollout (cached when it is finished). */
+  async summarize(rollout: Rollout | AttemptedRollout): Promise<RolloutSummary> {
+    const key = cacheKey(rollout, this.#clock.now(), this.#settleSeconds);
+    const cached = this.#cache.get(rollout.rolloutId);
+    if (key !== null && cached?.key === key) return { rollout, ...cached.summary };
+    const attempt = isAttemptedRollout(rollout) ? rollout.attempt : null;
+    const [attempts, rewardSpans] = await Promise.all([
+      this.#store.queryAttempts({ rolloutId: rollout.rolloutId, limit: 0 }),
+      attempt === null
+        ? null
+        : this.#store.querySpans({
+            rolloutId: rollout.rolloutId,
+            attemptId: attempt.attemptId,
+            name: SPAN_ANNOTATION,
+            sortBy: 'sequenceId',
+          }),
+    ]);
+    const summary = {
+      attemptCount: attempts.total,
+      finalReward: rewardSpans === null ? null : findFinalReward(rewardSpans.items),
+      durationSeconds: rollout.endTime === null ? null : Math.max(0, rollout.endTime - rollout.startTime),
+      workerId: attempt?.workerId ?? null,
+    };
+    if (key !== null) {
+      if (this.#cache.size >= this.#maxEntries) {
+        const oldest = this.#cache.keys().next();
+        if (!oldest.done) this.#cache.delete(oldest.value);
+      }
+      this.#cache.set(rollout.rolloutId, { key, summary });
+    }
+    return { rollout, ...summary };
+  }
+
+  /** Summaries of many rollouts, a few store calls at a time. */
+  async summarizeAll(rollouts: readonly (Rollout | AttemptedRollout)[]): Promise<RolloutSummary[]> {
+    const out: RolloutSummary[] = new Array<RolloutSummary>(rollouts.length);
+    const batch = 16;
+    for (let i = 0; i < rollouts.length; i += batch) {
+      const chunk = rollouts.slice(i, i + batch);
+      const done = await Promise.all(chunk.map((r) => this.summarize(r)));
+      done.forEach((s, j) => (out[i + j] = s));
+    }
+    return out;
+  }
+
+  /** Every rollout that matches `filters` (no pagination), summarised. */
+  async all(filters: Omit<QueryRolloutsOptions, keyof PageOptions> = {}): Promise<RolloutSummary[]> {
+    const page = await this.#store.queryRollouts({ ...filters, limit: -1, sortBy: 'startTime', sortOrder: 'asc' });
+    return this.summarizeAll(page.items);
+  }
+}
+
+/** Mean, extremes and success rate of a list of rewards. */
+export interface RewardStats {
+  count: number;
+  mean: number | null;
+  min: number | null;
+  max: number | null;
+  /** Share of rewards ≥ the success threshold; `null` when there are none. */
+  successRate: number | null;
+}
+
+/** {@link RewardStats} of `rewards` (nulls are ignored). */
+export function rewardStats(rewards: readonly (number | null)[], successThreshold: number): RewardStats {
+  const values = rewards.filter((r): r is number => r !== null);
+  if (values.length === 0) return { count: 0, mean: null, min: null, max: null, successRate: null };
+  const sum = values.reduce((a, b) => a + b, 0);
+  return {
+    count: values.length,
+    mean: sum / values.length,
+    min: Math.min(...values),
+    max: Math.max(...values),
+    successRate: values.filter((v) => v >= successThreshold).length / values.length,
+  };
+}

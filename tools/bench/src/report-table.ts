@@ -1,0 +1,65 @@
+import { fmt, formatTable, getPath, type ResultTree, type TableRow } from './results';
+
+const pct = (v: unknown): string => (typeof v === 'number' && Number.isFinite(v) ? `${(v * 100).toFixed(1)} %` : 'n/a');
+const reason = (results: ResultTree, path: string): string | undefined => {
+  const r = getPath(results, `${path}.reason`);
+  return typeof r === 'string' ? r.slice(0, 100) : undefined;
+};
+
+/** The printed table of every headline figure. */
+export function reportTable(results: ResultTree): string {
+  const rows: TableRow[] = [];
+  for (const size of ['minimal', 'medium', 'large']) {
+    for (const [backend, label, target] of [
+      ['embedded', 'embedded (SQLite, in-process runners)', size === 'large' ? '≥ 1,000' : ''],
+      ['sqliteHttp', 'HTTP + SQLite (runner processes)', size === 'large' ? '≥ 300 (stretch 1,000)' : ''],
+      ['postgresHttp', 'HTTP + PostgreSQL', ''],
+    ] as const) {
+      const base = `store.${size}.${backend}`;
+      if (getPath(results, base) === undefined) continue;
+      const cpu = getPath(results, `${base}.rolloutsPerCpuSecond`);
+      rows.push({
+        figure: `store ${size}: ${label}`,
+        value: `${fmt(getPath(results, `${base}.rolloutsPerSecond`))} rollouts/s`,
+        target,
+        note: reason(results, base) ?? (typeof cpu === 'number' ? `${fmt(cpu)} rollouts per CPU-second, ${fmt(getPath(results, `${base}.tasks`), 0)} tasks` : undefined),
+      });
+    }
+  }
+  for (const [key, label, target] of [
+    ['addSpans', 'ingest addSpans', '≥ 0.5'],
+    ['restBatch', 'ingest REST batch', '≥ 0.3'],
+    ['otlpProtobuf', 'ingest OTLP protobuf', '≥ 0.25'],
+  ] as const) {
+    rows.push({
+      figure: `${label} / raw SQLite`,
+      value: fmt(getPath(results, `ingest.${key}.ratioToRawSqlite`), 2),
+      target,
+      note: reason(results, 'ingest') ?? `${fmt(getPath(results, `ingest.${key}.spansPerSecond`), 0)} spans/s (raw: ${fmt(getPath(results, 'ingest.rawSqlite.spansPerSecond'), 0)})`,
+    });
+  }
+  const adapters = getPath(results, 'adapters');
+  if (typeof adapters === 'object' && adapters !== null && !Array.isArray(adapters)) {
+    for (const name of Object.keys(adapters)) {
+      rows.push({
+        figure: `adapter ${name}: CPU per traced call`,
+        value: `${fmt(getPath(results, `adapters.${name}.cpuMicrosPerCall`), 0)} µs`,
+        note:
+          reason(results, `adapters.${name}`) ??
+          `×${fmt(getPath(results, `adapters.${name}.overheadRatio`), 2)} of untraced (${fmt(getPath(results, `adapters.${name}.untracedCpuMicrosPerCall`), 0)} µs)`,
+      });
+    }
+  }
+  rows.push({ figure: 'gateway throughput / direct', value: pct(getPath(results, 'gateway.throughputRatio')), target: '≥ 85 %', note: reason(results, 'gateway') });
+  rows.push({ figure: 'gateway added p50 (concurrency 1)', value: `${fmt(getPath(results, 'gateway.p50AddedMs'), 3)} ms`, target: '< 1 ms' });
+  rows.push({ figure: 'gateway CPU per call', value: `${fmt(getPath(results, 'gateway.cpuMicrosPerCall'), 0)} µs` });
+  const stale = getPath(results, 'training.demo.stale') === true ? 'stale: last summary, not rerun' : undefined;
+  rows.push({
+    figure: 'training: Calc-X reward after GRPO',
+    value: fmt(getPath(results, 'training.demo.trainedReward'), 3),
+    note: reason(results, 'training.demo') ?? [`before RL ${fmt(getPath(results, 'training.demo.baselineReward'), 3)}, ${fmt(getPath(results, 'training.demo.seconds'), 0)} s`, stale].filter(Boolean).join('; '),
+  });
+  rows.push({ figure: 'memory: store server peak RSS (large, HTTP)', value: `${fmt(getPath(results, 'memory.storeServerPeakRssMb'), 0)} MB`, target: '≤ 500 MB' });
+  rows.push({ figure: 'memory: SQLite bytes per stored span', value: `${fmt(getPath(results, 'memory.sqliteBytesPerSpan'), 0)} B` });
+  return formatTable(rows);
+}

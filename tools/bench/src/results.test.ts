@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { reportTable } from './report-table';
+import { REQUIRED_KEYS, formatTable, median, missingRequiredKeys, setPath, type ResultTree } from './results';
+
+function complete(): ResultTree {
+  const r: ResultTree = {};
+  for (const key of REQUIRED_KEYS) setPath(r, key, 1.5);
+  setPath(r, 'machine.node', process.version);
+  setPath(r, 'adapters.openai.cpuMicrosPerCall', 300);
+  setPath(r, 'adapters.openai.overheadRatio', 1.6);
+  return r;
+}
+
+describe('bench-results.json shape', () => {
+  it('accepts a result with every required numeric key', () => {
+    expect(missingRequiredKeys(complete())).toEqual([]);
+  });
+
+  it('names each missing or non-numeric key, per adapter too', () => {
+    const r = complete();
+    setPath(r, 'gateway.throughputRatio', null);
+    setPath(r, 'adapters.langchain.cpuMicrosPerCall', 10);
+    delete (r.store as ResultTree).large;
+    expect(missingRequiredKeys(r)).toEqual([
+      'store.large.sqliteHttp.rolloutsPerSecond',
+      'store.large.embedded.rolloutsPerSecond',
+      'gateway.throughputRatio',
+      'adapters.langchain.overheadRatio',
+    ]);
+    expect(missingRequiredKeys({ machine: { cores: 2 } })).toContain('adapters.<name>');
+  });
+
+  it('takes medians (even counts average the middle two, non-numbers ignored)', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([NaN, 5])).toBe(5);
+    expect(median([])).toBeNaN();
+  });
+
+  it('prints one aligned table row per figure, with n/a and the reason for a missing one', () => {
+    const r = complete();
+    setPath(r, 'training.demo', { trainedReward: null, reason: 'not run: pass --with-training' });
+    const table = reportTable(r);
+    expect(table).toMatch(/store large: embedded .* 1\.5 rollouts\/s/);
+    expect(table).toMatch(/training: Calc-X reward after GRPO +n\/a +not run: pass --with-training/);
+    expect(table).toMatch(/adapter openai: CPU per traced call +300 µs/);
+    const lines = formatTable([{ figure: 'a', value: '1' }, { figure: 'long figure', value: '100' }]).split('\n');
+    expect(lines[2]!.indexOf('1')).toBe(lines[3]!.indexOf('100') + 2);
+  });
+});

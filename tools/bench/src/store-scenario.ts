@@ -1,0 +1,214 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { LightningStore } from '@agl/core';
+import { StoreClient } from '@agl/store/client';
+import { SqliteStore } from '@agl/store/sqlite';
+import { Runner, type RunnerStats } from '@agl/trainer';
+import { runBatchAlgorithm, type BatchAlgorithmResult } from './batch-algorithm';
+import { createBenchTracer, makeBenchAgent } from './bench-agent';
+import { SOURCE_EXEC_ARGV, cpuSecondsOf, serveStore } from './child-processes';
+import type { ScenarioSize } from './scenario-sizes';
+
+/** Options shared by the scenario backends. */
+export interface ScenarioRunOptions {
+  size: ScenarioSize;
+  tasks: number;
+  /** A fresh directory for the database file(s). */
+  dir: string;
+  /** Seconds between dequeue polls of an idle runner worker. Default 0.25. */
+  workerPollSeconds?: number;
+  log?: (line: string) => void;
+}
+
+/** One scenario run's figures. */
+export interface ScenarioRunResult extends BatchAlgorithmResult {
+  backend: 'embedded' | 'sqliteHttp' | 'postgresHttp';
+  size: ScenarioSize['name'];
+  tasks: number;
+  totalSpans: number;
+  runner: RunnerStats;
+  /** CPU seconds of every process of the run (algorithm, runners, server) from the first enqueue to the end. */
+  cpuSeconds: number | null;
+  /** HTTP runs: CPU seconds of the store server process alone. */
+  storeServerCpuSeconds?: number | null;
+  /** HTTP runs: peak RSS of the store server process, MB. */
+  storeServerPeakRssMb?: number | null;
+  /** SQLite runs: database file bytes (after close) per stored span. */
+  sqliteBytesPerSpan?: number | null;
+}
+
+const quietLogger = (label: string) => {
+  let count = 0;
+  return {
+    warn: (message: string): void => {
+      count += 1;
+      if (count <= 5) process.stderr.write(`[${label}] ${message}\n`);
+    },
+  };
+};
+
+function fileBytes(path: string): number {
+  let total = 0;
+  for (const p of [path, `${path}-wal`]) if (existsSync(p)) total += statSync(p).size;
+  return total;
+}
+
+/** The embedded backend: the algorithm and `size.nRunners` async runner workers in this process, on a SqliteStore. */
+export async function runEmbeddedScenario(options: ScenarioRunOptions): Promise<ScenarioRunResult> {
+  const { size, tasks } = options;
+  const dbPath = join(options.dir, `embedded-${size.name}.sqlite`);
+  const store = new SqliteStore({ path: dbPath });
+  const tracer = createBenchTracer();
+  const runner = new Runner({
+    store,
+    agent: makeBenchAgent({ maxRounds: size.maxRounds, sleepSeconds: size.sleepSeconds, tracer }),
+    nWorkers: size.nRunners,
+    tracer,
+    pollIntervalSeconds: options.workerPollSeconds ?? 0.25,
+    logger: quietLogger('bench embedded runner'),
+  });
+  const running = runner.run();
+  let result: BatchAlgorithmResult;
+  let totalSpans = 0;
+  const cpu0 = process.cpuUsage();
+  let cpu = 0;
+  try {
+    result = await runBatchAlgorithm({ store, totalTasks: tasks, batchSize: size.batchSize, onProgress: progress(options, 'embedded') });
+    const used = process.cpuUsage(cpu0);
+    cpu = (used.user + used.system) / 1e6;
+    totalSpans = (await store.statistics()).totalSpans;
+  } finally {
+    runner.stop();
+    await running;
+    await tracer.shutdown();
+    await store.close();
+  }
+  return { backend: 'embedded', size: size.name, tasks, totalSpans, runner: runner.stats, cpuSeconds: cpu, sqliteBytesPerSpan: totalSpans ? fileBytes(dbPath) / totalSpans : null, ...result };
+}
+
+function progress(options: ScenarioRunOptions, label: string): ((done: number, total: number) => void) | undefined {
+  if (!options.log) return undefined;
+  let last = 0;
+  return (done, total) => {
+    if (done - last >= Math.max(1, total / 4) || done === total) {
+      last = done;
+      options.log?.(`  ${label} ${options.size.name}: ${done}/${total} rollouts verified`);
+    }
+  };
+}
+
+const RUNNER_CHILD = fileURLToPath(new URL('./runner-child.ts', import.meta.url));
+
+/** Starts `processes` runner children sharing `size.nRunners` workers against `url`; resolves once all run. */
+async function startRunnerChildren(url: string, size: ScenarioSize, processes: number, pollSeconds: number): Promise<ChildProcess[]> {
+  const children: ChildProcess[] = [];
+  let offset = 0;
+  for (let i = 0; i < processes; i += 1) {
+    const workers = Math.floor(size.nRunners / processes) + (i < size.nRunners % processes ? 1 : 0);
+    const profile = process.env.AGL_BENCH_RUNNER_CPU_PROFILE && i === 0 ? ['--cpu-prof', `--cpu-prof-dir=${process.env.AGL_BENCH_RUNNER_CPU_PROFILE}`] : [];
+    const child = fork(RUNNER_CHILD, [], {
+      execArgv: [...SOURCE_EXEC_ARGV, ...profile],
+      env: {
+        ...process.env,
+        AGL_STORE_URL: url,
+        AGL_BENCH_WORKERS: String(workers),
+        AGL_BENCH_WORKER_OFFSET: String(offset),
+        AGL_BENCH_MAX_ROUNDS: String(size.maxRounds),
+        AGL_BENCH_SLEEP_SECONDS: String(size.sleepSeconds),
+        AGL_BENCH_POLL_SECONDS: String(pollSeconds),
+      },
+    });
+    offset += workers;
+    children.push(child);
+  }
+  await Promise.all(children.map((c) => once(c, 'message')));
+  return children;
+}
+
+async function stopRunnerChildren(children: ChildProcess[]): Promise<RunnerStats> {
+  const total: RunnerStats = { started: 0, succeeded: 0, failed: 0 };
+  await Promise.all(
+    children.map(async (child) => {
+      if (child.exitCode !== null) return;
+      const exited = once(child, 'exit');
+      const stats = new Promise<void>((resolve) => {
+        child.on('message', (m: { type: string; stats?: RunnerStats }) => {
+          if (m.type !== 'stats' || !m.stats) return;
+          total.started += m.stats.started;
+          total.succeeded += m.stats.succeeded;
+          total.failed += m.stats.failed;
+          resolve();
+        });
+        child.once('exit', () => resolve());
+      });
+      child.send({ type: 'stop' });
+      await stats;
+      await exited;
+    }),
+  );
+  return total;
+}
+
+/** Options of {@link runHttpScenario}. */
+export interface HttpScenarioOptions extends ScenarioRunOptions {
+  /** Runner processes sharing the workers (AGL runs one process per runner; 1,000 Node processes do not fit 2 cores). */
+  runnerProcesses?: number;
+  /** Write the store server's CPU profile here. */
+  cpuProfileDir?: string;
+  /** PostgreSQL instead of SQLite: the server is started by `startServer` (which returns its URL and a stop). */
+  startServer?: () => Promise<{ url: string; peakRssMb(): number | null; cpuSeconds(): number | null; stop(): Promise<unknown> }>;
+}
+
+/**
+ * The HTTP backend: the real `agl store serve` (SQLite file) in one child process, the runner workers in
+ * `runnerProcesses` other child processes (StoreClient), and the algorithm here (StoreClient).
+ */
+export async function runHttpScenario(options: HttpScenarioOptions): Promise<ScenarioRunResult> {
+  const { size, tasks } = options;
+  const dbPath = join(options.dir, `http-${size.name}.sqlite`);
+  const server = options.startServer ? await options.startServer() : await serveStore({ dbPath, cpuProfileDir: options.cpuProfileDir });
+  const pollSeconds = options.workerPollSeconds ?? 0.25;
+  const processes = Math.max(1, Math.min(options.runnerProcesses ?? 4, size.nRunners));
+  let children: ChildProcess[] = [];
+  const store: LightningStore = new StoreClient({ url: server.url });
+  let result: BatchAlgorithmResult;
+  let runner: RunnerStats = { started: 0, succeeded: 0, failed: 0 };
+  let totalSpans = 0;
+  let peak: number | null = null;
+  let cpu: number | null = null;
+  let serverCpu: number | null = null;
+  try {
+    children = await startRunnerChildren(server.url, size, processes, pollSeconds);
+    const cpuNow = (): number[] => [server.cpuSeconds(), ...children.map((c) => cpuSecondsOf(c.pid))].map((v) => v ?? NaN);
+    const before = cpuNow();
+    const self0 = process.cpuUsage();
+    result = await runBatchAlgorithm({ store, totalTasks: tasks, batchSize: size.batchSize, onProgress: progress(options, options.startServer ? 'postgres http' : 'sqlite http') });
+    const after = cpuNow();
+    const self = process.cpuUsage(self0);
+    const total = after.reduce((sum, v, i) => sum + v - before[i]!, (self.user + self.system) / 1e6);
+    cpu = Number.isFinite(total) ? total : null;
+    serverCpu = Number.isFinite(after[0]! - before[0]!) ? after[0]! - before[0]! : null;
+    totalSpans = (await store.statistics()).totalSpans;
+  } finally {
+    runner = await stopRunnerChildren(children);
+    peak = server.peakRssMb();
+    await store.close();
+    await server.stop();
+  }
+  const backend = options.startServer ? 'postgresHttp' : 'sqliteHttp';
+  return {
+    backend,
+    size: size.name,
+    tasks,
+    totalSpans,
+    runner,
+    cpuSeconds: cpu,
+    storeServerCpuSeconds: serverCpu,
+    storeServerPeakRssMb: peak,
+    sqliteBytesPerSpan: backend === 'sqliteHttp' && totalSpans ? fileBytes(dbPath) / totalSpans : null,
+    ...result,
+  };
+}

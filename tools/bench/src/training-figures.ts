@@ -1,0 +1,47 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ResultTree } from './results';
+import { runWorkspaceScript } from './sub-benches';
+
+interface DemoSummary {
+  baselineReward: number;
+  trainedReward: number;
+  steps: number;
+  seconds: number;
+}
+
+/**
+ * The Calc-X GRPO demo's figures (`npm run demo -- --summary-json <file>`): validation reward after the warm start and
+ * after RL, rounds and wall seconds. The demo takes minutes, so it runs only when `run` is true; otherwise the last
+ * summary in `artifactsDir` is read and marked stale, or the figures are null with the reason.
+ */
+export async function trainingFigures(options: { artifactsDir: string; run: boolean; log?: (line: string) => void }): Promise<ResultTree> {
+  const file = join(options.artifactsDir, 'calc-x-summary.json');
+  if (options.run) {
+    options.log?.('  training: npm run demo -- --summary-json (minutes)');
+    try {
+      await runWorkspaceScript({
+        workspace: 'examples/calc-x',
+        script: 'demo',
+        args: ['--summary-json', file, '--png', join(options.artifactsDir, 'calc-x-reward-curve.png')],
+        logFile: join(options.artifactsDir, 'calc-x-demo.log'),
+        timeoutMs: 30 * 60_000,
+      });
+    } catch (error) {
+      return { trainedReward: null, reason: (error as Error).message };
+    }
+  }
+  if (!existsSync(file)) {
+    return { trainedReward: null, reason: 'not run: pass --with-training (or AGL_BENCH_TRAINING=1) to run the Calc-X demo (several minutes)' };
+  }
+  const summary = JSON.parse(readFileSync(file, 'utf8')) as DemoSummary;
+  return {
+    baselineReward: summary.baselineReward,
+    trainedReward: summary.trainedReward,
+    rewardGain: summary.trainedReward - summary.baselineReward,
+    rounds: summary.steps,
+    seconds: summary.seconds,
+    stale: !options.run,
+    summaryWrittenAt: statSync(file).mtime.toISOString(),
+  };
+}

@@ -1,0 +1,3 @@
+import { aglVitestProject } from '../vitest-preset';
+
+export default aglVitestProject('bench');

@@ -1,0 +1,100 @@
+import { Agent, request } from 'node:http';
+import fc from 'fast-check';
+
+/** What a generated request is known to be: schema-valid (must be accepted), invalid (must be refused), or either. */
+export type Expectation = 'accept' | 'reject' | 'any';
+
+/** One generated HTTP request. The path is sent byte for byte (no `..` normalisation, unlike fetch). */
+export interface FuzzRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string | Uint8Array;
+  expect: Expectation;
+  /** The generator that made it, for failure messages. */
+  kind: string;
+}
+
+/** The answer to a {@link FuzzRequest}. */
+export interface FuzzResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  /** The parsed body when it was JSON, else undefined. */
+  json: unknown;
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+
+/** Escapes what Node's HTTP client refuses in a request path (spaces, controls, non-ASCII); keeps `/`, `.` and `%`. */
+export function rawPath(path: string): string {
+  return path.replace(/[^\x21-\x7e]/gu, (c) => encodeURIComponent(c));
+}
+
+/** Sends `req` to `baseUrl` over a keep-alive connection and reads the whole answer. */
+export function send(baseUrl: string, req: FuzzRequest): Promise<FuzzResponse> {
+  const url = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const body = req.body === undefined ? undefined : typeof req.body === 'string' ? Buffer.from(req.body) : Buffer.from(req.body);
+    const headers: Record<string, string | number> = { ...req.headers };
+    if (body !== undefined) headers['content-length'] = body.length;
+    const outgoing = request(
+      { agent, host: url.hostname, port: url.port, method: req.method, path: rawPath(req.path), headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: unknown;
+          if (String(res.headers['content-type'] ?? '').includes('json')) {
+            try {
+              json = JSON.parse(text);
+            } catch {
+              json = undefined;
+            }
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        });
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
+}
+
+/** Closes the keep-alive sockets. */
+export function closeFuzzAgent(): void {
+  agent.destroy();
+}
+
+/**
+ * Problems with one answer against the rules every server must keep: no 5xx unless `allow5xx` says it is labelled as
+ * someone else's; refusals are 4xx with a JSON `detail` (protobuf for OTLP protobuf requests) unless the answer is a
+ * backend's own, `passedThrough`; known-valid input is accepted, known-invalid input refused.
+ */
+export function problemsOf(req: FuzzRequest, res: FuzzResponse, allow5xx: (res: FuzzResponse) => boolean = () => false, passedThrough = false): string[] {
+  const problems: string[] = [];
+  const sentBody = typeof req.body === 'string' ? ` body ${req.body.slice(0, 300)}` : '';
+  const where = `${req.kind}: ${req.method} ${req.path.slice(0, 120)}${sentBody} → ${res.status} ${res.text.slice(0, 160)}`;
+  if (res.status >= 500 && !allow5xx(res)) problems.push(`5xx from our code — ${where}`);
+  if (res.status >= 400 && res.status < 500 && req.method !== 'HEAD' && !passedThrough) {
+    const protobuf = String(res.headers['content-type'] ?? '').includes('protobuf');
+    const detail = (res.json as { detail?: unknown } | undefined)?.detail;
+    if (protobuf ? res.text.length === 0 : typeof detail !== 'string' || detail.length === 0) problems.push(`4xx without a JSON detail — ${where}`);
+  }
+  if (req.expect === 'accept' && (res.status < 200 || res.status >= 300)) problems.push(`valid input refused — ${where}`);
+  if (req.expect === 'reject' && (res.status < 400 || res.status >= 500)) problems.push(`invalid input not refused with a 4xx — ${where}`);
+  return problems;
+}
+
+/**
+ * `fc.assert` with a short failure: the problems found and the seed/path to replay, not the (possibly megabytes
+ * long) counterexample.
+ */
+export async function checkProperty<T>(property: fc.IAsyncPropertyWithHooks<T>, params: fc.Parameters<T>): Promise<void> {
+  const result = await fc.check(property, params);
+  if (!result.failed) return;
+  const message = result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
+  throw new Error(`${message.slice(0, 4000)}\n(replay: seed ${result.seed}, path "${result.counterexamplePath ?? ''}", after ${result.numRuns} runs)`);
+}
