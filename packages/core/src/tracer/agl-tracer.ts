@@ -22,6 +22,11 @@ export interface AglTracerOptions extends LightningSpanProcessorOptions {
   spanProcessors?: SpanProcessor[];
   /** Flush on `beforeExit`, SIGTERM and SIGINT. Default true. */
   exitHooks?: boolean;
+  /**
+   * Attributes kept per span. OpenTelemetry's default (128) silently drops the rest, and a flattened LLM conversation
+   * or AGL's nested attributes pass that easily. Default 8192.
+   */
+  maxAttributesPerSpan?: number;
 }
 
 let contextManagerChecked = false;
@@ -62,6 +67,7 @@ export class AglTracer implements RolloutTracer {
         ...options.resourceAttributes,
       }),
       spanProcessors: [this.processor, ...(options.spanProcessors ?? [])],
+      spanLimits: { attributeCountLimit: options.maxAttributesPerSpan ?? 8192 },
     });
     ensureContextManager();
     if (options.exitHooks ?? true) this.#uninstallExit = installExitFlush(() => this.forceFlush());

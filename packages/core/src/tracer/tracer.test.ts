@@ -180,6 +180,23 @@ describe('tracer inside rollouts', () => {
     expect(tracer.stats()).toMatchObject({ exported: 2, dropped: 0, failed: 0 });
   });
 
+  it("keeps every attribute of a large span (OpenTelemetry's default limit is 128)", async () => {
+    const store = new RecordingStore();
+    const tracer = newTracer();
+    const ctx = { rolloutId: 'ro-1', attemptId: 'at-1', store: store.asStore(), tracer };
+    withRolloutContext(ctx, () => {
+      const span = tracer.getTracer().startSpan('big');
+      for (let i = 0; i < 600; i++) span.setAttribute(`gen_ai.prompt.${i}.content`, `message ${i}`);
+      span.setAttribute('task', 'last one set');
+      span.end();
+    });
+    await tracer.forceFlush();
+    const [big] = store.spans as [Span];
+    expect(Object.keys(big.attributes)).toHaveLength(601);
+    expect(big.attributes['task']).toBe('last one set');
+    expect(big.attributes['gen_ai.prompt.0.content']).toBe('message 0');
+  });
+
   it('marks a failing operation ERROR and re-throws', async () => {
     const store = new RecordingStore();
     const tracer = newTracer();

@@ -119,4 +119,53 @@ describe('Runner (in-process workers)', () => {
     expect(models).toEqual(['m', 'm']);
     expect((await store.queryRollouts({ statusIn: ['queuing'] })).total).toBe(1);
   });
+
+  it('runs 40 workers on one signal without a MaxListenersExceededWarning', async () => {
+    store = new MemoryStore({ scanDebounceSeconds: 0 });
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const ids = (await store.enqueueRollouts(Array.from({ length: 60 }, (_, i) => ({ input: i })))).map((r) => r.rolloutId);
+      const agent = async () => {
+        await new Promise((r) => setTimeout(r, 5));
+        return 1;
+      };
+      await drain(store, new Runner({ store, agent, nWorkers: 40, pollIntervalSeconds: 0.01, logger: quiet }), ids);
+      expect((await store.queryRollouts({ statusIn: ['succeeded'] })).total).toBe(60);
+      await new Promise((r) => setImmediate(r));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+  });
+
+  it("never runs a rollout twice at once, even when the store's timeout fires before the runner's", async () => {
+    store = new MemoryStore({ scanDebounceSeconds: 0 });
+    const r = await store.enqueueRollout({ input: 'x', config: { timeoutSeconds: 0.3, maxAttempts: 3, retryCondition: ['timeout'] } });
+    const active = new Set<string>();
+    const overlaps: string[] = [];
+    let calls = 0;
+    const agent = async (_task: unknown, _resources: unknown, ctx: { rolloutId: string; attemptId: string; signal: AbortSignal }) => {
+      if (active.has(ctx.rolloutId)) overlaps.push(ctx.attemptId);
+      active.add(ctx.rolloutId);
+      calls += 1;
+      try {
+        if (calls === 1) {
+          // Block the event loop past timeoutSeconds: when it frees up, another worker's poll (due earlier) dequeues the
+          // retry the store's watchdog just made, before this attempt's own timeout timer gets to abort it.
+          const end = Date.now() + 500;
+          while (Date.now() < end);
+          await new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }));
+        }
+        return 1;
+      } finally {
+        active.delete(ctx.rolloutId);
+      }
+    };
+    await drain(store, new Runner({ store, agent: agent as never, nWorkers: 3, pollIntervalSeconds: 0.01, logger: quiet }), [r.rolloutId]);
+    expect(calls).toBeGreaterThanOrEqual(2);
+    expect(overlaps).toEqual([]);
+    expect(['succeeded', 'failed']).toContain((await store.getRolloutById(r.rolloutId))?.status);
+  });
 });

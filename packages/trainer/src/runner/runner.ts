@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { systemClock, type AttemptedRollout, type Clock, type LightningStore, type NamedResources } from '@agl/core';
 import { UserError } from '@agl/core/errors';
 import type { RolloutTracer } from '@agl/core/tracer';
@@ -81,6 +82,8 @@ export class Runner {
   async run(options: { signal?: AbortSignal } = {}): Promise<RunnerStats> {
     const signal = options.signal ? AbortSignal.any([options.signal, this.#stop.signal]) : this.#stop.signal;
     const o = this.#options;
+    // Every worker listens on the shared signal (a few listeners each): lift Node's default of 10 for big runners.
+    setMaxListeners(Math.max(10, 4 * (o.nWorkers ?? 1) + 10), signal);
     const logger = o.logger ?? stderrLogger;
     const clock = o.clock ?? systemClock;
     const nWorkers = o.nWorkers ?? 1;
@@ -110,6 +113,7 @@ export class Runner {
       }
       const execute = this.#executor({ logger, clock, heartbeatIntervalSeconds, signal, endpoints });
       const budget = { remaining: o.maxRollouts ?? Number.POSITIVE_INFINITY };
+      const inFlight = new Map<string, Promise<unknown>>();
       const loops = Array.from({ length: nWorkers }, (_, i) =>
         runWorkerLoop({
           store: o.store,
@@ -118,6 +122,7 @@ export class Runner {
           pollIntervalSeconds: o.pollIntervalSeconds ?? 0.5,
           heartbeatIntervalSeconds,
           budget,
+          inFlight,
           stats: this.stats,
           signal,
           logger,

@@ -20,6 +20,12 @@ export interface WorkerLoopOptions {
   heartbeatIntervalSeconds: number;
   /** Attempts left to this runner (shared by its workers); the loop ends at 0. */
   budget: { remaining: number };
+  /**
+   * Attempts running in this runner, by rollout id (shared by its workers). When the store hands out a rollout whose
+   * previous attempt this runner is still winding down (its timeout fired in the store first), the new attempt waits
+   * for it, so one runner never runs a rollout twice at once.
+   */
+  inFlight?: Map<string, Promise<unknown>>;
   stats: RunnerStats;
   signal: AbortSignal;
   logger: RunnerLogger;
@@ -52,12 +58,28 @@ export async function runWorkerLoop(options: WorkerLoopOptions): Promise<void> {
       }
       stats.started += 1;
       const { resources, resourcesId } = await fetchResources(store, rollout, logger);
-      const status = await options.execute(rollout, resources, resourcesId);
+      const status = await runExclusive(options.inFlight, rollout.rolloutId, () => options.execute(rollout, resources, resourcesId));
       if (status === 'succeeded') stats.succeeded += 1;
       else stats.failed += 1;
     }
   } finally {
     stopHeartbeat();
+  }
+}
+
+/** Runs `fn` after any attempt of the same rollout still in `inFlight` has ended, and registers it meanwhile. */
+async function runExclusive<T>(inFlight: Map<string, Promise<unknown>> | undefined, rolloutId: string, fn: () => Promise<T>): Promise<T> {
+  if (!inFlight) return fn();
+  const previous = inFlight.get(rolloutId);
+  const run = (async () => {
+    if (previous) await previous.catch(() => undefined);
+    return fn();
+  })();
+  inFlight.set(rolloutId, run);
+  try {
+    return await run;
+  } finally {
+    if (inFlight.get(rolloutId) === run) inFlight.delete(rolloutId);
   }
 }
 
