@@ -1,4 +1,4 @@
-import type { TestLlmReply, TestLlmRequest } from '@agl/testing';
+import { ruleEdit, ruleMerge, type TestLlmReply, type TestLlmRequest } from '@agl/testing';
 
 /** Advice the calc agent's prompt can hold; the rule-based agent model follows each only when its prompt holds it. */
 export const CALC_ADVICE = {
@@ -31,8 +31,8 @@ export function calcApoRuleLlm(request: TestLlmRequest): TestLlmReply {
   const user = [...request.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
   if (request.tools.some((t) => t.name === 'calc')) return agent(request);
   if (user.includes('<experiment ')) return { content: critique(user) };
-  if (user.includes('<prompt_a>')) return { content: merge(user) };
-  if (user.includes('<critique>')) return { content: edit(user) };
+  if (user.includes('<prompt_a>')) return { content: ruleMerge(user) };
+  if (user.includes('<critique>')) return { content: ruleEdit(user, CALC_HARMFUL) };
   return { error: { status: 400, message: 'the Calc-X rule LLM does not know this request' } };
 }
 
@@ -77,30 +77,3 @@ function critique(text: string): string {
     .join('\n');
 }
 
-function between(text: string, tag: string): string {
-  return new RegExp(`<${tag}>\\n?([\\s\\S]*?)\\n?</${tag}>`, 'u').exec(text)?.[1] ?? '';
-}
-
-function hash(text: string): number {
-  let h = 2166136261;
-  for (let i = 0; i < text.length; i += 1) h = Math.imul(h ^ text.charCodeAt(i), 16777619) >>> 0;
-  return h;
-}
-
-function edit(text: string): string {
-  const prompt = between(text, 'prompt');
-  const points = between(text, 'critique')
-    .split('\n')
-    .map((l) => l.replace(/^-\s*(Critique:\s*)?/u, '').trim())
-    .filter((l, i, all) => l !== '' && !prompt.includes(l) && all.indexOf(l) === i);
-  const lines = [prompt, ...(text.includes('fix ONE point') ? points.slice(0, 1) : points)];
-  if (hash(text) % 3 === 0 && !prompt.includes(CALC_HARMFUL)) lines.push(CALC_HARMFUL);
-  return lines.join('\n');
-}
-
-function merge(text: string): string {
-  const lines: string[] = [];
-  for (const line of [...between(text, 'prompt_a').split('\n'), ...between(text, 'prompt_b').split('\n')])
-    if (!lines.includes(line)) lines.push(line);
-  return lines.join('\n');
-}

@@ -1,4 +1,4 @@
-import type { TestLlmReply, TestLlmRequest } from '@agl/testing';
+import { ruleEdit, ruleMerge, type TestLlmReply, type TestLlmRequest } from '@agl/testing';
 import { CHECK_SYSTEM, CORRECT, REWRITE_SYSTEM } from './sql-agent';
 
 /**
@@ -32,8 +32,8 @@ export function sqlRuleLlm(request: TestLlmRequest): TestLlmReply {
   if (system === CHECK_SYSTEM) return { content: check(user) };
   if (system === REWRITE_SYSTEM) return { content: rewrite(user) };
   if (user.includes('<experiment ')) return { content: critique(user) };
-  if (user.includes('<prompt_a>')) return { content: merge(user) };
-  if (user.includes('<critique>')) return { content: edit(user) };
+  if (user.includes('<prompt_a>')) return { content: ruleMerge(user) };
+  if (user.includes('<critique>')) return { content: ruleEdit(user, HARMFUL_ADVICE) };
   if (user.includes('Question:')) return { content: write(system, user) };
   return { error: { status: 400, message: 'the SQL rule LLM does not know this request' } };
 }
@@ -116,31 +116,3 @@ function critique(text: string): string {
   return bullets.map((b) => `- ${prefix}${b}`).join('\n');
 }
 
-function between(text: string, tag: string): string {
-  return new RegExp(`<${tag}>\\n?([\\s\\S]*?)\\n?</${tag}>`, 'u').exec(text)?.[1] ?? '';
-}
-
-function hash(text: string): number {
-  let h = 2166136261;
-  for (let i = 0; i < text.length; i += 1) h = Math.imul(h ^ text.charCodeAt(i), 16777619) >>> 0;
-  return h;
-}
-
-function edit(text: string): string {
-  const prompt = between(text, 'prompt');
-  const points = between(text, 'critique')
-    .split('\n')
-    .map((l) => l.replace(/^-\s*(Critique:\s*)?/u, '').trim())
-    .filter((l, i, all) => l !== '' && !prompt.includes(l) && all.indexOf(l) === i);
-  const chosen = text.includes('fix ONE point') ? points.slice(0, 1) : points;
-  const lines = [prompt, ...chosen];
-  if (hash(text) % 3 === 0 && !prompt.includes(HARMFUL_ADVICE)) lines.push(HARMFUL_ADVICE);
-  return lines.join('\n');
-}
-
-function merge(text: string): string {
-  const lines: string[] = [];
-  for (const line of [...between(text, 'prompt_a').split('\n'), ...between(text, 'prompt_b').split('\n')])
-    if (!lines.includes(line)) lines.push(line);
-  return lines.join('\n');
-}

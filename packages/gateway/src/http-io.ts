@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ValidationError } from '@agl/core/errors';
-import { MAX_JSON_DEPTH, jsonDepth } from './json-depth';
+import { MAX_JSON_DEPTH, jsonDepth } from '@agl/core/schema';
 
 /** A JSON object as parsed from a request or response body. */
 export type JsonRecord = Record<string, unknown>;

@@ -1,3 +1,4 @@
+import { between, ruleEdit, ruleMerge } from './apo-rule-editor';
 import type { TestLlmReply, TestLlmRequest } from './openai-test-server/index';
 
 /**
@@ -10,7 +11,7 @@ export function roomSelectorRuleLlm(request: TestLlmRequest): TestLlmReply {
   const user = [...request.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
   if (request.model === 'agent-model') return { content: agentReply(request.messages.find((m) => m.role === 'system')?.content ?? '', user) };
   if (request.model === 'critic-model') return { content: critique(user) };
-  if (request.model === 'editor-model') return { content: /<prompt_a>/u.test(user) ? merge(user) : edit(user) };
+  if (request.model === 'editor-model') return { content: /<prompt_a>/u.test(user) ? ruleMerge(user) : ruleEdit(user, HARMFUL) };
   return { error: { status: 404, message: `unknown model ${request.model}` } };
 }
 
@@ -48,10 +49,6 @@ function agentReply(system: string, user: string): string {
   return s.includes('only the room id') ? pick.id : `I would book ${pick.id} for this meeting.`;
 }
 
-function between(text: string, tag: string): string {
-  return new RegExp(`<${tag}>\\n?([\\s\\S]*?)\\n?</${tag}>`, 'u').exec(text)?.[1] ?? '';
-}
-
 function critique(text: string): string {
   const prompt = between(text, 'prompt').toLowerCase();
   const found: string[] = [];
@@ -77,26 +74,3 @@ function critique(text: string): string {
   return bullets.map((b) => `- ${prefix}${b}`).join('\n');
 }
 
-function hash(text: string): number {
-  let h = 2166136261;
-  for (let i = 0; i < text.length; i += 1) h = Math.imul(h ^ text.charCodeAt(i), 16777619) >>> 0;
-  return h;
-}
-
-function edit(text: string): string {
-  const prompt = between(text, 'prompt');
-  const points = between(text, 'critique')
-    .split('\n')
-    .map((l) => l.replace(/^-\s*(Critique:\s*)?/u, '').trim())
-    .filter((l, i, all) => l !== '' && !prompt.includes(l) && all.indexOf(l) === i);
-  const chosen = text.includes('fix ONE point') ? points.slice(0, 1) : points;
-  const lines = [prompt, ...chosen];
-  if (hash(text) % 3 === 0 && !prompt.includes(HARMFUL)) lines.push(HARMFUL);
-  return lines.join('\n');
-}
-
-function merge(text: string): string {
-  const lines: string[] = [];
-  for (const line of [...between(text, 'prompt_a').split('\n'), ...between(text, 'prompt_b').split('\n')]) if (!lines.includes(line)) lines.push(line);
-  return lines.join('\n');
-}

@@ -62,3 +62,4 @@ export { newRolloutId, newAttemptId, newResourcesId, newTraceId, newSpanId } fro
 export { camelToSnake, snakeToCamel, toWire, fromWire, wirePath, WIRE_SHAPES, type WireShape } from './wire-codec';
 export { parseApi, parseWire } from './parse';
 export { SCHEMA_VERSION, StoredDocument, toStoredDocument, readStoredDocument } from './stored-document';
+export { MAX_JSON_DEPTH, jsonDepth } from './json-depth';

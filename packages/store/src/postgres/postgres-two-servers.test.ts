@@ -23,7 +23,7 @@ function roundRobin(clients: StoreClient[]): LightningStore {
 
 // The shared suite a fourth way: two store servers, each on its own PostgresStore over one schema, with consecutive
 // calls alternating between them (a rollout enqueued on one server is dequeued on the other, a wait on one is woken by
-// a finish on the other through NOTIFY). The debounce cases are skipped: each server keeps its own watchdog window.
+// a finish on the other through NOTIFY). The debounce cases are left out: each server keeps its own watchdog window.
 if (PG_ENABLED) {
   const schema = freshSchema('two');
   afterAll(() => dropSchema(schema));

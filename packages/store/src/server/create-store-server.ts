@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { UserError, ValidationError } from '@agl/core/errors';
 import { systemClock, type Clock, type LightningStore } from '@agl/core/store';
 import { HTTP_ERROR_TYPES, toErrorReply } from './http-errors';
-import { MAX_JSON_DEPTH, jsonDepth } from './json-depth';
+import { MAX_JSON_DEPTH, jsonDepth } from '@agl/core/schema';
 import { API_PREFIX, sendJson, type RouteContext } from './route-context';
 import { registerEventRoutes } from './routes/event-routes';
 import { registerExtRoutes } from './routes/ext-routes';

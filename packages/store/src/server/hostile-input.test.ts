@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../memory/memory-store';
 import { createStoreServer, type StoreServer } from './index';
-import { MAX_JSON_DEPTH, jsonDepth } from './json-depth';
+import { MAX_JSON_DEPTH, jsonDepth } from '@agl/core/schema';
 
 /** Regressions found by the fuzzing in tools/reliability: each answer is a 4xx with a JSON detail, never a 500. */
 describe('hostile input', () => {

@@ -26,7 +26,7 @@ export type StoreFactory = (context: StoreFactoryContext) => Promise<StoreUnderT
 export interface StoreConformanceOptions {
   /**
    * Whether the factory honours `scanDebounceSeconds` (default true). An HTTP client whose server was started with its
-   * own debounce can set false; the debounce cases are then skipped.
+   * own debounce can set false; the debounce cases are then left out.
    */
   configurableDebounce?: boolean;
   /** Parallel dequeuers in the concurrency case (default 100). */

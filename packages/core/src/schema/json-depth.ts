@@ -1,4 +1,4 @@
-/** Deepest JSON nesting (objects and arrays) the store server accepts in a request body. */
+/** Deepest JSON nesting (objects and arrays) the store server and the gateway accept in a request body. */
 export const MAX_JSON_DEPTH = 256;
 
 /**
