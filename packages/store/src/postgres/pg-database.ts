@@ -50,7 +50,9 @@ export function parseConnectionString(connectionString: string, schema?: string)
   }
   const chosen = schema ?? fromUrl ?? 'public';
   if (!validSchemaName(chosen) || chosen.length > 56) {
-    throw new UserError(`Invalid PostgreSQL schema name "${chosen}": use letters, digits and underscores (at most 56), starting with a letter.`);
+    throw new UserError(
+      `Invalid PostgreSQL schema name "${chosen}": use letters, digits and underscores (at most 56), starting with a letter.`,
+    );
   }
   return { url, schema: chosen };
 }
@@ -64,13 +66,16 @@ export function connectionError(error: unknown, connectionString: string): Error
   if (e.code === 'ECONNREFUSED' || e.code === 'ENOTFOUND' || e.code === 'EHOSTUNREACH' || e.code === 'ETIMEDOUT') {
     fix = 'Start PostgreSQL (for tests: eval "$(tools/ci/start-postgres.sh)"), or fix the host and port in --db.';
   } else if (e.code === '28P01' || e.code === '28000') {
-    fix = 'Fix the user or password in the URL (or the server\'s pg_hba.conf).';
+    fix = "Fix the user or password in the URL (or the server's pg_hba.conf).";
   } else if (e.code === '3D000') {
     fix = 'Create the database first (createdb <name>), or name an existing one in the URL.';
   } else if (/timeout/i.test(reason)) {
-    fix = 'The server did not answer in time: check that it is reachable, or raise the pool size if every connection is busy.';
+    fix =
+      'The server did not answer in time: check that it is reachable, or raise the pool size if every connection is busy.';
   }
-  return new ConnectionError(where, `Cannot reach the PostgreSQL store at ${where}: ${reason}. ${fix}`, { cause: error });
+  return new ConnectionError(where, `Cannot reach the PostgreSQL store at ${where}: ${reason}. ${fix}`, {
+    cause: error,
+  });
 }
 
 const isConnectFailure = (error: unknown): boolean => {
@@ -133,13 +138,28 @@ export class PgDatabase implements AsyncStoreDatabase {
     return new PgStorageTx({ client, schema: this.qschema, writable, channel: this.channel });
   }
 
+  /** One write transaction, re-run on serialisation failures and deadlocks. */
   async transaction<T>(fn: (tx: AsyncStorageTx) => Promise<T>): Promise<T> {
+    return this.#run('BEGIN', true, this.#maxRetries, fn);
+  }
+
+  /** One consistent read-only snapshot (never re-run). */
+  async read<T>(fn: (tx: AsyncStorageTx) => Promise<T>): Promise<T> {
+    return this.#run('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', false, 0, fn);
+  }
+
+  async #run<T>(
+    begin: string,
+    writable: boolean,
+    maxRetries: number,
+    fn: (tx: AsyncStorageTx) => Promise<T>,
+  ): Promise<T> {
     for (let attempt = 0; ; attempt += 1) {
       const client = await this.connect();
       let broken = false;
       try {
-        await client.query('BEGIN');
-        const result = await fn(this.#tx(client, true));
+        await client.query(begin);
+        const result = await fn(this.#tx(client, writable));
         await client.query('COMMIT');
         return result;
       } catch (error) {
@@ -149,7 +169,7 @@ export class PgDatabase implements AsyncStoreDatabase {
           broken = true;
         }
         const code = (error as { code?: string }).code;
-        if (code !== undefined && RETRYABLE.has(code) && attempt < this.#maxRetries) {
+        if (code !== undefined && RETRYABLE.has(code) && attempt < maxRetries) {
           this.retries += 1;
           await sleep(Math.random() * Math.min(200, 5 * 2 ** attempt));
           continue;
@@ -159,27 +179,6 @@ export class PgDatabase implements AsyncStoreDatabase {
       } finally {
         client.release(broken);
       }
-    }
-  }
-
-  async read<T>(fn: (tx: AsyncStorageTx) => Promise<T>): Promise<T> {
-    const client = await this.connect();
-    let broken = false;
-    try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const result = await fn(this.#tx(client, false));
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      try {
-        await client.query('ROLLBACK');
-      } catch {
-        broken = true;
-      }
-      if (isConnectFailure(error)) throw connectionError(error, this.#raw);
-      throw error;
-    } finally {
-      client.release(broken);
     }
   }
 
