@@ -1,4 +1,4 @@
-import { ruleEdit, ruleMerge, type TestLlmReply, type TestLlmRequest } from '@agl/testing';
+import { adviceCollector, failedRuns, ruleEdit, ruleMerge, type TestLlmReply, type TestLlmRequest } from '@agl/testing';
 
 /** Advice the calc agent's prompt can hold; the rule-based agent model follows each only when its prompt holds it. */
 export const CALC_ADVICE = {
@@ -54,16 +54,8 @@ function agent(request: TestLlmRequest): TestLlmReply {
 }
 
 function critique(text: string): string {
-  const prompt = (/<prompt>\n?([\s\S]*?)\n?<\/prompt>/u.exec(text)?.[1] ?? '').toLowerCase();
-  const found: string[] = [];
-  const add = (advice: string): void => {
-    if (!found.includes(advice) && !prompt.includes(advice.toLowerCase())) found.push(advice);
-  };
-  for (const m of text.matchAll(
-    /<experiment index="\d+" status="\w+" reward="([^"]+)">\n([\s\S]*?)\n<\/experiment>/gu,
-  )) {
-    if (Number(m[1]) >= 1) continue;
-    const body = m[2]!;
+  const { found, add } = adviceCollector(text);
+  for (const body of failedRuns(text)) {
     const final = [...body.matchAll(/^\[assistant\] (.*)$/gmu)].at(-1)?.[1] ?? '';
     const toolResult = /^\[tool\] (.*)$/mu.exec(body)?.[1];
     if (!/^-?\d+$/u.test(final.trim())) add(CALC_ADVICE.format);

@@ -1,4 +1,4 @@
-import { ruleEdit, ruleMerge, type TestLlmReply, type TestLlmRequest } from '@agl/testing';
+import { adviceCollector, failedRuns, ruleEdit, ruleMerge, type TestLlmReply, type TestLlmRequest } from '@agl/testing';
 import { CHECK_SYSTEM, CORRECT, REWRITE_SYSTEM } from './sql-agent';
 
 /**
@@ -91,16 +91,9 @@ function rewrite(user: string): string {
 }
 
 function critique(text: string): string {
-  const prompt = (/<prompt>\n?([\s\S]*?)\n?<\/prompt>/u.exec(text)?.[1] ?? '').toLowerCase();
-  const found: string[] = [];
-  const add = (advice: string): void => {
-    if (!found.includes(advice) && !prompt.includes(advice.toLowerCase())) found.push(advice);
-  };
-  for (const m of text.matchAll(
-    /<experiment index="\d+" status="\w+" reward="([^"]+)">\n([\s\S]*?)\n<\/experiment>/gu,
-  )) {
-    if (Number(m[1]) >= 1) continue;
-    const run = /Question: (.*)\nQuery:\n([\s\S]*?)\nResult:\n([\s\S]*?)(?:\n\[assistant\]|$)/u.exec(m[2]!);
+  const { found, add } = adviceCollector(text);
+  for (const body of failedRuns(text)) {
+    const run = /Question: (.*)\nQuery:\n([\s\S]*?)\nResult:\n([\s\S]*?)(?:\n\[assistant\]|$)/u.exec(body);
     if (!run) continue;
     const [, question = '', query = '', result = ''] = run;
     if (/no such column/u.test(result)) add(SQL_ADVICE.join);

@@ -33,6 +33,25 @@ export function ruleEdit(text: string, harmful: string): string {
 /** A merge request: the lines of `prompt_a` then the new lines of `prompt_b`. */
 export function ruleMerge(text: string): string {
   const lines: string[] = [];
-  for (const line of [...between(text, 'prompt_a').split('\n'), ...between(text, 'prompt_b').split('\n')]) if (!lines.includes(line)) lines.push(line);
+  for (const line of [...between(text, 'prompt_a').split('\n'), ...between(text, 'prompt_b').split('\n')])
+    if (!lines.includes(line)) lines.push(line);
   return lines.join('\n');
+}
+
+/** The bodies of the runs an APO critique request shows, except those that earned a reward of 1 or more. */
+export function failedRuns(text: string): string[] {
+  const runs = [
+    ...text.matchAll(/<experiment index="\d+" status="\w+" reward="([^"]+)">\n([\s\S]*?)\n<\/experiment>/gu),
+  ];
+  return runs.filter((m) => !(Number(m[1]) >= 1)).map((m) => m[2] ?? '');
+}
+
+/** Collects a critique's points: each once, and none the request's `<prompt>` already says (case-insensitive). */
+export function adviceCollector(text: string): { found: string[]; add: (advice: string) => void } {
+  const prompt = between(text, 'prompt').toLowerCase();
+  const found: string[] = [];
+  const add = (advice: string): void => {
+    if (!found.includes(advice) && !prompt.includes(advice.toLowerCase())) found.push(advice);
+  };
+  return { found, add };
 }

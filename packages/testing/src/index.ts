@@ -10,4 +10,4 @@ export * from './openai-test-server/index';
 export * from './adapter-conformance/index';
 export { emitSpanTree, SpanKind, type SpanSpec } from './emit-span-tree';
 export { roomSelectorRuleLlm } from './room-selector-rule-llm';
-export { between, ruleEdit, ruleMerge } from './apo-rule-editor';
+export { adviceCollector, between, failedRuns, ruleEdit, ruleMerge } from './apo-rule-editor';

@@ -1,4 +1,4 @@
-import { between, ruleEdit, ruleMerge } from './apo-rule-editor';
+import { adviceCollector, failedRuns, ruleEdit, ruleMerge } from './apo-rule-editor';
 import type { TestLlmReply, TestLlmRequest } from './openai-test-server/index';
 
 /**
@@ -50,14 +50,8 @@ function agentReply(system: string, user: string): string {
 }
 
 function critique(text: string): string {
-  const prompt = between(text, 'prompt').toLowerCase();
-  const found: string[] = [];
-  const add = (advice: string): void => {
-    if (!found.includes(advice) && !prompt.includes(advice.toLowerCase())) found.push(advice);
-  };
-  for (const m of text.matchAll(/<experiment index="\d+" status="\w+" reward="([^"]+)">\n([\s\S]*?)\n<\/experiment>/gu)) {
-    if (Number(m[1]) >= 1) continue;
-    const body = m[2] as string;
+  const { found, add } = adviceCollector(text);
+  for (const body of failedRuns(text)) {
     const request = /\[user\] ([\s\S]*?)(?=\n\[assistant\]|$)/u.exec(body)?.[1] ?? '';
     const reply = /\[assistant\] (.*)/u.exec(body)?.[1] ?? '';
     const chosen = parseRooms(request).find((r) => reply.includes(r.id));
