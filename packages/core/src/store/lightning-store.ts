@@ -190,6 +190,12 @@ export interface LightningStore {
    * skipped. `timeoutSeconds` `null` waits forever; `≤ 0` checks once.
    */
   waitForRollouts(rolloutIds: string[], options?: { timeoutSeconds?: number | null }): Promise<Rollout[]>;
+  /**
+   * Optional (an AGL extension): resolves `true` as soon as rollouts may be queued (at once when the queue is not
+   * empty), `false` after `timeoutMs` or when `signal` aborts. A `true` is a hint, not a claim: dequeue may still find
+   * nothing. Runners use it to sleep between empty dequeues instead of polling.
+   */
+  waitForQueue?(options: { timeoutMs: number; signal?: AbortSignal }): Promise<boolean>;
   statistics(): Promise<StoreStatistics>;
   close(): Promise<void>;
 }

@@ -50,6 +50,8 @@ export interface TransportRequest {
   retry?: boolean;
   /** Overrides the request timeout (long polls). */
   timeoutMs?: number;
+  /** Cancels the request (long polls cut short by close); an aborted request is never retried. */
+  signal?: AbortSignal;
 }
 
 const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -153,6 +155,7 @@ export class HttpTransport {
       dispatcher: this.#dispatcher,
       headersTimeout: timeout,
       bodyTimeout: timeout,
+      signal: request.signal,
     });
     const text = await response.body.text();
     let body: unknown = undefined;
@@ -199,6 +202,7 @@ export class HttpTransport {
       try {
         response = await this.#send(request);
       } catch (error) {
+        if (request.signal?.aborted) throw error;
         // A request that never reached a server (refused, unknown host, connect timeout) is safe to send elsewhere,
         // even a dequeue; any other failure of a one-shot request might have been applied, so it is not re-sent.
         const safe = request.retry !== false || neverSent(error);

@@ -96,6 +96,9 @@ export class StoreClient implements LightningStore {
   #closed = false;
   #spanBatch = true;
   #sequenceBatch = true;
+  #queueWaits = true;
+  #queueWait: Promise<boolean> | null = null;
+  readonly #closing = new AbortController();
 
   constructor(options: StoreClientOptions) {
     this.#http = new HttpTransport(options);
@@ -233,7 +236,10 @@ export class StoreClient implements LightningStore {
     if (spans.length === 0) return [];
     if (this.#spanBatch) {
       try {
-        return list(await this.#post(`${P}/spans/batch`, { spans: toWire('span', spans) })).map(readSpan);
+        // `echo: false`: the server answers with the indexes it stored, not the spans (half the bytes of a batch).
+        const answer = (await this.#post(`${P}/spans/batch`, { spans: toWire('span', spans), echo: false })) as Json | unknown[];
+        if (Array.isArray(answer)) return answer.map(readSpan); // a server that ignores `echo`
+        return list(answer.inserted).map((i) => readSpan(toWire('span', spans[Number(i)]!)));
       } catch (error) {
         if (!isMissingRoute(error)) throw error;
         this.#spanBatch = false; // an AGL 0.3 server: fall back to one request per span, like its own client
@@ -330,6 +336,39 @@ export class StoreClient implements LightningStore {
    * Long-polls `POST /waits/rollouts` in chunks of at most `waitChunkSeconds` until every requested rollout that exists
    * is terminal or the timeout passes (`null` waits forever; `≤ 0` checks once).
    */
+  /**
+   * Long-polls `POST /waits/queue` (an AGL extension of `agl store serve`); concurrent callers share one request.
+   * Throws `HttpError` 404 against a server without the route (Python AGL's), after which callers poll dequeue.
+   */
+  async waitForQueue(options: { timeoutMs: number; signal?: AbortSignal }): Promise<boolean> {
+    this.#open();
+    if (!this.#queueWaits) throw new HttpError(404, `${this.url} has no queue long poll (POST ${P}/waits/queue); poll dequeue instead.`);
+    if (options.signal?.aborted) return false;
+    let shared = this.#queueWait;
+    if (!shared) {
+      const seconds = Math.max(0, Math.min(options.timeoutMs / 1000, this.#waitChunk));
+      shared = this.#http
+        .call({ method: 'POST', path: `${P}/waits/queue`, body: { timeout: seconds }, timeoutMs: seconds * 1000 + 30_000, signal: this.#closing.signal })
+        .then((response) => (response.body as Json | null)?.queued === true)
+        .catch((error: unknown) => {
+          if (this.#closing.signal.aborted) return false;
+          if (isMissingRoute(error)) this.#queueWaits = false;
+          throw error;
+        })
+        .finally(() => {
+          if (this.#queueWait === shared) this.#queueWait = null;
+        });
+      this.#queueWait = shared;
+    }
+    const signal = options.signal;
+    if (!signal) return shared;
+    return new Promise<boolean>((resolve, reject) => {
+      const onAbort = (): void => resolve(false);
+      signal.addEventListener('abort', onAbort, { once: true });
+      shared.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
+  }
+
   async waitForRollouts(rolloutIds: string[], options: { timeoutSeconds?: number | null } = {}): Promise<Rollout[]> {
     this.#open();
     const timeout = options.timeoutSeconds ?? null;
@@ -365,6 +404,7 @@ export class StoreClient implements LightningStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closing.abort();
     await this.#http.close();
   }
 }

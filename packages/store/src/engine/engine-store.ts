@@ -28,9 +28,12 @@ import type {
 } from '@agl/core/store';
 import { IdSchema, WaitInput, parseApi } from './input';
 import { queryAttempts, queryResources, queryRollouts, querySpans, queryWorkers, withLatestAttempts } from './queries';
+import { QueueWaiters } from './queue-waiters';
 import { RolloutWaiters } from './rollout-waiters';
 import type { StoreStorage } from './storage';
 import { StoreEngine } from './store-engine';
+
+const TERMINAL: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
 
 /** Options every embedded store takes. */
 export interface EngineStoreOptions {
@@ -46,7 +49,10 @@ export interface EngineStoreParts {
   clock: Clock;
   scanDebounceSeconds: number;
   capabilities: StoreCapabilities;
-  /** Re-check interval of `waitForRollouts` when other processes may change rollouts; `null` = events only. */
+  /**
+   * Re-check interval of `waitForRollouts` / `waitForQueue` when other processes may change the store; `null` = events
+   * only. With `storage.externalChanges`, a tick only wakes the waits when another connection committed.
+   */
   waitPollMs: number | null;
   /** Class name shown in errors. */
   label: string;
@@ -60,6 +66,8 @@ export class EngineStore implements LightningStore {
   readonly capabilities: StoreCapabilities;
   readonly #engine: StoreEngine;
   readonly #waiters = new RolloutWaiters();
+  readonly #queueWaiters = new QueueWaiters();
+  #ticker: ReturnType<typeof setInterval> | null = null;
   readonly #clock: Clock;
   readonly #startedAt: number;
   readonly #pollMs: number | null;
@@ -77,6 +85,7 @@ export class EngineStore implements LightningStore {
       clock: parts.clock,
       scanDebounceSeconds: parts.scanDebounceSeconds,
       onRolloutsChanged: (rollouts) => this.#waiters.notify(rollouts),
+      onQueued: () => this.#queueWaiters.wakeAll(),
     });
   }
 
@@ -217,18 +226,67 @@ export class EngineStore implements LightningStore {
     const deadline = timeout === null ? null : Date.now() + timeout * 1000;
     for (;;) {
       const engine = this.#watched();
-      const found = engine.read((s) => s.listRollouts({ ids: o.rolloutIds }));
-      const byId = new Map(found.map((r) => [r.rolloutId, r]));
-      const pending = new Set(found.filter((r) => !['succeeded', 'failed', 'cancelled'].includes(r.status)).map((r) => r.rolloutId));
       const remaining = deadline === null ? null : deadline - Date.now();
-      if (pending.size === 0 || (remaining !== null && remaining <= 0)) {
-        return o.rolloutIds.flatMap((id) => {
-          const r = byId.get(id);
-          return r && !pending.has(id) ? [r] : [];
-        });
-      }
-      await this.#waiters.wait(pending, remaining, this.#pollMs);
+      const last = remaining !== null && remaining <= 0;
+      // Statuses first (no documents read); whole rollouts only once the wait ends, in the same snapshot.
+      const outcome = engine.read((s) => {
+        const statuses = s.rolloutStatuses(o.rolloutIds);
+        const pending = new Set<string>();
+        for (const [id, status] of statuses) if (!TERMINAL.has(status)) pending.add(id);
+        if (pending.size > 0 && !last) return { pending };
+        const done = o.rolloutIds.filter((id) => statuses.has(id) && !pending.has(id));
+        const byId = new Map(s.listRollouts({ ids: done }).map((r) => [r.rolloutId, r]));
+        return { rollouts: done.flatMap((id) => byId.get(id) ?? []) };
+      });
+      if (outcome.rollouts) return outcome.rollouts;
+      this.#startTicker();
+      await this.#waiters.wait(outcome.pending, remaining, this.#tickerMs === null ? this.#pollMs : null);
     }
+  }
+
+  /**
+   * Resolves `true` as soon as rollouts may be queued (at once when the queue is not empty; else when this store, or
+   * another process on the same file, enqueues), `false` after `timeoutMs` or when `signal` aborts. Lets idle runner
+   * workers sleep instead of polling `dequeueRollout`.
+   */
+  async waitForQueue(options: { timeoutMs: number; signal?: AbortSignal }): Promise<boolean> {
+    const engine = this.#open();
+    if (engine.read((s) => s.hasQueued())) return true;
+    this.#startTicker();
+    return this.#queueWaiters.wait(this.#tickerMs === null && this.#pollMs !== null ? Math.min(options.timeoutMs, this.#pollMs) : options.timeoutMs, options.signal);
+  }
+
+  /** The shared re-check tick (storages that can tell when another process committed), or null. */
+  get #tickerMs(): number | null {
+    return this.#pollMs !== null && this.#engine.storage.externalChanges ? this.#pollMs : null;
+  }
+
+  /**
+   * One timer for every wait: wakes them when another connection committed since the last tick. The first tick always
+   * wakes them (a commit between a wait's read and the baseline would otherwise go unseen).
+   */
+  #startTicker(): void {
+    const ms = this.#tickerMs;
+    if (ms === null || this.#ticker !== null) return;
+    let first = true;
+    this.#ticker = setInterval(() => {
+      if (this.#closed || (this.#waiters.size === 0 && this.#queueWaiters.size === 0)) {
+        this.#stopTicker();
+        return;
+      }
+      const changed = this.#engine.storage.externalChanges?.() === true;
+      if (changed || first) {
+        first = false;
+        this.#waiters.wakeAll();
+        this.#queueWaiters.wakeAll();
+      }
+    }, ms);
+    this.#ticker.unref();
+  }
+
+  #stopTicker(): void {
+    if (this.#ticker !== null) clearInterval(this.#ticker);
+    this.#ticker = null;
   }
 
   async statistics(): Promise<StoreStatistics> {
@@ -239,8 +297,10 @@ export class EngineStore implements LightningStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#stopTicker();
     this.#engine.storage.close();
     this.#waiters.wakeAll();
+    this.#queueWaiters.wakeAll();
   }
 
   /** Seconds on this store's clock. @internal */

@@ -44,6 +44,8 @@ export interface StoreStorage {
   updateRollout(rollout: Rollout): void;
   /** Rollouts in insertion order, optionally only those with one of `statuses` or one of `ids`. */
   listRollouts(where?: { statuses?: readonly RolloutStatus[]; ids?: readonly string[] }): Rollout[];
+  /** The status of each known id (unknown ids are absent), without reading whole documents. */
+  rolloutStatuses(rolloutIds: readonly string[]): Map<string, RolloutStatus>;
   countRollouts(): number;
   /**
    * Optional fast path: filter, sort and paginate rollouts natively with the same semantics as the generic in-process
@@ -82,6 +84,8 @@ export interface StoreStorage {
   /** Pops the oldest id, or null. */
   dequeue(): string | null;
   isQueued(rolloutId: string): boolean;
+  /** Whether the queue holds any id (possibly a stale one that dequeue will skip). */
+  hasQueued(): boolean;
 
   // Resources
   getResources(resourcesId: string): ResourcesUpdate | null;
@@ -96,6 +100,12 @@ export interface StoreStorage {
   putWorker(worker: Worker): void;
   listWorkers(): Worker[];
   countWorkers(): number;
+
+  /**
+   * Optional: whether another connection (another process) committed since the last call. Lets waits sleep until
+   * something changed instead of re-reading on every poll tick. Called outside transactions.
+   */
+  externalChanges?(): boolean;
 
   /** Releases the backend (close the database). */
   close(): void;

@@ -50,6 +50,8 @@ export interface StoreEngineOptions {
   scanDebounceSeconds?: number;
   /** Called after a committed transaction with every rollout whose status changed in it. */
   onRolloutsChanged?: (rollouts: readonly Rollout[]) => void;
+  /** Called after a committed transaction that put rollout ids on the queue. */
+  onQueued?: () => void;
 }
 
 const rolloutNotFound = (id: string): NotFoundError =>
@@ -68,6 +70,8 @@ export class StoreEngine {
   #lastScan: number | null = null;
   #scanning = false;
   #changed: Rollout[] = [];
+  #enqueued = false;
+  readonly #onQueued: (() => void) | undefined;
   /** How many watchdog scans ran (for the debounce tests). */
   scans = 0;
 
@@ -76,6 +80,7 @@ export class StoreEngine {
     this.#clock = options.clock;
     this.#debounce = options.scanDebounceSeconds ?? 10;
     this.#onChanged = options.onRolloutsChanged;
+    this.#onQueued = options.onQueued;
   }
 
   get storage(): StoreStorage {
@@ -84,17 +89,27 @@ export class StoreEngine {
 
   #tx<T>(fn: () => T): T {
     this.#changed = [];
+    this.#enqueued = false;
     let result: T;
     try {
       result = this.#s.transaction(fn);
     } catch (error) {
       this.#changed = [];
+      this.#enqueued = false;
       throw error;
     }
     const changed = this.#changed;
+    const enqueued = this.#enqueued;
     this.#changed = [];
+    this.#enqueued = false;
     if (changed.length > 0) this.#onChanged?.(changed);
+    if (enqueued) this.#onQueued?.();
     return result;
+  }
+
+  #enqueue(rolloutIds: readonly string[]): void {
+    this.#s.enqueue(rolloutIds);
+    if (rolloutIds.length > 0) this.#enqueued = true;
   }
 
   read<T>(fn: (storage: StoreStorage) => T): T {
@@ -144,7 +159,7 @@ export class StoreEngine {
     rollout.status = status;
     if (isTerminalStatus(status)) rollout.endTime = now;
     if ((status === 'queuing' || status === 'requeuing') && !this.#s.isQueued(rollout.rolloutId)) {
-      this.#s.enqueue([rollout.rolloutId]);
+      this.#enqueue([rollout.rolloutId]);
     }
     this.#changed.push(rollout);
   }
@@ -200,7 +215,7 @@ export class StoreEngine {
       const latest = this.#s.getLatestResourcesId();
       const rollouts = reqs.map((r) => newRolloutRecord(r, 'queuing', now, latest));
       this.#s.insertRollouts(rollouts);
-      this.#s.enqueue(rollouts.map((r) => r.rolloutId));
+      this.#enqueue(rollouts.map((r) => r.rolloutId));
       return rollouts;
     });
   }
@@ -261,7 +276,7 @@ export class StoreEngine {
         if (u.status === rollout.status && isTerminalStatus(u.status)) rollout.endTime = now;
         this.#setRolloutStatus(rollout, u.status, now);
         // Re-entering a queue status always leaves the id queued (once), even when the status did not change.
-        if ((u.status === 'queuing' || u.status === 'requeuing') && !this.#s.isQueued(id)) this.#s.enqueue([id]);
+        if ((u.status === 'queuing' || u.status === 'requeuing') && !this.#s.isQueued(id)) this.#enqueue([id]);
       }
       this.#s.updateRollout(rollout);
       return rollout;

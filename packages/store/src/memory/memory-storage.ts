@@ -111,6 +111,15 @@ export class MemoryStorage implements StoreStorage {
     return out;
   }
 
+  rolloutStatuses(rolloutIds: readonly string[]): Map<string, RolloutStatus> {
+    const out = new Map<string, RolloutStatus>();
+    for (const id of rolloutIds) {
+      const status = this.#rollouts.get(id)?.status;
+      if (status !== undefined) out.set(id, status);
+    }
+    return out;
+  }
+
   countRollouts(): number {
     return this.#rollouts.size;
   }
@@ -258,6 +267,10 @@ export class MemoryStorage implements StoreStorage {
     const n = (this.#queued.get(id) ?? 0) - 1;
     if (n <= 0) this.#queued.delete(id);
     else this.#queued.set(id, n);
+  }
+
+  hasQueued(): boolean {
+    return this.#queueHead < this.#queue.length;
   }
 
   dequeue(): string | null {

@@ -37,6 +37,8 @@ export interface AsyncStorageTx {
   enqueue(rolloutIds: readonly string[]): Promise<void>;
   dequeue(): Promise<string | null>;
   isQueued(rolloutId: string): Promise<boolean>;
+  /** Whether the queue holds any id. */
+  hasQueued(): Promise<boolean>;
   /** Queued ids, oldest first (for export and metrics). */
   listQueue(): Promise<string[]>;
 
@@ -118,6 +120,7 @@ export function asyncOverSync(storage: StoreStorage, extras: SyncStorageExtras):
     enqueue: (ids) => p(() => s.enqueue(ids)),
     dequeue: () => p(() => s.dequeue()),
     isQueued: (id) => p(() => s.isQueued(id)),
+    hasQueued: () => p(() => s.hasQueued()),
     listQueue: () => p(() => extras.listQueue()),
     getResources: (id) => p(() => s.getResources(id)),
     putResources: (r) => p(() => s.putResources(r)),

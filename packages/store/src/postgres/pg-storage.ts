@@ -328,6 +328,10 @@ export class PgStorageTx implements AsyncStorageTx {
     return (await this.#rows(`SELECT 1 FROM ${this.#s}.rollout_queue WHERE rollout_id = $1 LIMIT 1`, [rolloutId])).length > 0;
   }
 
+  async hasQueued(): Promise<boolean> {
+    return (await this.#rows(`SELECT 1 FROM ${this.#s}.rollout_queue LIMIT 1`)).length > 0;
+  }
+
   async listQueue(): Promise<string[]> {
     return (await this.#rows<{ rollout_id: string }>(`SELECT rollout_id FROM ${this.#s}.rollout_queue ORDER BY pos`)).map((r) => r.rollout_id);
   }

@@ -28,6 +28,7 @@ import {
   type StoreStatistics,
 } from '@agl/core/store';
 import { IdSchema, WaitInput, parseApi } from '../engine/input';
+import { QueueWaiters } from '../engine/queue-waiters';
 import { RolloutWaiters } from '../engine/rollout-waiters';
 import { queryAttempts, queryResources, queryRollouts, querySpans, queryWorkers, withLatestAttempts } from './async-queries';
 import { AsyncStoreEngine } from './async-store-engine';
@@ -70,7 +71,7 @@ export class PostgresStore implements LightningStore {
   readonly #db: PgDatabase;
   readonly #engine: AsyncStoreEngine;
   readonly #waiters = new RolloutWaiters();
-  readonly #queueWaiters = new Set<() => void>();
+  readonly #queueWaiters = new QueueWaiters();
   readonly #notifier: PgNotifier;
   readonly #clock: Clock;
   readonly #startedAt: number;
@@ -106,7 +107,7 @@ export class PostgresStore implements LightningStore {
       onNotice: (notice) => this.#onNotice(notice),
       onReconnect: () => {
         this.#waiters.wakeAll();
-        this.#wakeQueue();
+        this.#queueWaiters.wakeAll();
       },
     });
     this.#ready = this.#init();
@@ -155,14 +156,9 @@ export class PostgresStore implements LightningStore {
       this.#changes += 1;
       this.#waiters.notify(notice.r.map(([rolloutId, status]) => ({ rolloutId, status }) as Rollout));
     }
-    if (notice.q) this.#wakeQueue();
+    if (notice.q) this.#queueWaiters.wakeAll();
   }
 
-  #wakeQueue(): void {
-    const waiters = [...this.#queueWaiters];
-    this.#queueWaiters.clear();
-    for (const wake of waiters) wake();
-  }
 
   async #open(): Promise<AsyncStoreEngine> {
     if (this.#closed) throw new StoreClosedError(`PostgresStore(${this.url})`);
@@ -178,22 +174,13 @@ export class PostgresStore implements LightningStore {
   }
 
   /**
-   * Resolves when some server enqueues a rollout (NOTIFY), or after `timeoutMs`: lets a dequeue loop sleep without
-   * polling the database. Resolves `true` when woken by an enqueue.
+   * Resolves `true` at once while rollouts are queued, else when some server enqueues one (NOTIFY); `false` after `timeoutMs` or when `signal` aborts:
+   * lets a dequeue loop sleep without polling the database.
    */
-  async waitForQueue(options: { timeoutMs: number }): Promise<boolean> {
-    await this.#open();
-    return new Promise<boolean>((resolve) => {
-      const wake = (): void => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-      const timer = setTimeout(() => {
-        this.#queueWaiters.delete(wake);
-        resolve(false);
-      }, options.timeoutMs);
-      this.#queueWaiters.add(wake);
-    });
+  async waitForQueue(options: { timeoutMs: number; signal?: AbortSignal }): Promise<boolean> {
+    const engine = await this.#open();
+    if (await engine.read((s) => s.hasQueued())) return true;
+    return this.#queueWaiters.wait(options.timeoutMs, options.signal);
   }
 
   async startRollout(request: StartRolloutRequest): Promise<AttemptedRollout> {
@@ -355,7 +342,7 @@ export class PostgresStore implements LightningStore {
     if (this.#closed) return;
     this.#closed = true;
     this.#waiters.wakeAll();
-    this.#wakeQueue();
+    this.#queueWaiters.wakeAll();
     await this.#ready.catch(() => undefined);
     await this.#notifier.close();
     await this.#db.close();

@@ -96,6 +96,8 @@ export const WaitBody = z.strictObject({
   rollout_ids: z.array(z.string()),
   timeout: z.number().nullable().optional(),
 });
+/** `POST /waits/queue` (AGL extension): seconds to wait at most (the server caps it). */
+export const QueueWaitBody = z.strictObject({ timeout: z.number().min(0).nullable().optional() });
 /** `POST /workers/{id}` (heartbeat). */
 export const WorkerUpdateBody = z.strictObject({ heartbeat_stats: z.record(z.string(), z.unknown()).optional() });
 /** `POST /rollouts/{id}/attempts/{aid}`: the keys that may be present (none may be null). */

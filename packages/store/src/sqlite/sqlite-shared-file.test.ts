@@ -51,4 +51,26 @@ describe('two SqliteStore connections on one file', () => {
     expect((await a.getLatestResources())?.resourcesId).toBe('main');
     expect((await a.enqueueRollout({ input: 2 })).resourcesId).toBe('main');
   });
+
+  it('a commit through the other connection wakes waitForQueue and waitForRollouts within the poll tick, without re-reading in between', async () => {
+    const path = join(dir, 'shared.sqlite');
+    const waiter = new SqliteStore({ path, clock, scanDebounceSeconds: 0, waitPollIntervalMs: 50 });
+    try {
+      const queued = waiter.waitForQueue({ timeoutMs: 20_000 });
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      let started = Date.now();
+      const r = await b.enqueueRollout({ input: 1 });
+      expect(await queued).toBe(true);
+      expect(Date.now() - started).toBeLessThan(2000);
+      const finished = waiter.waitForRollouts([r.rolloutId], { timeoutSeconds: 20 });
+      await b.dequeueRollout();
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      started = Date.now();
+      await b.updateAttempt(r.rolloutId, 'latest', { status: 'succeeded' });
+      expect((await finished).map((x) => x.status)).toEqual(['succeeded']);
+      expect(Date.now() - started).toBeLessThan(2000);
+    } finally {
+      await waiter.close();
+    }
+  });
 });

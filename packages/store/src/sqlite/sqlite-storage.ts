@@ -43,6 +43,7 @@ function prepare(db: Database.Database) {
     listRolloutsByIdAndStatus: db.prepare(
       `${sel} rollouts WHERE rollout_id IN (SELECT value FROM json_each(?)) AND status IN (SELECT value FROM json_each(?)) ORDER BY seq`,
     ),
+    rolloutStatuses: db.prepare('SELECT rollout_id, status FROM rollouts WHERE rollout_id IN (SELECT value FROM json_each(?))'),
     countRollouts: db.prepare('SELECT COUNT(*) AS n FROM rollouts'),
     getAttempt: db.prepare(`${sel} attempts WHERE rollout_id = ? AND attempt_id = ?`),
     latestAttempt: db.prepare(`${sel} attempts WHERE rollout_id = ? ORDER BY sequence_id DESC LIMIT 1`),
@@ -73,6 +74,7 @@ function prepare(db: Database.Database) {
     enqueue: db.prepare('INSERT INTO rollout_queue (rollout_id) VALUES (?)'),
     dequeue: db.prepare('DELETE FROM rollout_queue WHERE pos = (SELECT MIN(pos) FROM rollout_queue) RETURNING rollout_id'),
     isQueued: db.prepare('SELECT 1 AS x FROM rollout_queue WHERE rollout_id = ? LIMIT 1'),
+    hasQueued: db.prepare('SELECT 1 AS x FROM rollout_queue LIMIT 1'),
     getResources: db.prepare(`${sel} resources WHERE resources_id = ?`),
     putResources: db.prepare(
       'INSERT INTO resources (resources_id, schema_version, doc) VALUES (?, ?, ?) ON CONFLICT (resources_id) DO UPDATE SET schema_version = excluded.schema_version, doc = excluded.doc',
@@ -100,6 +102,7 @@ export class SqliteStorage implements StoreStorage {
   readonly #q: ReturnType<typeof prepare>;
   readonly #tx: Database.Transaction<(fn: () => unknown) => unknown>;
   readonly #dynamic = new Map<string, Database.Statement>();
+  #dataVersion: number | null = null;
 
   constructor(db: Database.Database) {
     this.#db = db;
@@ -187,6 +190,11 @@ export class SqliteStorage implements StoreStorage {
     return readDocs<Rollout>(rows as Row[]);
   }
 
+  rolloutStatuses(rolloutIds: readonly string[]): Map<string, RolloutStatus> {
+    const rows = this.#q.rolloutStatuses.all(JSON.stringify(rolloutIds)) as Array<{ rollout_id: string; status: RolloutStatus }>;
+    return new Map(rows.map((r) => [r.rollout_id, r.status]));
+  }
+
   countRollouts(): number {
     return (this.#q.countRollouts.get() as { n: number }).n;
   }
@@ -259,6 +267,17 @@ export class SqliteStorage implements StoreStorage {
 
   isQueued(rolloutId: string): boolean {
     return this.#q.isQueued.get(rolloutId) !== undefined;
+  }
+
+  hasQueued(): boolean {
+    return this.#q.hasQueued.get() !== undefined;
+  }
+
+  externalChanges(): boolean {
+    const version = Number(this.#db.pragma('data_version', { simple: true }));
+    const changed = this.#dataVersion !== null && version !== this.#dataVersion;
+    this.#dataVersion = version;
+    return changed;
   }
 
   getResources(resourcesId: string): ResourcesUpdate | null {

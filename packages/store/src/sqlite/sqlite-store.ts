@@ -4,6 +4,7 @@ import { systemClock } from '@agl/core/store';
 import { EngineStore, type EngineStoreOptions } from '../engine/engine-store';
 import { migrate } from './migrations';
 import { SqliteStorage } from './sqlite-storage';
+import { WalCheckpointer } from './wal-checkpointer';
 
 /** Options of {@link SqliteStore}. */
 export interface SqliteStoreOptions extends EngineStoreOptions {
@@ -21,6 +22,11 @@ export interface SqliteStoreOptions extends EngineStoreOptions {
    * through this instance wake waiters at once. Default 500.
    */
   waitPollIntervalMs?: number;
+  /**
+   * Move WAL checkpoints to a worker thread once the store is busy (see {@link WalCheckpointer}). Default true for
+   * files; `false` keeps SQLite's automatic checkpoint inside the committing call.
+   */
+  backgroundCheckpoints?: boolean;
 }
 
 /**
@@ -37,6 +43,7 @@ export class SqliteStore extends EngineStore {
   /** The database file. */
   readonly path: string;
   readonly #db: Database.Database;
+  readonly #checkpointer: WalCheckpointer | null;
 
   constructor(options: SqliteStoreOptions) {
     let db: Database.Database;
@@ -67,6 +74,17 @@ export class SqliteStore extends EngineStore {
     });
     this.path = options.path;
     this.#db = db;
+    this.#checkpointer = options.path !== ':memory:' && options.backgroundCheckpoints !== false ? new WalCheckpointer(db, options.path) : null;
+  }
+
+  /** Whether WAL checkpoints run on the background thread now (it starts once the WAL first outgrows 2 MiB). */
+  get backgroundCheckpointing(): boolean {
+    return this.#checkpointer?.active ?? false;
+  }
+
+  override async close(): Promise<void> {
+    await this.#checkpointer?.stop();
+    await super.close();
   }
 
   /** The SQLite journal mode in use (`wal` for files). */

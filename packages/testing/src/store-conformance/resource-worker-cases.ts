@@ -135,4 +135,48 @@ export function resourceWorkerCases(h: Harness): void {
       ]);
     });
   });
+
+  describe('waitForQueue (AGL extension)', () => {
+    const waitFor = (options: { timeoutMs: number; signal?: AbortSignal }): Promise<boolean> => {
+      expect(h.store.waitForQueue, 'every AGL backend implements waitForQueue').toBeTypeOf('function');
+      return h.store.waitForQueue!(options);
+    };
+
+    it('answers true at once while rollouts are queued, false after the timeout when none are', async () => {
+      let started = Date.now();
+      expect(await waitFor({ timeoutMs: 150 })).toBe(false);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(100);
+      await h.store.enqueueRollout({ input: 1 });
+      started = Date.now();
+      expect(await waitFor({ timeoutMs: 10_000 })).toBe(true);
+      expect(Date.now() - started).toBeLessThan(2000);
+      await h.store.dequeueRollout();
+      expect(await waitFor({ timeoutMs: 100 })).toBe(false);
+    });
+
+    it('wakes on an enqueue and on a retry that requeues, and answers false when aborted', async () => {
+      let waiting = waitFor({ timeoutMs: 20_000 });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const r = await h.store.enqueueRollout({ input: 1, config: { maxAttempts: 2, retryCondition: ['failed'] } });
+      let started = Date.now();
+      expect(await waiting).toBe(true);
+      expect(Date.now() - started).toBeLessThan(3000);
+      const claimed = await h.store.dequeueRollout({ workerId: 'w-1' });
+      expect(claimed?.rolloutId).toBe(r.rolloutId);
+      waiting = waitFor({ timeoutMs: 20_000 });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await h.store.updateAttempt(r.rolloutId, 'latest', { status: 'failed' });
+      started = Date.now();
+      expect(await waiting).toBe(true);
+      expect(Date.now() - started).toBeLessThan(3000);
+      expect((await h.store.getRolloutById(r.rolloutId))?.status).toBe('requeuing');
+      expect((await h.store.dequeueRollout())?.attempt.sequenceId).toBe(2);
+      const controller = new AbortController();
+      const aborted = waitFor({ timeoutMs: 20_000, signal: controller.signal });
+      controller.abort();
+      started = Date.now();
+      expect(await aborted).toBe(false);
+      expect(Date.now() - started).toBeLessThan(2000);
+    });
+  });
 }

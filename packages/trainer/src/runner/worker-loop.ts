@@ -34,7 +34,8 @@ export interface WorkerLoopOptions {
 
 /**
  * One worker (AGL 0.3 `iter`): dequeue with the worker id, fetch the rollout's resources (pinned id, else the latest,
- * else none), execute, repeat until stopped. Polls with `pollIntervalSeconds` while the queue is empty.
+ * else none), execute, repeat until stopped. While the queue is empty it waits for the store's enqueue signal
+ * (`waitForQueue`) or, without one, polls every `pollIntervalSeconds`.
  */
 export async function runWorkerLoop(options: WorkerLoopOptions): Promise<void> {
   const { store, workerId, signal, logger, stats } = options;
@@ -53,7 +54,7 @@ export async function runWorkerLoop(options: WorkerLoopOptions): Promise<void> {
       }
       if (!rollout) {
         options.budget.remaining += 1;
-        await sleep(options.pollIntervalSeconds * 1000, signal);
+        await idleWait(store, options.pollIntervalSeconds * 1000, signal);
         continue;
       }
       stats.started += 1;
@@ -115,6 +116,19 @@ function startWorkerHeartbeat(options: WorkerLoopOptions): () => void {
   }, options.heartbeatIntervalSeconds * 1000);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/**
+ * Between empty dequeues: with a store that can signal enqueues (`waitForQueue`), sleep until one comes, for at most
+ * ten poll intervals (5 s cap; the next dequeue also runs the store's watchdog); otherwise one poll interval.
+ */
+async function idleWait(store: LightningStore, pollMs: number, signal: AbortSignal): Promise<void> {
+  if (!store.waitForQueue) return sleep(pollMs, signal);
+  try {
+    await store.waitForQueue({ timeoutMs: Math.max(pollMs, Math.min(5000, pollMs * 10)), signal });
+  } catch {
+    await sleep(pollMs, signal);
+  }
 }
 
 /** Sleep that ends early when `signal` aborts. */

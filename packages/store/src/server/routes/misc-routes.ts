@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { RolloutStatus, isTerminalStatus, toWire, type Rollout } from '@agl/core/schema';
-import { WaitBody, bodyObject, parseEnvelope } from '../request-schemas';
+import { QueueWaitBody, WaitBody, bodyObject, parseEnvelope } from '../request-schemas';
 import { API_PREFIX, sendJson, type RouteContext } from '../route-context';
 
 /** Response header of `POST /waits/rollouts`: how many requested rollouts exist and are still running. */
@@ -11,7 +11,7 @@ export const WAIT_CLOSING_HEADER = 'x-agl-server-closing';
 
 const NON_TERMINAL = RolloutStatus.options.filter((s) => !isTerminalStatus(s));
 
-/** Routes #1 (health) and #28 (waits) of reference §3.3. */
+/** Routes #1 (health) and #28 (waits) of reference §3.3, plus the queue long poll `POST /waits/queue`. */
 export function registerMiscRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const P = API_PREFIX;
 
@@ -40,5 +40,18 @@ export function registerMiscRoutes(app: FastifyInstance, ctx: RouteContext): voi
     }
     reply.header(WAIT_PENDING_HEADER, String(pending));
     return sendJson(reply, 200, toWire('rollout', done));
+  });
+
+  // AGL extension: a long poll that answers `{ queued: true }` once rollouts may be queued (StoreClient.waitForQueue).
+  app.post(`${P}/waits/queue`, async (request, reply) => {
+    const body = parseEnvelope(QueueWaitBody, bodyObject(request.body, 'queue wait request', true), 'queue wait request');
+    const store = ctx.store;
+    if (!store.waitForQueue) return sendJson(reply, 404, { detail: 'This store backend cannot signal enqueues; poll dequeue instead.' });
+    const controller = new AbortController();
+    const timeoutMs = Math.min(body.timeout ?? ctx.maxWaitSeconds, ctx.maxWaitSeconds) * 1000;
+    reply.raw.once('close', () => controller.abort());
+    const queued = await Promise.race([store.waitForQueue({ timeoutMs, signal: controller.signal }), ctx.closing.then(() => false)]);
+    controller.abort();
+    return sendJson(reply, 200, { queued });
   });
 }

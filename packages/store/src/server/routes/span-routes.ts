@@ -13,7 +13,8 @@ import {
 } from '../request-schemas';
 import { API_PREFIX, parseWireAt, sendJson, type RouteContext } from '../route-context';
 
-const SpanBatchEnvelope = z.strictObject({ spans: z.array(z.unknown()) });
+/** `echo: false` (an AGL extension the StoreClient sends): answer `{ inserted: [indexes] }` instead of the spans. */
+const SpanBatchEnvelope = z.strictObject({ spans: z.array(z.unknown()), echo: z.boolean().optional() });
 
 function querySpans(ctx: RouteContext, raw: unknown) {
   const body = parseEnvelope(SpanQueryBody, raw, 'span query');
@@ -48,7 +49,14 @@ export function registerSpanRoutes(app: FastifyInstance, ctx: RouteContext): voi
     // The zod-equivalent fast path first (the hottest route); zod only for what it cannot vouch for, and for the error.
     const spans = envelope.spans.map((item, i) => fastParseSpan(fromWire('span', item)) ?? parseWireAt(Span, 'span', item, `spans.${i}`, 'span batch'));
     const stored = spans.length === 0 ? [] : await ctx.store.addSpans(spans);
-    return sendJson(reply, 201, toWire('span', stored));
+    if (envelope.echo !== false) return sendJson(reply, 201, toWire('span', stored));
+    const key = (s: { rolloutId: string; attemptId: string; spanId: string }): string => `${s.rolloutId}\u0000${s.attemptId}\u0000${s.spanId}`;
+    const inserted = new Set(stored.map(key));
+    const indexes: number[] = [];
+    spans.forEach((span, i) => {
+      if (inserted.delete(key(span))) indexes.push(i);
+    });
+    return sendJson(reply, 201, { inserted: indexes });
   });
 
   app.get(`${P}/spans`, async (request, reply) => {
