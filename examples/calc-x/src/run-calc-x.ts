@@ -63,13 +63,13 @@ export const DEFAULT_MODEL: Partial<Omit<TinyConfig, 'vocabSize'>> = { dModel: 4
 /** The default settings (`npm run demo` with no flags): about 4 minutes on a quiet 2-core machine. */
 export const CALC_X_DEFAULTS = {
   seed: 1,
-  sftSteps: 220,
+  sftSteps: 240,
   sftBatchSize: 16,
   sftLearningRate: 1e-2,
-  rounds: 20,
+  rounds: 60,
   tasksPerRound: 16,
   groupSize: 8,
-  valEvery: 5,
+  valEvery: 10,
   rlLearningRate: 1e-3,
   stepsPerRound: 1,
   trainTemperature: 0.5,

@@ -187,6 +187,19 @@ describe('StoreClient dequeue, batches and waits', () => {
     expect(s.count('/v1/agl/spans/batch')).toBe(1);
   });
 
+  it('waitForQueue shares one long poll among callers, and a server without the route (AGL 0.3) makes it throw once and never ask again', async () => {
+    const QUEUE = '/v1/agl/waits/queue';
+    const s = await scriptedServer({ [QUEUE]: [{ delayMs: 100, then: { status: 200, body: { queued: true } } }, { status: 404, body: { detail: 'Not Found' } }] });
+    closers.push(s.close);
+    const { c } = client(s.url);
+    expect(await Promise.all([c.waitForQueue({ timeoutMs: 5000 }), c.waitForQueue({ timeoutMs: 5000 }), c.waitForQueue({ timeoutMs: 5000 })])).toEqual([true, true, true]);
+    expect(s.count(QUEUE)).toBe(1);
+    expect((s.seen[0]!.body as { timeout: number }).timeout).toBe(5);
+    await expect(c.waitForQueue({ timeoutMs: 5000 })).rejects.toMatchObject({ status: 404 });
+    await expect(c.waitForQueue({ timeoutMs: 5000 })).rejects.toMatchObject({ status: 404 });
+    expect(s.count(QUEUE)).toBe(2);
+  });
+
   it('waitForRollouts long-polls in capped chunks while the server reports pending rollouts', async () => {
     const rollout = { rollout_id: 'ro-1', input: 1, start_time: 1, end_time: 2, mode: null, resources_id: null, status: 'succeeded', config: { timeout_seconds: null, unresponsive_seconds: null, max_attempts: 1, retry_condition: [] }, metadata: {} };
     const WAIT = '/v1/agl/waits/rollouts';

@@ -19,6 +19,27 @@ describe('Runner (in-process workers)', () => {
   let store: MemoryStore;
   afterEach(async () => store?.close());
 
+  it('idle workers sleep on the store\'s enqueue signal instead of polling dequeue, and wake at once for new work', async () => {
+    store = new MemoryStore({ scanDebounceSeconds: 0 });
+    const dequeue = store.dequeueRollout.bind(store);
+    let dequeues = 0;
+    store.dequeueRollout = (options) => {
+      dequeues += 1;
+      return dequeue(options);
+    };
+    const runner = new Runner({ store, agent: async () => 1, nWorkers: 4, pollIntervalSeconds: 0.1, logger: quiet });
+    const running = runner.run();
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    // Polling every 100 ms would be ~48 dequeues; waiting up to ten intervals (1 s) per empty dequeue, at most ~12.
+    expect(dequeues).toBeLessThanOrEqual(12);
+    const started = Date.now();
+    const r = await store.enqueueRollout({ input: 1 });
+    expect((await store.waitForRollouts([r.rolloutId], { timeoutSeconds: 10 })).map((x) => x.status)).toEqual(['succeeded']);
+    expect(Date.now() - started).toBeLessThan(800); // a sleeping worker would have waited up to 1 s
+    runner.stop();
+    await running;
+  });
+
   it('runs a function agent, turns a numeric return into the final reward span, and marks the attempt succeeded', async () => {
     store = new MemoryStore({ scanDebounceSeconds: 0 });
     const seen: unknown[] = [];

@@ -41,7 +41,10 @@ export interface RunnerOptions {
   logger?: RunnerLogger;
   clock?: Clock;
   tracer?: RolloutTracer;
-  /** Seconds between polls of an empty queue (default 0.5). */
+  /**
+   * Seconds between polls of an empty queue (default 0.5). With a store that signals enqueues (`waitForQueue`: every
+   * AGL backend and `agl store serve`), idle workers sleep until one instead, re-polling after ten intervals (5 s cap).
+   */
   pollIntervalSeconds?: number;
   /** Seconds between worker and attempt heartbeats (default 10; ≤ 0 disables). */
   heartbeatIntervalSeconds?: number;
