@@ -1,4 +1,5 @@
 import { StoreClosedError } from '@agl/core/errors';
+import { isTerminalStatus } from '@agl/core/schema';
 import type {
   Attempt,
   AttemptedRollout,
@@ -32,8 +33,6 @@ import { QueueWaiters } from './queue-waiters';
 import { RolloutWaiters } from './rollout-waiters';
 import type { StoreStorage } from './storage';
 import { StoreEngine } from './store-engine';
-
-const TERMINAL: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
 
 /** Options every embedded store takes. */
 export interface EngineStoreOptions {
@@ -232,7 +231,7 @@ export class EngineStore implements LightningStore {
       const outcome = engine.read((s) => {
         const statuses = s.rolloutStatuses(o.rolloutIds);
         const pending = new Set<string>();
-        for (const [id, status] of statuses) if (!TERMINAL.has(status)) pending.add(id);
+        for (const [id, status] of statuses) if (!isTerminalStatus(status)) pending.add(id);
         if (pending.size > 0 && !last) return { pending };
         const done = o.rolloutIds.filter((id) => statuses.has(id) && !pending.has(id));
         const byId = new Map(s.listRollouts({ ids: done }).map((r) => [r.rolloutId, r]));
