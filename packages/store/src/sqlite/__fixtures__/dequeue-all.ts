@@ -27,6 +27,9 @@ for (;;) {
     endTime: 2,
   });
   await store.updateAttempt(r.rolloutId, r.attempt.attemptId, { status: 'succeeded' });
+  // Leave the write lock free for a moment: SQLite's busy handler backs off for up to 100 ms, so a process that
+  // re-takes the lock at once can starve its peer on a loaded machine.
+  await new Promise((resolve) => setTimeout(resolve, 3));
 }
 process.stdout.write(`${JSON.stringify(claimed)}\n`);
 await store.close();
