@@ -84,14 +84,47 @@ export const WIRE_SHAPES = {
 /** A wire shape name. */
 export type WireShape = keyof typeof WIRE_SHAPES;
 
+type Nested = NonNullable<Shape['nested']>[string];
+/** How one incoming key of a shape is written out: its output key, and the shape of its value when typed. */
+interface KeyPlan {
+  readonly outKey: string;
+  readonly nested: Nested | undefined;
+}
+
+/** Per shape and direction, the plan of every known key (unknown keys pass through verbatim). Built once. */
+const PLANS = new Map<Shape, { toWire: Map<string, KeyPlan>; fromWire: Map<string, KeyPlan> }>();
+
+function plansOf(shape: Shape, toWire: boolean): Map<string, KeyPlan> {
+  let plans = PLANS.get(shape);
+  if (!plans) {
+    plans = { toWire: new Map(), fromWire: new Map() };
+    for (const camel of [...shape.keys, ...(shape.opaque ?? []), ...Object.keys(shape.nested ?? {})]) {
+      const plan = { outKey: '', nested: shape.nested?.[camel] };
+      plans.toWire.set(camel, { ...plan, outKey: camelToSnake(camel) });
+      plans.fromWire.set(camelToSnake(camel), { ...plan, outKey: camel });
+    }
+    PLANS.set(shape, plans);
+  }
+  return toWire ? plans.toWire : plans.fromWire;
+}
+
+/** `fromWire` also accepts camelCase spellings of known keys (what `snakeToCamel` maps to a known key). */
+function planOf(plans: Map<string, KeyPlan>, key: string, toWire: boolean): KeyPlan | undefined {
+  const plan = plans.get(key);
+  if (plan !== undefined || toWire || !/_[a-z0-9]|[A-Z]/.test(key)) return plan;
+  return plans.get(camelToSnake(snakeToCamel(key)));
+}
+
 function convert(shape: Shape, value: unknown, toWire: boolean): unknown {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const plans = plansOf(shape, toWire);
   const out: Record<string, unknown> = {};
-  for (const [key, field] of Object.entries(value as Record<string, unknown>)) {
-    const camel = toWire ? key : snakeToCamel(key);
-    const known = shape.keys.includes(camel) || shape.opaque?.includes(camel) || shape.nested?.[camel] !== undefined;
-    const outKey = known ? (toWire ? camelToSnake(camel) : camel) : key;
-    const nested = known ? shape.nested?.[camel] : undefined;
+  const source = value as Record<string, unknown>;
+  for (const key of Object.keys(source)) {
+    const field = source[key];
+    const plan = planOf(plans, key, toWire);
+    const nested = plan?.nested;
+    const outKey = plan ? plan.outKey : key;
     if (nested === undefined || field === null || field === undefined) {
       out[outKey] = field;
     } else if (nested.kind === 'one') {

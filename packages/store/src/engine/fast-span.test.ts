@@ -74,6 +74,18 @@ describe('fastParseSpan', () => {
     }
   });
 
+  it('copies large attribute records key for key and in order, and leaves a `__proto__` key to zod', () => {
+    const attributes: Record<string, unknown> = { 10: 1, 2: 'two' };
+    for (let i = 0; i < 300; i += 1) attributes[`key.${i}.${'z'.repeat(i % 7)}`] = i % 3 === 0 ? [`v${i}`] : `v${i}`;
+    const input = { ...minimal, attributes };
+    const out = fastParseSpan(input)!;
+    expect(JSON.stringify(out.attributes)).toBe(JSON.stringify(Span.parse(input).attributes));
+    expect(Object.getPrototypeOf(out.attributes)).toBe(Object.prototype);
+    const withProto = { ...minimal, attributes: JSON.parse('{"__proto__": ["x"], "a": 1}') as unknown };
+    expect(fastParseSpan(withProto)).toBeNull();
+    expect(Span.parse(withProto).attributes).toEqual({ a: 1 });
+  });
+
   it('never shares nested objects with its input', () => {
     const input = structuredClone(full);
     const out = fastParseSpan(input)!;

@@ -1,4 +1,5 @@
 import { StatusCode, type Span } from '@agl/core/schema';
+import { emptyRecord } from './dictionary-record';
 
 /**
  * A hand-written fast path for validating spans, equivalent to parsing with the `Span` zod schema for every input it
@@ -41,14 +42,21 @@ const isNullableNumber = (v: unknown): boolean => v === null || isFiniteNumber(v
 const isPrimitive = (v: unknown): boolean => typeof v === 'string' || typeof v === 'boolean' || isFiniteNumber(v);
 
 function attributesOf(value: unknown): Obj | null {
-  if (!isPlainObject(value)) return null;
+  if (!isPlainObject(value) || Object.hasOwn(value, '__proto__')) return null;
   for (const key in value) {
     const item = value[key];
     if (item === null || isPrimitive(item)) continue;
     if (!Array.isArray(item)) return null;
     for (const element of item) if (!isPrimitive(element)) return null;
   }
-  return { ...value };
+  return copyRecord(value);
+}
+
+/** A shallow copy of a record (own enumerable string keys, same order; callers leave `__proto__` to zod). */
+function copyRecord(value: Obj): Obj {
+  const out = emptyRecord();
+  for (const key of Object.keys(value)) out[key] = value[key];
+  return out;
 }
 
 function listOf(value: unknown, parse: (item: unknown) => Obj | null): Obj[] | null {

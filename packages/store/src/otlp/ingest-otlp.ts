@@ -17,7 +17,7 @@ const MAX_MESSAGES = 5;
 /**
  * Stores converted OTLP spans (reference v0 §3.4 steps 7–8): spans of an unknown rollout or attempt and spans without
  * an owner are rejected (counted, never silently dropped); missing sequence ids are issued in one bulk call in span
- * order; each (rollout, attempt) group is added in one `addSpans` call.
+ * order; the spans are added in one `addSpans` call (per (rollout, attempt) group if one vanished meanwhile).
  */
 export async function ingestOtlpSpans(store: LightningStore, converted: ConversionResult): Promise<OtlpIngestResult> {
   const result: OtlpIngestResult = { accepted: 0, duplicates: 0, rejected: 0, messages: [] };
@@ -64,6 +64,18 @@ export async function ingestOtlpSpans(store: LightningStore, converted: Conversi
     const group = groups.get(key) ?? [];
     group.push({ ...span, sequenceId: sequenceId ?? 0 });
     groups.set(key, group);
+  }
+  // One write for the whole request; only when a rollout or attempt vanished since the check above, group by group.
+  try {
+    const all = [...groups.values()].flat();
+    if (all.length > 0) {
+      const stored = await store.addSpans(all);
+      result.accepted += stored.length;
+      result.duplicates += all.length - stored.length;
+    }
+    return result;
+  } catch (error) {
+    if (!NotFoundError.isInstance(error)) throw error;
   }
   for (const group of groups.values()) {
     try {

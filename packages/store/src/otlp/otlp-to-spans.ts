@@ -1,5 +1,6 @@
 import { ATTR_ATTEMPT_ID, ATTR_ROLLOUT_ID, ATTR_SPAN_SEQUENCE_ID } from '@agl/core/semconv';
 import type { AttributeValue, Attributes, SpanInput, StatusCode } from '@agl/core/schema';
+import { emptyRecord } from '../engine/dictionary-record';
 import type { PlainTraceRequest } from './otlp-proto';
 
 /** One OTLP span turned into an AGL span; `sequenceId` is `null` when the sender gave none (the store issues one). */
@@ -86,7 +87,7 @@ function putAttribute(out: Attributes, key: string, value: unknown): void {
 }
 
 function attributes(list: unknown): Attributes {
-  const out: Attributes = {};
+  const out = emptyRecord<AttributeValue>();
   for (const kv of asArray(list)) putAttribute(out, String(kv.key), anyValue(kv.value));
   return out;
 }

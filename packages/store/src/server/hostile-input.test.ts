@@ -33,6 +33,13 @@ describe('hostile input', () => {
   it('counts JSON depth without parsing, skipping brackets inside strings', () => {
     expect(jsonDepth('{"a":[1,{"b":"[[[["}]}')).toBe(3);
     expect(jsonDepth('"\\"[["')).toBe(0);
+    // Escaped backslashes right before a quote, brackets and quotes inside keys and values, an unterminated string.
+    const tricky = ['a\\', '\\"[', '[{"', '\\\\', '"', '}]', ''];
+    const value = { [tricky[2]!]: [tricky, { x: [[tricky[0]]], [tricky[1]!]: tricky[3] }], y: [tricky[4], [[[tricky[5]]]]] };
+    expect(jsonDepth(JSON.stringify(value))).toBe(5);
+    expect(jsonDepth(JSON.stringify(tricky))).toBe(1);
+    expect(jsonDepth('[["abc\\\\"]]')).toBe(2);
+    expect(jsonDepth('[["abc\\"]]]]')).toBe(2);
   });
 
   it('refuses a body nested deeper than the limit with a 400 instead of overflowing the stack', async () => {
