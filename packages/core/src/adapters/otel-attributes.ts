@@ -1,5 +1,5 @@
 import { ValidationError } from '../errors/index';
-import type { AttributeValue, Attributes } from '../schema/index';
+import { emptyRecord, type AttributeValue, type Attributes } from '../schema/index';
 
 /** A primitive attribute value. */
 type Primitive = string | number | boolean;
@@ -174,10 +174,10 @@ export function hasPrefix(attributes: Readonly<Record<string, unknown>>, prefix:
 
 /** Narrows an attribute map to the schema's `Attributes` type (drops `undefined`). */
 export function cleanAttributes(attributes: Readonly<Record<string, unknown>>): Attributes {
-  const out: Attributes = {};
-  for (const [k, v] of Object.entries(attributes)) {
-    if (v === undefined) continue;
-    out[k] = v as AttributeValue;
+  const out = emptyRecord<AttributeValue>();
+  for (const k of Object.keys(attributes)) {
+    const v = attributes[k];
+    if (v !== undefined) out[k] = v as AttributeValue;
   }
   return out;
 }

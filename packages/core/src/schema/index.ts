@@ -63,3 +63,4 @@ export { camelToSnake, snakeToCamel, toWire, fromWire, wirePath, WIRE_SHAPES, ty
 export { parseApi, parseWire } from './parse';
 export { SCHEMA_VERSION, StoredDocument, toStoredDocument, readStoredDocument } from './stored-document';
 export { MAX_JSON_DEPTH, jsonDepth } from './json-depth';
+export { emptyRecord } from './empty-record';

@@ -8,7 +8,7 @@ import { AttemptedRollout, Rollout } from './rollout';
 import { ResourcesUpdate } from './resources';
 import { Span } from './span';
 import { readStoredDocument, SCHEMA_VERSION } from './stored-document';
-import { camelToSnake, snakeToCamel, toWire, type WireShape } from './wire-codec';
+import { camelToSnake, fromWire, snakeToCamel, toWire, type WireShape } from './wire-codec';
 import { Worker } from './worker';
 import type { z } from 'zod';
 
@@ -47,6 +47,12 @@ describe('frozen v1 fixtures', () => {
     expect(api.events[0]).toMatchObject({ name: 'exception', dropped_attributes_count: 0 });
     expect(api.links[0]!.context.traceState).toEqual({ vendor: 'x' });
     expect(api.attributes['prompt_token_ids']).toEqual([1, 2, 3]);
+  });
+
+  it('reads camelCase spellings of known keys, and leaves keys that only look like them (or Object.prototype names) alone', () => {
+    const wire = { rollout_id: 'ro-1', attemptId: 'at-1', sequence_id: 2, constructor: 'c', toString: 1, trace_Id: 'x', status: { status_code: 'OK' } };
+    expect(fromWire('span', wire)).toEqual({ rolloutId: 'ro-1', attemptId: 'at-1', sequenceId: 2, constructor: 'c', toString: 1, trace_Id: 'x', status: { statusCode: 'OK' } });
+    expect(toWire('span', { rolloutId: 'ro-1', rollout_id: 'kept', hasOwnProperty: true })).toEqual({ rollout_id: 'kept', hasOwnProperty: true });
   });
 
   it('reads the stored-document envelope of version 1 and refuses newer versions', () => {

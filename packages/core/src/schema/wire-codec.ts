@@ -99,9 +99,9 @@ function plansOf(shape: Shape, toWire: boolean): Map<string, KeyPlan> {
   if (!plans) {
     plans = { toWire: new Map(), fromWire: new Map() };
     for (const camel of [...shape.keys, ...(shape.opaque ?? []), ...Object.keys(shape.nested ?? {})]) {
-      const plan = { outKey: '', nested: shape.nested?.[camel] };
-      plans.toWire.set(camel, { ...plan, outKey: camelToSnake(camel) });
-      plans.fromWire.set(camelToSnake(camel), { ...plan, outKey: camel });
+      const nested = shape.nested?.[camel];
+      plans.toWire.set(camel, { outKey: camelToSnake(camel), nested });
+      plans.fromWire.set(camelToSnake(camel), { outKey: camel, nested });
     }
     PLANS.set(shape, plans);
   }
@@ -110,9 +110,7 @@ function plansOf(shape: Shape, toWire: boolean): Map<string, KeyPlan> {
 
 /** `fromWire` also accepts camelCase spellings of known keys (what `snakeToCamel` maps to a known key). */
 function planOf(plans: Map<string, KeyPlan>, key: string, toWire: boolean): KeyPlan | undefined {
-  const plan = plans.get(key);
-  if (plan !== undefined || toWire || !/_[a-z0-9]|[A-Z]/.test(key)) return plan;
-  return plans.get(camelToSnake(snakeToCamel(key)));
+  return plans.get(key) ?? (toWire ? undefined : plans.get(camelToSnake(snakeToCamel(key))));
 }
 
 function convert(shape: Shape, value: unknown, toWire: boolean): unknown {

@@ -1,5 +1,4 @@
-import { StatusCode, type Span } from '@agl/core/schema';
-import { emptyRecord } from './dictionary-record';
+import { StatusCode, emptyRecord, type Span } from '@agl/core/schema';
 
 /**
  * A hand-written fast path for validating spans, equivalent to parsing with the `Span` zod schema for every input it

@@ -1,6 +1,5 @@
 import { ATTR_ATTEMPT_ID, ATTR_ROLLOUT_ID, ATTR_SPAN_SEQUENCE_ID } from '@agl/core/semconv';
-import type { AttributeValue, Attributes, SpanInput, StatusCode } from '@agl/core/schema';
-import { emptyRecord } from '../engine/dictionary-record';
+import { emptyRecord, type AttributeValue, type Attributes, type SpanInput, type StatusCode } from '@agl/core/schema';
 import type { PlainTraceRequest } from './otlp-proto';
 
 /** One OTLP span turned into an AGL span; `sequenceId` is `null` when the sender gave none (the store issues one). */
