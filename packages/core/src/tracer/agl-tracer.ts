@@ -57,9 +57,11 @@ export class AglTracer implements RolloutTracer {
   readonly provider: NodeTracerProvider;
   #uninstallExit: (() => void) | null = null;
   #registered = false;
+  readonly #otherProcessors: readonly SpanProcessor[];
 
   constructor(options: AglTracerOptions = {}) {
     this.processor = new LightningSpanProcessor(options);
+    this.#otherProcessors = options.spanProcessors ?? [];
     this.provider = new NodeTracerProvider({
       resource: resourceFromAttributes({
         'service.name': options.serviceName ?? 'agl-agent',
@@ -97,9 +99,13 @@ export class AglTracer implements RolloutTracer {
     return this.processor.stats();
   }
 
-  /** Exports every queued span. */
+  /**
+   * Exports every queued span. The store processor is awaited until its exports are done (a failed export is counted
+   * and logged), not cut off by OpenTelemetry's 30 s flush timeout, so a runner that flushes before it writes an
+   * attempt's status never has spans land after the status; the other processors flush as they do under the provider.
+   */
   async forceFlush(): Promise<void> {
-    await this.provider.forceFlush();
+    await Promise.all([this.processor.forceFlush(), ...this.#otherProcessors.map((p) => p.forceFlush())]);
   }
 
   /** Flushes and stops; removes the exit hooks. */

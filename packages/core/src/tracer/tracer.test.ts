@@ -303,6 +303,21 @@ describe('tracer inside rollouts', () => {
     expect(warn).toHaveBeenCalledWith(expect.stringContaining('Rollout ro-bad not found'));
   });
 
+  it('forceFlush waits for a slow store to the end, past OpenTelemetry\'s flush timeout', async () => {
+    const store = new RecordingStore();
+    const slow = store.addSpans.bind(store);
+    store.addSpans = async (spans) => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return slow(spans);
+    };
+    const tracer = newTracer();
+    // The provider's own flush would give up after this long (the default is 30 s).
+    (tracer.provider as unknown as { _forceFlushTimeoutMillis: number })._forceFlushTimeoutMillis = 50;
+    withRolloutContext({ rolloutId: 'ro-1', attemptId: 'at-1', store: store.asStore(), tracer }, () => emitReward(1));
+    await tracer.forceFlush();
+    expect(store.spans.map((s) => s.name)).toEqual(['agentlightning.annotation']);
+  });
+
   it("reports accepted spans to the context's onSpans callback", async () => {
     const store = new RecordingStore();
     const tracer = newTracer();
