@@ -261,8 +261,9 @@ export class EngineStore implements LightningStore {
   }
 
   /**
-   * One timer for every wait: wakes them when another connection committed since the last tick. The first tick always
-   * wakes them (a commit between a wait's read and the baseline would otherwise go unseen).
+   * One timer for every wait: wakes them when another connection committed since the last tick (queue waits only when
+   * something is queued). The first tick always checks (a commit between a wait's read and the baseline would
+   * otherwise go unseen).
    */
   #startTicker(): void {
     const ms = this.#tickerMs;
@@ -277,7 +278,9 @@ export class EngineStore implements LightningStore {
       if (changed || first) {
         first = false;
         this.#waiters.wakeAll();
-        this.#queueWaiters.wakeAll();
+        // Idle runners only when there is something to dequeue: waking them for any other commit costs each one an
+        // empty dequeue.
+        if (this.#queueWaiters.size > 0 && this.#engine.read((s) => s.hasQueued())) this.#queueWaiters.wakeAll();
       }
     }, ms);
     this.#ticker.unref();

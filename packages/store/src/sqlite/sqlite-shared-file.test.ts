@@ -73,4 +73,26 @@ describe('two SqliteStore connections on one file', () => {
       await waiter.close();
     }
   });
+
+  it("another connection's commits that queue nothing leave waitForQueue asleep (no empty dequeues for idle runners)", async () => {
+    const path = join(dir, 'shared.sqlite');
+    const waiter = new SqliteStore({ path, clock, scanDebounceSeconds: 0, waitPollIntervalMs: 30 });
+    try {
+      const running = await b.startRollout({ input: 'busy' });
+      let woke = false;
+      const queued = waiter.waitForQueue({ timeoutMs: 20_000 }).then((q) => {
+        woke = true;
+        return q;
+      });
+      for (let i = 0; i < 5; i++) {
+        await b.addSpan({ rolloutId: running.rolloutId, attemptId: running.attempt.attemptId, sequenceId: i + 1, traceId: 't', spanId: `s${i}`, parentId: null, name: 'n', startTime: 1, endTime: 2 });
+        await new Promise((resolve) => setTimeout(resolve, 60)); // two ticks see each commit
+      }
+      expect(woke).toBe(false);
+      await b.enqueueRollout({ input: 'work' });
+      expect(await queued).toBe(true);
+    } finally {
+      await waiter.close();
+    }
+  });
 });

@@ -40,6 +40,58 @@ describe('Runner (in-process workers)', () => {
     await running;
   });
 
+  it('many idle workers cost one empty dequeue per wait, and all of them start when a batch is queued', async () => {
+    store = new MemoryStore({ scanDebounceSeconds: 0 });
+    const dequeue = store.dequeueRollout.bind(store);
+    let dequeues = 0;
+    store.dequeueRollout = (options) => {
+      dequeues += 1;
+      return dequeue(options);
+    };
+    let concurrent = 0;
+    let peak = 0;
+    const agent = async (): Promise<number> => {
+      concurrent += 1;
+      peak = Math.max(peak, concurrent);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      concurrent -= 1;
+      return 1;
+    };
+    const runner = new Runner({ store, agent, nWorkers: 20, pollIntervalSeconds: 0.05, logger: quiet });
+    const running = runner.run();
+    await new Promise((resolve) => setTimeout(resolve, 1300));
+    // Waits of ten poll intervals (0.5 s): one dequeue per timed-out wait, not one per worker (20 workers polling
+    // every 50 ms would be ~520; one empty dequeue per worker per wait, ~60).
+    expect(dequeues).toBeLessThanOrEqual(4);
+    const rollouts = await store.enqueueRollouts(Array.from({ length: 20 }, (_, i) => ({ input: i })));
+    const finished = await store.waitForRollouts(rollouts.map((r) => r.rolloutId), { timeoutSeconds: 10 });
+    expect(finished.map((r) => r.status)).toEqual(Array(20).fill('succeeded'));
+    expect(peak).toBeGreaterThanOrEqual(15); // the batch ran side by side, not one worker after another
+    runner.stop();
+    await running;
+  });
+
+  it('against a store without waitForQueue, idle workers poll every interval and pick up new work', async () => {
+    store = new MemoryStore({ scanDebounceSeconds: 0 });
+    let dequeues = 0;
+    const polling = new Proxy(store, {
+      get(target, prop) {
+        if (prop === 'waitForQueue') return undefined;
+        const value = Reflect.get(target, prop, target) as unknown;
+        if (prop === 'dequeueRollout') dequeues += 1;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const runner = new Runner({ store: polling, agent: async () => 1, nWorkers: 2, pollIntervalSeconds: 0.05, logger: quiet });
+    const running = runner.run();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(dequeues).toBeGreaterThanOrEqual(10); // 2 workers × ~10 polls each
+    const r = await store.enqueueRollout({ input: 1 });
+    expect((await store.waitForRollouts([r.rolloutId], { timeoutSeconds: 5 })).map((x) => x.status)).toEqual(['succeeded']);
+    runner.stop();
+    await running;
+  });
+
   it('runs a function agent, turns a numeric return into the final reward span, and marks the attempt succeeded', async () => {
     store = new MemoryStore({ scanDebounceSeconds: 0 });
     const seen: unknown[] = [];

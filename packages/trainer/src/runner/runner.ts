@@ -9,6 +9,7 @@ import { executeProcess } from './execute-process';
 import { stderrLogger, type RewardHook, type RunnerHooks, type RunnerLogger } from './hooks';
 import { startLoopbackServer, type LoopbackServer } from './loopback-server';
 import type { ProcessEndpoints } from './process-env';
+import { IdleGate } from './idle-gate';
 import { runWorkerLoop, type RunnerStats } from './worker-loop';
 import { superviseWorkerProcesses, type AgentModuleRef } from './worker-processes';
 
@@ -117,12 +118,13 @@ export class Runner {
       const execute = this.#executor({ logger, clock, heartbeatIntervalSeconds, signal, endpoints });
       const budget = { remaining: o.maxRollouts ?? Number.POSITIVE_INFINITY };
       const inFlight = new Map<string, Promise<unknown>>();
+      const idle = new IdleGate(o.store, o.pollIntervalSeconds ?? 0.5, signal);
       const loops = Array.from({ length: nWorkers }, (_, i) =>
         runWorkerLoop({
           store: o.store,
           workerId: `Worker-${offset + i + 1}`,
           execute: (rollout, resources, resourcesId) => execute(rollout, resources, resourcesId, `Worker-${offset + i + 1}`),
-          pollIntervalSeconds: o.pollIntervalSeconds ?? 0.5,
+          idle,
           heartbeatIntervalSeconds,
           budget,
           inFlight,

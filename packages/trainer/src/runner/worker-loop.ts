@@ -1,6 +1,7 @@
 import { hostname, platform } from 'node:os';
 import type { AttemptedRollout, Clock, LightningStore, NamedResources } from '@agl/core';
 import type { RunnerLogger } from './hooks';
+import type { IdleGate } from './idle-gate';
 
 /** Counters one runner shares across its workers (also sent as heartbeat stats). */
 export interface RunnerStats {
@@ -15,7 +16,8 @@ export interface WorkerLoopOptions {
   workerId: string;
   /** Runs one dequeued attempt and returns its status. */
   execute: (rollout: AttemptedRollout, resources: NamedResources, resourcesId: string | null) => Promise<'succeeded' | 'failed'>;
-  pollIntervalSeconds: number;
+  /** Where the runner's idle workers wait for work (shared by its workers). */
+  idle: IdleGate;
   /** Seconds between `updateWorker` heartbeats; ≤ 0 disables them. */
   heartbeatIntervalSeconds: number;
   /** Attempts left to this runner (shared by its workers); the loop ends at 0. */
@@ -34,15 +36,21 @@ export interface WorkerLoopOptions {
 
 /**
  * One worker (AGL 0.3 `iter`): dequeue with the worker id, fetch the rollout's resources (pinned id, else the latest,
- * else none), execute, repeat until stopped. While the queue is empty it waits for the store's enqueue signal
- * (`waitForQueue`) or, without one, polls every `pollIntervalSeconds`.
+ * else none), execute, repeat until stopped. Before its first dequeue and after an empty one it waits at the runner's
+ * {@link IdleGate} (the store's enqueue signal, or a poll interval without one).
  */
 export async function runWorkerLoop(options: WorkerLoopOptions): Promise<void> {
   const { store, workerId, signal, logger, stats } = options;
   const stopHeartbeat = startWorkerHeartbeat(options);
   try {
     await store.updateWorker(workerId, { heartbeatStats: heartbeatStats(stats, options.clock) }).catch(() => undefined);
+    // With an enqueue signal, ask it before the first dequeue too (it answers at once when work is queued).
+    let mayHaveWork = !options.idle.signals;
     while (!signal.aborted) {
+      if (!mayHaveWork) {
+        await options.idle.wait();
+        if (signal.aborted) break;
+      }
       if (options.budget.remaining <= 0) break;
       options.budget.remaining -= 1;
       let rollout: AttemptedRollout | null = null;
@@ -52,9 +60,9 @@ export async function runWorkerLoop(options: WorkerLoopOptions): Promise<void> {
         if (signal.aborted) break;
         logger.warn(`${workerId}: dequeue failed: ${err instanceof Error ? err.message : String(err)}`);
       }
+      mayHaveWork = rollout !== null;
       if (!rollout) {
         options.budget.remaining += 1;
-        await idleWait(store, options.pollIntervalSeconds * 1000, signal);
         continue;
       }
       stats.started += 1;
@@ -116,31 +124,4 @@ function startWorkerHeartbeat(options: WorkerLoopOptions): () => void {
   }, options.heartbeatIntervalSeconds * 1000);
   timer.unref();
   return () => clearInterval(timer);
-}
-
-/**
- * Between empty dequeues: with a store that can signal enqueues (`waitForQueue`), sleep until one comes, for at most
- * ten poll intervals (5 s cap; the next dequeue also runs the store's watchdog); otherwise one poll interval.
- */
-async function idleWait(store: LightningStore, pollMs: number, signal: AbortSignal): Promise<void> {
-  if (!store.waitForQueue) return sleep(pollMs, signal);
-  try {
-    await store.waitForQueue({ timeoutMs: Math.max(pollMs, Math.min(5000, pollMs * 10)), signal });
-  } catch {
-    await sleep(pollMs, signal);
-  }
-}
-
-/** Sleep that ends early when `signal` aborts. */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

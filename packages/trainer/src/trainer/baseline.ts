@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { JsonObject, JsonValue, LightningStore, Rollout, RolloutConfigInput, RolloutMode, Trajectory } from '@agl/core';
 import { UserError } from '@agl/core/errors';
 import type { Algorithm, AlgorithmRunOptions } from './algorithm';
-import { sleep } from '../runner/worker-loop';
+import { sleep } from '../runner/idle-gate';
 
 /** Options of {@link Baseline}. */
 export interface BaselineOptions {
