@@ -15,23 +15,29 @@ async function drain(store: MemoryStore, runner: Runner, ids: string[]): Promise
   await running;
 }
 
+/** Counts the store's `dequeueRollout` calls from now on. */
+function countDequeues(store: MemoryStore): () => number {
+  const dequeue = store.dequeueRollout.bind(store);
+  let calls = 0;
+  store.dequeueRollout = (options) => {
+    calls += 1;
+    return dequeue(options);
+  };
+  return () => calls;
+}
+
 describe('Runner (in-process workers)', () => {
   let store: MemoryStore;
   afterEach(async () => store?.close());
 
   it('idle workers sleep on the store\'s enqueue signal instead of polling dequeue, and wake at once for new work', async () => {
     store = new MemoryStore({ scanDebounceSeconds: 0 });
-    const dequeue = store.dequeueRollout.bind(store);
-    let dequeues = 0;
-    store.dequeueRollout = (options) => {
-      dequeues += 1;
-      return dequeue(options);
-    };
+    const dequeues = countDequeues(store);
     const runner = new Runner({ store, agent: async () => 1, nWorkers: 4, pollIntervalSeconds: 0.1, logger: quiet });
     const running = runner.run();
     await new Promise((resolve) => setTimeout(resolve, 1200));
     // Polling every 100 ms would be ~48 dequeues; waiting up to ten intervals (1 s) per empty dequeue, at most ~12.
-    expect(dequeues).toBeLessThanOrEqual(12);
+    expect(dequeues()).toBeLessThanOrEqual(12);
     const started = Date.now();
     const r = await store.enqueueRollout({ input: 1 });
     expect((await store.waitForRollouts([r.rolloutId], { timeoutSeconds: 10 })).map((x) => x.status)).toEqual(['succeeded']);
@@ -42,12 +48,7 @@ describe('Runner (in-process workers)', () => {
 
   it('many idle workers cost one empty dequeue per wait, and all of them start when a batch is queued', async () => {
     store = new MemoryStore({ scanDebounceSeconds: 0 });
-    const dequeue = store.dequeueRollout.bind(store);
-    let dequeues = 0;
-    store.dequeueRollout = (options) => {
-      dequeues += 1;
-      return dequeue(options);
-    };
+    const dequeues = countDequeues(store);
     let concurrent = 0;
     let peak = 0;
     const agent = async (): Promise<number> => {
@@ -62,7 +63,7 @@ describe('Runner (in-process workers)', () => {
     await new Promise((resolve) => setTimeout(resolve, 1300));
     // Waits of ten poll intervals (0.5 s): one dequeue per timed-out wait, not one per worker (20 workers polling
     // every 50 ms would be ~520; one empty dequeue per worker per wait, ~60).
-    expect(dequeues).toBeLessThanOrEqual(4);
+    expect(dequeues()).toBeLessThanOrEqual(4);
     const rollouts = await store.enqueueRollouts(Array.from({ length: 20 }, (_, i) => ({ input: i })));
     const finished = await store.waitForRollouts(rollouts.map((r) => r.rolloutId), { timeoutSeconds: 10 });
     expect(finished.map((r) => r.status)).toEqual(Array(20).fill('succeeded'));
