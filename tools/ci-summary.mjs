@@ -1,11 +1,13 @@
-// Sums the vitest JSON reports of every project into one closing "N passed, N failed" line.
+// Sums the vitest JSON reports of every project into one closing "N passed, N failed" line, after the name and
+// first lines of each failure.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 
 let passed = 0;
 let failed = 0;
 let skipped = 0;
 let projects = 0;
+const failures = [];
 for (const group of ['packages', 'adapters', 'examples', 'tools']) {
   if (!existsSync(group)) continue;
   for (const name of readdirSync(group)) {
@@ -16,11 +18,24 @@ for (const group of ['packages', 'adapters', 'examples', 'tools']) {
     passed += report.numPassedTests;
     failed += report.numFailedTests;
     skipped += report.numPendingTests + (report.numTodoTests ?? 0);
+    for (const result of report.testResults ?? []) {
+      const where = relative(process.cwd(), result.name);
+      for (const test of result.assertionResults ?? []) {
+        if (test.status !== 'failed') continue;
+        const message = (test.failureMessages ?? []).join('\n').split('\n').slice(0, 8).join('\n    ');
+        failures.push(`FAILED ${where} > ${test.fullName}\n    ${message}`);
+      }
+      if (result.status === 'failed' && (result.assertionResults ?? []).length === 0) {
+        failures.push(`FAILED ${where}: ${String(result.message ?? '').split('\n')[0]}`);
+      }
+    }
   }
 }
 if (projects === 0) {
   console.log('0 passed, 1 failed (no vitest report found)');
   process.exit(1);
 }
+// Failures are printed last, so the tail of a CI log names them.
+for (const failure of failures) console.log(failure);
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(failed > 0 ? 1 : 0);

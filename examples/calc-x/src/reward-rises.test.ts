@@ -20,7 +20,9 @@ describe('Calc-X GRPO (fixed seed, about 2 minutes)', () => {
     console.log(`calc-x reward-rises: held-out reward ${before.toFixed(3)} → ${after.toFixed(3)} in ${result.seconds.toFixed(0)} s`);
     expect(result.validations.map((v) => v.round)).toEqual([0, 10]);
     expect(before).toBeLessThanOrEqual(0.45); // the warm start alone leaves room
-    expect(after - before).toBeGreaterThanOrEqual(0.06); // seed 1 measured +0.14 (0.266 → 0.406) on a quiet machine
+    // Seed 1 measures 0.266 → 0.469, the same under load as on a quiet machine: sampling seeds follow the prompts, not
+    // the arrival order, and GRPO orders each round's trajectories by content. The margin allows for other CPUs' floats.
+    expect(after - before).toBeGreaterThanOrEqual(0.1);
     // The training reward, too: the mean of the last five rounds beats that of the first three.
     const train = result.rounds.map((r) => r.trainReward);
     const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;

@@ -200,22 +200,39 @@ export class GRPO {
         return { input: task as JsonValue, mode: a.mode, resourcesId: a.resourcesId, metadata };
       }),
     );
-    const pending = new Set((await store.enqueueRollouts(requests)).map((r) => r.rolloutId));
-    const finished: Rollout[] = [];
+    const order = (await store.enqueueRollouts(requests)).map((r) => r.rolloutId);
+    const pending = new Set(order);
+    const finished = new Map<string, Rollout>();
     while (pending.size > 0) {
       if (signal.aborted) throw new UserError(`GRPO was stopped while waiting for ${pending.size} rollouts: ${String(signal.reason)}`);
       for (const r of await store.waitForRollouts([...pending], { timeoutSeconds: 0.5 })) {
-        if (!pending.delete(r.rolloutId)) continue;
-        finished.push(r);
+        if (pending.delete(r.rolloutId)) finished.set(r.rolloutId, r);
       }
     }
     const out: Trajectory[] = [];
-    for (const rollout of finished) {
-      const spans = (await store.querySpans({ rolloutId: rollout.rolloutId, attemptId: 'latest', sortBy: 'sequenceId' })).items;
+    for (const rolloutId of order) {
+      const rollout = finished.get(rolloutId)!;
+      const spans = (await store.querySpans({ rolloutId, attemptId: 'latest', sortBy: 'sequenceId' })).items;
       out.push(await a.adapter.adapt(spans, rollout));
     }
-    return out;
+    return canonicalOrder(out);
   }
+}
+
+/**
+ * Trajectories grouped by task (in enqueue order of each task's first rollout), each group sorted by what the policy
+ * said: which rollout of a task got which sample depends on arrival order, so this makes a round's training batch,
+ * and with the tiny server's `samplingSeed` the whole run, independent of timing.
+ */
+function canonicalOrder(trajectories: Trajectory[]): Trajectory[] {
+  const groups = new Map<string, Array<{ t: Trajectory; k: string }>>();
+  for (const t of trajectories) {
+    const k = JSON.stringify([t.finalReward, t.transitions.map((tr) => tr.action.tokenIds ?? tr.action.message.content ?? null)]);
+    const group = groups.get(t.taskId) ?? [];
+    group.push({ t, k });
+    groups.set(t.taskId, group);
+  }
+  return [...groups.values()].flatMap((group) => group.sort((x, y) => (x.k < y.k ? -1 : x.k > y.k ? 1 : 0)).map(({ t }) => t));
 }
 
 function taskIdOf(task: unknown): string {

@@ -28,8 +28,10 @@ export interface TinyModelHostOptions {
   /** When the directory is empty: create version `v0` with fresh weights of this shape (default config, seed 0). */
   init?: { config?: Partial<Omit<TinyConfig, 'vocabSize'>>; tokenizer?: TokenizerSpec; seed?: number };
   /**
-   * Seed of the per-request seeds given to requests that send no `seed`. Set it for reproducible runs (requests get
-   * seeds in arrival order); leave it unset for random seeds.
+   * Seed of the per-request seeds given to requests that send no `seed`. Set it for reproducible runs; leave it unset
+   * for random seeds. A request's seed is derived from this seed, the served version, the prompt's token ids and how
+   * many times that prompt was sampled before on that version, so concurrent requests get the same seeds whatever
+   * order they arrive in (the n-th sample of a prompt is always drawn the same way).
    */
   samplingSeed?: number;
 }
@@ -40,13 +42,15 @@ export class TinyModelHost {
   readonly engine: InferenceEngine;
   readonly modelName: string;
   #current: ServedModel | undefined;
-  readonly #seeds: SeededRng | undefined;
+  readonly #samplingSeed: number | undefined;
+  /** Per served version: how many times each prompt (by hash) was given a derived seed. */
+  #promptCounts = new Map<string, Map<number, number>>();
   #loading: Promise<ServedModel> = Promise.resolve(undefined as unknown as ServedModel);
 
   private constructor(store: WeightStore, modelName: string, samplingSeed: number | undefined) {
     this.store = store;
     this.modelName = modelName;
-    this.#seeds = samplingSeed === undefined ? undefined : new SeededRng(samplingSeed);
+    this.#samplingSeed = samplingSeed;
     this.engine = new InferenceEngine();
   }
 
@@ -126,12 +130,28 @@ export class TinyModelHost {
       maxTokens: Math.min(options.maxTokens ?? room, room),
       temperature: options.temperature,
       topP: options.topP,
-      seed: options.seed ?? (this.#seeds ? this.#seeds.int(2 ** 31) : randomInt(0, 2 ** 31)),
+      seed: options.seed ?? this.#derivedSeed(options.served.version, options.promptIds),
       stopIds: [tokenizer.specialId('<|end|>')],
       forcedPrefix: options.forcedPrefix,
       bannedIds: options.bannedIds,
       topLogprobs: options.topLogprobs,
     };
+  }
+
+  /** The seed of a seedless request: random, or (with `samplingSeed`) a function of version, prompt and repeat count. */
+  #derivedSeed(version: string, promptIds: number[]): number {
+    if (this.#samplingSeed === undefined) return randomInt(0, 2 ** 31);
+    let counts = this.#promptCounts.get(version);
+    if (!counts) {
+      // Only the versions still being asked for matter; an older one's counts go when a third version arrives.
+      if (this.#promptCounts.size >= 2) this.#promptCounts.delete(this.#promptCounts.keys().next().value!);
+      counts = new Map();
+      this.#promptCounts.set(version, counts);
+    }
+    const key = hashIds(promptIds);
+    const seen = counts.get(key) ?? 0;
+    counts.set(key, seen + 1);
+    return new SeededRng((this.#samplingSeed ^ Math.imul(key, 0x85ebca6b) ^ Math.imul(seen + 1, 0xc2b2ae35)) >>> 0).int(2 ** 31);
   }
 
   /** Stops the worker. */
@@ -152,4 +172,14 @@ export class TinyModelHost {
     if (previous && previous.version !== version) this.engine.unload(previous.version);
     return served;
   }
+}
+
+/** FNV-1a over token ids (32-bit). */
+function hashIds(ids: number[]): number {
+  let h = 0x811c9dc5;
+  for (const id of ids) {
+    h = Math.imul(h ^ (id & 0xffff), 0x01000193);
+    h = Math.imul(h ^ (id >>> 16), 0x01000193);
+  }
+  return h >>> 0;
 }

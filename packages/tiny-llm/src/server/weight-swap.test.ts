@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trainToolWeights } from '../__fixtures__/tool-model';
-import { SeededRng } from '../model/rng';
 import { DEFAULT_TINY_CONFIG } from '../model/tiny-config';
 import { initWeights } from '../model/tiny-weights';
 import { WeightStore } from '../model/weight-store';
@@ -32,12 +31,23 @@ afterAll(async () => {
 });
 
 describe('weight swap', () => {
-  it('gives seedless requests reproducible seeds from samplingSeed', async () => {
-    const rng = new SeededRng(1);
-    const req = { ...hi, temperature: 1, max_tokens: 8 };
-    const seedless = await client.chat.completions.create(req);
-    const seeded = await client.chat.completions.create({ ...req, seed: rng.int(2 ** 31) });
-    expect(seedless.choices[0]!.message.content).toBe(seeded.choices[0]!.message.content);
+  it('gives seedless requests seeds from samplingSeed, the prompt and its repeat count, whatever order they arrive in', async () => {
+    const ask = async (c: OpenAI, content: string): Promise<string> => {
+      const answer = await c.chat.completions.create({ ...hi, messages: [{ role: 'user', content }], temperature: 1, max_tokens: 12 });
+      return answer.choices[0]!.message.content ?? '';
+    };
+    // This server: a, b, a. A second server with the same samplingSeed: b, a, a (all in flight at once).
+    const first = [await ask(client, 'a'), await ask(client, 'b'), await ask(client, 'a')];
+    const other = await startTinyServer({ weightsDir: dir, version: 'v0', samplingSeed: 1 });
+    try {
+      const otherClient = new OpenAI({ baseURL: `${other.url}/v1`, apiKey: 'unused' });
+      const b = ask(otherClient, 'b');
+      const [a1, a2] = [await ask(otherClient, 'a'), await ask(otherClient, 'a')];
+      expect([a1, await b, a2]).toEqual(first);
+    } finally {
+      await other.close();
+    }
+    expect(first[0]).not.toBe(first[2]); // the second sample of a prompt is drawn with another seed
   });
 
   it('keeps an in-flight request on its version, serves the new version after the swap, and stays responsive', async () => {

@@ -1,0 +1,77 @@
+import type { Rollout, Trajectory } from '@agl/core';
+import type { RolloutInfo } from '@agl/core/adapters';
+import { rewardStatistics, type TrainingSample } from '@agl/core/algorithms';
+import { MemoryStore } from '@agl/store';
+import { describe, expect, it } from 'vitest';
+import { SeededRng } from '../model/rng';
+import { GRPO } from './grpo';
+
+/**
+ * Runs GRPO with a simulated policy: rollouts finish in an order shuffled by `orderSeed`, and within a task's group
+ * the k-th rollout to finish gets sample k (what a sampling server that seeds by prompt and repeat count does).
+ * Returns what the backend was asked to train on, without the (random) rollout ids.
+ */
+async function trainedOn(orderSeed: number): Promise<unknown[][]> {
+  const store = new MemoryStore({ scanDebounceSeconds: 0 });
+  const sampleOf = new Map<string, number>();
+  const batches: unknown[][] = [];
+  const controller = new AbortController();
+  const shuffle = new SeededRng(orderSeed);
+  let running = true;
+  const policy = (async () => {
+    while (running) {
+      const claimed: Rollout[] = [];
+      for (let r = await store.dequeueRollout(); r; r = await store.dequeueRollout()) claimed.push(r);
+      for (let i = claimed.length - 1; i > 0; i -= 1) {
+        const j = shuffle.int(i + 1);
+        [claimed[i], claimed[j]] = [claimed[j]!, claimed[i]!];
+      }
+      const seen = new Map<unknown, number>();
+      for (const r of claimed) {
+        const k = seen.get(r.input) ?? 0;
+        seen.set(r.input, k + 1);
+        sampleOf.set(r.rolloutId, (r.input as number) * 10 + k);
+        await store.updateAttempt(r.rolloutId, 'latest', { status: 'succeeded' });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  })();
+  const adapter = {
+    adapt: (_spans: unknown, rollout?: RolloutInfo): Trajectory => {
+      const sample = sampleOf.get(rollout!.rolloutId)!;
+      return {
+        rolloutId: rollout!.rolloutId,
+        attemptId: 'a',
+        taskId: String(rollout!.metadata?.task_id),
+        mode: 'train',
+        transitions: [{ agentName: null, state: { messages: [], tokenIds: [rollout!.input as number] }, action: { message: { role: 'assistant' }, tokenIds: [sample] }, reward: null, done: true, spanIds: [] }],
+        finalReward: sample % 3 === 0 ? 1 : 0,
+      };
+    },
+  };
+  const backend = {
+    train: async (samples: readonly TrainingSample[]) => {
+      batches.push(samples.map((s) => [s.taskId, s.promptTokenIds, s.responseTokenIds, s.reward, s.advantage]));
+      return { resources: {}, metrics: { loss: 0, kl: null, entropy: null, clipFraction: null, ...rewardStatistics(samples), tokensPerSecond: 0 } };
+    },
+  };
+  try {
+    await new GRPO({ backend, rounds: 3, tasksPerRound: 4, groupSize: 6, seed: 7 }).run({ store, train: [1, 2, 3, 4, 5, 6, 7, 8, 9], val: [], adapter, signal: controller.signal });
+  } finally {
+    running = false;
+    await policy;
+    await store.close();
+  }
+  return batches;
+}
+
+describe('GRPO', () => {
+  it('trains on the same batches, in the same order, whatever order the rollouts finish in', async () => {
+    const [a, b] = [await trainedOn(1), await trainedOn(2)];
+    expect(a).toHaveLength(3);
+    expect(a[0]).toHaveLength(24);
+    expect(b).toEqual(a);
+    // Some groups have rewards that differ (so advantages are not all zero, and the order matters to the check).
+    expect(a.flat().some((s) => (s as number[])[4] !== 0)).toBe(true);
+  });
+});
