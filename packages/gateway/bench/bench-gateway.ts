@@ -1,7 +1,13 @@
-// Child process of gateway-bench: the gateway with an embedded memory store, recording every call of one train rollout.
+// Child process of gateway-bench: the gateway with an embedded store (memory, or SQLite with BENCH_STORE=sqlite),
+// recording every call of one train rollout.
 // BENCH_GATEWAY_MODULE may name another build of the gateway (a path relative to this file) to compare against.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
+import type { LightningStore } from '@agl/core/store';
 import { MemoryStore } from '@agl/store';
+import { SqliteStore } from '@agl/store/sqlite';
 import type * as GatewayModule from '../src/index';
 
 const { startGateway } = (await import(process.env.BENCH_GATEWAY_MODULE ?? '../src/index')) as typeof GatewayModule;
@@ -10,7 +16,8 @@ let gcMs = 0;
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) gcMs += entry.duration;
 }).observe({ entryTypes: ['gc'] });
-const store = new MemoryStore();
+// BENCH_STORE=sqlite: an SQLite file store (spans leave the JS heap) instead of the in-memory one.
+const store: LightningStore = process.env.BENCH_STORE === 'sqlite' ? new SqliteStore({ path: join(mkdtempSync(join(tmpdir(), 'agl-gw-bench-')), 'store.sqlite') }) : new MemoryStore();
 const spanWrite = process.env.BENCH_SPAN_WRITE === 'after-response' ? 'after-response' : 'before-response';
 const gateway = await startGateway({ store, backend: process.env.BENCH_BACKEND_URL!, port: 0, spanWrite });
 const rollout = await store.startRollout({ input: null, mode: 'train' });

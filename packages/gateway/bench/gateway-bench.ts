@@ -8,7 +8,7 @@
  * the backend and of this load generator).
  *
  * Run: `npm run bench -w packages/gateway [-- --json out.json]` (env: BENCH_ROUNDS, BENCH_REQUESTS,
- * BENCH_CONCURRENCY, BENCH_SERIAL, BENCH_LATENCY_MS, BENCH_SPAN_WRITE, BENCH_CPU_PROFILE=<dir>).
+ * BENCH_CONCURRENCY, BENCH_SERIAL, BENCH_LATENCY_MS, BENCH_SPAN_WRITE, BENCH_STORE=memory|sqlite, BENCH_CPU_PROFILE=<dir>).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
