@@ -33,9 +33,12 @@ describe('InferenceModel (KV cache) against the tfjs training graph', () => {
     expect(out.tokens[0]!.top[0]![1]).toBeGreaterThanOrEqual(out.tokens[0]!.top[1]![1]);
   });
 
-  it('with the token-shift embedding: cached generation, logprobs and batching match the tfjs graph', async () => {
-    const shifted = randomTestWeights(12, { prevTokenEmbedding: true });
-    expect(Object.keys(shifted.params)).toContain('prev_emb');
+  it.each([
+    ['the token-shift embedding', { prevTokenEmbedding: true }, ['prev_emb']],
+    ['both token shifts (one and two back)', { prevTokenEmbedding: true, prev2TokenEmbedding: true }, ['prev_emb', 'prev2_emb']],
+  ])('with %s: cached generation, logprobs and batching match the tfjs graph', async (_label, shifts, names) => {
+    const shifted = randomTestWeights(12, shifts);
+    for (const name of names) expect(Object.keys(shifted.params)).toContain(name);
     const m = new InferenceModel(shifted);
     const core = await TrainerCore.create({ weights: shifted });
     const out = generateSync(m, { ...greedy, temperature: 1, seed: 9 });

@@ -10,6 +10,8 @@ export class KvCache {
   length = 0;
   /** The last token appended (-1 when empty), for the token-shift embedding. */
   lastToken = -1;
+  /** The token before it (-1 when none), for the two-back token shift. */
+  lastToken2 = -1;
 
   constructor(config: TinyConfig) {
     const size = config.maxSeqLen * config.dModel;
@@ -27,6 +29,7 @@ export class KvCache {
     }
     c.length = this.length;
     c.lastToken = this.lastToken;
+    c.lastToken2 = this.lastToken2;
     return c;
   }
 }
@@ -58,6 +61,7 @@ export class InferenceModel {
   readonly #tokEmb: Float32Array;
   readonly #posEmb: Float32Array;
   readonly #prevEmb: Float32Array | null;
+  readonly #prev2Emb: Float32Array | null;
   readonly #normF: Float32Array;
   readonly #layers: LayerParams[];
 
@@ -71,6 +75,7 @@ export class InferenceModel {
     this.#tokEmb = p('tok_emb');
     this.#posEmb = p('pos_emb');
     this.#prevEmb = this.config.prevTokenEmbedding ? p('prev_emb') : null;
+    this.#prev2Emb = this.config.prev2TokenEmbedding ? p('prev2_emb') : null;
     this.#normF = p('norm_f');
     this.#layers = Array.from({ length: this.config.nLayers }, (_, l) => ({
       norm1: p(`l${l}.norm1`),
@@ -104,8 +109,10 @@ export class InferenceModel {
     const hd = d / nHeads;
     const pos = new Int32Array(n);
     const prevTok = new Int32Array(n);
+    const prev2Tok = new Int32Array(n);
     const next = new Map<KvCache, number>();
-    const last = new Map<KvCache, number>();
+    /** The last two tokens of each cache, this batch's rows included: [last, the one before]. */
+    const last = new Map<KvCache, [number, number]>();
     rows.forEach((r, i) => {
       const p = next.get(r.cache) ?? r.cache.length;
       if (p >= maxSeqLen) {
@@ -115,9 +122,11 @@ export class InferenceModel {
         throw new UserError(`Token id ${r.token} is outside the vocabulary (size ${vocabSize}).`);
       }
       pos[i] = p;
-      prevTok[i] = last.get(r.cache) ?? r.cache.lastToken;
+      const [t1, t2] = last.get(r.cache) ?? [r.cache.lastToken, r.cache.lastToken2];
+      prevTok[i] = t1;
+      prev2Tok[i] = t2;
       next.set(r.cache, p + 1);
-      last.set(r.cache, r.token);
+      last.set(r.cache, [r.token, t1]);
     });
     const x = new Float32Array(n * d);
     for (let i = 0; i < n; i++) {
@@ -127,6 +136,10 @@ export class InferenceModel {
       if (this.#prevEmb && prevTok[i]! >= 0) {
         const u = prevTok[i]! * d;
         for (let j = 0; j < d; j++) x[i * d + j]! += this.#prevEmb[u + j]!;
+      }
+      if (this.#prev2Emb && prev2Tok[i]! >= 0) {
+        const u = prev2Tok[i]! * d;
+        for (let j = 0; j < d; j++) x[i * d + j]! += this.#prev2Emb[u + j]!;
       }
     }
     const h = new Float32Array(n * d);
@@ -188,7 +201,10 @@ export class InferenceModel {
       for (let k = 0; k < n * d; k++) x[k] = x[k]! + proj[k]!;
     }
     for (const [cache, p] of next) cache.length = p;
-    for (const [cache, t] of last) cache.lastToken = t;
+    for (const [cache, [t1, t2]] of last) {
+      cache.lastToken = t1;
+      cache.lastToken2 = t2;
+    }
     rmsNorm(x, this.#normF, h, n, d);
     const out: Float32Array[] = [];
     for (let i = 0; i < n; i++) {

@@ -20,6 +20,13 @@ export interface TinyConfig {
    * needs, so a tiny model learns to copy numbers (tool results, arguments) in far fewer steps. Default false.
    */
   prevTokenEmbedding?: boolean;
+  /**
+   * A second token shift: add a learned embedding of the token two back (`prev2_emb`). With it a position knows the
+   * pair of tokens before it, so "find where this pair occurred, copy what followed" tells apart the repeated digits of
+   * a long number that the one-token shift confuses (`69596400`: after `6959` the single `9` occurs twice). Default
+   * false.
+   */
+  prev2TokenEmbedding?: boolean;
 }
 
 /** Defaults: about 0.25 M parameters with the byte tokenizer. */
@@ -46,6 +53,7 @@ export function paramShapes(c: TinyConfig): ParamShape[] {
     { name: 'pos_emb', shape: [c.maxSeqLen, c.dModel], init: 'normal' },
   ];
   if (c.prevTokenEmbedding) out.push({ name: 'prev_emb', shape: [c.vocabSize, c.dModel], init: 'normal' });
+  if (c.prev2TokenEmbedding) out.push({ name: 'prev2_emb', shape: [c.vocabSize, c.dModel], init: 'normal' });
   for (let l = 0; l < c.nLayers; l++) {
     out.push(
       { name: `l${l}.norm1`, shape: [c.dModel], init: 'ones' },
@@ -72,8 +80,8 @@ export function validateConfig(c: TinyConfig): void {
       throw new UserError(`TinyConfig.${key} must be a positive integer, got ${String(c[key])}.`);
     }
   }
-  if (c.prevTokenEmbedding !== undefined && typeof c.prevTokenEmbedding !== 'boolean') {
-    throw new UserError(`TinyConfig.prevTokenEmbedding must be true or false, got ${JSON.stringify(c.prevTokenEmbedding)}.`);
+  for (const key of ['prevTokenEmbedding', 'prev2TokenEmbedding'] as const) {
+    if (c[key] !== undefined && typeof c[key] !== 'boolean') throw new UserError(`TinyConfig.${key} must be true or false, got ${JSON.stringify(c[key])}.`);
   }
   if (c.dModel % c.nHeads !== 0) {
     throw new UserError(`TinyConfig.dModel (${c.dModel}) must be divisible by nHeads (${c.nHeads}); pick nHeads that divides it.`);

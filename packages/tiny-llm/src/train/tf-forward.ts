@@ -17,13 +17,15 @@ export function tfForward(tf: Tf, config: TinyConfig, params: Record<string, Ten
   const onehot = tf.oneHot(flat, V).toFloat() as Tensor2D;
   let x = tf.matMul(onehot, p('tok_emb') as Tensor2D).reshape([B, T, d]);
   x = tf.add(x, tf.slice(p('pos_emb'), [0, 0], [T, d]));
-  if (config.prevTokenEmbedding) {
-    // Token shift: position t also sees the embedding of token t-1 (nothing at t = 0).
-    const prev = ids.flatMap((row) => [0, ...row.slice(0, T - 1)]);
-    const keep = new Float32Array(B * T).map((_, i) => (i % T === 0 ? 0 : 1));
+  // Token shifts: position t also sees the embedding of token t-1 (`prev_emb`) and of token t-2 (`prev2_emb`).
+  const shift = (back: number, name: string): void => {
+    const prev = ids.flatMap((row) => [...new Array<number>(back).fill(0), ...row.slice(0, T - back)]);
+    const keep = new Float32Array(B * T).map((_, i) => (i % T < back ? 0 : 1));
     const shifted = tf.mul(tf.oneHot(tf.tensor1d(prev, 'int32'), V).toFloat(), tf.tensor2d(keep, [B * T, 1])) as Tensor2D;
-    x = tf.add(x, tf.matMul(shifted, p('prev_emb') as Tensor2D).reshape([B, T, d]));
-  }
+    x = tf.add(x, tf.matMul(shifted, p(name) as Tensor2D).reshape([B, T, d]));
+  };
+  if (config.prevTokenEmbedding) shift(1, 'prev_emb');
+  if (config.prev2TokenEmbedding) shift(2, 'prev2_emb');
   const maskData = new Float32Array(T * T);
   for (let i = 0; i < T; i++) for (let j = i + 1; j < T; j++) maskData[i * T + j] = -1e9;
   const mask = tf.tensor2d(maskData, [T, T]);
