@@ -51,6 +51,13 @@ interface LayerParams {
   w2: Float32Array;
 }
 
+/** Adds row `token` of a token-shift embedding to `x[at..at+d)`; nothing when the shift is off or there is no such token. */
+function addShift(x: Float32Array, at: number, d: number, emb: Float32Array | null, token: number): void {
+  if (!emb || token < 0) return;
+  const u = token * d;
+  for (let j = 0; j < d; j++) x[at + j]! += emb[u + j]!;
+}
+
 /**
  * The generation engine: the same transformer as the tfjs training graph, in plain float32 loops with a KV cache.
  * At this size a decode step is a few hundred thousand multiply-adds, so plain loops beat per-op dispatch. Rows from
@@ -133,14 +140,8 @@ export class InferenceModel {
       const t = rows[i]!.token * d;
       const q = pos[i]! * d;
       for (let j = 0; j < d; j++) x[i * d + j] = this.#tokEmb[t + j]! + this.#posEmb[q + j]!;
-      if (this.#prevEmb && prevTok[i]! >= 0) {
-        const u = prevTok[i]! * d;
-        for (let j = 0; j < d; j++) x[i * d + j]! += this.#prevEmb[u + j]!;
-      }
-      if (this.#prev2Emb && prev2Tok[i]! >= 0) {
-        const u = prev2Tok[i]! * d;
-        for (let j = 0; j < d; j++) x[i * d + j]! += this.#prev2Emb[u + j]!;
-      }
+      addShift(x, i * d, d, this.#prevEmb, prevTok[i]!);
+      addShift(x, i * d, d, this.#prev2Emb, prev2Tok[i]!);
     }
     const h = new Float32Array(n * d);
     const qkv = new Float32Array(n * 3 * d);
