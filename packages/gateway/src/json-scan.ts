@@ -176,6 +176,7 @@ export interface JsonRange {
 
 interface Found {
   range: JsonRange | null;
+  skip: ((start: number) => number) | undefined;
 }
 
 function hasBackslash(b: Uint8Array, from: number, to: number): boolean {
@@ -189,7 +190,8 @@ function hasBackslash(b: Uint8Array, from: number, to: number): boolean {
  */
 function walk(b: Uint8Array, i: number, path: readonly (string | 0)[], k: number, found: Found): number {
   if (k === path.length) {
-    const end = scanValue(b, i);
+    const fast = found.skip ? found.skip(i) : -1;
+    const end = fast >= 0 ? fast : scanValue(b, i);
     if (end >= 0) found.range = { start: i, end };
     return end;
   }
@@ -224,9 +226,12 @@ function walk(b: Uint8Array, i: number, path: readonly (string | 0)[], k: number
  * The range of the value at `path` in a JSON text (strings name object members, `0` the first array element), or
  * `null` when it is absent, when the text is not valid JSON, or when a key on the way is escaped. One pass over the
  * text; every value on the way is checked to be valid JSON but none is built.
+ *
+ * `skip`, when given, is tried first on the value at `path`: it returns the end of that value when it can vouch that
+ * the bytes from `start` to there are valid JSON, or -1 to have the scanner check them.
  */
-export function findJsonPath(b: Uint8Array, path: readonly (string | 0)[]): JsonRange | null {
-  const found: Found = { range: null };
+export function findJsonPath(b: Uint8Array, path: readonly (string | 0)[], skip?: (start: number) => number): JsonRange | null {
+  const found: Found = { range: null, skip };
   const end = walk(b, skipWhitespace(b, 0), path, 0, found);
   if (end < 0 || skipWhitespace(b, end) !== b.length) return null;
   return found.range;

