@@ -95,6 +95,34 @@ describe('TrainerCore', () => {
     core.dispose();
   });
 
+  it('an on-policy step with advantage 1 on demonstration rows makes exactly the SFT step (same tokens, same gradient)', async () => {
+    const weights = randomTestWeights(13);
+    const sft = await TrainerCore.create({ weights, optimizer: { learningRate: 1e-2 } });
+    const pg = await TrainerCore.create({ weights, optimizer: { learningRate: 1e-2 } });
+    const rows = sft.sftRows(TOOL_EXAMPLES);
+    // The assistant-masked row as a policy sample: the prompt up to the first trained token, the rest as the response.
+    const samples = rows.map((row) => {
+      const k = row.mask.indexOf(1);
+      return { promptTokenIds: row.ids.slice(0, k), responseTokenIds: row.ids.slice(k), responseMask: row.mask.slice(k), advantage: 1 };
+    });
+    const a = sft.sftStep(rows);
+    const b = pg.policyStep({ samples });
+    expect(b.tokens).toBe(a.tokens);
+    expect(b.gradNorm).toBeCloseTo(a.gradNorm, 5);
+    for (const name of ['tok_emb', 'l0.wqkv', 'l1.w2']) {
+      const before = weights.params[name]!;
+      const [x, y] = [sft.weights().params[name]!, pg.weights().params[name]!];
+      let moved = 0;
+      for (let i = 0; i < x.length; i++) {
+        expect(y[i]! - before[i]!).toBeCloseTo(x[i]! - before[i]!, 6);
+        if (x[i] !== before[i]) moved += 1;
+      }
+      expect(moved).toBeGreaterThan(x.length / 2);
+    }
+    sft.dispose();
+    pg.dispose();
+  });
+
   it('zero advantages and no KL leave the weights unchanged', async () => {
     const weights = randomTestWeights(9);
     const core = await TrainerCore.create({ weights });
