@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parses, prng } from './__fixtures__/fuzz-helpers';
 import { findJsonPath as findInBytes, MAX_SCAN_DEPTH, scanValue as scanBytes, skipWhitespace } from './json-scan';
 import { parseUpstreamJson as parseBytes } from './upstream-json';
 
@@ -15,26 +16,6 @@ const scansAsValid = (text: string): boolean => {
   const end = scanBytes(bytes, 0);
   return end >= 0 && skipWhitespace(bytes, end) === bytes.length;
 };
-const parses = (text: string): boolean => {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-/** A small deterministic PRNG (mulberry32), so the fuzz cases are the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function randomValue(rand: () => number, depth: number): unknown {
   const kind = Math.floor(rand() * (depth > 3 ? 5 : 7));
   if (kind === 0) return null;

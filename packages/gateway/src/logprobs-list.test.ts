@@ -1,17 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { parses, prng } from './__fixtures__/fuzz-helpers';
 import { logprobsListEnd } from './logprobs-list';
 import { parseUpstreamJson } from './upstream-json';
-
-/** A small deterministic PRNG (mulberry32), so the cases are the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const pick = <T>(rand: () => number, items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
 const TOKENS = ['w', ' ', '', 'a "quoted" \\ word', 'tab\there\nnew', '\u0001\u001f', 'é ☃ 😀', '</s>', '0'];
@@ -27,15 +17,6 @@ function randomList(rand: () => number): string {
   const list = Array.from({ length: Math.floor(rand() * 6) }, () => entry(rand, true));
   return JSON.stringify(list, null, rand() < 0.3 ? 2 : undefined);
 }
-
-const parses = (text: string): boolean => {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('logprobsListEnd', () => {
   it('matches logprobs lists as servers write them, compact or indented, from any position', () => {
