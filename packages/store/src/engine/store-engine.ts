@@ -356,12 +356,16 @@ export class StoreEngine {
     });
   }
 
-  /** A span is a heartbeat (AGL 0.3 §2.4; quirk 2 fixed: a rollout only follows an attempt that is now running). */
+  /**
+   * A span is a heartbeat (AGL 0.3 §2.4; quirk 2 fixed: a rollout only follows an attempt that is now running). The
+   * rollout snapshot was read in this transaction, and nothing here moves a rollout out of `preparing`/`requeuing`
+   * except this method, so a snapshot in any other status (the usual case) needs no second look.
+   */
   #heartbeat(rolloutSnapshot: Rollout, attempt: Attempt, now: number): void {
     attempt.lastHeartbeatTime = now;
     if (attempt.status === 'preparing' || attempt.status === 'unresponsive') attempt.status = 'running';
     this.#s.updateAttempt(attempt);
-    if (attempt.status !== 'running') return;
+    if (attempt.status !== 'running' || (rolloutSnapshot.status !== 'preparing' && rolloutSnapshot.status !== 'requeuing')) return;
     const latest = this.#s.getLatestAttempt(attempt.rolloutId);
     if (latest?.attemptId !== attempt.attemptId) return;
     const rollout = this.#s.getRollout(rolloutSnapshot.rolloutId) ?? rolloutSnapshot;
