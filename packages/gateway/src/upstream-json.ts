@@ -39,14 +39,18 @@ export function parseUpstreamJson(bytes: Uint8Array, logprobsAsText: boolean): U
     const aligned = text.length === bytes.length;
     const range = findJsonPath(bytes, LOGPROBS_CONTENT, aligned ? (at) => logprobsListEnd(text, at) : undefined);
     if (range !== null && bytes[range.start] === 0x5b) {
-      const piece = aligned ? (from: number, to?: number) => text.slice(from, to) : (from: number, to?: number) => asBuffer(bytes).toString('utf8', from, to);
+      const buffer = asBuffer(bytes);
+      const head = aligned ? text.slice(0, range.start) : buffer.toString('utf8', 0, range.start);
+      const tail = aligned ? text.slice(range.end) : buffer.toString('utf8', range.end);
       let rest: unknown;
       try {
-        rest = JSON.parse(`${piece(0, range.start)}null${piece(range.end)}`);
+        rest = JSON.parse(`${head}null${tail}`);
       } catch {
         rest = undefined;
       }
-      if (isRecord(rest)) return { body: rest, logprobsContentJson: piece(range.start, range.end) };
+      // Decoded on its own rather than sliced from `text`: the span keeps this string, and a slice would keep the
+      // whole answer alive with it.
+      if (isRecord(rest)) return { body: rest, logprobsContentJson: buffer.toString('utf8', range.start, range.end) };
     }
   }
   const parsed: unknown = JSON.parse(text);
