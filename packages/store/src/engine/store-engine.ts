@@ -358,8 +358,8 @@ export class StoreEngine {
 
   /**
    * A span is a heartbeat (AGL 0.3 §2.4; quirk 2 fixed: a rollout only follows an attempt that is now running). The
-   * rollout snapshot was read in this transaction, and nothing here moves a rollout out of `preparing`/`requeuing`
-   * except this method, so a snapshot in any other status (the usual case) needs no second look.
+   * rollout snapshot was read in this transaction and nothing in it puts a rollout into `preparing`/`requeuing`, so a
+   * snapshot in any other status (the usual case) cannot need the update below, and its two reads are skipped.
    */
   #heartbeat(rolloutSnapshot: Rollout, attempt: Attempt, now: number): void {
     attempt.lastHeartbeatTime = now;
