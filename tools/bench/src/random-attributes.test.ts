@@ -46,6 +46,12 @@ describe("AGL's random attribute generator", () => {
     }
   });
 
+  it('builds the flat attributes with the same draws as flattenDict(randomDict())', () => {
+    for (let seed = 1; seed <= 200; seed += 1) {
+      expect({ ...generateAttributes(seededRandom(seed)) }).toEqual(flattenDict(randomDict(seededRandom(seed))));
+    }
+  });
+
   it('draws strings of the exact length from letters and digits', () => {
     const random = seededRandom(11);
     for (const n of [3, 20, 300]) expect(randomString(n, random)).toMatch(new RegExp(`^[A-Za-z0-9]{${n}}$`));

@@ -1,6 +1,6 @@
 import { TraceFlags, type Context } from '@opentelemetry/api';
 import type { ReadableSpan, Span as SdkSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { Span } from '../schema/index';
+import type { Span, SpanInput } from '../schema/index';
 import type { LightningStore } from '../store/index';
 import { getRolloutContext, type RolloutContext } from './rollout-context';
 import { hrTimeToSeconds, spanFromOpenTelemetry } from './span-conversion';
@@ -16,6 +16,11 @@ export interface LightningSpanProcessorOptions {
   maxQueueSize?: number;
   /** Most spans per `addSpans` call; a full batch exports at once. Default 256. */
   maxExportBatchSize?: number;
+  /**
+   * Batches delivered to the store at once (their sequence ids are still taken one batch after another, in end
+   * order). Default 4.
+   */
+  maxConcurrentExports?: number;
   /** Delay before a partial batch is exported, in ms. Default 200. */
   scheduledDelayMillis?: number;
   /** Called once per dropped span, with the running total. */
@@ -79,6 +84,14 @@ export class LightningSpanProcessor implements SpanProcessor {
   readonly #logger: TracerLogger;
   #timer: ReturnType<typeof setTimeout> | null = null;
   #chain: Promise<void> = Promise.resolve();
+  /** The export chained after the one in flight that has not taken its batch yet. */
+  #next: Promise<void> | null = null;
+  /** Spans ever queued, and ever taken off the queue by an export (forceFlush waits for the former to reach the latter). */
+  #queuedTotal = 0;
+  #takenTotal = 0;
+  /** Batches numbered and on their way to the store (at most `maxConcurrentExports`). */
+  readonly #deliveries = new Set<Promise<void>>();
+  readonly #maxConcurrent: number;
   #shutdown = false;
   #droppedUnreported = 0;
   readonly #stats = { exported: 0, dropped: 0, failed: 0, unowned: 0 };
@@ -87,6 +100,7 @@ export class LightningSpanProcessor implements SpanProcessor {
     this.#maxQueueSize = options.maxQueueSize ?? 2048;
     this.#maxBatch = Math.max(1, options.maxExportBatchSize ?? 256);
     this.#delay = options.scheduledDelayMillis ?? 200;
+    this.#maxConcurrent = Math.max(1, options.maxConcurrentExports ?? 4);
     this.#onDrop = options.onDrop;
     this.#logger = options.logger ?? console;
   }
@@ -123,17 +137,21 @@ export class LightningSpanProcessor implements SpanProcessor {
       return;
     }
     this.#queue.push({ span, ctx, ...preciseTimes(span) });
+    this.#queuedTotal += 1;
     if (this.#queue.length >= this.#maxBatch) this.#scheduleNow();
     else this.#scheduleLater();
   }
 
-  /** Exports every queued span and waits for exports in flight. */
+  /**
+   * Exports every span queued before the call and waits for it (and for exports in flight). Calls that arrive while an
+   * export runs share the next one, so many rollouts finishing at once cost one store round trip, not one each.
+   */
   async forceFlush(): Promise<void> {
     this.#clearTimer();
-    while (this.#queue.length > 0) {
-      await this.#enqueueExport();
-    }
+    const target = this.#queuedTotal;
+    while (this.#takenTotal < target) await this.#scheduleExport();
     await this.#chain;
+    await Promise.all(this.#deliveries);
     this.#reportDrops();
   }
 
@@ -181,46 +199,66 @@ export class LightningSpanProcessor implements SpanProcessor {
 
   #scheduleNow(): void {
     this.#clearTimer();
-    void this.#enqueueExport();
+    void this.#scheduleExport();
   }
 
-  /** Takes one batch off the queue and chains its export after the ones in flight (exports never overlap). */
-  #enqueueExport(): Promise<void> {
-    const batch = this.#queue.splice(0, this.#maxBatch);
-    const run = this.#chain.then(() => this.#export(batch));
-    this.#chain = run.catch(() => undefined);
-    return this.#chain;
+  /**
+   * Schedules one export unless one is already waiting to start. Exports take their spans (the oldest ones, as many
+   * as the free delivery slots hold) and number them (`getNextSpanSequenceIds`, one request per store) strictly one
+   * after another, so sequence ids follow end order; the numbered spans then go to the store in `addSpans` calls of
+   * at most `maxExportBatchSize`, up to `maxConcurrentExports` at once, so the store round trips overlap.
+   */
+  #scheduleExport(): Promise<void> {
+    if (this.#next) return this.#next;
+    const next = this.#chain
+      .then(async () => {
+        while (this.#deliveries.size >= this.#maxConcurrent) await Promise.race(this.#deliveries);
+        this.#next = null;
+        const batch = this.#queue.splice(0, (this.#maxConcurrent - this.#deliveries.size) * this.#maxBatch);
+        this.#takenTotal += batch.length;
+        const byStore = new Map<LightningStore, QueuedSpan[]>();
+        for (const item of batch) {
+          const list = byStore.get(item.ctx.store);
+          if (list) list.push(item);
+          else byStore.set(item.ctx.store, [item]);
+        }
+        const numbered = await Promise.all([...byStore].map(([store, items]) => this.#number(store, items)));
+        for (const group of numbered) {
+          for (let i = 0; group && i < group.items.length; i += this.#maxBatch) {
+            const end = i + this.#maxBatch;
+            const delivery: Promise<void> = this.#deliver(group.store, group.items.slice(i, end), group.spans.slice(i, end)).then(() => {
+              this.#deliveries.delete(delivery);
+              this.#reportDrops();
+            });
+            this.#deliveries.add(delivery);
+          }
+        }
+      })
+      .catch(() => undefined);
+    this.#next = next;
+    this.#chain = next;
+    return next;
   }
 
-  async #export(batch: QueuedSpan[]): Promise<void> {
-    if (batch.length === 0) return;
-    const byStore = new Map<LightningStore, QueuedSpan[]>();
-    for (const item of batch) {
-      const list = byStore.get(item.ctx.store);
-      if (list) list.push(item);
-      else byStore.set(item.ctx.store, [item]);
-    }
-    await Promise.all([...byStore].map(([store, items]) => this.#exportToStore(store, items)));
-    this.#reportDrops();
-  }
-
-  async #exportToStore(store: LightningStore, items: QueuedSpan[]): Promise<void> {
-    let spans;
+  /** Sequence ids from the store, in end order, and the store spans; `null` (counted as failed) when the store refuses. */
+  async #number(store: LightningStore, items: QueuedSpan[]): Promise<{ store: LightningStore; items: QueuedSpan[]; spans: SpanInput[] } | null> {
     try {
-      const sequenceIds = await store.getNextSpanSequenceIds(
-        items.map((item) => [item.ctx.rolloutId, item.ctx.attemptId] as const),
-      );
-      spans = items.map((item, i) =>
+      const sequenceIds = await store.getNextSpanSequenceIds(items.map((item) => [item.ctx.rolloutId, item.ctx.attemptId] as const));
+      const spans = items.map((item, i) =>
         spanFromOpenTelemetry(
           item.span,
           { rolloutId: item.ctx.rolloutId, attemptId: item.ctx.attemptId, sequenceId: sequenceIds[i] ?? 0 },
           { startTime: item.startTime, endTime: item.endTime },
         ),
       );
+      return { store, items, spans };
     } catch (error) {
       this.#fail(items.length, error);
-      return;
+      return null;
     }
+  }
+
+  async #deliver(store: LightningStore, items: QueuedSpan[], spans: SpanInput[]): Promise<void> {
     try {
       this.#delivered(items, await store.addSpans(spans));
       return;

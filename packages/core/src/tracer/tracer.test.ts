@@ -318,6 +318,64 @@ describe('tracer inside rollouts', () => {
     expect(store.spans.map((s) => s.name)).toEqual(['agentlightning.annotation']);
   });
 
+  it('lets flushes that arrive during an export share the next one, and overlaps deliveries up to maxConcurrentExports', async () => {
+    const store = new RecordingStore();
+    const deliver = store.addSpans.bind(store);
+    let inFlight = 0;
+    let peak = 0;
+    let numberCalls = 0;
+    const number = store.getNextSpanSequenceIds.bind(store);
+    store.getNextSpanSequenceIds = async (pairs) => {
+      numberCalls += 1;
+      return number(pairs);
+    };
+    store.addSpans = async (spans) => {
+      inFlight += 1;
+      peak = Math.max(peak, inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      inFlight -= 1;
+      return deliver(spans);
+    };
+    const tracer = newTracer({ maxExportBatchSize: 2, maxConcurrentExports: 3 });
+    const ctx = (i: number) => ({ rolloutId: `ro-${i}`, attemptId: 'at-1', store: store.asStore(), tracer });
+    withRolloutContext(ctx(0), () => emitReward(0));
+    const first = tracer.forceFlush();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    // Ten rollouts end while the first export is on its way, each flushing (as the runner does at every attempt's end).
+    const flushes = Array.from({ length: 10 }, (_, i) => {
+      withRolloutContext(ctx(i + 1), () => emitReward(i + 1));
+      return tracer.forceFlush();
+    });
+    await Promise.all([first, ...flushes]);
+    expect(store.spans.map((s) => s.rolloutId).sort()).toEqual(Array.from({ length: 11 }, (_, i) => `ro-${i}`).sort());
+    // Eleven flushes, five exports: the first span alone, then as many spans as the free delivery slots hold (2 × 2,
+    // then 2 at a time as slots free up). One export per flush would have made eleven numbering requests.
+    expect(numberCalls).toBe(5);
+    expect(store.batches.every((b) => b.length <= 2)).toBe(true);
+    expect(peak).toBe(3);
+  });
+
+  it('numbers spans in end order although their deliveries overlap', async () => {
+    const store = new RecordingStore();
+    const deliver = store.addSpans.bind(store);
+    let calls = 0;
+    store.addSpans = async (spans) => {
+      // Earlier batches take longer, so later ones land first.
+      const delay = 60 - 20 * calls;
+      calls += 1;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, delay)));
+      return deliver(spans);
+    };
+    const tracer = newTracer({ maxExportBatchSize: 1, maxConcurrentExports: 3 });
+    withRolloutContext({ rolloutId: 'ro-1', attemptId: 'at-1', store: store.asStore(), tracer }, () => {
+      for (let i = 0; i < 3; i += 1) emitReward(i);
+    });
+    await tracer.forceFlush();
+    const landed = store.spans.map((s) => [s.sequenceId, s.attributes['agentlightning.reward.0.value']]);
+    expect(landed.map(([, value]) => value)).toEqual([2, 1, 0]);
+    expect([...landed].sort((a, b) => Number(a[0]) - Number(b[0])).map(([, value]) => value)).toEqual([0, 1, 2]);
+  });
+
   it("reports accepted spans to the context's onSpans callback", async () => {
     const store = new RecordingStore();
     const tracer = newTracer();

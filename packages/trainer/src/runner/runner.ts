@@ -86,7 +86,7 @@ export class Runner {
   async run(options: { signal?: AbortSignal } = {}): Promise<RunnerStats> {
     const signal = options.signal ? AbortSignal.any([options.signal, this.#stop.signal]) : this.#stop.signal;
     const o = this.#options;
-    // Every worker listens on the shared signal (a few listeners each): lift Node's default of 10 for big runners.
+    // Idle workers wait on the shared signal (one listener each): lift Node's default of 10 for big runners.
     setMaxListeners(Math.max(10, 4 * (o.nWorkers ?? 1) + 10), signal);
     const logger = o.logger ?? stderrLogger;
     const clock = o.clock ?? systemClock;
@@ -115,15 +115,19 @@ export class Runner {
         });
         return this.stats;
       }
-      const execute = this.#executor({ logger, clock, heartbeatIntervalSeconds, signal, endpoints });
+      const execute = this.#executor({ logger, clock, heartbeatIntervalSeconds, endpoints });
       const budget = { remaining: o.maxRollouts ?? Number.POSITIVE_INFINITY };
       const inFlight = new Map<string, Promise<unknown>>();
       const idle = new IdleGate(o.store, o.pollIntervalSeconds ?? 0.5, signal);
-      const loops = Array.from({ length: nWorkers }, (_, i) =>
-        runWorkerLoop({
+      const loops = Array.from({ length: nWorkers }, (_, i) => {
+        const workerId = `Worker-${offset + i + 1}`;
+        // Each worker's attempts listen on a signal of its own: Node's EventTarget walks its whole listener list on
+        // every add, so 1,000 workers adding a listener per attempt to the shared signal made every attempt O(workers).
+        const workerSignal = AbortSignal.any([signal]);
+        return runWorkerLoop({
           store: o.store,
-          workerId: `Worker-${offset + i + 1}`,
-          execute: (rollout, resources, resourcesId) => execute(rollout, resources, resourcesId, `Worker-${offset + i + 1}`),
+          workerId,
+          execute: (rollout, resources, resourcesId) => execute(rollout, resources, resourcesId, workerId, workerSignal),
           idle,
           heartbeatIntervalSeconds,
           budget,
@@ -132,8 +136,8 @@ export class Runner {
           signal,
           logger,
           clock,
-        }),
-      );
+        });
+      });
       await Promise.all(loops);
       return this.stats;
     } finally {
@@ -141,16 +145,16 @@ export class Runner {
     }
   }
 
-  #executor(env: { logger: RunnerLogger; clock: Clock; heartbeatIntervalSeconds: number; signal: AbortSignal; endpoints?: ProcessEndpoints }) {
+  #executor(env: { logger: RunnerLogger; clock: Clock; heartbeatIntervalSeconds: number; endpoints?: ProcessEndpoints }) {
     const o = this.#options;
     const hooks = o.hooks ?? {};
     if (ProcessAgent.isInstance(o.agent)) {
       const agent = o.agent;
-      return (rollout: AttemptedRollout, resources: NamedResources, resourcesId: string | null, workerId: string) =>
-        executeProcess({ ...env, store: o.store, agent, rollout, resources, resourcesId, workerId, endpoints: env.endpoints!, hooks, reward: o.reward });
+      return (rollout: AttemptedRollout, resources: NamedResources, resourcesId: string | null, workerId: string, signal: AbortSignal) =>
+        executeProcess({ ...env, signal, store: o.store, agent, rollout, resources, resourcesId, workerId, endpoints: env.endpoints!, hooks, reward: o.reward });
     }
     const agent = toLitAgent(o.agent as AgentLike);
-    return (rollout: AttemptedRollout, resources: NamedResources, resourcesId: string | null, workerId: string) =>
-      executeInProcess({ ...env, store: o.store, agent, rollout, resources, resourcesId, workerId, hooks, reward: o.reward, tracer: o.tracer });
+    return (rollout: AttemptedRollout, resources: NamedResources, resourcesId: string | null, workerId: string, signal: AbortSignal) =>
+      executeInProcess({ ...env, signal, store: o.store, agent, rollout, resources, resourcesId, workerId, hooks, reward: o.reward, tracer: o.tracer });
   }
 }
