@@ -41,6 +41,7 @@ import {
   watchdogVerdict,
 } from './rules';
 import type { StoreStorage } from './storage';
+import { sequenceBlocks, spreadSequenceIds } from './sequence-blocks';
 
 /** Options of the shared business layer. */
 export interface StoreEngineOptions {
@@ -318,7 +319,12 @@ export class StoreEngine {
   /** Next values of the per-rollout counters, in input order (AGL quirk 4 kept: no existence check). */
   nextSequenceIds(pairs: unknown): number[] {
     const list = parseApi(SequencePairsInput, pairs, 'span sequence id requests');
-    return this.#tx(() => list.map(([rolloutId]) => this.#s.incrementSequence(rolloutId, 1)));
+    const counts = sequenceBlocks(list);
+    return this.#tx(() => {
+      const lastIds = new Map<string, number>();
+      for (const [rolloutId, count] of counts) lastIds.set(rolloutId, this.#s.incrementSequence(rolloutId, count));
+      return spreadSequenceIds(list, counts, lastIds);
+    });
   }
 
   /** Stores spans atomically (duplicates skipped), raises the counters and applies the heartbeats. */

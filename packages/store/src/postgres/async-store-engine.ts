@@ -41,6 +41,7 @@ import {
   watchdogVerdict,
 } from '../engine/rules';
 import type { AsyncStorageTx, AsyncStoreDatabase } from './async-storage';
+import { sequenceBlocks, spreadSequenceIds } from '../engine/sequence-blocks';
 
 /** Options of {@link AsyncStoreEngine}. */
 export interface AsyncStoreEngineOptions {
@@ -323,10 +324,11 @@ export class AsyncStoreEngine {
   /** Next values of the per-rollout counters, in input order (AGL quirk 4 kept: no existence check). */
   async nextSequenceIds(pairs: unknown): Promise<number[]> {
     const list = parseApi(SequencePairsInput, pairs, 'span sequence id requests');
+    const counts = sequenceBlocks(list);
     return this.#tx(async (t) => {
-      const out: number[] = [];
-      for (const [rolloutId] of list) out.push(await t.s.incrementSequence(rolloutId, 1));
-      return out;
+      const lastIds = new Map<string, number>();
+      for (const [rolloutId, count] of counts) lastIds.set(rolloutId, await t.s.incrementSequence(rolloutId, count));
+      return spreadSequenceIds(list, counts, lastIds);
     });
   }
 

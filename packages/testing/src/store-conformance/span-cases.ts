@@ -96,6 +96,14 @@ export function spanCases(h: Harness): void {
       expect(ids).toEqual([1, 1, 2, 3]);
       expect(await h.store.getNextSpanSequenceId(a.rolloutId, a.attempt.attemptId)).toBe(4);
       expect(await h.store.getNextSpanSequenceId(b.rolloutId, b.attempt.attemptId)).toBe(2);
+      // Counters already past 1, rollouts interleaved: each continues from its own value, in input order.
+      const again = await h.store.getNextSpanSequenceIds([
+        [b.rolloutId, b.attempt.attemptId],
+        [a.rolloutId, a.attempt.attemptId],
+        [b.rolloutId, b.attempt.attemptId],
+        [a.rolloutId, a.attempt.attemptId],
+      ]);
+      expect(again).toEqual([3, 5, 4, 6]);
       expect(await h.store.getNextSpanSequenceIds([])).toEqual([]);
     });
 
