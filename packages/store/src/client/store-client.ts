@@ -239,7 +239,12 @@ export class StoreClient implements LightningStore {
         // `echo: false`: the server answers with the indexes it stored, not the spans (half the bytes of a batch).
         const answer = (await this.#post(`${P}/spans/batch`, { spans: toWire('span', spans), echo: false })) as Json | unknown[];
         if (Array.isArray(answer)) return answer.map(readSpan); // a server that ignores `echo`
-        return list(answer.inserted).map((i) => readSpan(toWire('span', spans[Number(i)]!)));
+        // The stored spans are the inputs the server kept: validated here directly (one copy), not through the wire
+        // spelling and back (three).
+        return list(answer.inserted).map((i) => {
+          const span = spans[Number(i)]!;
+          return fastParseSpan(span) ?? readSpan(toWire('span', span));
+        });
       } catch (error) {
         if (!isMissingRoute(error)) throw error;
         this.#spanBatch = false; // an AGL 0.3 server: fall back to one request per span, like its own client
