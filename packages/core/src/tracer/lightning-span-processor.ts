@@ -224,7 +224,8 @@ export class LightningSpanProcessor implements SpanProcessor {
         }
         const numbered = await Promise.all([...byStore].map(([store, items]) => this.#number(store, items)));
         for (const group of numbered) {
-          for (let i = 0; group && i < group.items.length; i += this.#maxBatch) {
+          if (!group) continue; // its numbering failed and was counted
+          for (let i = 0; i < group.items.length; i += this.#maxBatch) {
             const end = i + this.#maxBatch;
             const delivery: Promise<void> = this.#deliver(group.store, group.items.slice(i, end), group.spans.slice(i, end)).then(() => {
               this.#deliveries.delete(delivery);
