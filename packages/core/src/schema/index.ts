@@ -60,6 +60,7 @@ export {
 } from './status-transitions';
 export { newRolloutId, newAttemptId, newResourcesId, newTraceId, newSpanId } from './ids';
 export { camelToSnake, snakeToCamel, toWire, fromWire, wirePath, WIRE_SHAPES, type WireShape } from './wire-codec';
+export { toWireJson } from './to-wire-json';
 export { parseApi, parseWire } from './parse';
 export { SCHEMA_VERSION, StoredDocument, toStoredDocument, readStoredDocument } from './stored-document';
 export { MAX_JSON_DEPTH, jsonDepth } from './json-depth';

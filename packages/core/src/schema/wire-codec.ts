@@ -15,7 +15,7 @@ export function snakeToCamel(key: string): string {
 }
 
 /** Describes one object type: its renamed keys, opaque keys, and nested typed fields. */
-interface Shape {
+export interface Shape {
   readonly keys: readonly string[];
   readonly opaque?: readonly string[];
   readonly nested?: Readonly<Record<string, { shape: () => Shape; kind: 'one' | 'many' | 'record' }>>;
@@ -86,7 +86,7 @@ export type WireShape = keyof typeof WIRE_SHAPES;
 
 type Nested = NonNullable<Shape['nested']>[string];
 /** How one incoming key of a shape is written out: its output key, and the shape of its value when typed. */
-interface KeyPlan {
+export interface KeyPlan {
   readonly outKey: string;
   readonly nested: Nested | undefined;
 }
@@ -94,7 +94,8 @@ interface KeyPlan {
 /** Per shape and direction, the plan of every known key (unknown keys pass through verbatim). Built once. */
 const PLANS = new Map<Shape, { toWire: Map<string, KeyPlan>; fromWire: Map<string, KeyPlan> }>();
 
-function plansOf(shape: Shape, toWire: boolean): Map<string, KeyPlan> {
+/** The plan of every known key of `shape` in one direction (for codecs that work on JSON text, see `toWireJson`). */
+export function plansOf(shape: Shape, toWire: boolean): Map<string, KeyPlan> {
   let plans = PLANS.get(shape);
   if (!plans) {
     plans = { toWire: new Map(), fromWire: new Map() };

@@ -1,4 +1,5 @@
 import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
+import { utf8Text } from '../utf8-text';
 import {
   ConnectionError,
   HttpError,
@@ -157,7 +158,7 @@ export class HttpTransport {
       bodyTimeout: timeout,
       signal: request.signal,
     });
-    const text = await response.body.text();
+    const text = utf8Text(Buffer.from(await response.body.arrayBuffer()));
     let body: unknown = undefined;
     if (text !== '') {
       try {

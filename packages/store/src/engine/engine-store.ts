@@ -28,7 +28,7 @@ import type {
   StoreStatistics,
 } from '@agl/core/store';
 import { IdSchema, WaitInput, parseApi } from './input';
-import { queryAttempts, queryResources, queryRollouts, querySpans, queryWorkers, withLatestAttempts } from './queries';
+import { queryAttempts, queryResources, queryRollouts, querySpanDocs, querySpans, queryWorkers, withLatestAttempts } from './queries';
 import { QueueWaiters } from './queue-waiters';
 import { RolloutWaiters } from './rollout-waiters';
 import type { StoreStorage } from './storage';
@@ -180,6 +180,15 @@ export class EngineStore implements LightningStore {
 
   async querySpans(options: QuerySpansOptions): Promise<PaginatedResult<Span>> {
     return this.#watched().read((s) => querySpans(s, options));
+  }
+
+  /**
+   * `querySpans` answered with each span's stored JSON text (camelCase), for callers that only pass the spans on (the
+   * store server writes them out with `toWireJson`). Null when the backend keeps no JSON text or the query filters or
+   * sorts by anything but the sequence id; then use `querySpans`.
+   */
+  async querySpanDocs(options: QuerySpansOptions): Promise<PaginatedResult<string> | null> {
+    return this.#watched().read((s) => querySpanDocs(s, options));
   }
 
   async addResources(resources: NamedResourcesInput): Promise<ResourcesUpdate> {

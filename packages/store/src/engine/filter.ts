@@ -51,6 +51,11 @@ function conditionsOf(fields: Record<string, FilterField> | undefined): Conditio
   return out;
 }
 
+/** True when the filter has no condition at all (every item matches). */
+export function isEmptyFilter(spec: FilterSpec): boolean {
+  return conditionsOf(spec.fields).length === 0 && conditionsOf(spec.must).length === 0;
+}
+
 /** Compiles a filter into a predicate. */
 export function compileFilter(spec: FilterSpec): (item: object) => boolean {
   const regular = conditionsOf(spec.fields);

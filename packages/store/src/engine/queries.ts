@@ -7,7 +7,7 @@ import type {
   QuerySpansOptions,
   QueryWorkersOptions,
 } from '@agl/core/store';
-import { compileFilter, paginate, resolveSortField, sortItems, type FilterSpec } from './filter';
+import { compileFilter, isEmptyFilter, paginate, resolveSortField, sortItems, type FilterSpec } from './filter';
 import {
   QueryAttemptsInput,
   QueryResourcesInput,
@@ -95,35 +95,51 @@ export function queryAttempts(storage: StoreStorage, options: unknown): Paginate
   return run(storage.listAttempts(o.rolloutId), {}, o, ATTEMPT_FIELDS, 'Attempt', 'sequenceId');
 }
 
+type SpanQuery = QuerySpansOptions & Required<Pick<PageOptions, 'limit' | 'offset' | 'sortOrder'>>;
+
+/** Validates span query options and resolves `'latest'`; `attemptId` is undefined when the rollout has no attempt. */
+function spanScope(storage: StoreStorage, options: unknown): { o: SpanQuery; attemptId: string | null | undefined } {
+  const o = parseApi(QuerySpansInput, options, 'querySpans options') as SpanQuery;
+  if (o.attemptId !== 'latest') return { o, attemptId: o.attemptId ?? null };
+  const latest = storage.getLatestAttempt(o.rolloutId);
+  if (!latest) resolveSortField(o.sortBy ?? 'sequenceId', SPAN_FIELDS, 'Span');
+  return { o, attemptId: latest?.attemptId };
+}
+
+function spanFilter(o: SpanQuery): FilterSpec {
+  return {
+    logic: o.filterLogic,
+    fields: {
+      traceId: { exact: o.traceId, contains: o.traceIdContains },
+      spanId: { exact: o.spanId, contains: o.spanIdContains },
+      parentId: { exact: o.parentId, contains: o.parentIdContains },
+      name: { exact: o.name, contains: o.nameContains },
+    },
+  };
+}
+
 /** `querySpans`: the rollout (and attempt) scope is always ANDed; `'latest'` resolves to the latest attempt. */
 export function querySpans(storage: StoreStorage, options: unknown): PaginatedResult<Span> {
-  const o = parseApi(QuerySpansInput, options, 'querySpans options') as QuerySpansOptions &
-    Required<Pick<PageOptions, 'limit' | 'offset' | 'sortOrder'>>;
-  let attemptId = o.attemptId ?? null;
-  if (attemptId === 'latest') {
-    const latest = storage.getLatestAttempt(o.rolloutId);
-    if (!latest) {
-      resolveSortField(o.sortBy ?? 'sequenceId', SPAN_FIELDS, 'Span');
-      return { items: [], total: 0, limit: o.limit, offset: o.offset };
-    }
-    attemptId = latest.attemptId;
-  }
-  return run(
-    storage.listSpans(o.rolloutId, attemptId),
-    {
-      logic: o.filterLogic,
-      fields: {
-        traceId: { exact: o.traceId, contains: o.traceIdContains },
-        spanId: { exact: o.spanId, contains: o.spanIdContains },
-        parentId: { exact: o.parentId, contains: o.parentIdContains },
-        name: { exact: o.name, contains: o.nameContains },
-      },
-    },
-    o,
-    SPAN_FIELDS,
-    'Span',
-    'sequenceId',
-  );
+  const { o, attemptId } = spanScope(storage, options);
+  if (attemptId === undefined) return { items: [], total: 0, limit: o.limit, offset: o.offset };
+  return run(storage.listSpans(o.rolloutId, attemptId), spanFilter(o), o, SPAN_FIELDS, 'Span', 'sequenceId');
+}
+
+/**
+ * `querySpans` answered with the stored JSON text of each span (camelCase) instead of objects, when the storage keeps
+ * JSON text and the query only scopes, sorts by sequence id and pages; null otherwise (filters, another sort field),
+ * and the caller runs `querySpans`. Same validation, order and page as `querySpans`.
+ */
+export function querySpanDocs(storage: StoreStorage, options: unknown): PaginatedResult<string> | null {
+  if (!storage.listSpanDocs) return null;
+  const { o, attemptId } = spanScope(storage, options);
+  const sortField = o.sortBy ? resolveSortField(o.sortBy, SPAN_FIELDS, 'Span') : 'sequenceId';
+  if (sortField !== 'sequenceId' || !isEmptyFilter(spanFilter(o))) return null;
+  if (attemptId === undefined) return { items: [], total: 0, limit: o.limit, offset: o.offset };
+  const docs = storage.listSpanDocs(o.rolloutId, attemptId);
+  if (docs === null) return null;
+  const page = paginate(sortItems(docs, sortField, o.sortOrder), o.limit, o.offset);
+  return { ...page, items: page.items.map((d) => d.doc) };
 }
 
 /** `queryWorkers`. */

@@ -1,6 +1,12 @@
 import type { Attempt, ResourcesUpdate, Rollout, RolloutMode, RolloutStatus, Span, Worker } from '@agl/core/schema';
 import type { FilterLogic, SortOrder } from '@agl/core/store';
 
+/** One stored span as JSON text, with the sequence id spans are sorted by. */
+export interface SpanDoc {
+  sequenceId: number;
+  doc: string;
+}
+
 /** A `queryRollouts` page that a backend may answer natively (see {@link StoreStorage.pageRollouts}). */
 export interface RolloutPageQuery {
   statuses?: readonly RolloutStatus[];
@@ -71,6 +77,12 @@ export interface StoreStorage {
   insertSpans(spans: readonly Span[]): Span[];
   /** Spans of a rollout (optionally one attempt) in insertion order. */
   listSpans(rolloutId: string, attemptId: string | null): Span[];
+  /**
+   * The same spans as stored JSON text (camelCase, as `JSON.stringify` wrote it) with their sequence ids, for answers
+   * that only pass the spans on (see `querySpanDocs`); null when some document needs more than that (another schema
+   * version). Optional: backends that do not keep JSON text leave it out.
+   */
+  listSpanDocs?(rolloutId: string, attemptId: string | null): SpanDoc[] | null;
   countSpans(): number;
 
   // Per-rollout span sequence counters

@@ -16,6 +16,7 @@ import { registerRolloutRoutes } from './routes/rollout-routes';
 import { registerSpanRoutes } from './routes/span-routes';
 import { registerMetricsRoute } from './metrics';
 import { registerRequestLog, type RequestLogOption } from './request-log';
+import { utf8Text } from '../utf8-text';
 
 /** Default request body limit: 32 MiB. */
 export const DEFAULT_BODY_LIMIT = 32 * 1024 * 1024;
@@ -149,8 +150,8 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
   });
 
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = String(body);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    const text = utf8Text(body as Buffer);
     if (text.trim() === '') return done(null, undefined);
     const depth = jsonDepth(text);
     if (depth > MAX_JSON_DEPTH) {

@@ -19,7 +19,12 @@ export const API_PREFIX = '/v1/agl';
 
 /** Sends `value` as JSON with `status` (`null` is sent as the JSON literal `null`). */
 export function sendJson(reply: FastifyReply, status: number, value: unknown): FastifyReply {
-  return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(value ?? null));
+  return sendJsonText(reply, status, JSON.stringify(value ?? null));
+}
+
+/** Sends JSON text that is already serialised. */
+export function sendJsonText(reply: FastifyReply, status: number, text: string): FastifyReply {
+  return reply.code(status).type('application/json; charset=utf-8').send(text);
 }
 
 /**

@@ -6,8 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { queryRollouts } from '../engine/queries';
 import type { StoreStorage } from '../engine/storage';
 import { StoreEngine } from '../engine/store-engine';
+import { toWire, toWireJson } from '@agl/core/schema';
 import { migrate } from './migrations';
 import { SqliteStorage } from './sqlite-storage';
+import { SqliteStore } from './sqlite-store';
 
 describe('SqliteStorage.pageRollouts', () => {
   it('returns exactly what the generic in-process query returns, for every filter and sort combination', () => {
@@ -67,6 +69,64 @@ describe('SqliteStorage.pageRollouts', () => {
     }
     expect(checked).toBe(filters.length * sorts.length * pages.length);
     storage.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('SqliteStore.querySpanDocs', () => {
+  it('gives the stored JSON of exactly the spans querySpans gives, in the same order and page, and null for filters', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agl-span-docs-'));
+    const store = new SqliteStore({ path: join(dir, 's.sqlite') });
+    const first = await store.startRollout({ input: 'x' });
+    const second = await store.startAttempt(first.rolloutId);
+    const empty = await store.enqueueRollout({ input: 'none' });
+    // Sequence ids out of insertion order and with ties (the sort must be stable), two attempts, odd attribute text.
+    const seqs = [3, 1, 2, 2, 5, 1, 4];
+    await store.addSpans(
+      seqs.map((sequenceId, i) => ({
+        rolloutId: first.rolloutId,
+        attemptId: i % 3 === 0 ? first.attempt.attemptId : second.attempt.attemptId,
+        sequenceId,
+        traceId: `t${i % 2}`,
+        spanId: `s${i}`,
+        parentId: i > 0 ? `s${i - 1}` : null,
+        name: i % 2 ? 'tool' : 'llm',
+        startTime: i,
+        endTime: i + 1,
+        attributes: { 'a"b\\c': `v${i}`, rolloutId: i, list: ['é', '\u2028'] },
+        events: [{ name: 'e', attributes: { k: i }, timestamp: i }],
+      })),
+    );
+    const wire = (items: unknown[]): string => JSON.stringify(toWire('span', items));
+    const scopes = [
+      { rolloutId: first.rolloutId },
+      { rolloutId: first.rolloutId, attemptId: 'latest' },
+      { rolloutId: first.rolloutId, attemptId: first.attempt.attemptId },
+      { rolloutId: empty.rolloutId, attemptId: 'latest' },
+      { rolloutId: 'ro-missing' },
+    ];
+    const orders = [{}, { sortBy: 'sequence_id', sortOrder: 'desc' as const }, { sortBy: 'sequenceId' }];
+    const pages = [{}, { limit: 2, offset: 1 }, { limit: 0 }, { offset: 9 }];
+    let checked = 0;
+    for (const scope of scopes) {
+      for (const order of orders) {
+        for (const page of pages) {
+          const options = { ...scope, ...order, ...page };
+          const docs = await store.querySpanDocs(options);
+          const spans = await store.querySpans(options);
+          expect(docs, JSON.stringify(options)).not.toBeNull();
+          expect({ ...docs!, items: docs!.items.map((d) => JSON.parse(d) as unknown) }).toEqual(spans);
+          expect(`[${docs!.items.map((d) => toWireJson('span', d)).join(',')}]`).toBe(wire(spans.items));
+          checked += 1;
+        }
+      }
+    }
+    expect(checked).toBe(scopes.length * orders.length * pages.length);
+    for (const filtered of [{ name: 'tool' }, { traceIdContains: 't1' }, { sortBy: 'start_time' }, { parentId: 's0', filterLogic: 'or' as const }]) {
+      expect(await store.querySpanDocs({ rolloutId: first.rolloutId, ...filtered }), JSON.stringify(filtered)).toBeNull();
+    }
+    await expect(store.querySpanDocs({ rolloutId: first.rolloutId, sortBy: 'colour' })).rejects.toThrow(/Invalid sort_by/);
+    await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
 });

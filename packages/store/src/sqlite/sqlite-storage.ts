@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { UserError } from '@agl/core/errors';
 import { SCHEMA_VERSION, type Attempt, type ResourcesUpdate, type Rollout, type RolloutStatus, type Span, type Worker } from '@agl/core/schema';
-import type { RolloutPageQuery, StoreStorage } from '../engine/storage';
+import type { RolloutPageQuery, SpanDoc, StoreStorage } from '../engine/storage';
 
 type Row = { doc: string; schema_version: number };
 
@@ -23,6 +23,7 @@ function readDoc<T>(row: Row | undefined): T | null {
 function readDocs<T>(rows: Row[]): T[] {
   return rows.map((row) => readDoc<T>(row)!);
 }
+
 
 const V = SCHEMA_VERSION;
 
@@ -64,6 +65,8 @@ function prepare(db: Database.Database) {
     ),
     listSpans: db.prepare(`${sel} spans WHERE rollout_id = ? ORDER BY seq`),
     listSpansOfAttempt: db.prepare(`${sel} spans WHERE rollout_id = ? AND attempt_id = ? ORDER BY seq`),
+    listSpanDocs: db.prepare('SELECT sequence_id, doc, schema_version FROM spans WHERE rollout_id = ? ORDER BY seq'),
+    listSpanDocsOfAttempt: db.prepare('SELECT sequence_id, doc, schema_version FROM spans WHERE rollout_id = ? AND attempt_id = ? ORDER BY seq'),
     countSpans: db.prepare('SELECT COUNT(*) AS n FROM spans'),
     incSeq: db.prepare(
       'INSERT INTO span_sequence_ids (rollout_id, value) VALUES (?, ?) ON CONFLICT (rollout_id) DO UPDATE SET value = value + excluded.value RETURNING value',
@@ -242,6 +245,13 @@ export class SqliteStorage implements StoreStorage {
   listSpans(rolloutId: string, attemptId: string | null): Span[] {
     const rows = attemptId === null ? this.#q.listSpans.all(rolloutId) : this.#q.listSpansOfAttempt.all(rolloutId, attemptId);
     return readDocs<Span>(rows as Row[]);
+  }
+
+  listSpanDocs(rolloutId: string, attemptId: string | null): SpanDoc[] | null {
+    const rows = (attemptId === null ? this.#q.listSpanDocs.all(rolloutId) : this.#q.listSpanDocsOfAttempt.all(rolloutId, attemptId)) as Array<Row & { sequence_id: number }>;
+    // Documents of another schema version go through readDoc (refused when newer, upgraded when older).
+    if (rows.some((row) => row.schema_version !== SCHEMA_VERSION)) return null;
+    return rows.map((row) => ({ sequenceId: row.sequence_id, doc: row.doc }));
   }
 
   countSpans(): number {
