@@ -20,8 +20,8 @@ export function jsonDepth(text: string): number {
   return max;
 }
 
-/** Index of the quote that ends the string starting at `from`, or -1 when it never ends. */
-function closingQuote(text: string, from: number): number {
+/** Index of the quote that ends the JSON string whose content starts at `from`, or -1 when it never ends. */
+export function closingQuote(text: string, from: number): number {
   for (let j = text.indexOf('"', from); j >= 0; j = text.indexOf('"', j + 1)) {
     let backslashes = 0;
     while (text.charCodeAt(j - 1 - backslashes) === 0x5c) backslashes++;

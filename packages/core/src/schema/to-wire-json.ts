@@ -1,3 +1,4 @@
+import { closingQuote } from './json-depth';
 import { WIRE_SHAPES, plansOf, toWire, type Shape, type WireShape } from './wire-codec';
 
 /** Thrown inside the scanner when the text is not the JSON it expects; {@link toWireJson} then takes the slow path. */
@@ -26,7 +27,6 @@ export function toWireJson(shape: WireShape, json: string): string {
 }
 
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
 const COLON = 0x3a;
 const OPEN_BRACE = 0x7b;
@@ -174,12 +174,10 @@ class WireJsonScanner {
   }
 }
 
+
 /** Index just past the closing quote of the string whose content starts at `from`. */
 function stringEnd(text: string, from: number): number {
-  for (let j = text.indexOf('"', from); j >= 0; j = text.indexOf('"', j + 1)) {
-    let backslashes = 0;
-    while (text.charCodeAt(j - 1 - backslashes) === BACKSLASH) backslashes += 1;
-    if (backslashes % 2 === 0) return j + 1;
-  }
-  throw new Unexpected();
+  const quote = closingQuote(text, from);
+  if (quote < 0) throw new Unexpected();
+  return quote + 1;
 }
