@@ -30,6 +30,7 @@ const summarizeRuns = (runs: ScenarioRunResult[]): ResultTree => ({
     verified: r.verified,
     lateSpans: r.lateSpans,
     cpuSeconds: r.cpuSeconds === null ? null : round(r.cpuSeconds, 2),
+    ...(r.runnerProcesses === undefined ? {} : { runnerProcesses: r.runnerProcesses }),
     storeServerCpuSeconds: r.storeServerCpuSeconds == null ? null : round(r.storeServerCpuSeconds, 2),
     storeServerPeakRssMb: r.storeServerPeakRssMb == null ? null : round(r.storeServerPeakRssMb, 1),
     sqliteBytesPerSpan: r.sqliteBytesPerSpan == null ? null : Math.round(r.sqliteBytesPerSpan),

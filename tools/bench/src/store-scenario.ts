@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LightningStore } from '@agl/core';
@@ -34,6 +35,8 @@ export interface ScenarioRunResult extends BatchAlgorithmResult {
   cpuSeconds: number | null;
   /** HTTP runs: CPU seconds of the store server process alone. */
   storeServerCpuSeconds?: number | null;
+  /** HTTP runs: runner processes the workers were spread over. */
+  runnerProcesses?: number;
   /** HTTP runs: peak RSS of the store server process, MB. */
   storeServerPeakRssMb?: number | null;
   /** SQLite runs: database file bytes (after close) per stored span. */
@@ -154,7 +157,10 @@ async function stopRunnerChildren(children: ChildProcess[]): Promise<RunnerStats
 
 /** Options of {@link runHttpScenario}. */
 export interface HttpScenarioOptions extends ScenarioRunOptions {
-  /** Runner processes sharing the workers (AGL runs one process per runner; 1,000 Node processes do not fit 2 cores). */
+  /**
+   * Runner processes sharing the workers; default one per CPU core (AGL runs one process per runner, and 1,000 Node
+   * processes do not fit 2 cores).
+   */
   runnerProcesses?: number;
   /** Write the store server's CPU profile here. */
   cpuProfileDir?: string;
@@ -171,7 +177,7 @@ export async function runHttpScenario(options: HttpScenarioOptions): Promise<Sce
   const dbPath = join(options.dir, `http-${size.name}.sqlite`);
   const server = options.startServer ? await options.startServer() : await serveStore({ dbPath, cpuProfileDir: options.cpuProfileDir });
   const pollSeconds = options.workerPollSeconds ?? 0.25;
-  const processes = Math.max(1, Math.min(options.runnerProcesses ?? 4, size.nRunners));
+  const processes = Math.max(1, Math.min(options.runnerProcesses ?? availableParallelism(), size.nRunners));
   let children: ChildProcess[] = [];
   const store: LightningStore = new StoreClient({ url: server.url });
   let result: BatchAlgorithmResult;
@@ -206,6 +212,7 @@ export async function runHttpScenario(options: HttpScenarioOptions): Promise<Sce
     totalSpans,
     runner,
     cpuSeconds: cpu,
+    runnerProcesses: processes,
     storeServerCpuSeconds: serverCpu,
     storeServerPeakRssMb: peak,
     sqliteBytesPerSpan: backend === 'sqliteHttp' && totalSpans ? fileBytes(dbPath) / totalSpans : null,
