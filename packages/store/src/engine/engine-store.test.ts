@@ -6,7 +6,9 @@ import { FakeClock } from '@agl/testing';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../index';
 import { SqliteStorage } from '../sqlite/sqlite-storage';
+import { SqliteStore } from '../sqlite/sqlite-store';
 import { migrate } from '../sqlite/migrations';
+import { StoreEngine } from './store-engine';
 
 describe('EngineStore', () => {
   it('a wait in progress rejects with StoreClosedError when the store closes', async () => {
@@ -72,6 +74,108 @@ describe('SqliteStorage transactions', () => {
     expect(s.getLatestResourcesId()).toBeNull();
     expect(s.transaction(() => s.incrementSequence('ro-a', 1))).toBe(1);
     s.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+/** A SqliteStore whose storage counts the transactions it opens. */
+function countingSqliteStore(dir: string, clock = new FakeClock()): { store: SqliteStore; transactions: () => number } {
+  const store = new SqliteStore({ path: join(dir, 'batch.sqlite'), clock });
+  const storage = (store as unknown as { engine: StoreEngine }).engine.storage;
+  let count = 0;
+  const transaction = storage.transaction.bind(storage);
+  storage.transaction = <T>(fn: () => T): T => {
+    count += 1;
+    return transaction(fn);
+  };
+  return { store, transactions: () => count };
+}
+
+describe('SqliteStore write batching', () => {
+  it('commits the writes of one event-loop turn together, each rollout handed out once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agl-batch-'));
+    const { store, transactions } = countingSqliteStore(dir);
+    await store.enqueueRollouts(Array.from({ length: 40 }, (_, i) => ({ input: i })));
+    const before = transactions();
+    const claimed = await Promise.all(Array.from({ length: 50 }, (_, i) => store.dequeueRollout({ workerId: `w-${i}` })));
+    expect(transactions() - before).toBe(1);
+    const ids = claimed.filter((r) => r !== null).map((r) => r!.rolloutId);
+    expect(ids).toHaveLength(40);
+    expect(new Set(ids).size).toBe(40);
+    expect(claimed.slice(40)).toEqual(Array(10).fill(null));
+    // Each claim is its worker's: the attempt carries the worker id, and the worker is busy with it.
+    for (const [i, r] of claimed.slice(0, 40).entries()) expect(r!.attempt.workerId).toBe(`w-${i}`);
+    expect((await store.getWorkerById('w-3'))?.currentRolloutId).toBe(claimed[3]!.rolloutId);
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('calls that fail in a batch reject alone; the others land and are announced', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agl-batch-'));
+    const { store } = countingSqliteStore(dir);
+    const [a, b] = await store.enqueueRollouts([{ input: 'a' }, { input: 'b' }]);
+    const ra = (await store.dequeueRollout({ workerId: 'w' }))!;
+    const waiting = store.waitForRollouts([a!.rolloutId], { timeoutSeconds: 5 });
+    const results = await Promise.allSettled([
+      store.updateAttempt(ra.rolloutId, ra.attempt.attemptId, { status: 'succeeded' }),
+      store.updateRollout(b!.rolloutId, { status: 'bogus' as 'failed', metadata: { touched: true } }),
+      store.updateAttempt('ro-missing', 'at-x', { status: 'failed' }),
+      store.addSpans([{ rolloutId: ra.rolloutId, attemptId: ra.attempt.attemptId, sequenceId: 1, traceId: 't', spanId: 's1', parentId: null, name: 'n', startTime: 1, endTime: 2 }]),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect((results[2] as PromiseRejectedResult).reason).toMatchObject({ name: 'AGL_NotFoundError' });
+    expect((await waiting).map((r) => r.status)).toEqual(['succeeded']);
+    const untouched = await store.getRolloutById(b!.rolloutId);
+    expect(untouched).toMatchObject({ status: 'queuing', metadata: {} });
+    expect((await store.querySpans({ rolloutId: ra.rolloutId })).items.map((s) => s.spanId)).toEqual(['s1']);
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('close() commits the writes still queued, so an acknowledged write is never lost', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agl-batch-'));
+    const store = new SqliteStore({ path: join(dir, 'close.sqlite') });
+    const written = store.updateWorker('w-late', { heartbeatStats: { n: 1 } });
+    await store.close();
+    await expect(written).resolves.toMatchObject({ workerId: 'w-late' });
+    const reopened = new SqliteStore({ path: join(dir, 'close.sqlite') });
+    expect((await reopened.getWorkerById('w-late'))?.heartbeatStats).toEqual({ n: 1 });
+    await reopened.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('StoreEngine.runBatch', () => {
+  it('rolls back only the failing job, and fails every job when the commit fails', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agl-runbatch-'));
+    const db = new Database(join(dir, 'b.sqlite'));
+    migrate(db, 'b.sqlite');
+    const storage = new SqliteStorage(db);
+    const changed: string[] = [];
+    const engine = new StoreEngine({ storage, clock: new FakeClock(), onRolloutsChanged: (rs) => changed.push(...rs.map((r) => r.status)) });
+    const [r] = engine.enqueueRollouts([{ input: 1 }]);
+    changed.length = 0;
+    const results = engine.runBatch([
+      () => engine.updateRollout(r!.rolloutId, { status: 'cancelled' }),
+      () => {
+        engine.enqueueRollouts([{ input: 2 }]);
+        throw new Error('boom');
+      },
+    ]);
+    expect(results.map((x) => x.ok)).toEqual([true, false]);
+    expect(storage.countRollouts()).toBe(1);
+    expect(changed).toEqual(['cancelled']);
+    // A failing commit (here: the storage refuses to begin) fails every job and announces nothing.
+    const transaction = storage.transaction.bind(storage);
+    storage.transaction = () => {
+      throw new Error('disk full');
+    };
+    const failed = engine.runBatch([() => engine.enqueueRollouts([{ input: 3 }]), () => engine.enqueueRollouts([{ input: 4 }])]);
+    expect(failed).toEqual([{ ok: false, error: new Error('disk full') }, { ok: false, error: new Error('disk full') }]);
+    storage.transaction = transaction;
+    expect(storage.countRollouts()).toBe(1);
+    expect(changed).toEqual(['cancelled']);
+    storage.close();
     rmSync(dir, { recursive: true, force: true });
   });
 });

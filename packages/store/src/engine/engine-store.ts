@@ -72,6 +72,9 @@ export class EngineStore implements LightningStore {
   readonly #pollMs: number | null;
   readonly #label: string;
   #closed = false;
+  /** True while `close()` commits the writes still queued. */
+  #closing = false;
+  #pending: Array<{ job: () => unknown; resolve: (value: unknown) => void; reject: (error: unknown) => void }> = [];
 
   protected constructor(parts: EngineStoreParts) {
     this.capabilities = parts.capabilities;
@@ -98,6 +101,43 @@ export class EngineStore implements LightningStore {
     return this.#engine;
   }
 
+  /**
+   * Runs a write call. On storages with savepoints (SQLite) the calls made during one event-loop turn are queued and
+   * committed together at its end (`StoreEngine.runBatch`): a commit writes every page a transaction touched to the WAL
+   * (one dequeue: ~15 writes), and concurrent calls share those pages. Each call still succeeds or fails on its own, and
+   * resolves once its changes are committed.
+   */
+  #write<T>(engine: StoreEngine, job: (engine: StoreEngine) => T): Promise<T> {
+    if (!engine.batches) return new Promise((resolve) => resolve(job(engine)));
+    return new Promise<T>((resolve, reject) => {
+      this.#pending.push({ job: () => job(engine), resolve: resolve as (value: unknown) => void, reject });
+      if (this.#pending.length === 1) setImmediate(() => this.#flush());
+    });
+  }
+
+  #flush(): void {
+    const pending = this.#pending;
+    if (pending.length === 0) return;
+    this.#pending = [];
+    if (this.#closed && !this.#closing) {
+      for (const p of pending) p.reject(new StoreClosedError(this.#label));
+      return;
+    }
+    if (pending.length === 1) {
+      const [only] = pending;
+      try {
+        only!.resolve(only!.job());
+      } catch (error) {
+        only!.reject(error);
+      }
+      return;
+    }
+    this.#engine.runBatch(pending.map((p) => p.job)).forEach((result, i) => {
+      if (result.ok) pending[i]!.resolve(result.value);
+      else pending[i]!.reject(result.error);
+    });
+  }
+
   /** Open check plus the debounced watchdog (AGL's `healthcheck_before`). */
   #watched(): StoreEngine {
     const engine = this.#open();
@@ -106,29 +146,29 @@ export class EngineStore implements LightningStore {
   }
 
   async startRollout(request: StartRolloutRequest): Promise<AttemptedRollout> {
-    return this.#watched().startRollout(request);
+    return this.#write(this.#watched(), (e) => e.startRollout(request));
   }
 
   async enqueueRollout(request: EnqueueRolloutRequest): Promise<Rollout> {
-    const [rollout] = this.#watched().enqueueRollouts([request]);
+    const [rollout] = await this.#write(this.#watched(), (e) => e.enqueueRollouts([request]));
     return rollout!;
   }
 
   async enqueueRollouts(requests: EnqueueRolloutRequest[]): Promise<Rollout[]> {
-    return this.#watched().enqueueRollouts(requests);
+    return this.#write(this.#watched(), (e) => e.enqueueRollouts(requests));
   }
 
   async dequeueRollout(options?: { workerId?: string | null }): Promise<AttemptedRollout | null> {
-    const [claimed] = this.#watched().dequeueRollouts({ ...(options ?? {}), limit: 1 });
+    const [claimed] = await this.#write(this.#watched(), (e) => e.dequeueRollouts({ ...(options ?? {}), limit: 1 }));
     return claimed ?? null;
   }
 
   async dequeueRollouts(options?: { limit?: number; workerId?: string | null }): Promise<AttemptedRollout[]> {
-    return this.#watched().dequeueRollouts(options);
+    return this.#write(this.#watched(), (e) => e.dequeueRollouts(options));
   }
 
   async startAttempt(rolloutId: string, options?: { workerId?: string | null }): Promise<AttemptedRollout> {
-    return this.#watched().startAttempt(rolloutId, options);
+    return this.#write(this.#watched(), (e) => e.startAttempt(rolloutId, options));
   }
 
   async queryRollouts(options?: QueryRolloutsOptions): Promise<PaginatedResult<Rollout | AttemptedRollout>> {
@@ -153,29 +193,29 @@ export class EngineStore implements LightningStore {
   }
 
   async updateRollout(rolloutId: string, update: RolloutUpdate): Promise<Rollout> {
-    return this.#watched().updateRollout(rolloutId, update);
+    return this.#write(this.#watched(), (e) => e.updateRollout(rolloutId, update));
   }
 
   async updateAttempt(rolloutId: string, attemptId: string, update: AttemptUpdate): Promise<Attempt> {
-    return this.#watched().updateAttempt(rolloutId, attemptId, update);
+    return this.#write(this.#watched(), (e) => e.updateAttempt(rolloutId, attemptId, update));
   }
 
   async addSpan(span: SpanInput): Promise<Span | null> {
-    const [inserted] = this.#open().addSpans([span]);
+    const [inserted] = await this.#write(this.#open(), (e) => e.addSpans([span]));
     return inserted ?? null;
   }
 
   async addSpans(spans: SpanInput[]): Promise<Span[]> {
-    return this.#open().addSpans(spans);
+    return this.#write(this.#open(), (e) => e.addSpans(spans));
   }
 
   async getNextSpanSequenceId(rolloutId: string, attemptId: string): Promise<number> {
-    const [next] = this.#open().nextSequenceIds([[rolloutId, attemptId]]);
+    const [next] = await this.#write(this.#open(), (e) => e.nextSequenceIds([[rolloutId, attemptId]]));
     return next!;
   }
 
   async getNextSpanSequenceIds(pairs: ReadonlyArray<readonly [string, string]>): Promise<number[]> {
-    return this.#open().nextSequenceIds(pairs);
+    return this.#write(this.#open(), (e) => e.nextSequenceIds(pairs));
   }
 
   async querySpans(options: QuerySpansOptions): Promise<PaginatedResult<Span>> {
@@ -192,11 +232,11 @@ export class EngineStore implements LightningStore {
   }
 
   async addResources(resources: NamedResourcesInput): Promise<ResourcesUpdate> {
-    return this.#open().addResources(resources);
+    return this.#write(this.#open(), (e) => e.addResources(resources));
   }
 
   async updateResources(resourcesId: string, resources: NamedResourcesInput): Promise<ResourcesUpdate> {
-    return this.#watched().updateResources(resourcesId, resources);
+    return this.#write(this.#watched(), (e) => e.updateResources(resourcesId, resources));
   }
 
   async getLatestResources(): Promise<ResourcesUpdate | null> {
@@ -216,7 +256,7 @@ export class EngineStore implements LightningStore {
   }
 
   async updateWorker(workerId: string, update?: { heartbeatStats?: JsonObject }): Promise<Worker> {
-    return this.#open().updateWorker(workerId, update);
+    return this.#write(this.#open(), (e) => e.updateWorker(workerId, update));
   }
 
   async getWorkerById(workerId: string): Promise<Worker | null> {
@@ -308,6 +348,13 @@ export class EngineStore implements LightningStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    // Writes still queued for this turn's commit land first.
+    this.#closing = true;
+    try {
+      this.#flush();
+    } finally {
+      this.#closing = false;
+    }
     this.#stopTicker();
     this.#engine.storage.close();
     this.#waiters.wakeAll();

@@ -43,6 +43,11 @@ export interface StoreStorage {
   transaction<T>(fn: () => T): T;
   /** Runs `fn` with a consistent read view. Re-entrant (inside a transaction it just runs). */
   read<T>(fn: () => T): T;
+  /**
+   * Inside a transaction: runs `fn` so that a throw undoes only `fn`'s changes (the error is rethrown) and the rest of
+   * the transaction goes on. Optional: storages that have it let the engine commit many calls at once (`runBatch`).
+   */
+  savepoint?<T>(fn: () => T): T;
 
   // Rollouts (natural order = insertion order)
   getRollout(rolloutId: string): Rollout | null;

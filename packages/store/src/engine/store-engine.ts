@@ -43,6 +43,9 @@ import {
 import type { StoreStorage } from './storage';
 import { sequenceBlocks, spreadSequenceIds } from './sequence-blocks';
 
+/** The outcome of one job of {@link StoreEngine.runBatch}. */
+export type BatchResult = { ok: true; value: unknown } | { ok: false; error: unknown };
+
 /** Options of the shared business layer. */
 export interface StoreEngineOptions {
   storage: StoreStorage;
@@ -72,6 +75,8 @@ export class StoreEngine {
   #scanning = false;
   #changed: Rollout[] = [];
   #enqueued = false;
+  /** Non-null while {@link runBatch} runs its jobs. */
+  #batch: true | null = null;
   readonly #onQueued: (() => void) | undefined;
   /** How many watchdog scans ran (for the debounce tests). */
   scans = 0;
@@ -89,6 +94,8 @@ export class StoreEngine {
   }
 
   #tx<T>(fn: () => T): T {
+    // Inside runBatch: the job's savepoint is its transaction; notifications wait for the batch's commit.
+    if (this.#batch !== null) return this.#s.savepoint!(fn);
     this.#changed = [];
     this.#enqueued = false;
     let result: T;
@@ -99,13 +106,61 @@ export class StoreEngine {
       this.#enqueued = false;
       throw error;
     }
+    this.#notify();
+    return result;
+  }
+
+  #notify(): void {
     const changed = this.#changed;
     const enqueued = this.#enqueued;
     this.#changed = [];
     this.#enqueued = false;
     if (changed.length > 0) this.#onChanged?.(changed);
     if (enqueued) this.#onQueued?.();
-    return result;
+  }
+
+  /** Whether {@link runBatch} can isolate jobs (the storage has savepoints). */
+  get batches(): boolean {
+    return this.#s.savepoint !== undefined;
+  }
+
+  /**
+   * Runs several write calls in one storage transaction (one commit instead of one each), each under its own
+   * savepoint, so a call that throws undoes only its own changes and the others still land. Results come back in job
+   * order once the transaction has committed; if the commit itself fails, every job gets that error. Waiters are told
+   * after the commit.
+   */
+  runBatch(jobs: ReadonlyArray<() => unknown>): BatchResult[] {
+    if (!this.#s.savepoint) throw new Error('runBatch needs a storage with savepoints');
+    this.#changed = [];
+    this.#enqueued = false;
+    let results: BatchResult[];
+    try {
+      results = this.#s.transaction(() => {
+        this.#batch = true;
+        try {
+          return jobs.map((job): BatchResult => {
+            const changed = this.#changed.length;
+            const enqueued = this.#enqueued;
+            try {
+              return { ok: true, value: this.#s.savepoint!(job) };
+            } catch (error) {
+              this.#changed.length = changed;
+              this.#enqueued = enqueued;
+              return { ok: false, error };
+            }
+          });
+        } finally {
+          this.#batch = null;
+        }
+      });
+    } catch (error) {
+      this.#changed = [];
+      this.#enqueued = false;
+      return jobs.map(() => ({ ok: false, error }));
+    }
+    this.#notify();
+    return results;
   }
 
   #enqueue(rolloutIds: readonly string[]): void {

@@ -133,6 +133,12 @@ export class SqliteStorage implements StoreStorage {
     return this.#tx.deferred(fn) as T;
   }
 
+  savepoint<T>(fn: () => T): T {
+    if (!this.#db.inTransaction) throw new Error('savepoint() runs inside a transaction');
+    // A better-sqlite3 transaction function called inside a transaction runs as SAVEPOINT … RELEASE / ROLLBACK TO.
+    return this.#tx(fn) as T;
+  }
+
   getRollout(rolloutId: string): Rollout | null {
     return readDoc<Rollout>(this.#q.getRollout.get(rolloutId) as Row | undefined);
   }
