@@ -209,6 +209,17 @@ export class EngineStore implements LightningStore {
     return this.#write(this.#open(), (e) => e.addSpans(spans));
   }
 
+  /**
+   * `addSpans` for the store server's batch route: `attributesJson[i]` is span i's attribute map as JSON text already
+   * checked against the span schema (`extractSpanAttributes`), stored as it is so the server never builds it as
+   * objects; null entries use the span's own map. The returned spans carry empty attributes. Null when this store keeps
+   * objects rather than JSON text (the memory store): then parse the maps and call `addSpans`.
+   */
+  addSpansWithAttributesJson(spans: SpanInput[], attributesJson: ReadonlyArray<string | null>): Promise<Span[]> | null {
+    if (!this.#engine.storage.insertSpansJson) return null;
+    return this.#write(this.#open(), (e) => e.addSpans(spans, attributesJson));
+  }
+
   async getNextSpanSequenceId(rolloutId: string, attemptId: string): Promise<number> {
     const [next] = await this.#write(this.#open(), (e) => e.nextSequenceIds([[rolloutId, attemptId]]));
     return next!;

@@ -80,6 +80,11 @@ export interface StoreStorage {
   // Spans
   /** Inserts spans, skipping any whose (rolloutId, attemptId, spanId) already exists; returns those inserted. */
   insertSpans(spans: readonly Span[]): Span[];
+  /**
+   * `insertSpans` for spans whose attribute maps arrive as checked JSON text (`attributesJson[i]`; null: use the
+   * span's own map). The text is stored as it is. Optional: only storages that keep JSON text have it.
+   */
+  insertSpansJson?(spans: readonly Span[], attributesJson: ReadonlyArray<string | null>): Span[];
   /** Spans of a rollout (optionally one attempt) in insertion order. */
   listSpans(rolloutId: string, attemptId: string | null): Span[];
   /**

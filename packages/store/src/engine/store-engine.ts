@@ -383,7 +383,12 @@ export class StoreEngine {
   }
 
   /** Stores spans atomically (duplicates skipped), raises the counters and applies the heartbeats. */
-  addSpans(spans: unknown): Span[] {
+  /**
+   * Validates and stores spans (one transaction); returns those inserted (a duplicate span id is skipped). With
+   * `attributesJson` (storages with `insertSpansJson` only), `attributesJson[i]` is span i's attribute map as checked
+   * JSON text, stored as it is; the span's own `attributes` are then ignored, and the returned spans carry them empty.
+   */
+  addSpans(spans: unknown, attributesJson?: ReadonlyArray<string | null>): Span[] {
     if (!Array.isArray(spans)) parseApi(SpanSchema.array(), spans, 'spans');
     const list = spans as unknown[];
     const parsed = list.map((s, i) => fastParseSpan(s) ?? parseApi(SpanSchema, s, list.length === 1 ? 'span' : `span #${i}`));
@@ -407,7 +412,7 @@ export class StoreEngine {
         context.set(key, { rollout, attempt });
       }
       for (const [rolloutId, seq] of maxSeq) this.#s.raiseSequence(rolloutId, seq);
-      const inserted = this.#s.insertSpans(parsed);
+      const inserted = attributesJson ? this.#s.insertSpansJson!(parsed, attributesJson) : this.#s.insertSpans(parsed);
       const beat = new Set(inserted.map((s) => `${s.rolloutId}\u0000${s.attemptId}`));
       for (const key of beat) {
         const ctx = context.get(key);

@@ -5,7 +5,7 @@ import { UserError, ValidationError } from '@agl/core/errors';
 import { systemClock, type Clock, type LightningStore } from '@agl/core/store';
 import { HTTP_ERROR_TYPES, toErrorReply } from './http-errors';
 import { MAX_JSON_DEPTH, jsonDepth } from '@agl/core/schema';
-import { API_PREFIX, sendJson, type RouteContext } from './route-context';
+import { API_PREFIX, JsonText, parseJsonBody, sendJson, type RouteContext } from './route-context';
 import { registerEventRoutes } from './routes/event-routes';
 import { registerExtRoutes } from './routes/ext-routes';
 import { isStaticAppRequest, registerStaticRoutes } from './routes/ext-static-routes';
@@ -13,7 +13,7 @@ import { registerMiscRoutes } from './routes/misc-routes';
 import { otlpRoutesPlugin } from './routes/otlp-routes';
 import { registerResourceWorkerRoutes } from './routes/resource-worker-routes';
 import { registerRolloutRoutes } from './routes/rollout-routes';
-import { registerSpanRoutes } from './routes/span-routes';
+import { SPAN_BATCH_ROUTE, registerSpanRoutes } from './routes/span-routes';
 import { registerMetricsRoute } from './metrics';
 import { registerRequestLog, type RequestLogOption } from './request-log';
 import { utf8Text } from '../utf8-text';
@@ -150,7 +150,7 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
   });
 
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const text = utf8Text(body as Buffer);
     if (text.trim() === '') return done(null, undefined);
     const depth = jsonDepth(text);
@@ -158,17 +158,12 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
       const detail = `JSON body is nested ${depth} levels deep; the limit is ${MAX_JSON_DEPTH}. Send flatter data (e.g. a JSON string for deep structures).`;
       return done(new ValidationError(detail, [{ path: '(body)', message: 'nested too deeply' }], { status: 400 }), undefined);
     }
+    // Span batches are parsed by their route, which keeps attribute maps as text where the store allows it.
+    if (request.routeOptions.url === SPAN_BATCH_ROUTE) return done(null, new JsonText(text));
     try {
-      done(null, JSON.parse(text));
+      done(null, parseJsonBody(text));
     } catch (error) {
-      done(
-        new ValidationError(
-          `Malformed JSON body: ${(error as Error).message}. Send a valid JSON document with snake_case field names.`,
-          [{ path: '(body)', message: 'malformed JSON' }],
-          { status: 400 },
-        ),
-        undefined,
-      );
+      done(error as Error, undefined);
     }
   });
 

@@ -22,6 +22,24 @@ export function sendJson(reply: FastifyReply, status: number, value: unknown): F
   return sendJsonText(reply, status, JSON.stringify(value ?? null));
 }
 
+/** A JSON request body handed to its route unparsed (see the span batch route). */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
+/** `JSON.parse` of a request body; malformed JSON is a 400 that says so. */
+export function parseJsonBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ValidationError(
+      `Malformed JSON body: ${(error as Error).message}. Send a valid JSON document with snake_case field names.`,
+      [{ path: '(body)', message: 'malformed JSON' }],
+      { status: 400 },
+    );
+  }
+}
+
 /** Sends JSON text that is already serialised. */
 export function sendJsonText(reply: FastifyReply, status: number, text: string): FastifyReply {
   return reply.code(status).type('application/json; charset=utf-8').send(text);

@@ -240,11 +240,18 @@ export class SqliteStorage implements StoreStorage {
   }
 
   insertSpans(spans: readonly Span[]): Span[] {
+    return this.insertSpansJson(spans, []);
+  }
+
+  insertSpansJson(spans: readonly Span[], attributesJson: ReadonlyArray<string | null>): Span[] {
     const inserted: Span[] = [];
     const stmt = this.#q.insertSpan;
-    for (const s of spans) {
-      if (stmt.run(s.rolloutId, s.attemptId, s.spanId, s.sequenceId, V, JSON.stringify(s)).changes === 1) inserted.push(s);
-    }
+    spans.forEach((s, i) => {
+      const attributes = attributesJson[i];
+      // The attribute text (checked by the caller) goes in as it is, after the span's other fields.
+      const doc = attributes == null ? JSON.stringify(s) : `${JSON.stringify({ ...s, attributes: undefined }).slice(0, -1)},"attributes":${attributes}}`;
+      if (stmt.run(s.rolloutId, s.attemptId, s.spanId, s.sequenceId, V, doc).changes === 1) inserted.push(s);
+    });
     return inserted;
   }
 

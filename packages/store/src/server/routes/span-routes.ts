@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { ValidationError } from '@agl/core/errors';
-import { Span, fromWire, toWire, toWireJson } from '@agl/core/schema';
+import { Span, fromWire, toWire, toWireJson, type SpanInput } from '@agl/core/schema';
 import type { LightningStore, PaginatedResult, QuerySpansOptions } from '@agl/core/store';
 import {
   NextSequenceBatchBody,
@@ -12,7 +12,8 @@ import {
   pageOptions,
   parseEnvelope,
 } from '../request-schemas';
-import { API_PREFIX, parseWireAt, sendJson, sendJsonText, type RouteContext } from '../route-context';
+import { API_PREFIX, JsonText, parseJsonBody, parseWireAt, sendJson, sendJsonText, type RouteContext } from '../route-context';
+import { extractSpanAttributes } from '../span-batch-attributes';
 
 /** `echo: false` (an AGL extension the StoreClient sends): answer `{ inserted: [indexes] }` instead of the spans. */
 const SpanBatchEnvelope = z.strictObject({ spans: z.array(z.unknown()), echo: z.boolean().optional() });
@@ -59,6 +60,55 @@ async function answerSpanQuery(ctx: RouteContext, reply: FastifyReply, raw: unkn
   return sendJson(reply, 200, { ...page, items: toWire('span', page.items) });
 }
 
+/** The batch route's path; its JSON body reaches it as {@link JsonText}. */
+export const SPAN_BATCH_ROUTE = `${API_PREFIX}/spans/batch`;
+
+/** A store that can keep attribute maps as JSON text (SQLite, see `EngineStore.addSpansWithAttributesJson`). */
+interface AttributeTextStore {
+  addSpansWithAttributesJson(spans: SpanInput[], attributesJson: ReadonlyArray<string | null>): Promise<Span[]> | null;
+}
+
+const keepsAttributeText = (store: LightningStore): store is LightningStore & AttributeTextStore =>
+  typeof (store as Partial<AttributeTextStore>).addSpansWithAttributesJson === 'function';
+
+/** Indexes of `spans` that `stored` holds (a duplicate span id is stored once, the first time). */
+function insertedIndexes(spans: readonly Span[], stored: readonly Span[]): number[] {
+  const key = (s: { rolloutId: string; attemptId: string; spanId: string }): string => `${s.rolloutId}\u0000${s.attemptId}\u0000${s.spanId}`;
+  const inserted = new Set(stored.map(key));
+  const indexes: number[] = [];
+  spans.forEach((span, i) => {
+    if (inserted.delete(key(span))) indexes.push(i);
+  });
+  return indexes;
+}
+
+/**
+ * The batch route's fast path, for StoreClient's `echo: false` batches into a store that keeps JSON text: the attribute
+ * maps are cut out of the body as checked text (`extractSpanAttributes`) and stored as they are, and only the rest is
+ * parsed. Returns the inserted indexes, or null whenever the usual path must run instead (another store, an echo
+ * wanted, text the scanner does not take, or any validation error, which the usual path then words).
+ */
+async function addSpansKeepingAttributeText(ctx: RouteContext, body: string): Promise<number[] | null> {
+  if (!keepsAttributeText(ctx.store)) return null;
+  const extracted = extractSpanAttributes(body);
+  if (extracted === null) return null;
+  let envelope: z.infer<typeof SpanBatchEnvelope>;
+  try {
+    envelope = SpanBatchEnvelope.parse(JSON.parse(extracted.reduced));
+  } catch {
+    return null;
+  }
+  if (envelope.echo !== false || envelope.spans.length !== extracted.attributesJson.length || envelope.spans.length === 0) return null;
+  const spans = envelope.spans.map((item) => fromWire('span', item) as Span);
+  try {
+    const stored = await ctx.store.addSpansWithAttributesJson(spans, extracted.attributesJson);
+    return stored === null ? null : insertedIndexes(spans, stored);
+  } catch (error) {
+    if (ValidationError.isInstance(error)) return null;
+    throw error;
+  }
+}
+
 /** Routes #24 to #27 of reference §3.3, plus the batch extensions `POST /spans/batch` and `POST /spans/next/batch`. */
 export function registerSpanRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const P = API_PREFIX;
@@ -69,8 +119,11 @@ export function registerSpanRoutes(app: FastifyInstance, ctx: RouteContext): voi
     return sendJson(reply, 201, stored === null ? null : toWire('span', stored));
   });
 
-  app.post(`${P}/spans/batch`, async (request, reply) => {
-    const envelope = parseEnvelope(SpanBatchEnvelope, bodyObject(request.body, 'span batch', false), 'span batch');
+  app.post(SPAN_BATCH_ROUTE, async (request, reply) => {
+    const body = request.body instanceof JsonText ? request.body.text : null;
+    const fast = body === null ? null : await addSpansKeepingAttributeText(ctx, body);
+    if (fast) return sendJson(reply, 201, { inserted: fast });
+    const envelope = parseEnvelope(SpanBatchEnvelope, bodyObject(body === null ? request.body : parseJsonBody(body), 'span batch', false), 'span batch');
     // The store validates every span before it writes any (the hottest route, so only once); when it refuses one, zod
     // names the bad field in wire spelling (`spans.3.sequence_id`).
     const spans = envelope.spans.map((item) => fromWire('span', item) as Span);
@@ -82,13 +135,7 @@ export function registerSpanRoutes(app: FastifyInstance, ctx: RouteContext): voi
       throw error;
     }
     if (envelope.echo !== false) return sendJson(reply, 201, toWire('span', stored));
-    const key = (s: { rolloutId: string; attemptId: string; spanId: string }): string => `${s.rolloutId}\u0000${s.attemptId}\u0000${s.spanId}`;
-    const inserted = new Set(stored.map(key));
-    const indexes: number[] = [];
-    spans.forEach((span, i) => {
-      if (inserted.delete(key(span))) indexes.push(i);
-    });
-    return sendJson(reply, 201, { inserted: indexes });
+    return sendJson(reply, 201, { inserted: insertedIndexes(spans, stored) });
   });
 
   app.get(`${P}/spans`, (request, reply) => answerSpanQuery(ctx, reply, normalizeQuery(request.query, [])));
