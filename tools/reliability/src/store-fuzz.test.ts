@@ -31,7 +31,9 @@ function tally(t: Tally, req: FuzzRequest, res: FuzzResponse): void {
   if (res.status < 200 || res.status >= 300 || req.method !== 'POST') return;
   const path = req.path.split('?')[0]!;
   const json = res.json as unknown;
-  const items = Array.isArray(json) ? json.length : 0;
+  // A list answer counts its items; an `echo: false` span batch answers `{ inserted: [indexes] }`.
+  const inserted = (json as { inserted?: unknown } | null)?.inserted;
+  const items = Array.isArray(json) ? json.length : Array.isArray(inserted) ? inserted.length : 0;
   let body: Record<string, unknown> = {};
   try {
     body = typeof req.body === 'string' ? (JSON.parse(req.body) as Record<string, unknown>) : {};

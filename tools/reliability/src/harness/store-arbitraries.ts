@@ -62,13 +62,14 @@ export function storeArbitraries(ctx: StoreFuzzContext) {
     rollout_id: o.rolloutId, attempt_id: o.attemptId, sequence_id: 1, trace_id: `t-${spanId}`, span_id: spanId, parent_id: null,
     name: 'fuzz', attributes: attrs, start_time: 1, end_time: 2,
   });
-  const spanBatch = fc.tuple(owner, fc.array(fc.tuple(fc.uuid(), attributes), { minLength: 1, maxLength: 4 }));
+  // `echo: false` (what StoreClient sends) takes the route's attribute-text path into SQLite; without it, the usual parse.
+  const spanBatch = fc.tuple(owner, fc.array(fc.tuple(fc.uuid(), attributes), { minLength: 1, maxLength: 4 }), fc.constantFrom({}, { echo: false }));
   const validEnqueueBody = fc.array(enqueueItem, { minLength: 1, maxLength: 3 }).map((rollouts) => ({ rollouts }));
 
   const valid = weighted([
     validEnqueueBody.map((b) => post(`${P}/queues/rollouts/enqueue`, b, auth, 'valid-enqueue', 'accept')),
     enqueueItem.map((b) => post(`${P}/rollouts`, b, auth, 'valid-start', 'accept')),
-    spanBatch.map(([o, items]) => post(`${P}/spans/batch`, { spans: items.map(([sid, a]) => span(o, sid, a)) }, auth, 'valid-spans', 'accept')),
+    spanBatch.map(([o, items, echo]) => post(`${P}/spans/batch`, { spans: items.map(([sid, a]) => span(o, sid, a)), ...echo }, auth, 'valid-spans', 'accept')),
     fc.tuple(owner, fc.uuid(), attributes).map(([o, sid, a]) => post(`${P}/spans`, span(o, sid, a), auth, 'valid-span', 'accept')),
     fc.record({ limit: fc.integer({ min: 0, max: 3 }), worker_id: fc.constantFrom('w-1', 'w-2') }).map((b) => post(`${P}/queues/rollouts/dequeue`, b, auth, 'valid-dequeue', 'accept')),
     fc.tuple(owner, fc.double({ min: -10, max: 10, noNaN: true })).map(([o, value]) =>
@@ -101,7 +102,7 @@ export function storeArbitraries(ctx: StoreFuzzContext) {
       post(`${P}/queues/rollouts/enqueue`, { ...b, [key]: 1 }, auth, 'enqueue-unknown-key', 'reject'),
     ),
     fc.tuple(spanBatch, fc.constantFrom('start_time', 'rollout_id', 'span_id', 'attributes', 'sequence_id'), fc.constantFrom([1], true)).map(
-      ([[o, items], key, value]) => post(`${P}/spans/batch`, { spans: items.map(([sid, a]) => ({ ...span(o, sid, a), [key]: value })) }, auth, 'spans-wrong-type', 'reject'),
+      ([[o, items, echo], key, value]) => post(`${P}/spans/batch`, { spans: items.map(([sid, a]) => ({ ...span(o, sid, a), [key]: value })), ...echo }, auth, 'spans-wrong-type', 'reject'),
     ),
     fc.tuple(fc.constantFrom(`${P}/queues/rollouts/enqueue`, `${P}/spans/batch`, `${P}/spans`, `${P}/resources`, `${P}/rollouts`), fc.constantFrom('[]', '1', '"s"', 'null', 'true', '[{}]'))
       .map(([path, text]) => ({ method: 'POST', path, headers: { 'content-type': JSON_TYPE, authorization: auth }, body: text, expect: 'reject' as const, kind: 'not-an-object' })),
