@@ -29,3 +29,24 @@ export function closingQuote(text: string, from: number): number {
   }
   return -1;
 }
+
+/**
+ * Index just past the object or array that opens at `open` (`{` or `[`), skipping strings; -1 when it never closes or
+ * its brackets do not pair up. Only the brackets are checked, not the JSON inside.
+ */
+export function containerEnd(text: string, open: number): number {
+  // The closers still expected, innermost last (`}` = 0x7d and `]` = 0x5d are their openers + 2).
+  const closers: number[] = [];
+  for (let j = open; j < text.length; j++) {
+    const c = text.charCodeAt(j);
+    if (c === 0x22) {
+      j = closingQuote(text, j + 1);
+      if (j < 0) return -1;
+    } else if (c === 0x7b || c === 0x5b) closers.push(c + 2);
+    else if (c === 0x7d || c === 0x5d) {
+      if (closers.pop() !== c) return -1;
+      if (closers.length === 0) return j + 1;
+    }
+  }
+  return -1;
+}

@@ -1,4 +1,4 @@
-import { closingQuote } from './json-depth';
+import { closingQuote, containerEnd } from './json-depth';
 import { WIRE_SHAPES, plansOf, toWire, type Shape, type WireShape } from './wire-codec';
 
 /** Thrown inside the scanner when the text is not the JSON it expects; {@link toWireJson} then takes the slow path. */
@@ -156,24 +156,11 @@ class WireJsonScanner {
       this.#i = j;
       return;
     }
-    // The closers still expected, innermost last (`}` = 0x7d and `]` = 0x5d are their openers + 2).
-    const closers: number[] = [];
-    for (let j = this.#i; j < text.length; j += 1) {
-      const d = text.charCodeAt(j);
-      if (d === QUOTE) j = stringEnd(text, j + 1) - 1;
-      else if (d === OPEN_BRACE || d === OPEN_BRACKET) closers.push(d + 2);
-      else if (d === CLOSE_BRACE || d === CLOSE_BRACKET) {
-        if (closers.pop() !== d) throw new Unexpected();
-        if (closers.length === 0) {
-          this.#i = j + 1;
-          return;
-        }
-      }
-    }
-    throw new Unexpected();
+    const end = containerEnd(text, this.#i);
+    if (end < 0) throw new Unexpected();
+    this.#i = end;
   }
 }
-
 
 /** Index just past the closing quote of the string whose content starts at `from`. */
 function stringEnd(text: string, from: number): number {

@@ -95,7 +95,8 @@ export function queryAttempts(storage: StoreStorage, options: unknown): Paginate
   return run(storage.listAttempts(o.rolloutId), {}, o, ATTEMPT_FIELDS, 'Attempt', 'sequenceId');
 }
 
-type SpanQuery = QuerySpansOptions & Required<Pick<PageOptions, 'limit' | 'offset' | 'sortOrder'>>;
+/** Validated `querySpans` options. */
+export type SpanQuery = QuerySpansOptions & Required<Pick<PageOptions, 'limit' | 'offset' | 'sortOrder'>>;
 
 /** Validates span query options and resolves `'latest'`; `attemptId` is undefined when the rollout has no attempt. */
 function spanScope(storage: StoreStorage, options: unknown): { o: SpanQuery; attemptId: string | null | undefined } {
@@ -106,7 +107,8 @@ function spanScope(storage: StoreStorage, options: unknown): { o: SpanQuery; att
   return { o, attemptId: latest?.attemptId };
 }
 
-function spanFilter(o: SpanQuery): FilterSpec {
+/** The filter conditions of a span query (the rollout and attempt scope is applied by the caller). */
+export function spanFilter(o: SpanQuery): FilterSpec {
   return {
     logic: o.filterLogic,
     fields: {

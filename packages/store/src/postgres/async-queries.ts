@@ -5,7 +5,6 @@ import type {
   PaginatedResult,
   QueryResourcesOptions,
   QueryRolloutsOptions,
-  QuerySpansOptions,
   QueryWorkersOptions,
 } from '@agl/core/store';
 import { compileFilter, paginate, resolveSortField, sortItems, type FilterSpec } from '../engine/filter';
@@ -17,6 +16,7 @@ import {
   QueryWorkersInput,
   parseApi,
 } from '../engine/input';
+import { spanFilter, type SpanQuery } from '../engine/queries';
 import type { AsyncStorageTx } from './async-storage';
 
 const ROLLOUT_FIELDS = ['rolloutId', 'input', 'startTime', 'endTime', 'mode', 'resourcesId', 'status', 'config', 'metadata'];
@@ -98,8 +98,7 @@ export async function queryAttempts(storage: AsyncStorageTx, options: unknown): 
 
 /** `querySpans`: the rollout (and attempt) scope is always ANDed; `'latest'` resolves to the latest attempt. */
 export async function querySpans(storage: AsyncStorageTx, options: unknown): Promise<PaginatedResult<Span>> {
-  const o = parseApi(QuerySpansInput, options, 'querySpans options') as QuerySpansOptions &
-    Required<Pick<PageOptions, 'limit' | 'offset' | 'sortOrder'>>;
+  const o = parseApi(QuerySpansInput, options, 'querySpans options') as SpanQuery;
   let attemptId = o.attemptId ?? null;
   if (attemptId === 'latest') {
     const latest = await storage.getLatestAttempt(o.rolloutId);
@@ -109,22 +108,7 @@ export async function querySpans(storage: AsyncStorageTx, options: unknown): Pro
     }
     attemptId = latest.attemptId;
   }
-  return run(
-    await storage.listSpans(o.rolloutId, attemptId),
-    {
-      logic: o.filterLogic,
-      fields: {
-        traceId: { exact: o.traceId, contains: o.traceIdContains },
-        spanId: { exact: o.spanId, contains: o.spanIdContains },
-        parentId: { exact: o.parentId, contains: o.parentIdContains },
-        name: { exact: o.name, contains: o.nameContains },
-      },
-    },
-    o,
-    SPAN_FIELDS,
-    'Span',
-    'sequenceId',
-  );
+  return run(await storage.listSpans(o.rolloutId, attemptId), spanFilter(o), o, SPAN_FIELDS, 'Span', 'sequenceId');
 }
 
 /** `queryWorkers`. */

@@ -1,4 +1,4 @@
-import { closingQuote } from '@agl/core/schema';
+import { closingQuote, containerEnd } from '@agl/core/schema';
 
 /** A span batch body with each span's attribute map taken out as JSON text. */
 export interface ExtractedSpanBatch {
@@ -229,23 +229,9 @@ class SpanBatchScanner {
       this.#i = j;
       return;
     }
-    const closers: number[] = [];
-    for (let j = this.#i; j < text.length; j += 1) {
-      const d = text.charCodeAt(j);
-      if (d === QUOTE) {
-        const quote = closingQuote(text, j + 1);
-        if (quote < 0) throw new Unexpected();
-        j = quote;
-      } else if (d === OPEN_BRACE || d === OPEN_BRACKET) closers.push(d + 2);
-      else if (d === CLOSE_BRACE || d === CLOSE_BRACKET) {
-        if (closers.pop() !== d) throw new Unexpected();
-        if (closers.length === 0) {
-          this.#i = j + 1;
-          return;
-        }
-      }
-    }
-    throw new Unexpected();
+    const end = containerEnd(text, this.#i);
+    if (end < 0) throw new Unexpected();
+    this.#i = end;
   }
 }
 
