@@ -75,8 +75,8 @@ export class StoreEngine {
   #scanning = false;
   #changed: Rollout[] = [];
   #enqueued = false;
-  /** Non-null while {@link runBatch} runs its jobs. */
-  #batch: true | null = null;
+  /** True while {@link runBatch} runs its jobs. */
+  #batching = false;
   readonly #onQueued: (() => void) | undefined;
   /** How many watchdog scans ran (for the debounce tests). */
   scans = 0;
@@ -95,7 +95,7 @@ export class StoreEngine {
 
   #tx<T>(fn: () => T): T {
     // Inside runBatch: the job's savepoint is its transaction; notifications wait for the batch's commit.
-    if (this.#batch !== null) return this.#s.savepoint!(fn);
+    if (this.#batching) return this.#s.savepoint!(fn);
     this.#changed = [];
     this.#enqueued = false;
     let result: T;
@@ -137,7 +137,7 @@ export class StoreEngine {
     let results: BatchResult[];
     try {
       results = this.#s.transaction(() => {
-        this.#batch = true;
+        this.#batching = true;
         try {
           return jobs.map((job): BatchResult => {
             const changed = this.#changed.length;
@@ -151,7 +151,7 @@ export class StoreEngine {
             }
           });
         } finally {
-          this.#batch = null;
+          this.#batching = false;
         }
       });
     } catch (error) {
@@ -382,11 +382,11 @@ export class StoreEngine {
     });
   }
 
-  /** Stores spans atomically (duplicates skipped), raises the counters and applies the heartbeats. */
   /**
-   * Validates and stores spans (one transaction); returns those inserted (a duplicate span id is skipped). With
-   * `attributesJson` (storages with `insertSpansJson` only), `attributesJson[i]` is span i's attribute map as checked
-   * JSON text, stored as it is; the span's own `attributes` are then ignored, and the returned spans carry them empty.
+   * Stores spans atomically (duplicates skipped), raises the counters and applies the heartbeats; returns the spans
+   * inserted. With `attributesJson` (storages with `insertSpansJson` only), `attributesJson[i]` is span i's attribute
+   * map as checked JSON text, stored as it is; the span's own `attributes` are then ignored, and the returned spans
+   * carry them empty.
    */
   addSpans(spans: unknown, attributesJson?: ReadonlyArray<string | null>): Span[] {
     if (!Array.isArray(spans)) parseApi(SpanSchema.array(), spans, 'spans');
