@@ -31,10 +31,28 @@ export function closingQuote(text: string, from: number): number {
 }
 
 /**
- * Index just past the object or array that opens at `open` (`{` or `[`), skipping strings; -1 when it never closes or
- * its brackets do not pair up. Only the brackets are checked, not the JSON inside.
+ * Index just past the JSON value that starts at `at`, for scanners that skip values they do not look into: a string
+ * to its closing quote, an object or array to its matching bracket (strings inside skipped), a number or literal up to
+ * the next structural character or whitespace. -1 when there is no value there, or it never ends, or its brackets do
+ * not pair up. Only quotes and brackets are checked, not the JSON inside.
  */
-export function containerEnd(text: string, open: number): number {
+export function valueEnd(text: string, at: number): number {
+  const c = text.charCodeAt(at);
+  if (c === 0x22) {
+    const quote = closingQuote(text, at + 1);
+    return quote < 0 ? -1 : quote + 1;
+  }
+  if (c === 0x7b || c === 0x5b) return containerEnd(text, at);
+  let j = at;
+  for (let d = c; j < text.length && d > 0x20 && !STRUCTURAL.has(d); d = text.charCodeAt(++j));
+  return j === at ? -1 : j;
+}
+
+/** `"` `,` `:` `[` `]` `{` `}`. */
+const STRUCTURAL = new Set([0x22, 0x2c, 0x3a, 0x5b, 0x5d, 0x7b, 0x7d]);
+
+/** Index just past the object or array that opens at `open`, or -1 (see {@link valueEnd}). */
+function containerEnd(text: string, open: number): number {
   // The closers still expected, innermost last (`}` = 0x7d and `]` = 0x5d are their openers + 2).
   const closers: number[] = [];
   for (let j = open; j < text.length; j++) {

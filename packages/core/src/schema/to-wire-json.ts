@@ -1,4 +1,4 @@
-import { closingQuote, containerEnd } from './json-depth';
+import { closingQuote, valueEnd } from './json-depth';
 import { WIRE_SHAPES, plansOf, toWire, type Shape, type WireShape } from './wire-codec';
 
 /** Thrown inside the scanner when the text is not the JSON it expects; {@link toWireJson} then takes the slow path. */
@@ -138,25 +138,9 @@ class WireJsonScanner {
     return stringEnd(this.#text, this.#i + 1);
   }
 
-  /** Moves past one value of any kind without looking inside strings. */
+  /** Moves past one value of any kind without looking inside it (a malformed one surfaces at the next delimiter). */
   #skip(): void {
-    const text = this.#text;
-    const c = text.charCodeAt(this.#i);
-    if (c === QUOTE) {
-      this.#i = this.#stringEnd();
-      return;
-    }
-    if (c !== OPEN_BRACE && c !== OPEN_BRACKET) {
-      // A number or a literal: up to the next delimiter (a malformed one surfaces as a mismatch later or in finish()).
-      let j = this.#i;
-      for (let d = text.charCodeAt(j); j < text.length && d !== COMMA && d !== CLOSE_BRACE && d !== CLOSE_BRACKET; d = text.charCodeAt(++j)) {
-        if (d === QUOTE || d === OPEN_BRACE || d === OPEN_BRACKET || d === COLON || d <= 0x20) throw new Unexpected();
-      }
-      if (j === this.#i) throw new Unexpected();
-      this.#i = j;
-      return;
-    }
-    const end = containerEnd(text, this.#i);
+    const end = valueEnd(this.#text, this.#i);
     if (end < 0) throw new Unexpected();
     this.#i = end;
   }

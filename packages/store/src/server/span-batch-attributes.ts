@@ -1,4 +1,4 @@
-import { closingQuote, containerEnd } from '@agl/core/schema';
+import { closingQuote, valueEnd } from '@agl/core/schema';
 
 /** A span batch body with each span's attribute map taken out as JSON text. */
 export interface ExtractedSpanBatch {
@@ -214,22 +214,9 @@ class SpanBatchScanner {
     return quote + 1;
   }
 
-  /** Moves past any value, not looking inside strings; the usual parse of the reduced body checks what it skipped. */
+  /** Moves past any value without looking into it; the usual parse of the reduced body checks what it skipped. */
   #skip(): void {
-    const text = this.#text;
-    const c = this.#peek();
-    if (c === QUOTE) {
-      this.#i = this.#stringEnd();
-      return;
-    }
-    if (c !== OPEN_BRACE && c !== OPEN_BRACKET) {
-      let j = this.#i;
-      for (let d = text.charCodeAt(j); j < text.length && d !== COMMA && d !== CLOSE_BRACE && d !== CLOSE_BRACKET && d > 0x20; d = text.charCodeAt(++j));
-      if (j === this.#i) throw new Unexpected();
-      this.#i = j;
-      return;
-    }
-    const end = containerEnd(text, this.#i);
+    const end = valueEnd(this.#text, this.#i);
     if (end < 0) throw new Unexpected();
     this.#i = end;
   }
