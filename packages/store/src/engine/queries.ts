@@ -98,14 +98,15 @@ export function queryAttempts(storage: StoreStorage, options: unknown): Paginate
 /** Validated `querySpans` options. */
 export type SpanQuery = QuerySpansOptions & Required<Pick<PageOptions, 'limit' | 'offset' | 'sortOrder'>>;
 
-/** Validates span query options and resolves `'latest'`; `attemptId` is undefined when the rollout has no attempt. */
-function spanScope(storage: StoreStorage, options: unknown): { o: SpanQuery; attemptId: string | null | undefined } {
-  const o = parseApi(QuerySpansInput, options, 'querySpans options') as SpanQuery;
-  if (o.attemptId !== 'latest') return { o, attemptId: o.attemptId ?? null };
+/** Resolves `'latest'`; undefined when the rollout has no attempt (the sort field is still checked then). */
+function attemptOf(storage: StoreStorage, o: SpanQuery): string | null | undefined {
+  if (o.attemptId !== 'latest') return o.attemptId ?? null;
   const latest = storage.getLatestAttempt(o.rolloutId);
   if (!latest) resolveSortField(o.sortBy ?? 'sequenceId', SPAN_FIELDS, 'Span');
-  return { o, attemptId: latest?.attemptId };
+  return latest?.attemptId;
 }
+
+const parseSpanQuery = (options: unknown): SpanQuery => parseApi(QuerySpansInput, options, 'querySpans options') as SpanQuery;
 
 /** The filter conditions of a span query (the rollout and attempt scope is applied by the caller). */
 export function spanFilter(o: SpanQuery): FilterSpec {
@@ -122,7 +123,8 @@ export function spanFilter(o: SpanQuery): FilterSpec {
 
 /** `querySpans`: the rollout (and attempt) scope is always ANDed; `'latest'` resolves to the latest attempt. */
 export function querySpans(storage: StoreStorage, options: unknown): PaginatedResult<Span> {
-  const { o, attemptId } = spanScope(storage, options);
+  const o = parseSpanQuery(options);
+  const attemptId = attemptOf(storage, o);
   if (attemptId === undefined) return { items: [], total: 0, limit: o.limit, offset: o.offset };
   return run(storage.listSpans(o.rolloutId, attemptId), spanFilter(o), o, SPAN_FIELDS, 'Span', 'sequenceId');
 }
@@ -134,9 +136,10 @@ export function querySpans(storage: StoreStorage, options: unknown): PaginatedRe
  */
 export function querySpanDocs(storage: StoreStorage, options: unknown): PaginatedResult<string> | null {
   if (!storage.listSpanDocs) return null;
-  const { o, attemptId } = spanScope(storage, options);
+  const o = parseSpanQuery(options);
   const sortField = o.sortBy ? resolveSortField(o.sortBy, SPAN_FIELDS, 'Span') : 'sequenceId';
   if (sortField !== 'sequenceId' || !isEmptyFilter(spanFilter(o))) return null;
+  const attemptId = attemptOf(storage, o);
   if (attemptId === undefined) return { items: [], total: 0, limit: o.limit, offset: o.offset };
   const docs = storage.listSpanDocs(o.rolloutId, attemptId);
   if (docs === null) return null;
