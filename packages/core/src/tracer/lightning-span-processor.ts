@@ -17,8 +17,8 @@ export interface LightningSpanProcessorOptions {
   /** Most spans per `addSpans` call; a full batch exports at once. Default 256. */
   maxExportBatchSize?: number;
   /**
-   * Batches delivered to the store at once (their sequence ids are still taken one batch after another, in end
-   * order). Default 4.
+   * `addSpans` calls in flight at once (sequence ids are still taken one window after another, in end order). Default
+   * 4.
    */
   maxConcurrentExports?: number;
   /** Delay before a partial batch is exported, in ms. Default 200. */
@@ -89,8 +89,12 @@ export class LightningSpanProcessor implements SpanProcessor {
   /** Spans ever queued, and ever taken off the queue by an export (forceFlush waits for the former to reach the latter). */
   #queuedTotal = 0;
   #takenTotal = 0;
-  /** Batches numbered and on their way to the store (at most `maxConcurrentExports`). */
+  /** Batches numbered and on their way to the store (at most `maxConcurrentExports` of them calling it at once). */
   readonly #deliveries = new Set<Promise<void>>();
+  #slotsUsed = 0;
+  readonly #slotWaiters: Array<() => void> = [];
+  /** Spans taken off the queue and not yet delivered (or failed). */
+  #undelivered = 0;
   readonly #maxConcurrent: number;
   #shutdown = false;
   #droppedUnreported = 0;
@@ -203,19 +207,23 @@ export class LightningSpanProcessor implements SpanProcessor {
   }
 
   /**
-   * Schedules one export unless one is already waiting to start. Exports take their spans (the oldest ones, as many
-   * as the free delivery slots hold) and number them (`getNextSpanSequenceIds`, one request per store) strictly one
-   * after another, so sequence ids follow end order; the numbered spans then go to the store in `addSpans` calls of
-   * at most `maxExportBatchSize`, up to `maxConcurrentExports` at once, so the store round trips overlap.
+   * Schedules one export unless one is already waiting to start. Exports take the oldest queued spans (at most one
+   * window: `maxConcurrentExports × maxExportBatchSize`) and number them (`getNextSpanSequenceIds`, one request per
+   * store) strictly one after another, so sequence ids follow end order. The numbered spans go to the store in
+   * `addSpans` calls of at most `maxExportBatchSize`, up to `maxConcurrentExports` at once; the next window is numbered
+   * while the last one is delivered (never more than two windows between the queue and the store), so a store round
+   * trip is not paid twice per window.
    */
   #scheduleExport(): Promise<void> {
     if (this.#next) return this.#next;
     const next = this.#chain
       .then(async () => {
-        while (this.#deliveries.size >= this.#maxConcurrent) await Promise.race(this.#deliveries);
+        const window = this.#maxConcurrent * this.#maxBatch;
+        while (this.#undelivered >= window && this.#deliveries.size > 0) await Promise.race(this.#deliveries);
         this.#next = null;
-        const batch = this.#queue.splice(0, (this.#maxConcurrent - this.#deliveries.size) * this.#maxBatch);
+        const batch = this.#queue.splice(0, window);
         this.#takenTotal += batch.length;
+        this.#undelivered += batch.length;
         const byStore = new Map<LightningStore, QueuedSpan[]>();
         for (const item of batch) {
           const list = byStore.get(item.ctx.store);
@@ -227,10 +235,15 @@ export class LightningSpanProcessor implements SpanProcessor {
           if (!group) continue; // its numbering failed and was counted
           for (let i = 0; i < group.items.length; i += this.#maxBatch) {
             const end = i + this.#maxBatch;
-            const delivery: Promise<void> = this.#deliver(group.store, group.items.slice(i, end), group.spans.slice(i, end)).then(() => {
-              this.#deliveries.delete(delivery);
-              this.#reportDrops();
-            });
+            const items = group.items.slice(i, end);
+            const delivery: Promise<void> = this.#slot()
+              .then(() => this.#deliver(group.store, items, group.spans.slice(i, end)))
+              .finally(() => {
+                this.#releaseSlot();
+                this.#undelivered -= items.length;
+                this.#deliveries.delete(delivery);
+                this.#reportDrops();
+              });
             this.#deliveries.add(delivery);
           }
         }
@@ -239,6 +252,22 @@ export class LightningSpanProcessor implements SpanProcessor {
     this.#next = next;
     this.#chain = next;
     return next;
+  }
+
+  /** Waits for one of the `maxConcurrentExports` delivery slots. */
+  async #slot(): Promise<void> {
+    if (this.#slotsUsed < this.#maxConcurrent) {
+      this.#slotsUsed += 1;
+      return;
+    }
+    await new Promise<void>((resolve) => this.#slotWaiters.push(resolve));
+  }
+
+  /** Hands the slot to the oldest waiting delivery, or frees it. */
+  #releaseSlot(): void {
+    const next = this.#slotWaiters.shift();
+    if (next) next();
+    else this.#slotsUsed -= 1;
   }
 
   /** Sequence ids from the store, in end order, and the store spans; `null` (counted as failed) when the store refuses. */
@@ -254,6 +283,7 @@ export class LightningSpanProcessor implements SpanProcessor {
       );
       return { store, items, spans };
     } catch (error) {
+      this.#undelivered -= items.length;
       this.#fail(items.length, error);
       return null;
     }

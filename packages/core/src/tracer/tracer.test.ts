@@ -348,11 +348,84 @@ describe('tracer inside rollouts', () => {
     });
     await Promise.all([first, ...flushes]);
     expect(store.spans.map((s) => s.rolloutId).sort()).toEqual(Array.from({ length: 11 }, (_, i) => `ro-${i}`).sort());
-    // Eleven flushes, five exports: the first span alone, then as many spans as the free delivery slots hold (2 × 2,
-    // then 2 at a time as slots free up). One export per flush would have made eleven numbering requests.
-    expect(numberCalls).toBe(5);
+    // Eleven flushes, three exports: the first span alone, then a window of 3 × 2 numbered while the first delivers,
+    // then the last four once a delivery frees room. One export per flush would have made eleven numbering requests.
+    expect(numberCalls).toBe(3);
     expect(store.batches.every((b) => b.length <= 2)).toBe(true);
     expect(peak).toBe(3);
+  });
+
+  it('numbers the next window while the last one is delivered, never holding more than two windows', async () => {
+    const store = new RecordingStore();
+    const deliver = store.addSpans.bind(store);
+    const number = store.getNextSpanSequenceIds.bind(store);
+    let inFlight = 0;
+    let peak = 0;
+    let numbered = 0;
+    let delivered = 0;
+    let maxHeld = 0;
+    const inFlightWhenNumbering: number[] = [];
+    let open: (() => void) | null = null;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    store.getNextSpanSequenceIds = async (pairs) => {
+      inFlightWhenNumbering.push(inFlight);
+      numbered += pairs.length;
+      maxHeld = Math.max(maxHeld, numbered - delivered);
+      return number(pairs);
+    };
+    store.addSpans = async (spans) => {
+      inFlight += 1;
+      peak = Math.max(peak, inFlight);
+      await gate;
+      inFlight -= 1;
+      delivered += spans.length;
+      return deliver(spans);
+    };
+    const until = async (condition: () => boolean): Promise<void> => {
+      for (let turns = 0; !condition(); turns += 1) {
+        if (turns > 10_000) throw new Error(`stuck at ${numbered} spans numbered, ${inFlight} deliveries in flight`);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    // Window: 2 deliveries of 2 spans.
+    const tracer = newTracer({ maxExportBatchSize: 2, maxConcurrentExports: 2 });
+    const emit = (i: number): Promise<void> => {
+      withRolloutContext({ rolloutId: `ro-${i}`, attemptId: 'at-1', store: store.asStore(), tracer }, () => emitReward(i));
+      return tracer.forceFlush();
+    };
+    const flushes = [emit(0)];
+    await until(() => inFlight === 1);
+    flushes.push(emit(1));
+    await until(() => inFlight === 2);
+    for (let i = 2; i < 16; i += 1) flushes.push(emit(i));
+    // Both slots are busy, yet the next window gets its sequence ids (an export that waited for a free slot would not).
+    await until(() => numbered === 6);
+    expect(inFlightWhenNumbering.at(-1)).toBe(2);
+    open!();
+    await Promise.all(flushes);
+    expect(store.spans).toHaveLength(16);
+    expect(peak).toBe(2);
+    expect(maxHeld).toBeLessThanOrEqual(8);
+  });
+
+  it('goes on exporting after a numbering request fails (those spans are counted as failed)', async () => {
+    const store = new RecordingStore();
+    const number = store.getNextSpanSequenceIds.bind(store);
+    let calls = 0;
+    store.getNextSpanSequenceIds = async (pairs) => {
+      calls += 1;
+      if (calls === 1) throw new Error('store unavailable');
+      return number(pairs);
+    };
+    const warn = vi.fn();
+    const tracer = newTracer({ maxExportBatchSize: 1, maxConcurrentExports: 1, logger: { warn } });
+    for (let round = 0; round < 3; round += 1) {
+      withRolloutContext({ rolloutId: `ro-${round}`, attemptId: 'at-1', store: store.asStore(), tracer }, () => emitReward(round));
+      await tracer.forceFlush();
+    }
+    expect(store.spans.map((s) => s.rolloutId)).toEqual(['ro-1', 'ro-2']);
+    expect(tracer.stats()).toMatchObject({ exported: 2, failed: 1, queued: 0 });
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('store unavailable'));
   });
 
   it('numbers spans in end order although their deliveries overlap', async () => {
