@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { FakeClock } from '@agl/testing';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../index';
+import { MemoryStorage } from '../memory/memory-storage';
 import { SqliteStorage } from '../sqlite/sqlite-storage';
 import { SqliteStore } from '../sqlite/sqlite-store';
 import { migrate } from '../sqlite/migrations';
@@ -39,6 +40,62 @@ describe('EngineStore', () => {
     expect((await store.getLatestAttempt(r.rolloutId))?.status).toBe('preparing');
     clock.advance(1);
     expect((await store.getLatestAttempt(r.rolloutId))?.status).toBe('timeout');
+    await store.close();
+  });
+});
+
+describe('rolloutStatuses', () => {
+  const statuses = ['queuing', 'running', 'succeeded', 'failed', 'cancelled', 'requeuing'] as const;
+  const rollout = (status: (typeof statuses)[number]) => ({
+    rolloutId: `ro-${status}`,
+    input: null,
+    startTime: 1,
+    endTime: null,
+    mode: null,
+    resourcesId: null,
+    status,
+    config: { timeoutSeconds: null, unresponsiveSeconds: null, maxAttempts: 1, retryCondition: [] },
+    metadata: {},
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'agl-statuses-'));
+  const db = new Database(join(dir, 's.sqlite'));
+  migrate(db, 's.sqlite');
+  const storages = { memory: new MemoryStorage(), sqlite: new SqliteStorage(db) };
+
+  it.each(Object.entries(storages))('%s: all known ids, only the finished ones, or only the unfinished ones', (_name, storage) => {
+    storage.transaction(() => storage.insertRollouts(statuses.map(rollout)));
+    const ids = ['ro-unknown', ...statuses.map((s) => `ro-${s}`), 'ro-succeeded'];
+    const sorted = (m: Map<string, string>) => [...m].sort(([a], [b]) => a.localeCompare(b));
+    expect(sorted(storage.read(() => storage.rolloutStatuses(ids)))).toEqual(sorted(new Map(statuses.map((s) => [`ro-${s}`, s]))));
+    expect(sorted(storage.read(() => storage.rolloutStatuses(ids, 'terminal')))).toEqual([
+      ['ro-cancelled', 'cancelled'],
+      ['ro-failed', 'failed'],
+      ['ro-succeeded', 'succeeded'],
+    ]);
+    expect(sorted(storage.read(() => storage.rolloutStatuses(ids, 'unfinished')))).toEqual([
+      ['ro-queuing', 'queuing'],
+      ['ro-requeuing', 'requeuing'],
+      ['ro-running', 'running'],
+    ]);
+    expect(storage.read(() => storage.rolloutStatuses([], 'terminal')).size).toBe(0);
+  });
+
+  it('waitForRollouts with a timeout waits while any id is unfinished, then returns the finished ones in input order', async () => {
+    const store = new SqliteStore({ path: join(dir, 'wait.sqlite') });
+    const a = await store.startRollout({ input: 'a' });
+    const b = await store.startRollout({ input: 'b' });
+    await store.updateRollout(b.rolloutId, { status: 'failed' });
+    expect((await store.waitForRollouts([a.rolloutId, b.rolloutId, 'ro-none', b.rolloutId], { timeoutSeconds: 0 })).map((r) => r.rolloutId)).toEqual([
+      b.rolloutId,
+      b.rolloutId,
+    ]);
+    const waiting = store.waitForRollouts([a.rolloutId, 'ro-none', b.rolloutId], { timeoutSeconds: 30 });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await store.updateRollout(a.rolloutId, { status: 'succeeded' });
+    expect((await waiting).map((r) => [r.rolloutId, r.status])).toEqual([
+      [a.rolloutId, 'succeeded'],
+      [b.rolloutId, 'failed'],
+    ]);
     await store.close();
   });
 });

@@ -1,5 +1,4 @@
 import { StoreClosedError } from '@agl/core/errors';
-import { isTerminalStatus } from '@agl/core/schema';
 import type {
   Attempt,
   AttemptedRollout,
@@ -287,13 +286,15 @@ export class EngineStore implements LightningStore {
       const engine = this.#watched();
       const remaining = deadline === null ? null : deadline - Date.now();
       const last = remaining !== null && remaining <= 0;
-      // Statuses first (no documents read); whole rollouts only once the wait ends, in the same snapshot.
+      // Statuses first (no documents read, and only the rows needed: the unfinished ones while waiting, the finished ones
+      // at the end); whole rollouts only once the wait ends, in the same snapshot.
       const outcome = engine.read((s) => {
-        const statuses = s.rolloutStatuses(o.rolloutIds);
-        const pending = new Set<string>();
-        for (const [id, status] of statuses) if (!isTerminalStatus(status)) pending.add(id);
-        if (pending.size > 0 && !last) return { pending };
-        const done = o.rolloutIds.filter((id) => statuses.has(id) && !pending.has(id));
+        if (!last) {
+          const unfinished = s.rolloutStatuses(o.rolloutIds, 'unfinished');
+          if (unfinished.size > 0) return { pending: new Set(unfinished.keys()) };
+        }
+        const finished = s.rolloutStatuses(o.rolloutIds, 'terminal');
+        const done = o.rolloutIds.filter((id) => finished.has(id));
         const byId = new Map(s.listRollouts({ ids: done }).map((r) => [r.rolloutId, r]));
         return { rollouts: done.flatMap((id) => byId.get(id) ?? []) };
       });

@@ -1,5 +1,5 @@
 import { NotFoundError } from '@agl/core/errors';
-import type { Attempt, ResourcesUpdate, Rollout, RolloutStatus, Span, Worker } from '@agl/core/schema';
+import { isTerminalStatus, type Attempt, type ResourcesUpdate, type Rollout, type RolloutStatus, type Span, type Worker } from '@agl/core/schema';
 import { cloneData } from '../engine/clone-data';
 import type { StoreStorage } from '../engine/storage';
 
@@ -111,11 +111,11 @@ export class MemoryStorage implements StoreStorage {
     return out;
   }
 
-  rolloutStatuses(rolloutIds: readonly string[]): Map<string, RolloutStatus> {
+  rolloutStatuses(rolloutIds: readonly string[], which?: 'terminal' | 'unfinished'): Map<string, RolloutStatus> {
     const out = new Map<string, RolloutStatus>();
     for (const id of rolloutIds) {
       const status = this.#rollouts.get(id)?.status;
-      if (status !== undefined) out.set(id, status);
+      if (status !== undefined && (which === undefined || isTerminalStatus(status) === (which === 'terminal'))) out.set(id, status);
     }
     return out;
   }

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { UserError } from '@agl/core/errors';
-import { SCHEMA_VERSION, type Attempt, type ResourcesUpdate, type Rollout, type RolloutStatus, type Span, type Worker } from '@agl/core/schema';
+import { SCHEMA_VERSION, TERMINAL_STATUSES, type Attempt, type ResourcesUpdate, type Rollout, type RolloutStatus, type Span, type Worker } from '@agl/core/schema';
 import type { RolloutPageQuery, SpanDoc, StoreStorage } from '../engine/storage';
 
 type Row = { doc: string; schema_version: number };
@@ -26,6 +26,7 @@ function readDocs<T>(rows: Row[]): T[] {
 
 
 const V = SCHEMA_VERSION;
+const TERMINAL_JSON = JSON.stringify(TERMINAL_STATUSES);
 
 /** Prepared statements, compiled once per connection. */
 function prepare(db: Database.Database) {
@@ -44,7 +45,13 @@ function prepare(db: Database.Database) {
     listRolloutsByIdAndStatus: db.prepare(
       `${sel} rollouts WHERE rollout_id IN (SELECT value FROM json_each(?)) AND status IN (SELECT value FROM json_each(?)) ORDER BY seq`,
     ),
-    rolloutStatuses: db.prepare('SELECT rollout_id, status FROM rollouts WHERE rollout_id IN (SELECT value FROM json_each(?))'),
+    rolloutStatuses: db.prepare('SELECT rollout_id, status FROM rollouts WHERE rollout_id IN (SELECT value FROM json_each(?))').raw(),
+    rolloutStatusesIn: db.prepare(
+      'SELECT rollout_id, status FROM rollouts WHERE rollout_id IN (SELECT value FROM json_each(?)) AND status IN (SELECT value FROM json_each(?))',
+    ).raw(),
+    rolloutStatusesNotIn: db.prepare(
+      'SELECT rollout_id, status FROM rollouts WHERE rollout_id IN (SELECT value FROM json_each(?)) AND status NOT IN (SELECT value FROM json_each(?))',
+    ).raw(),
     countRollouts: db.prepare('SELECT COUNT(*) AS n FROM rollouts'),
     getAttempt: db.prepare(`${sel} attempts WHERE rollout_id = ? AND attempt_id = ?`),
     latestAttempt: db.prepare(`${sel} attempts WHERE rollout_id = ? ORDER BY sequence_id DESC LIMIT 1`),
@@ -199,9 +206,13 @@ export class SqliteStorage implements StoreStorage {
     return readDocs<Rollout>(rows as Row[]);
   }
 
-  rolloutStatuses(rolloutIds: readonly string[]): Map<string, RolloutStatus> {
-    const rows = this.#q.rolloutStatuses.all(JSON.stringify(rolloutIds)) as Array<{ rollout_id: string; status: RolloutStatus }>;
-    return new Map(rows.map((r) => [r.rollout_id, r.status]));
+  rolloutStatuses(rolloutIds: readonly string[], which?: 'terminal' | 'unfinished'): Map<string, RolloutStatus> {
+    const ids = JSON.stringify(rolloutIds);
+    const rows =
+      which === undefined
+        ? this.#q.rolloutStatuses.all(ids)
+        : (which === 'terminal' ? this.#q.rolloutStatusesIn : this.#q.rolloutStatusesNotIn).all(ids, TERMINAL_JSON);
+    return new Map(rows as Array<[string, RolloutStatus]>);
   }
 
   countRollouts(): number {
