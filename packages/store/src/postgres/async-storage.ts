@@ -14,6 +14,8 @@ export interface AsyncStorageTx {
   insertRollouts(rollouts: readonly Rollout[]): Promise<void>;
   updateRollout(rollout: Rollout): Promise<void>;
   listRollouts(where?: { statuses?: readonly RolloutStatus[]; ids?: readonly string[] }): Promise<Rollout[]>;
+  /** See the sync `StoreStorage.rolloutStatuses`. */
+  rolloutStatuses(rolloutIds: readonly string[], which?: 'terminal' | 'unfinished'): Promise<Map<string, RolloutStatus>>;
   countRollouts(): Promise<number>;
   pageRollouts?(query: RolloutPageQuery): Promise<{ items: Rollout[]; total: number } | null>;
 
@@ -103,6 +105,7 @@ export function asyncOverSync(storage: StoreStorage, extras: SyncStorageExtras):
     insertRollouts: (r) => p(() => s.insertRollouts(r)),
     updateRollout: (r) => p(() => s.updateRollout(r)),
     listRollouts: (w) => p(() => s.listRollouts(w)),
+    rolloutStatuses: (ids, which) => p(() => s.rolloutStatuses(ids, which)),
     countRollouts: () => p(() => s.countRollouts()),
     getAttempt: (r, a) => p(() => s.getAttempt(r, a)),
     getLatestAttempt: (r) => p(() => s.getLatestAttempt(r)),

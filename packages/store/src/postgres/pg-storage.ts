@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { PoolClient } from 'pg';
 import { UserError } from '@agl/core/errors';
-import { SCHEMA_VERSION, isTerminalStatus, type Attempt, type ResourcesUpdate, type Rollout, type RolloutStatus, type Span, type Worker } from '@agl/core/schema';
+import { SCHEMA_VERSION, TERMINAL_STATUSES, isTerminalStatus, type Attempt, type ResourcesUpdate, type Rollout, type RolloutStatus, type Span, type Worker } from '@agl/core/schema';
 import type { RolloutPageQuery } from '../engine/storage';
 import type { AsyncStorageTx } from './async-storage';
 
@@ -143,6 +143,16 @@ export class PgStorageTx implements AsyncStorageTx {
     }
     const w = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
     return readDocs<Rollout>(await this.#rows<Row>(`SELECT doc, schema_version FROM ${this.#s}.rollouts ${w} ORDER BY seq`, params));
+  }
+
+  async rolloutStatuses(rolloutIds: readonly string[], which?: 'terminal' | 'unfinished'): Promise<Map<string, RolloutStatus>> {
+    const filter = which === undefined ? '' : ` AND ${which === 'terminal' ? '' : 'NOT '}status = ANY($2::text[])`;
+    const params: unknown[] = which === undefined ? [[...rolloutIds]] : [[...rolloutIds], [...TERMINAL_STATUSES]];
+    const rows = await this.#rows<{ rollout_id: string; status: RolloutStatus }>(
+      `SELECT rollout_id, status FROM ${this.#s}.rollouts WHERE rollout_id = ANY($1::text[])${filter}`,
+      params,
+    );
+    return new Map(rows.map((r) => [r.rollout_id, r.status]));
   }
 
   countRollouts(): Promise<number> {

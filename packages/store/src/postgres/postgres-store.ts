@@ -1,15 +1,16 @@
 import { StoreClosedError } from '@agl/core/errors';
-import type {
-  Attempt,
-  AttemptedRollout,
-  EnqueueRolloutRequest,
-  JsonObject,
-  NamedResourcesInput,
-  ResourcesUpdate,
-  Rollout,
-  Span,
-  SpanInput,
-  Worker,
+import {
+  TERMINAL_STATUSES,
+  type Attempt,
+  type AttemptedRollout,
+  type EnqueueRolloutRequest,
+  type JsonObject,
+  type NamedResourcesInput,
+  type ResourcesUpdate,
+  type Rollout,
+  type Span,
+  type SpanInput,
+  type Worker,
 } from '@agl/core/schema';
 import {
   systemClock,
@@ -49,8 +50,6 @@ export interface PostgresStoreOptions extends PgConnectionOptions {
    */
   waitPollIntervalMs?: number;
 }
-
-const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
 /**
  * A {@link LightningStore} on PostgreSQL, for several `agl store serve` processes (or trainers) sharing one database.
@@ -304,18 +303,19 @@ export class PostgresStore implements LightningStore {
     for (;;) {
       const engine = await this.#watched();
       const seen = this.#changes;
-      const found = await engine.read((s) => s.listRollouts({ ids: o.rolloutIds }));
-      const byId = new Map(found.map((r) => [r.rolloutId, r]));
-      const pending = new Set(found.filter((r) => !TERMINAL.has(r.status)).map((r) => r.rolloutId));
       const remaining = deadline === null ? null : deadline - Date.now();
-      if (pending.size === 0 || (remaining !== null && remaining <= 0) || this.#closed) {
-        return o.rolloutIds.flatMap((id) => {
-          const r = byId.get(id);
-          return r && !pending.has(id) ? [r] : [];
-        });
+      // While waiting, only the unfinished ids' statuses are read; the finished rollouts' documents only at the end.
+      if (!((remaining !== null && remaining <= 0) || this.#closed)) {
+        const unfinished = await engine.read((s) => s.rolloutStatuses(o.rolloutIds, 'unfinished'));
+        if (unfinished.size > 0) {
+          if (this.#changes !== seen) continue; // a change arrived while we read: its wake-up may have been missed
+          await this.#waiters.wait(new Set(unfinished.keys()), remaining, this.#pollMs);
+          continue;
+        }
       }
-      if (this.#changes !== seen) continue; // a change arrived while we read: its wake-up may have been missed
-      await this.#waiters.wait(pending, remaining, this.#pollMs);
+      const finished = await engine.read((s) => s.listRollouts({ ids: o.rolloutIds, statuses: TERMINAL_STATUSES }));
+      const byId = new Map(finished.map((r) => [r.rolloutId, r]));
+      return o.rolloutIds.flatMap((id) => byId.get(id) ?? []);
     }
   }
 
