@@ -8,7 +8,7 @@ import { Agent, request } from 'undici';
 import type { SpanInput } from '@agl/core';
 import { toWire } from '@agl/core/schema';
 import { createStoreServer } from '@agl/store/server';
-import { MIGRATIONS, SQLITE_PAGE_SIZE, SqliteStore } from '@agl/store/sqlite';
+import { MIGRATIONS, SqliteStore } from '@agl/store/sqlite';
 import { generateAttributes, seededRandom } from './random-attributes';
 import { median } from './results';
 
@@ -115,7 +115,6 @@ function rawInsertSeconds(fromPath: string, toPath: string): number {
   const rows = from.prepare('SELECT rollout_id, attempt_id, span_id, sequence_id, schema_version, doc FROM spans ORDER BY seq').raw().all() as unknown[][];
   from.close();
   const db = new Database(toPath);
-  db.pragma(`page_size = ${SQLITE_PAGE_SIZE}`);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   for (const m of MIGRATIONS) db.exec(m.sql);

@@ -1,2 +1,2 @@
-export { SQLITE_PAGE_SIZE, SqliteStore, type SqliteStoreOptions } from './sqlite-store';
+export { SqliteStore, type SqliteStoreOptions } from './sqlite-store';
 export { MIGRATIONS, LATEST_MIGRATION, type Migration } from './migrations';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SCHEMA_VERSION } from '@agl/core/schema';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LATEST_MIGRATION, MIGRATIONS, SQLITE_PAGE_SIZE, SqliteStore } from './index';
+import { LATEST_MIGRATION, MIGRATIONS, SqliteStore } from './index';
 import { migrate } from './migrations';
 
 describe('SqliteStore migrations and file format', () => {
@@ -30,35 +30,6 @@ describe('SqliteStore migrations and file format', () => {
     const again = new SqliteStore({ path });
     expect((await again.queryRollouts()).total).toBe(1);
     await again.close();
-  });
-
-  it('a new file gets 16 kB pages; a file made with 4 kB pages keeps them and its data', async () => {
-    const store = new SqliteStore({ path });
-    await store.enqueueRollout({ input: 'new' });
-    await store.close();
-    const fresh = new Database(path, { readonly: true });
-    expect(fresh.pragma('page_size', { simple: true })).toBe(SQLITE_PAGE_SIZE);
-    fresh.close();
-
-    // A file written with SQLite's default page size (as AGL did before), holding a span of a few kB.
-    const oldPath = join(dir, 'old.sqlite');
-    const db = new Database(oldPath);
-    db.pragma('page_size = 4096');
-    db.pragma('journal_mode = WAL');
-    migrate(db, oldPath);
-    db.close();
-    const old = new SqliteStore({ path: oldPath });
-    const rollout = await old.startRollout({ input: 'old' });
-    await old.addSpan({ rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, sequenceId: 1, traceId: 't', spanId: 's', parentId: null, name: 'n', startTime: 1, endTime: 2, attributes: { big: 'x'.repeat(6000) } });
-    await old.close();
-    const reopened = new SqliteStore({ path: oldPath });
-    const spans = await reopened.querySpans({ rolloutId: rollout.rolloutId });
-    expect(spans.items.map((s) => s.attributes.big)).toEqual(['x'.repeat(6000)]);
-    await reopened.close();
-    const check = new Database(oldPath, { readonly: true });
-    expect(check.pragma('page_size', { simple: true })).toBe(4096);
-    expect(check.pragma('integrity_check', { simple: true })).toBe('ok');
-    check.close();
   });
 
   it('stored documents carry the schema version', async () => {

@@ -6,14 +6,6 @@ import { migrate } from './migrations';
 import { SqliteStorage } from './sqlite-storage';
 import { WalCheckpointer } from './wal-checkpointer';
 
-/**
- * Page size of the database files the store creates (SQLite's default is 4,096). A stored span is a JSON document of a
- * few kB: with 4 kB pages about half of them spill into overflow pages, so each insert touches more pages and each
- * commit writes more WAL frames. With 16 kB pages the large store scenario runs ~5 % faster. Files that already exist
- * keep their page size.
- */
-export const SQLITE_PAGE_SIZE = 16_384;
-
 /** Options of {@link SqliteStore}. */
 export interface SqliteStoreOptions extends EngineStoreOptions {
   /** Database file (created if missing). `:memory:` gives a private in-memory database. */
@@ -65,7 +57,6 @@ export class SqliteStore extends EngineStore {
     }
     try {
       db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
-      db.pragma(`page_size = ${SQLITE_PAGE_SIZE}`); // no effect once the file has tables
       if (options.path !== ':memory:') db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
       migrate(db, options.path);
