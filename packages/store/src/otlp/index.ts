@@ -9,4 +9,5 @@ export {
   type PlainTraceRequest,
 } from './otlp-proto';
 export { convertTraceRequest, type ConversionResult, type ConvertedSpan, type UnownedSpan } from './otlp-to-spans';
+export { convertTraceRequestProtobuf } from './otlp-proto-reader';
 export { ingestOtlpSpans, type OtlpIngestResult } from './ingest-otlp';

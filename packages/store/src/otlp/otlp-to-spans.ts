@@ -34,14 +34,15 @@ function idHex(value: unknown, width: number): string {
 }
 
 /** Unix nanoseconds (decimal string) → float seconds; 0 or missing → null. */
-function nanosToSeconds(value: unknown): number | null {
+export function nanosToSeconds(value: unknown): number | null {
   if (value === undefined || value === null || value === '' || value === '0' || value === 0) return null;
   const nanos = BigInt(String(value));
   if (nanos === 0n) return null;
   return Number(nanos / 1000n) / 1e6;
 }
 
-function int64(value: unknown): number | string {
+/** An int64 as a number when it is a safe integer, else as its decimal string. */
+export function int64(value: unknown): number | string {
   const text = String(value);
   const n = Number(text);
   return Number.isSafeInteger(n) ? n : text;
@@ -58,7 +59,7 @@ function anyValue(value: unknown): unknown {
   if ('bytesValue' in v) return Buffer.from(String(v.bytesValue), 'base64').toString('hex');
   if ('arrayValue' in v) return asArray((v.arrayValue as Plain | undefined)?.values).map(anyValue);
   if ('kvlistValue' in v) {
-    return Object.fromEntries(asArray((v.kvlistValue as Plain | undefined)?.values).map((kv) => [String(kv.key), anyValue(kv.value)]));
+    return Object.fromEntries(asArray((v.kvlistValue as Plain | undefined)?.values).map((kv) => [String(kv.key ?? ''), anyValue(kv.value)]));
   }
   return null;
 }
@@ -73,7 +74,7 @@ function isHomogeneousPrimitiveArray(items: unknown[]): items is Primitive[] {
  * Writes one attribute into the flat AGL attribute map: primitives and homogeneous primitive arrays stay as they are;
  * kvlists are flattened into dotted keys (`key.sub`); anything else becomes a JSON string.
  */
-function putAttribute(out: Attributes, key: string, value: unknown): void {
+export function putAttribute(out: Attributes, key: string, value: unknown): void {
   if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
     out[key] = value as AttributeValue;
   } else if (Array.isArray(value)) {
@@ -87,7 +88,8 @@ function putAttribute(out: Attributes, key: string, value: unknown): void {
 
 function attributes(list: unknown): Attributes {
   const out = emptyRecord<AttributeValue>();
-  for (const kv of asArray(list)) putAttribute(out, String(kv.key), anyValue(kv.value));
+  // An empty key is left out of the decoded object (proto3 default): it is "", not "undefined".
+  for (const kv of asArray(list)) putAttribute(out, String(kv.key ?? ''), anyValue(kv.value));
   return out;
 }
 
@@ -101,74 +103,102 @@ function sequenceOf(value: AttributeValue | undefined): number | null {
   return n < 0 ? null : n;
 }
 
+/** One OTLP span with its ids in hex and its attribute maps built: what either decoder hands to {@link collectSpan}. */
+export interface DecodedOtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentId: string | null;
+  name: string;
+  statusCode: number;
+  statusMessage: string;
+  attributes: Attributes;
+  events: Array<{ name: string; attributes: Attributes; timestamp: number | null }>;
+  links: Array<{ traceId: string; spanId: string; attributes: Attributes }>;
+  startTime: number | null;
+  endTime: number | null;
+}
+
 /**
- * Converts a decoded `ExportTraceServiceRequest` to AGL spans (reference v0 §3.4). Ownership comes from
- * `agentlightning.rollout_id` / `attempt_id` / `span_sequence_id` on the resource or the span (the span wins).
+ * Adds one decoded span to `result`, owned by the `agentlightning.rollout_id` / `attempt_id` / `span_sequence_id`
+ * attributes of the span or its resource (the span wins), or to `unowned` when it has none.
+ */
+export function collectSpan(result: ConversionResult, raw: DecodedOtlpSpan, resourceAttributes: Attributes, schemaUrl: string): void {
+  const pick = (key: string): AttributeValue | undefined => raw.attributes[key] ?? resourceAttributes[key];
+  const rolloutId = pick(ATTR_ROLLOUT_ID);
+  const attemptId = pick(ATTR_ATTEMPT_ID);
+  const { traceId, spanId, name } = raw;
+  if (rolloutId === undefined || rolloutId === null || rolloutId === '' || attemptId === undefined || attemptId === null || attemptId === '') {
+    result.unowned.push({
+      name,
+      spanId,
+      reason: `span "${name}" (${spanId}) has no ${ATTR_ROLLOUT_ID}/${ATTR_ATTEMPT_ID} attribute on the span or its resource`,
+    });
+    return;
+  }
+  const sequenceId = sequenceOf(pick(ATTR_SPAN_SEQUENCE_ID));
+  result.spans.push({
+    sequenceId,
+    span: {
+      rolloutId: String(rolloutId),
+      attemptId: String(attemptId),
+      sequenceId: sequenceId ?? 0,
+      traceId,
+      spanId,
+      parentId: raw.parentId,
+      name,
+      status: { statusCode: STATUS_CODES[raw.statusCode] ?? 'UNSET', description: raw.statusMessage !== '' ? raw.statusMessage : null },
+      attributes: raw.attributes,
+      events: raw.events,
+      links: raw.links.map((link) => ({
+        context: { traceId: link.traceId, spanId: link.spanId, isRemote: false, traceState: {} },
+        attributes: Object.keys(link.attributes).length === 0 ? null : link.attributes,
+      })),
+      startTime: raw.startTime,
+      endTime: raw.endTime,
+      context: { traceId, spanId, isRemote: false, traceState: {} },
+      parent: null,
+      resource: { attributes: resourceAttributes, schemaUrl },
+    },
+  });
+}
+
+/**
+ * Converts a decoded `ExportTraceServiceRequest` (the plain objects of `decodeTraceRequestJson`) to AGL spans
+ * (reference v0 §3.4). Protobuf bodies usually take `convertTraceRequestProtobuf`, which reads the bytes directly.
  */
 export function convertTraceRequest(request: PlainTraceRequest): ConversionResult {
-  const spans: ConvertedSpan[] = [];
-  const unowned: UnownedSpan[] = [];
+  const result: ConversionResult = { spans: [], unowned: [] };
   for (const resourceSpans of asArray(request.resourceSpans)) {
     const resource = (resourceSpans.resource ?? {}) as Plain;
     const resourceAttributes = attributes(resource.attributes);
     const schemaUrl = typeof resourceSpans.schemaUrl === 'string' ? resourceSpans.schemaUrl : '';
     for (const scopeSpans of asArray(resourceSpans.scopeSpans)) {
       for (const raw of asArray(scopeSpans.spans)) {
-        const spanAttributes = attributes(raw.attributes);
-        const pick = (key: string): AttributeValue | undefined => spanAttributes[key] ?? resourceAttributes[key];
-        const rolloutId = pick(ATTR_ROLLOUT_ID);
-        const attemptId = pick(ATTR_ATTEMPT_ID);
-        const traceId = idHex(raw.traceId, 32);
-        const spanId = idHex(raw.spanId, 16);
-        const name = typeof raw.name === 'string' ? raw.name : '';
-        if (rolloutId === undefined || rolloutId === null || rolloutId === '' || attemptId === undefined || attemptId === null || attemptId === '') {
-          unowned.push({
-            name,
-            spanId,
-            reason: `span "${name}" (${spanId}) has no ${ATTR_ROLLOUT_ID}/${ATTR_ATTEMPT_ID} attribute on the span or its resource`,
-          });
-          continue;
-        }
-        const parentHex = typeof raw.parentSpanId === 'string' && raw.parentSpanId !== '' ? idHex(raw.parentSpanId, 16) : null;
         const status = (raw.status ?? {}) as Plain;
-        const code = typeof status.code === 'number' ? status.code : 0;
-        const sequenceId = sequenceOf(pick(ATTR_SPAN_SEQUENCE_ID));
-        spans.push({
-          sequenceId,
-          span: {
-            rolloutId: String(rolloutId),
-            attemptId: String(attemptId),
-            sequenceId: sequenceId ?? 0,
-            traceId,
-            spanId,
-            parentId: parentHex,
-            name,
-            status: {
-              statusCode: STATUS_CODES[code] ?? 'UNSET',
-              description: typeof status.message === 'string' && status.message !== '' ? status.message : null,
-            },
-            attributes: spanAttributes,
+        collectSpan(
+          result,
+          {
+            traceId: idHex(raw.traceId, 32),
+            spanId: idHex(raw.spanId, 16),
+            parentId: typeof raw.parentSpanId === 'string' && raw.parentSpanId !== '' ? idHex(raw.parentSpanId, 16) : null,
+            name: typeof raw.name === 'string' ? raw.name : '',
+            statusCode: typeof status.code === 'number' ? status.code : 0,
+            statusMessage: typeof status.message === 'string' ? status.message : '',
+            attributes: attributes(raw.attributes),
             events: asArray(raw.events).map((event) => ({
               name: typeof event.name === 'string' ? event.name : '',
               attributes: attributes(event.attributes),
               timestamp: nanosToSeconds(event.timeUnixNano),
             })),
-            links: asArray(raw.links).map((link) => {
-              const linkAttributes = attributes(link.attributes);
-              return {
-                context: { traceId: idHex(link.traceId, 32), spanId: idHex(link.spanId, 16), isRemote: false, traceState: {} },
-                attributes: Object.keys(linkAttributes).length === 0 ? null : linkAttributes,
-              };
-            }),
+            links: asArray(raw.links).map((link) => ({ traceId: idHex(link.traceId, 32), spanId: idHex(link.spanId, 16), attributes: attributes(link.attributes) })),
             startTime: nanosToSeconds(raw.startTimeUnixNano),
             endTime: nanosToSeconds(raw.endTimeUnixNano),
-            context: { traceId, spanId, isRemote: false, traceState: {} },
-            parent: null,
-            resource: { attributes: resourceAttributes, schemaUrl },
           },
-        });
+          resourceAttributes,
+          schemaUrl,
+        );
       }
     }
   }
-  return { spans, unowned };
+  return result;
 }

@@ -2,6 +2,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   convertTraceRequest,
+  convertTraceRequestProtobuf,
   decodeTraceRequestJson,
   decodeTraceRequestProtobuf,
   encodeRpcStatus,
@@ -91,8 +92,11 @@ export function otlpRoutesPlugin(ctx: RouteContext, bodyLimit: number) {
         return sendStatus(request, reply, status, (error as Error).message, status === 413 ? HTTP_ERROR_TYPES.tooLarge : HTTP_ERROR_TYPES.badJson, format);
       }
       try {
-        const decoded = format === 'protobuf' ? decodeTraceRequestProtobuf(body) : decodeTraceRequestJson(body);
-        const result = await ingestOtlpSpans(ctx.store, convertTraceRequest(decoded));
+        // Protobuf is read straight from the bytes; what that reader declines goes through the generated decoder.
+        const converted =
+          (format === 'protobuf' ? convertTraceRequestProtobuf(body) : null) ??
+          convertTraceRequest(format === 'protobuf' ? decodeTraceRequestProtobuf(body) : decodeTraceRequestJson(body));
+        const result = await ingestOtlpSpans(ctx.store, converted);
         const partial =
           result.rejected > 0
             ? {
