@@ -7,7 +7,17 @@ import { convertTraceRequest, type ConversionResult } from './otlp-to-spans';
 
 const require = createRequire(import.meta.url);
 const root = require('otlp-transformer-0208/build/src/generated/root.js') as {
-  opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: { fromObject(o: object): object; encode(m: object): { finish(): Uint8Array } } } } } } };
+  opentelemetry: {
+    proto: {
+      collector: {
+        trace: {
+          v1: {
+            ExportTraceServiceRequest: { fromObject(o: object): object; encode(m: object): { finish(): Uint8Array } };
+          };
+        };
+      };
+    };
+  };
 };
 const Request = root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 const encode = (request: object): Buffer => Buffer.from(Request.encode(Request.fromObject(request)).finish());
@@ -27,10 +37,18 @@ function expectSame(actual: ConversionResult, expected: ConversionResult): void 
   expect(JSON.stringify(actual)).toBe(JSON.stringify(expected));
 }
 
-const text = fc.oneof(fc.string({ maxLength: 12 }), fc.string({ unit: 'grapheme', maxLength: 8 }), fc.constantFrom('', 'agentlightning.rollout_id', 'a.b', '__x'));
+const text = fc.oneof(
+  fc.string({ maxLength: 12 }),
+  fc.string({ unit: 'grapheme', maxLength: 8 }),
+  fc.constantFrom('', 'agentlightning.rollout_id', 'a.b', '__x'),
+);
 const bytes = (max: number) => fc.uint8Array({ minLength: 0, maxLength: max });
 const int64 = fc.oneof(fc.integer(), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n })).map(String);
-const uint64 = fc.oneof(fc.constant('0'), fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }).map(String), fc.constant('1700000000123456789'));
+const uint64 = fc.oneof(
+  fc.constant('0'),
+  fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }).map(String),
+  fc.constant('1700000000123456789'),
+);
 
 const anyValue: fc.Arbitrary<object> = fc.letrec<{ value: object }>((tie) => ({
   value: fc.oneof(
@@ -42,14 +60,26 @@ const anyValue: fc.Arbitrary<object> = fc.letrec<{ value: object }>((tie) => ({
     fc.record({ bytesValue: bytes(6) }),
     fc.constant({}),
     fc.record({ arrayValue: fc.record({ values: fc.array(tie('value'), { maxLength: 3 }) }) }),
-    fc.record({ kvlistValue: fc.record({ values: fc.array(fc.record({ key: text, value: tie('value') }, { requiredKeys: ['key'] }), { maxLength: 3 }) }) }),
+    fc.record({
+      kvlistValue: fc.record({
+        values: fc.array(fc.record({ key: text, value: tie('value') }, { requiredKeys: ['key'] }), { maxLength: 3 }),
+      }),
+    }),
   ),
 })).value;
-const keyValues = (max: number) => fc.array(fc.record({ key: text, value: anyValue }, { requiredKeys: [] }), { maxLength: max });
+const keyValues = (max: number) =>
+  fc.array(fc.record({ key: text, value: anyValue }, { requiredKeys: [] }), { maxLength: max });
 const owner = fc.constantFrom(
   [],
-  [{ key: 'agentlightning.rollout_id', value: { stringValue: 'ro-1' } }, { key: 'agentlightning.attempt_id', value: { stringValue: 'at-1' } }],
-  [{ key: 'agentlightning.rollout_id', value: { intValue: '7' } }, { key: 'agentlightning.attempt_id', value: { stringValue: 'at-2' } }, { key: 'agentlightning.span_sequence_id', value: { stringValue: '12' } }],
+  [
+    { key: 'agentlightning.rollout_id', value: { stringValue: 'ro-1' } },
+    { key: 'agentlightning.attempt_id', value: { stringValue: 'at-1' } },
+  ],
+  [
+    { key: 'agentlightning.rollout_id', value: { intValue: '7' } },
+    { key: 'agentlightning.attempt_id', value: { stringValue: 'at-2' } },
+    { key: 'agentlightning.span_sequence_id', value: { stringValue: '12' } },
+  ],
 );
 const span = fc.record(
   {
@@ -61,8 +91,13 @@ const span = fc.record(
     startTimeUnixNano: uint64,
     endTimeUnixNano: uint64,
     attributes: fc.tuple(owner, keyValues(5)).map(([a, b]) => [...b, ...a]),
-    events: fc.array(fc.record({ timeUnixNano: uint64, name: text, attributes: keyValues(2) }, { requiredKeys: [] }), { maxLength: 2 }),
-    links: fc.array(fc.record({ traceId: bytes(16), spanId: bytes(8), attributes: keyValues(2) }, { requiredKeys: [] }), { maxLength: 2 }),
+    events: fc.array(fc.record({ timeUnixNano: uint64, name: text, attributes: keyValues(2) }, { requiredKeys: [] }), {
+      maxLength: 2,
+    }),
+    links: fc.array(
+      fc.record({ traceId: bytes(16), spanId: bytes(8), attributes: keyValues(2) }, { requiredKeys: [] }),
+      { maxLength: 2 },
+    ),
     status: fc.record({ message: text, code: fc.integer({ min: 0, max: 3 }) }, { requiredKeys: [] }),
   },
   { requiredKeys: [] },
@@ -73,7 +108,13 @@ const request = fc.record({
       {
         resource: fc.record({ attributes: fc.tuple(owner, keyValues(3)).map(([a, b]) => [...a, ...b]) }),
         schemaUrl: text,
-        scopeSpans: fc.array(fc.record({ scope: fc.record({ name: text }), spans: fc.array(span, { maxLength: 3 }) }, { requiredKeys: [] }), { maxLength: 2 }),
+        scopeSpans: fc.array(
+          fc.record(
+            { scope: fc.record({ name: text }), spans: fc.array(span, { maxLength: 3 }) },
+            { requiredKeys: [] },
+          ),
+          { maxLength: 2 },
+        ),
       },
       { requiredKeys: [] },
     ),
@@ -110,7 +151,8 @@ describe('convertTraceRequestProtobuf', () => {
           const expected = viaGenerated(mangled);
           const actual = convertTraceRequestProtobuf(mangled);
           if (actual === null) return;
-          if (expected instanceof Error) throw new Error(`accepted bytes the generated decoder refuses (${expected.message})`);
+          if (expected instanceof Error)
+            throw new Error(`accepted bytes the generated decoder refuses (${expected.message})`);
           expectSame(actual, expected);
         },
       ),
@@ -122,7 +164,12 @@ describe('convertTraceRequestProtobuf', () => {
     const body = encode({
       resourceSpans: [
         {
-          resource: { attributes: [{ key: 'agentlightning.rollout_id', value: { stringValue: 'ro-1' } }, { key: 'agentlightning.attempt_id', value: { stringValue: 'at-1' } }] },
+          resource: {
+            attributes: [
+              { key: 'agentlightning.rollout_id', value: { stringValue: 'ro-1' } },
+              { key: 'agentlightning.attempt_id', value: { stringValue: 'at-1' } },
+            ],
+          },
           scopeSpans: [
             {
               spans: [
@@ -160,9 +207,21 @@ describe('convertTraceRequestProtobuf', () => {
       startTime: 1700000000.5,
       endTime: 1700000001,
       status: { statusCode: 'ERROR', description: 'boom' },
-      attributes: { 'gen_ai.usage.output_tokens': 12, big: '9007199254740993', tags: ['a', 'b'], 'nested.x': 0.5, '': true },
+      attributes: {
+        'gen_ai.usage.output_tokens': 12,
+        big: '9007199254740993',
+        tags: ['a', 'b'],
+        'nested.x': 0.5,
+        '': true,
+      },
     });
-    expect(result.unowned).toEqual([{ name: 'orphan', spanId: '00000000000000ff', reason: expect.stringContaining('has no agentlightning.rollout_id') }]);
+    expect(result.unowned).toEqual([
+      {
+        name: 'orphan',
+        spanId: '00000000000000ff',
+        reason: expect.stringContaining('has no agentlightning.rollout_id'),
+      },
+    ]);
   });
 
   it('declines what it does not read like the generated decoder: two members of one AnyValue, groups, very deep values', () => {
@@ -180,7 +239,9 @@ describe('convertTraceRequestProtobuf', () => {
     // Arrays nested 40 deep.
     let value: object = { stringValue: 'x' };
     for (let i = 0; i < 40; i += 1) value = { arrayValue: { values: [value] } };
-    const deep = encode({ resourceSpans: [{ scopeSpans: [{ spans: [{ name: 'd', attributes: [{ key: 'k', value }] }] }] }] });
+    const deep = encode({
+      resourceSpans: [{ scopeSpans: [{ spans: [{ name: 'd', attributes: [{ key: 'k', value }] }] }] }],
+    });
     expect(convertTraceRequestProtobuf(deep)).toBeNull();
     expect(viaGenerated(deep)).not.toBeInstanceOf(Error);
   });

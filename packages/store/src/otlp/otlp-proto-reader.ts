@@ -124,7 +124,13 @@ function expect(wire: number, wanted: number): void {
  * Skips a field this conversion does not use but the generated decoder reads (`kind`, `trace_state`, dropped counts,
  * flags, schema URLs): checked for its wire type like the others. Unknown fields are skipped as they are.
  */
-function unused(r: WireReader, no: number, wire: number, end: number, types: Readonly<Record<number, number>>): boolean {
+function unused(
+  r: WireReader,
+  no: number,
+  wire: number,
+  end: number,
+  types: Readonly<Record<number, number>>,
+): boolean {
   const wanted = types[no];
   if (wanted === undefined) return false;
   expect(wire, wanted);
