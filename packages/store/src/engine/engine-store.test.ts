@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { TERMINAL_STATUSES } from '@agl/core/schema';
 import { FakeClock } from '@agl/testing';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../index';
@@ -44,7 +45,7 @@ describe('EngineStore', () => {
   });
 });
 
-describe('rolloutStatuses', () => {
+describe('unfinishedRolloutIds', () => {
   const statuses = ['queuing', 'running', 'succeeded', 'failed', 'cancelled', 'requeuing'] as const;
   const rollout = (status: (typeof statuses)[number]) => ({
     rolloutId: `ro-${status}`,
@@ -62,22 +63,20 @@ describe('rolloutStatuses', () => {
   migrate(db, 's.sqlite');
   const storages = { memory: new MemoryStorage(), sqlite: new SqliteStorage(db) };
 
-  it.each(Object.entries(storages))('%s: all known ids, only the finished ones, or only the unfinished ones', (_name, storage) => {
+  it.each(Object.entries(storages))('%s: the unfinished ids, and the finished rollouts by status filter', (_name, storage) => {
     storage.transaction(() => storage.insertRollouts(statuses.map(rollout)));
     const ids = ['ro-unknown', ...statuses.map((s) => `ro-${s}`), 'ro-succeeded'];
-    const sorted = (m: Map<string, string>) => [...m].sort(([a], [b]) => a.localeCompare(b));
-    expect(sorted(storage.read(() => storage.rolloutStatuses(ids)))).toEqual(sorted(new Map(statuses.map((s) => [`ro-${s}`, s]))));
-    expect(sorted(storage.read(() => storage.rolloutStatuses(ids, 'terminal')))).toEqual([
+    const unfinished = [...storage.read(() => storage.unfinishedRolloutIds(ids))].sort();
+    const finished = storage.read(() => storage.listRollouts({ ids, statuses: TERMINAL_STATUSES })).map((r) => [r.rolloutId, r.status]);
+    // Every known id is in exactly one of the two; the unknown one in neither.
+    expect([...unfinished, ...finished.map(([id]) => id!)].sort()).toEqual(statuses.map((s) => `ro-${s}`).sort());
+    expect(finished.sort()).toEqual([
       ['ro-cancelled', 'cancelled'],
       ['ro-failed', 'failed'],
       ['ro-succeeded', 'succeeded'],
     ]);
-    expect(sorted(storage.read(() => storage.rolloutStatuses(ids, 'unfinished')))).toEqual([
-      ['ro-queuing', 'queuing'],
-      ['ro-requeuing', 'requeuing'],
-      ['ro-running', 'running'],
-    ]);
-    expect(storage.read(() => storage.rolloutStatuses([], 'terminal')).size).toBe(0);
+    expect(unfinished).toEqual(['ro-queuing', 'ro-requeuing', 'ro-running']);
+    expect(storage.read(() => storage.unfinishedRolloutIds([])).size).toBe(0);
   });
 
   it('waitForRollouts with a timeout waits while any id is unfinished, then returns the finished ones in input order', async () => {

@@ -1,4 +1,5 @@
 import { StoreClosedError } from '@agl/core/errors';
+import { TERMINAL_STATUSES } from '@agl/core/schema';
 import type {
   Attempt,
   AttemptedRollout,
@@ -286,17 +287,14 @@ export class EngineStore implements LightningStore {
       const engine = this.#watched();
       const remaining = deadline === null ? null : deadline - Date.now();
       const last = remaining !== null && remaining <= 0;
-      // Statuses first (no documents read, and only the rows needed: the unfinished ones while waiting, the finished ones
-      // at the end); whole rollouts only once the wait ends, in the same snapshot.
+      // While waiting, only the unfinished ids are read (no documents); the finished rollouts only once the wait ends.
       const outcome = engine.read((s) => {
         if (!last) {
-          const unfinished = s.rolloutStatuses(o.rolloutIds, 'unfinished');
-          if (unfinished.size > 0) return { pending: new Set(unfinished.keys()) };
+          const pending = s.unfinishedRolloutIds(o.rolloutIds);
+          if (pending.size > 0) return { pending };
         }
-        const finished = s.rolloutStatuses(o.rolloutIds, 'terminal');
-        const done = o.rolloutIds.filter((id) => finished.has(id));
-        const byId = new Map(s.listRollouts({ ids: done }).map((r) => [r.rolloutId, r]));
-        return { rollouts: done.flatMap((id) => byId.get(id) ?? []) };
+        const byId = new Map(s.listRollouts({ ids: o.rolloutIds, statuses: TERMINAL_STATUSES }).map((r) => [r.rolloutId, r]));
+        return { rollouts: o.rolloutIds.flatMap((id) => byId.get(id) ?? []) };
       });
       if (outcome.rollouts) return outcome.rollouts;
       this.#startTicker();

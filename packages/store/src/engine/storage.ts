@@ -55,12 +55,8 @@ export interface StoreStorage {
   updateRollout(rollout: Rollout): void;
   /** Rollouts in insertion order, optionally only those with one of `statuses` or one of `ids`. */
   listRollouts(where?: { statuses?: readonly RolloutStatus[]; ids?: readonly string[] }): Rollout[];
-  /**
-   * The status of each known id (unknown ids are absent), without reading whole documents; with `which`, only the ids
-   * whose status is terminal or only those whose status is not (a poll over thousands of ids then reads only the few
-   * rows it needs).
-   */
-  rolloutStatuses(rolloutIds: readonly string[], which?: 'terminal' | 'unfinished'): Map<string, RolloutStatus>;
+  /** The ids among `rolloutIds` of rollouts that exist and are not terminal, without reading whole documents. */
+  unfinishedRolloutIds(rolloutIds: readonly string[]): Set<string>;
   countRollouts(): number;
   /**
    * Optional fast path: filter, sort and paginate rollouts natively with the same semantics as the generic in-process

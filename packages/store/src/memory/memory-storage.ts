@@ -111,11 +111,11 @@ export class MemoryStorage implements StoreStorage {
     return out;
   }
 
-  rolloutStatuses(rolloutIds: readonly string[], which?: 'terminal' | 'unfinished'): Map<string, RolloutStatus> {
-    const out = new Map<string, RolloutStatus>();
+  unfinishedRolloutIds(rolloutIds: readonly string[]): Set<string> {
+    const out = new Set<string>();
     for (const id of rolloutIds) {
       const status = this.#rollouts.get(id)?.status;
-      if (status !== undefined && (which === undefined || isTerminalStatus(status) === (which === 'terminal'))) out.set(id, status);
+      if (status !== undefined && !isTerminalStatus(status)) out.add(id);
     }
     return out;
   }

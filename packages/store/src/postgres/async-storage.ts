@@ -14,8 +14,8 @@ export interface AsyncStorageTx {
   insertRollouts(rollouts: readonly Rollout[]): Promise<void>;
   updateRollout(rollout: Rollout): Promise<void>;
   listRollouts(where?: { statuses?: readonly RolloutStatus[]; ids?: readonly string[] }): Promise<Rollout[]>;
-  /** See the sync `StoreStorage.rolloutStatuses`. */
-  rolloutStatuses(rolloutIds: readonly string[], which?: 'terminal' | 'unfinished'): Promise<Map<string, RolloutStatus>>;
+  /** See the sync `StoreStorage.unfinishedRolloutIds`. */
+  unfinishedRolloutIds(rolloutIds: readonly string[]): Promise<Set<string>>;
   countRollouts(): Promise<number>;
   pageRollouts?(query: RolloutPageQuery): Promise<{ items: Rollout[]; total: number } | null>;
 
@@ -105,7 +105,7 @@ export function asyncOverSync(storage: StoreStorage, extras: SyncStorageExtras):
     insertRollouts: (r) => p(() => s.insertRollouts(r)),
     updateRollout: (r) => p(() => s.updateRollout(r)),
     listRollouts: (w) => p(() => s.listRollouts(w)),
-    rolloutStatuses: (ids, which) => p(() => s.rolloutStatuses(ids, which)),
+    unfinishedRolloutIds: (ids) => p(() => s.unfinishedRolloutIds(ids)),
     countRollouts: () => p(() => s.countRollouts()),
     getAttempt: (r, a) => p(() => s.getAttempt(r, a)),
     getLatestAttempt: (r) => p(() => s.getLatestAttempt(r)),

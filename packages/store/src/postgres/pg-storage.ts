@@ -145,14 +145,12 @@ export class PgStorageTx implements AsyncStorageTx {
     return readDocs<Rollout>(await this.#rows<Row>(`SELECT doc, schema_version FROM ${this.#s}.rollouts ${w} ORDER BY seq`, params));
   }
 
-  async rolloutStatuses(rolloutIds: readonly string[], which?: 'terminal' | 'unfinished'): Promise<Map<string, RolloutStatus>> {
-    const filter = which === undefined ? '' : ` AND ${which === 'terminal' ? '' : 'NOT '}status = ANY($2::text[])`;
-    const params: unknown[] = which === undefined ? [[...rolloutIds]] : [[...rolloutIds], [...TERMINAL_STATUSES]];
-    const rows = await this.#rows<{ rollout_id: string; status: RolloutStatus }>(
-      `SELECT rollout_id, status FROM ${this.#s}.rollouts WHERE rollout_id = ANY($1::text[])${filter}`,
-      params,
+  async unfinishedRolloutIds(rolloutIds: readonly string[]): Promise<Set<string>> {
+    const rows = await this.#rows<{ rollout_id: string }>(
+      `SELECT rollout_id FROM ${this.#s}.rollouts WHERE rollout_id = ANY($1::text[]) AND NOT status = ANY($2::text[])`,
+      [[...rolloutIds], [...TERMINAL_STATUSES]],
     );
-    return new Map(rows.map((r) => [r.rollout_id, r.status]));
+    return new Set(rows.map((r) => r.rollout_id));
   }
 
   countRollouts(): Promise<number> {

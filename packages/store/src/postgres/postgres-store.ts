@@ -306,10 +306,10 @@ export class PostgresStore implements LightningStore {
       const remaining = deadline === null ? null : deadline - Date.now();
       // While waiting, only the unfinished ids' statuses are read; the finished rollouts' documents only at the end.
       if (!((remaining !== null && remaining <= 0) || this.#closed)) {
-        const unfinished = await engine.read((s) => s.rolloutStatuses(o.rolloutIds, 'unfinished'));
-        if (unfinished.size > 0) {
+        const pending = await engine.read((s) => s.unfinishedRolloutIds(o.rolloutIds));
+        if (pending.size > 0) {
           if (this.#changes !== seen) continue; // a change arrived while we read: its wake-up may have been missed
-          await this.#waiters.wait(new Set(unfinished.keys()), remaining, this.#pollMs);
+          await this.#waiters.wait(pending, remaining, this.#pollMs);
           continue;
         }
       }

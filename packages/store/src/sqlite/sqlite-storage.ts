@@ -45,13 +45,9 @@ function prepare(db: Database.Database) {
     listRolloutsByIdAndStatus: db.prepare(
       `${sel} rollouts WHERE rollout_id IN (SELECT value FROM json_each(?)) AND status IN (SELECT value FROM json_each(?)) ORDER BY seq`,
     ),
-    rolloutStatuses: db.prepare('SELECT rollout_id, status FROM rollouts WHERE rollout_id IN (SELECT value FROM json_each(?))').raw(),
-    rolloutStatusesIn: db.prepare(
-      'SELECT rollout_id, status FROM rollouts WHERE rollout_id IN (SELECT value FROM json_each(?)) AND status IN (SELECT value FROM json_each(?))',
-    ).raw(),
-    rolloutStatusesNotIn: db.prepare(
-      'SELECT rollout_id, status FROM rollouts WHERE rollout_id IN (SELECT value FROM json_each(?)) AND status NOT IN (SELECT value FROM json_each(?))',
-    ).raw(),
+    unfinishedRolloutIds: db
+      .prepare('SELECT rollout_id FROM rollouts WHERE rollout_id IN (SELECT value FROM json_each(?)) AND status NOT IN (SELECT value FROM json_each(?))')
+      .pluck(),
     countRollouts: db.prepare('SELECT COUNT(*) AS n FROM rollouts'),
     getAttempt: db.prepare(`${sel} attempts WHERE rollout_id = ? AND attempt_id = ?`),
     latestAttempt: db.prepare(`${sel} attempts WHERE rollout_id = ? ORDER BY sequence_id DESC LIMIT 1`),
@@ -206,13 +202,8 @@ export class SqliteStorage implements StoreStorage {
     return readDocs<Rollout>(rows as Row[]);
   }
 
-  rolloutStatuses(rolloutIds: readonly string[], which?: 'terminal' | 'unfinished'): Map<string, RolloutStatus> {
-    const ids = JSON.stringify(rolloutIds);
-    const rows =
-      which === undefined
-        ? this.#q.rolloutStatuses.all(ids)
-        : (which === 'terminal' ? this.#q.rolloutStatusesIn : this.#q.rolloutStatusesNotIn).all(ids, TERMINAL_JSON);
-    return new Map(rows as Array<[string, RolloutStatus]>);
+  unfinishedRolloutIds(rolloutIds: readonly string[]): Set<string> {
+    return new Set(this.#q.unfinishedRolloutIds.all(JSON.stringify(rolloutIds), TERMINAL_JSON) as string[]);
   }
 
   countRollouts(): number {
