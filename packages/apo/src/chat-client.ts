@@ -1,3 +1,4 @@
+import { ConcurrencyLimit } from '@agl/core';
 import { BudgetExceededError, ConnectionError, HttpError, UserError } from '@agl/core/errors';
 
 /** One chat message sent to the critique / edit model. */
@@ -57,8 +58,7 @@ export class ChatClient {
   readonly #o: Required<Omit<ChatClientOptions, 'apiKey' | 'maxTotalTokens' | 'maxCostUsd' | 'pricing'>> &
     ChatClientOptions;
   readonly #usage: ChatUsage = { calls: 0, retries: 0, promptTokens: 0, completionTokens: 0, costUsd: 0 };
-  #active = 0;
-  readonly #waiting: (() => void)[] = [];
+  readonly #slots: ConcurrencyLimit;
 
   constructor(options: ChatClientOptions) {
     if (!options?.baseURL)
@@ -75,6 +75,7 @@ export class ChatClient {
       ...options,
       baseURL: options.baseURL.replace(/\/+$/u, ''),
     };
+    this.#slots = new ConcurrencyLimit(maxConcurrency);
   }
 
   /** A copy of the usage so far. */
@@ -106,11 +107,11 @@ export class ChatClient {
   /** The first choice's text. */
   async complete(options: CompleteOptions): Promise<string> {
     this.checkBudget();
-    await this.#acquire();
+    await this.#slots.acquire();
     try {
       return await this.#withRetries(options);
     } finally {
-      this.#release();
+      this.#slots.release();
     }
   }
 
@@ -178,19 +179,5 @@ export class ChatClient {
     this.#usage.retries += 1;
     const seconds = retryAfter === null ? Number.NaN : Number(retryAfter);
     await this.#o.sleep(Number.isFinite(seconds) ? seconds * 1000 : this.#o.retryBaseDelayMs * 2 ** attempt);
-  }
-
-  async #acquire(): Promise<void> {
-    if (this.#active < this.#o.maxConcurrency) {
-      this.#active += 1;
-      return;
-    }
-    await new Promise<void>((resolve) => this.#waiting.push(resolve));
-  }
-
-  #release(): void {
-    const next = this.#waiting.shift();
-    if (next) next();
-    else this.#active -= 1;
   }
 }

@@ -1,6 +1,7 @@
 import { TraceFlags, type Context } from '@opentelemetry/api';
 import type { ReadableSpan, Span as SdkSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Span, SpanInput } from '../schema/index';
+import { ConcurrencyLimit } from '../concurrency-limit';
 import type { LightningStore } from '../store/index';
 import { getRolloutContext, type RolloutContext } from './rollout-context';
 import { hrTimeToSeconds, spanFromOpenTelemetry } from './span-conversion';
@@ -91,11 +92,11 @@ export class LightningSpanProcessor implements SpanProcessor {
   #takenTotal = 0;
   /** Batches numbered and on their way to the store (at most `maxConcurrentExports` of them calling it at once). */
   readonly #deliveries = new Set<Promise<void>>();
-  #slotsUsed = 0;
-  readonly #slotWaiters: Array<() => void> = [];
   /** Spans taken off the queue and not yet delivered (or failed). */
   #undelivered = 0;
   readonly #maxConcurrent: number;
+  /** The `addSpans` calls in flight (`maxConcurrentExports`). */
+  readonly #slots: ConcurrencyLimit;
   #shutdown = false;
   #droppedUnreported = 0;
   readonly #stats = { exported: 0, dropped: 0, failed: 0, unowned: 0 };
@@ -105,6 +106,7 @@ export class LightningSpanProcessor implements SpanProcessor {
     this.#maxBatch = Math.max(1, options.maxExportBatchSize ?? 256);
     this.#delay = options.scheduledDelayMillis ?? 200;
     this.#maxConcurrent = Math.max(1, options.maxConcurrentExports ?? 4);
+    this.#slots = new ConcurrencyLimit(this.#maxConcurrent);
     this.#onDrop = options.onDrop;
     this.#logger = options.logger ?? console;
   }
@@ -236,10 +238,11 @@ export class LightningSpanProcessor implements SpanProcessor {
           for (let i = 0; i < group.items.length; i += this.#maxBatch) {
             const end = i + this.#maxBatch;
             const items = group.items.slice(i, end);
-            const delivery: Promise<void> = this.#slot()
+            const delivery: Promise<void> = this.#slots
+              .acquire()
               .then(() => this.#deliver(group.store, items, group.spans.slice(i, end)))
               .finally(() => {
-                this.#releaseSlot();
+                this.#slots.release();
                 this.#undelivered -= items.length;
                 this.#deliveries.delete(delivery);
                 this.#reportDrops();
@@ -252,22 +255,6 @@ export class LightningSpanProcessor implements SpanProcessor {
     this.#next = next;
     this.#chain = next;
     return next;
-  }
-
-  /** Waits for one of the `maxConcurrentExports` delivery slots. */
-  async #slot(): Promise<void> {
-    if (this.#slotsUsed < this.#maxConcurrent) {
-      this.#slotsUsed += 1;
-      return;
-    }
-    await new Promise<void>((resolve) => this.#slotWaiters.push(resolve));
-  }
-
-  /** Hands the slot to the oldest waiting delivery, or frees it. */
-  #releaseSlot(): void {
-    const next = this.#slotWaiters.shift();
-    if (next) next();
-    else this.#slotsUsed -= 1;
   }
 
   /** Sequence ids from the store, in end order, and the store spans; `null` (counted as failed) when the store refuses. */
