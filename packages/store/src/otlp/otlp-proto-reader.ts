@@ -1,5 +1,12 @@
 import { emptyRecord, type AttributeValue, type Attributes } from '@agl/core/schema';
-import { collectSpan, int64, putAttribute, type ConversionResult, type DecodedOtlpSpan } from './otlp-to-spans';
+import {
+  collectSpan,
+  int64,
+  nanosToSeconds,
+  putAttribute,
+  type ConversionResult,
+  type DecodedOtlpSpan,
+} from './otlp-to-spans';
 
 /** Thrown inside the reader when the bytes are not what it expects; the caller then takes the generated decoder. */
 class Unexpected extends Error {}
@@ -115,6 +122,16 @@ function fields(r: WireReader, end: number, field: (no: number, wire: number) =>
   }
 }
 
+/** Reads every message of the repeated field 1 (the only field) of the message ending at `end`. */
+function messages(r: WireReader, end: number, read: (stop: number) => void): void {
+  fields(r, end, (no, wire) => {
+    if (no !== 1) return false;
+    expect(wire, BYTES);
+    read(r.delimited(end));
+    return true;
+  });
+}
+
 /** Checks a known field's wire type (a mismatch is left to the generated decoder). */
 function expect(wire: number, wanted: number): void {
   if (wire !== wanted) throw new Unexpected();
@@ -186,25 +203,13 @@ function anyValue(r: WireReader, end: number, depth: number): unknown {
 
 function arrayValue(r: WireReader, end: number, depth: number): unknown[] {
   const values: unknown[] = [];
-  fields(r, end, (no, wire) => {
-    if (no !== 1) return false;
-    expect(wire, BYTES);
-    const stop = r.delimited(end);
-    values.push(anyValue(r, stop, depth));
-    return true;
-  });
+  messages(r, end, (stop) => values.push(anyValue(r, stop, depth)));
   return values;
 }
 
 function kvlistValue(r: WireReader, end: number, depth: number): Record<string, unknown> {
   const entries: Array<[string, unknown]> = [];
-  fields(r, end, (no, wire) => {
-    if (no !== 1) return false;
-    expect(wire, BYTES);
-    const stop = r.delimited(end);
-    entries.push(keyValue(r, stop, depth));
-    return true;
-  });
+  messages(r, end, (stop) => entries.push(keyValue(r, stop, depth)));
   return Object.fromEntries(entries);
 }
 
@@ -230,11 +235,6 @@ function keyValue(r: WireReader, end: number, depth: number): [string, unknown] 
 function attribute(r: WireReader, end: number, out: Attributes): void {
   const [key, value] = keyValue(r, end, 0);
   putAttribute(out, key, value);
-}
-
-/** Unix nanoseconds → float seconds; 0 → null (as `nanosToSeconds`). */
-function seconds(nanos: bigint): number | null {
-  return nanos === 0n ? null : Number(nanos / 1000n) / 1e6;
 }
 
 function span(r: WireReader, end: number): DecodedOtlpSpan {
@@ -270,7 +270,7 @@ function span(r: WireReader, end: number): DecodedOtlpSpan {
       case 7:
       case 8: {
         expect(wire, FIXED64);
-        const t = seconds(r.fixed64(end));
+        const t = nanosToSeconds(r.fixed64(end));
         if (no === 7) s.startTime = t;
         else s.endTime = t;
         return true;
@@ -318,7 +318,7 @@ function event(r: WireReader, end: number): DecodedOtlpSpan['events'][number] {
   fields(r, end, (no, wire) => {
     if (no === 1) {
       expect(wire, FIXED64);
-      e.timestamp = seconds(r.fixed64(end));
+      e.timestamp = nanosToSeconds(r.fixed64(end));
     } else if (no === 2) {
       expect(wire, BYTES);
       e.name = r.string(end);
@@ -400,12 +400,7 @@ export function convertTraceRequestProtobuf(body: Uint8Array): ConversionResult 
   const r = new WireReader(buf);
   const result: ConversionResult = { spans: [], unowned: [] };
   try {
-    fields(r, buf.length, (no, wire) => {
-      if (no !== 1) return false;
-      expect(wire, BYTES);
-      resourceSpans(r, r.delimited(buf.length), result);
-      return true;
-    });
+    messages(r, buf.length, (stop) => resourceSpans(r, stop, result));
   } catch (error) {
     if (error instanceof Unexpected || error instanceof RangeError) return null;
     throw error;

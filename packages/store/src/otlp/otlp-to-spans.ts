@@ -33,10 +33,10 @@ function idHex(value: unknown, width: number): string {
   return hex.padStart(width, '0');
 }
 
-/** Unix nanoseconds (decimal string) → float seconds; 0 or missing → null. */
+/** Unix nanoseconds (a bigint, or a decimal string as decoded messages give them) → float seconds; 0 or missing → null. */
 export function nanosToSeconds(value: unknown): number | null {
   if (value === undefined || value === null || value === '' || value === '0' || value === 0) return null;
-  const nanos = BigInt(String(value));
+  const nanos = typeof value === 'bigint' ? value : BigInt(String(value));
   if (nanos === 0n) return null;
   return Number(nanos / 1000n) / 1e6;
 }
