@@ -234,6 +234,14 @@ describe('convertTraceRequestProtobuf', () => {
     const body = Buffer.concat([Buffer.from([0x0a, rs.length]), rs]);
     expect(convertTraceRequestProtobuf(body)).toBeNull();
     expect(viaGenerated(body)).not.toBeInstanceOf(Error);
+    // A resource whose length now runs into the next field: protobufjs reads those bytes as an `entity_refs` message
+    // (Resource field 3) and refuses them; so must this reader.
+    const runOn = Buffer.from(
+      '0a380a360a090a07f0908080e0a0800a1b0a15f0908080f0908080e0a080f0908080e0a080e0a080120210000a0212001a082820282028202920',
+      'hex',
+    );
+    expect(viaGenerated(runOn)).toBeInstanceOf(Error);
+    expect(convertTraceRequestProtobuf(runOn)).toBeNull();
     // A group (wire type 3) at the top level.
     expect(convertTraceRequestProtobuf(Buffer.from([0x0b, 0x0c]))).toBeNull();
     // Arrays nested 40 deep.

@@ -360,6 +360,13 @@ function resourceSpans(r: WireReader, end: number, result: ConversionResult): vo
       const stop = r.delimited(end);
       resourceAttributes = emptyRecord<AttributeValue>(); // a repeated singular message replaces the earlier one
       fields(r, stop, (rno, rwire) => {
+        if (rno === 3) {
+          // `entity_refs` (unused): read through, like the scope.
+          expect(rwire, BYTES);
+          const refEnd = r.delimited(stop);
+          fields(r, refEnd, (eno, ewire) => unused(r, eno, ewire, refEnd, { 1: BYTES, 2: BYTES, 3: BYTES, 4: BYTES }));
+          return true;
+        }
         if (rno !== 1) return unused(r, rno, rwire, stop, { 2: VARINT });
         expect(rwire, BYTES);
         attribute(r, r.delimited(stop), resourceAttributes);
