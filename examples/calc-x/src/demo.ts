@@ -22,6 +22,7 @@ const { values } = parseArgs({
     control: { type: 'string' },
     'steps-per-round': { type: 'string' },
     'train-temperature': { type: 'string' },
+    'negative-credit': { type: 'string' },
     'warm-start-from': { type: 'string' },
     'val-every': { type: 'string' },
     'work-dir': { type: 'string' },
@@ -30,7 +31,13 @@ const { values } = parseArgs({
 // Paths are relative to where `npm run demo` was typed (npm sets INIT_CWD), not to this workspace.
 const here = (p: string): string => resolve(process.env.INIT_CWD ?? process.cwd(), p);
 const num = (v: string | undefined): number | undefined => (v === undefined ? undefined : Number(v));
-const control = values.control as 'none' | 'shuffled-rewards' | 'zero-advantages' | undefined;
+const oneOf = <T extends string>(flag: string, value: string | undefined, allowed: readonly T[]): T | undefined => {
+  if (value === undefined || (allowed as readonly string[]).includes(value)) return value as T | undefined;
+  console.error(`--${flag} ${value}: unknown value; use one of ${allowed.join(', ')}`);
+  process.exit(2);
+};
+const control = oneOf('control', values.control, ['none', 'shuffled-rewards', 'zero-advantages'] as const);
+const negativeCredit = oneOf('negative-credit', values['negative-credit'], ['whole-response', 'first-divergence'] as const);
 const t0 = Date.now();
 const log = (line: string): void => console.log(`[calc-x ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${line}`);
 const result = await runCalcX({
@@ -43,6 +50,7 @@ const result = await runCalcX({
   tasksPerRound: num(values['tasks-per-round']),
   valSize: num(values['val-size']),
   control,
+  negativeCredit,
   stepsPerRound: num(values['steps-per-round']),
   trainTemperature: num(values['train-temperature']),
   valEvery: num(values['val-every']),

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { NegativeCredit } from '@agl/core/algorithms';
 import { startGateway } from '@agl/gateway';
 import { SqliteStore } from '@agl/store/sqlite';
 import { GRPO, startTinyServer, TinyGrpoBackend, TinyTrainer, type GrpoRoundRecord, type TinyConfig } from '@agl/tiny-llm';
@@ -30,6 +31,8 @@ export interface CalcXOptions {
   /** Sampling temperature of training rollouts, set by the trainer on the published LLM resource. */
   trainTemperature?: number;
   control?: 'none' | 'shuffled-rewards' | 'zero-advantages';
+  /** Which tokens of a worse-than-average rollout carry its negative advantage (see `GrpoOptions.negativeCredit`). */
+  negativeCredit?: NegativeCredit;
   /** Skip the warm start: copy the `warm` weights from this weights directory (e.g. an earlier run's `<workDir>/weights`). */
   warmStartFrom?: string;
   /** Held-out validation tasks. */
@@ -142,6 +145,7 @@ export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
       valEvery: options.valEvery,
       seed,
       control: options.control ?? 'none',
+      negativeCredit: options.negativeCredit,
       checkpointDir: join(workDir, 'grpo'),
       onValidation: ({ round, reward }) => log(`validation after round ${round}: reward ${reward.toFixed(3)}`),
       onRound: (r) =>

@@ -1,4 +1,6 @@
+import { ValidationError } from '../errors/index';
 import type { Trajectory } from '../schema/index';
+import { firstDivergenceCredit, type NegativeCredit } from './divergence-credit';
 import {
   normalisePerRolloutLoss,
   rolloutLevelAdvantages,
@@ -35,6 +37,12 @@ export interface AdvantageConfig {
   epsilon?: number;
   /** Divide advantages by (rollout trained tokens × trained rows), AGL 1.0's `per_rollout_mean`. Default false. */
   perRolloutLossNormalisation?: boolean;
+  /**
+   * Which tokens of a worse-than-average sample carry its negative advantage: all trained tokens (`whole-response`,
+   * default), or those up to where it diverged from a better sample of its group (`first-divergence`, see
+   * {@link firstDivergenceCredit}).
+   */
+  negativeCredit?: NegativeCredit;
 }
 
 /** Options of {@link buildTrainingSamples}. */
@@ -75,7 +83,13 @@ export function buildTrainingSamples(options: BuildTrainingSamplesOptions): Trai
     samples.push(...built.samples);
   }
   const oneRewardPerRollout = reward.mode !== 'intermediate' && (reward.discount ?? 1) === 1;
-  const { estimator = 'grpo', rolloutLevel = oneRewardPerRollout } = advantage;
+  const { estimator = 'grpo', rolloutLevel = oneRewardPerRollout, negativeCredit = 'whole-response' } = advantage;
+  if (negativeCredit !== 'whole-response' && negativeCredit !== 'first-divergence') {
+    throw new ValidationError(
+      `unknown negativeCredit ${JSON.stringify(negativeCredit)}; use 'whole-response' or 'first-divergence'`,
+      [{ path: 'advantage.negativeCredit', message: "expected 'whole-response' or 'first-divergence'" }],
+    );
+  }
   if (estimator === 'none') return { samples, stats };
   const config = {
     estimator,
@@ -90,6 +104,7 @@ export function buildTrainingSamples(options: BuildTrainingSamplesOptions): Trai
   } else {
     samples = sampleAdvantages({ samples, ...config });
   }
+  if (negativeCredit === 'first-divergence') samples = firstDivergenceCredit(samples);
   if (advantage.perRolloutLossNormalisation) samples = normalisePerRolloutLoss({ samples });
   return { samples, stats, ...(rolloutStats ? { rolloutLevel: rolloutStats } : {}) };
 }

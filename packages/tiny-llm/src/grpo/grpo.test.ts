@@ -4,14 +4,14 @@ import { rewardStatistics, type TrainingSample } from '@agl/core/algorithms';
 import { MemoryStore } from '@agl/store';
 import { describe, expect, it } from 'vitest';
 import { SeededRng } from '../model/rng';
-import { GRPO } from './grpo';
+import { GRPO, type GrpoOptions } from './grpo';
 
 /**
  * Runs GRPO with a simulated policy: rollouts finish in an order shuffled by `orderSeed`, and within a task's group
  * the k-th rollout to finish gets sample k (what a sampling server that seeds by prompt and repeat count does).
  * Returns what the backend was asked to train on, without the (random) rollout ids.
  */
-async function trainedOn(orderSeed: number): Promise<unknown[][]> {
+async function trainedOn(orderSeed: number, options: Partial<GrpoOptions> = {}): Promise<unknown[][]> {
   const store = new MemoryStore({ scanDebounceSeconds: 0 });
   const sampleOf = new Map<string, number>();
   const batches: unknown[][] = [];
@@ -44,19 +44,19 @@ async function trainedOn(orderSeed: number): Promise<unknown[][]> {
         attemptId: 'a',
         taskId: String(rollout!.metadata?.task_id),
         mode: 'train',
-        transitions: [{ agentName: null, state: { messages: [], tokenIds: [rollout!.input as number] }, action: { message: { role: 'assistant' }, tokenIds: [sample] }, reward: null, done: true, spanIds: [] }],
+        transitions: [{ agentName: null, state: { messages: [], tokenIds: [rollout!.input as number] }, action: { message: { role: 'assistant' }, tokenIds: [sample, 0] }, reward: null, done: true, spanIds: [] }],
         finalReward: sample % 3 === 0 ? 1 : 0,
       };
     },
   };
   const backend = {
     train: async (samples: readonly TrainingSample[]) => {
-      batches.push(samples.map((s) => [s.taskId, s.promptTokenIds, s.responseTokenIds, s.reward, s.advantage]));
+      batches.push(samples.map((s) => [s.taskId, s.promptTokenIds, s.responseTokenIds, s.reward, s.advantage, s.responseMask]));
       return { resources: {}, metrics: { loss: 0, kl: null, entropy: null, clipFraction: null, ...rewardStatistics(samples), tokensPerSecond: 0 } };
     },
   };
   try {
-    await new GRPO({ backend, rounds: 3, tasksPerRound: 4, groupSize: 6, seed: 7 }).run({ store, train: [1, 2, 3, 4, 5, 6, 7, 8, 9], val: [], adapter, signal: controller.signal });
+    await new GRPO({ backend, rounds: 3, tasksPerRound: 4, groupSize: 6, seed: 7, ...options }).run({ store, train: [1, 2, 3, 4, 5, 6, 7, 8, 9], val: [], adapter, signal: controller.signal });
   } finally {
     running = false;
     await policy;
@@ -73,5 +73,16 @@ describe('GRPO', () => {
     expect(b).toEqual(a);
     // Some groups have rewards that differ (so advantages are not all zero, and the order matters to the check).
     expect(a.flat().some((s) => (s as number[])[4] !== 0)).toBe(true);
+  });
+
+  it('narrows the negative credit to the first divergence when asked', async () => {
+    const masks = (batches: unknown[][]) => batches.flat().map((s) => [(s as number[])[4]! < 0, (s as unknown[])[5]]);
+    const whole = masks(await trainedOn(1));
+    const narrowed = masks(await trainedOn(1, { negativeCredit: 'first-divergence' }));
+    expect(whole.filter(([negative]) => negative).length).toBeGreaterThan(10);
+    expect(whole.every(([, mask]) => JSON.stringify(mask) === '[1,1]')).toBe(true);
+    // A group's rollouts differ in their first token: a worse one keeps its blame there, not on the shared token after.
+    expect(narrowed.filter(([negative]) => negative).map(([, mask]) => mask)).toEqual(whole.filter(([negative]) => negative).map(() => [1, 0]));
+    expect(narrowed.filter(([negative]) => !negative).every(([, mask]) => JSON.stringify(mask) === '[1,1]')).toBe(true);
   });
 });

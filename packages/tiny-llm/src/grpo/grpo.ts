@@ -2,7 +2,7 @@ import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises
 import { join } from 'node:path';
 import type { JsonObject, JsonValue, LightningStore, NamedResourcesInput, Rollout, RolloutMode, Span, Trajectory } from '@agl/core';
 import type { RolloutInfo } from '@agl/core/adapters';
-import { buildTrainingSamples, type TrainingBackend, type TrainingSample, type TrainMetrics } from '@agl/core/algorithms';
+import { buildTrainingSamples, type NegativeCredit, type TrainingBackend, type TrainingSample, type TrainMetrics } from '@agl/core/algorithms';
 import { UserError } from '@agl/core/errors';
 import { SeededRng } from '../model/rng';
 
@@ -51,6 +51,11 @@ export interface GrpoOptions {
   checkpointDir?: string;
   /** Controls: `shuffled-rewards` permutes final rewards across the round's rollouts; `zero-advantages` trains on 0. */
   control?: 'none' | 'shuffled-rewards' | 'zero-advantages';
+  /**
+   * Which tokens of a worse-than-average rollout carry its negative advantage: all it produced (`whole-response`,
+   * default) or those up to its first divergence from a better rollout of its group (`first-divergence`).
+   */
+  negativeCredit?: NegativeCredit;
   /** Sequence limits for samples. */
   maxPromptLength?: number;
   maxResponseLength?: number;
@@ -171,7 +176,7 @@ export class GRPO {
       trajectories: input,
       level: 'trajectory',
       reward: { mode: 'final', discount: 1, fillValue: 0 },
-      advantage: { estimator: 'grpo', normalizeByStd: true },
+      advantage: { estimator: 'grpo', normalizeByStd: true, negativeCredit: o.negativeCredit ?? 'whole-response' },
       ...(o.maxPromptLength !== undefined ? { maxPromptLength: o.maxPromptLength } : {}),
       ...(o.maxResponseLength !== undefined ? { maxResponseLength: o.maxResponseLength } : {}),
     });
