@@ -5,7 +5,8 @@
  * client; the backend, the gateway and this load generator are separate processes. Reports medians over the rounds:
  * throughput ratio (gateway / direct, measured in the same round; target ≥ 85 %), added p50 / p99 latency (target
  * p50 < 1 ms, measured one call at a time), and the CPU time per call of the gateway process (and, for context, of
- * the backend and of this load generator).
+ * the backend and of this load generator). A bare pass-through proxy (`bench-passthrough.ts`) is measured the same way
+ * in the same rounds, as the floor any Node proxy meets on this machine (BENCH_PASSTHROUGH=0 leaves it out).
  *
  * Run: `npm run bench -w packages/gateway [-- --json out.json]` (env: BENCH_ROUNDS, BENCH_REQUESTS,
  * BENCH_CONCURRENCY, BENCH_SERIAL, BENCH_LATENCY_MS, BENCH_SPAN_WRITE, BENCH_STORE=memory|sqlite, BENCH_CPU_PROFILE=<dir>).
@@ -114,7 +115,7 @@ interface Measured {
 }
 
 interface Target {
-  name: 'direct' | 'gateway' | 'baseline';
+  name: 'direct' | 'gateway' | 'baseline' | 'passthrough';
   url: string;
   payload: string;
   child: Child | null;
@@ -128,6 +129,9 @@ targets.push({ name: 'gateway', url: `${gateway.baseURL}/chat/completions`, payl
 // BENCH_BASELINE=<gateway index.ts, relative to bench/>: a second gateway build measured in the same rounds.
 const baseline = process.env.BENCH_BASELINE ? await start('./bench-gateway.ts', { BENCH_BACKEND_URL: backend.baseURL, BENCH_GATEWAY_MODULE: process.env.BENCH_BASELINE }) : null;
 if (baseline) targets.push({ name: 'baseline', url: `${baseline.baseURL}/chat/completions`, payload: body({}), child: baseline });
+// The pass-through forwards the direct payload (token ids and logprobs asked for), so the backend's work is the same.
+const passthrough = process.env.BENCH_PASSTHROUGH === '0' ? null : await start('./bench-passthrough.ts', { BENCH_BACKEND_URL: backend.baseURL });
+if (passthrough) targets.push({ name: 'passthrough', url: `${passthrough.baseURL}/chat/completions`, payload: targets[0]!.payload, child: passthrough });
 
 async function measure(target: Target, n: number, concurrency: number): Promise<Measured> {
   const none = { cpu: 0, gc: 0 };
@@ -160,7 +164,7 @@ for (let round = 1; round <= ROUNDS; round += 1) {
   rounds.push(got);
   const direct = got.direct!;
   const line = [`round ${round}: direct ${direct.rps.toFixed(0)} req/s (p50 ${ms(direct.p50)} ms, p99 ${ms(direct.p99)} ms)`];
-  for (const name of ['gateway', 'baseline'] as const) {
+  for (const name of ['gateway', 'baseline', 'passthrough'] as const) {
     const via = got[name];
     if (!via) continue;
     line.push(
@@ -197,7 +201,7 @@ for (const target of targets) {
 }
 const { count } = await ask<{ count: number }>(gateway, 'spans');
 
-function summarise(name: 'gateway' | 'baseline') {
+function summarise(name: 'gateway' | 'baseline' | 'passthrough') {
   const rows = rounds.map((r) => ({ direct: r.direct!, via: r[name]! }));
   return {
     throughputRatio: median(rows.map((r) => r.via.rps / r.direct.rps)),
@@ -216,7 +220,16 @@ function summarise(name: 'gateway' | 'baseline') {
   };
 }
 
-const summary = { ...summarise('gateway'), spansStored: count, connectionResetsRetried: resets };
+const passthroughSummary = passthrough ? summarise('passthrough') : null;
+const summary = {
+  ...summarise('gateway'),
+  // The same figures of the bare pass-through proxy, measured in the same rounds: the floor on this machine.
+  passthroughThroughputRatio: passthroughSummary?.throughputRatio ?? null,
+  passthroughP50AddedMs: passthroughSummary?.p50AddedMs ?? null,
+  passthroughCpuMicrosPerCall: passthroughSummary?.cpuMicrosPerCall ?? null,
+  spansStored: count,
+  connectionResetsRetried: resets,
+};
 const baselineSummary = baseline ? summarise('baseline') : null;
 
 console.log('');
@@ -233,6 +246,13 @@ for (const [label, s] of [['gateway', summary], ['baseline', baselineSummary]] a
       `${s.cpuMicrosPerCallSerial.toFixed(0)} µs one at a time; of which GC pauses ${s.gcPauseMicrosPerCall.toFixed(0)} µs and ${s.gcPauseMicrosPerCallSerial.toFixed(0)} µs`,
   );
 }
+if (passthroughSummary) {
+  const p = passthroughSummary;
+  console.log(
+    `bare pass-through proxy (no parsing, no span; the floor of a Node proxy here): throughput ratio ${(p.throughputRatio * 100).toFixed(1)} %, ` +
+      `added p50 ${ms(p.p50AddedMs)} ms one at a time, ${ms(p.p50AddedMsAtConcurrency)} ms at concurrency ${CONCURRENCY}; CPU ${p.cpuMicrosPerCall.toFixed(0)} µs per call`,
+  );
+}
 console.log(`backend CPU ${summary.backendCpuMicrosPerCall.toFixed(0)} µs and load generator CPU ${summary.clientCpuMicrosPerCall.toFixed(0)} µs per direct call`);
 console.log(`spans stored: ${count}; load-generator connection resets retried: ${resets}`);
 
@@ -243,6 +263,7 @@ if (JSON_OUT) {
     targets: { throughputRatio: 0.85, p50AddedMs: 1 },
     gateway: summary,
     ...(baselineSummary ? { baseline: { module: process.env.BENCH_BASELINE, ...baselineSummary } } : {}),
+    ...(passthroughSummary ? { passthrough: passthroughSummary } : {}),
     rounds,
     node: process.version,
     measuredAt: new Date().toISOString(),
@@ -251,7 +272,7 @@ if (JSON_OUT) {
   console.log(`figures written to ${JSON_OUT}`);
 }
 
-for (const child of [gateway, ...(baseline ? [baseline] : []), backend]) {
+for (const child of [gateway, ...(baseline ? [baseline] : []), ...(passthrough ? [passthrough] : []), backend]) {
   child.proc.send({ type: 'stop' });
   await once(child.proc, 'exit');
 }

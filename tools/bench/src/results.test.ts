@@ -44,6 +44,13 @@ describe('bench-results.json shape', () => {
     expect(table).toMatch(/store large: embedded .* 1\.5 rollouts\/s/);
     expect(table).toMatch(/training: Calc-X reward after GRPO +n\/a +not run: pass --with-training/);
     expect(table).toMatch(/adapter openai: CPU per traced call +300 µs/);
+    // Without the pass-through figures the gateway rows carry no note; with them, the floor is shown beside each.
+    expect(table).toMatch(/gateway added p50 \(concurrency 1\) +1\.5 ms +< 1 ms *\n/);
+    setPath(r, 'gateway.passthroughThroughputRatio', 0.82);
+    setPath(r, 'gateway.passthroughP50AddedMs', 0.92);
+    const withFloor = reportTable(r);
+    expect(withFloor).toMatch(/gateway throughput \/ direct +150\.0 % +≥ 85 % +bare pass-through proxy: 82\.0 %/);
+    expect(withFloor).toMatch(/gateway added p50 \(concurrency 1\) +1\.5 ms +< 1 ms +bare pass-through proxy: 0\.92 ms/);
     const lines = formatTable([{ figure: 'a', value: '1' }, { figure: 'long figure', value: '100' }]).split('\n');
     expect(lines[2]!.indexOf('1')).toBe(lines[3]!.indexOf('100') + 2);
   });
