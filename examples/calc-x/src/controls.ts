@@ -1,5 +1,6 @@
 /**
- * Benchmark (not a test): `npm run bench:controls -w examples/calc-x [-- --seeds 1,2,3 --rounds N --sft-steps N]`.
+ * Benchmark (not a test): `npm run bench:controls -w examples/calc-x [-- --seeds 1,2,3 --rounds N --sft-steps N
+ * --negative-credit first-divergence]`.
  * Per seed: one warm start, then GRPO and the two controls (shuffled rewards, zero advantages) from that same warm
  * start with the same settings, so the only difference between the three is the RL signal. Prints each run and the
  * mean validation gain of each variant. Slow: 3 runs per seed.
@@ -10,14 +11,21 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runCalcX, type CalcXOptions } from './run-calc-x';
 
-const { values } = parseArgs({ options: { seeds: { type: 'string', default: '1,2,3' }, rounds: { type: 'string' }, 'sft-steps': { type: 'string' } } });
+const { values } = parseArgs({
+  options: { seeds: { type: 'string', default: '1,2,3' }, rounds: { type: 'string' }, 'sft-steps': { type: 'string' }, 'negative-credit': { type: 'string' } },
+});
+const negativeCredit = values['negative-credit'];
+if (negativeCredit !== undefined && negativeCredit !== 'whole-response' && negativeCredit !== 'first-divergence') {
+  console.error(`--negative-credit ${negativeCredit}: unknown value; use whole-response or first-divergence`);
+  process.exit(2);
+}
 const seeds = values.seeds.split(',').map(Number);
 const rows: Array<{ control: string; seed: number; baseline: number; trained: number; seconds: number }> = [];
 for (const seed of seeds) {
   let warmStartFrom: string | undefined;
   for (const control of ['none', 'shuffled-rewards', 'zero-advantages'] as const) {
     const workDir = await mkdtemp(join(tmpdir(), `calc-x-${control}-${seed}-`));
-    const options: CalcXOptions = { seed, control, workDir, warmStartFrom, rounds: values.rounds ? Number(values.rounds) : undefined, sftSteps: values['sft-steps'] ? Number(values['sft-steps']) : undefined };
+    const options: CalcXOptions = { seed, control, workDir, warmStartFrom, rounds: values.rounds ? Number(values.rounds) : undefined, sftSteps: values['sft-steps'] ? Number(values['sft-steps']) : undefined, negativeCredit };
     const r = await runCalcX(options);
     warmStartFrom ??= join(workDir, 'weights');
     rows.push({ control, seed, baseline: r.baselineReward, trained: r.trainedReward, seconds: r.seconds });
