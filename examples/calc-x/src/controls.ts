@@ -9,16 +9,14 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { NEGATIVE_CREDITS } from '@agl/core/algorithms';
+import { flagChoice } from './flag-choice';
 import { runCalcX, type CalcXOptions } from './run-calc-x';
 
 const { values } = parseArgs({
   options: { seeds: { type: 'string', default: '1,2,3' }, rounds: { type: 'string' }, 'sft-steps': { type: 'string' }, 'negative-credit': { type: 'string' } },
 });
-const negativeCredit = values['negative-credit'];
-if (negativeCredit !== undefined && negativeCredit !== 'whole-response' && negativeCredit !== 'first-divergence') {
-  console.error(`--negative-credit ${negativeCredit}: unknown value; use whole-response or first-divergence`);
-  process.exit(2);
-}
+const negativeCredit = flagChoice('negative-credit', values['negative-credit'], NEGATIVE_CREDITS);
 const seeds = values.seeds.split(',').map(Number);
 const rows: Array<{ control: string; seed: number; baseline: number; trained: number; seconds: number }> = [];
 for (const seed of seeds) {

@@ -5,6 +5,8 @@
 import { copyFile, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { NEGATIVE_CREDITS } from '@agl/core/algorithms';
+import { flagChoice } from './flag-choice';
 import { runCalcX } from './run-calc-x';
 
 const { values } = parseArgs({
@@ -31,13 +33,8 @@ const { values } = parseArgs({
 // Paths are relative to where `npm run demo` was typed (npm sets INIT_CWD), not to this workspace.
 const here = (p: string): string => resolve(process.env.INIT_CWD ?? process.cwd(), p);
 const num = (v: string | undefined): number | undefined => (v === undefined ? undefined : Number(v));
-const oneOf = <T extends string>(flag: string, value: string | undefined, allowed: readonly T[]): T | undefined => {
-  if (value === undefined || (allowed as readonly string[]).includes(value)) return value as T | undefined;
-  console.error(`--${flag} ${value}: unknown value; use one of ${allowed.join(', ')}`);
-  process.exit(2);
-};
-const control = oneOf('control', values.control, ['none', 'shuffled-rewards', 'zero-advantages'] as const);
-const negativeCredit = oneOf('negative-credit', values['negative-credit'], ['whole-response', 'first-divergence'] as const);
+const control = flagChoice('control', values.control, ['none', 'shuffled-rewards', 'zero-advantages'] as const);
+const negativeCredit = flagChoice('negative-credit', values['negative-credit'], NEGATIVE_CREDITS);
 const t0 = Date.now();
 const log = (line: string): void => console.log(`[calc-x ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${line}`);
 const result = await runCalcX({

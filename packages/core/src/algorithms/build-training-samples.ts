@@ -1,6 +1,6 @@
 import { ValidationError } from '../errors/index';
 import type { Trajectory } from '../schema/index';
-import { firstDivergenceCredit, type NegativeCredit } from './divergence-credit';
+import { firstDivergenceCredit, NEGATIVE_CREDITS, type NegativeCredit } from './divergence-credit';
 import {
   normalisePerRolloutLoss,
   rolloutLevelAdvantages,
@@ -84,11 +84,11 @@ export function buildTrainingSamples(options: BuildTrainingSamplesOptions): Trai
   }
   const oneRewardPerRollout = reward.mode !== 'intermediate' && (reward.discount ?? 1) === 1;
   const { estimator = 'grpo', rolloutLevel = oneRewardPerRollout, negativeCredit = 'whole-response' } = advantage;
-  if (negativeCredit !== 'whole-response' && negativeCredit !== 'first-divergence') {
-    throw new ValidationError(
-      `unknown negativeCredit ${JSON.stringify(negativeCredit)}; use 'whole-response' or 'first-divergence'`,
-      [{ path: 'advantage.negativeCredit', message: "expected 'whole-response' or 'first-divergence'" }],
-    );
+  if (!NEGATIVE_CREDITS.includes(negativeCredit)) {
+    const allowed = NEGATIVE_CREDITS.map((v) => `'${v}'`).join(' or ');
+    throw new ValidationError(`unknown negativeCredit ${JSON.stringify(negativeCredit)}; use ${allowed}`, [
+      { path: 'advantage.negativeCredit', message: `expected ${allowed}` },
+    ]);
   }
   if (estimator === 'none') return { samples, stats };
   const config = {

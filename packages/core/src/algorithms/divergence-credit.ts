@@ -5,7 +5,10 @@ import type { TrainingSample } from './training-sample';
  * - `whole-response`: every trained token carries it (GRPO's default);
  * - `first-divergence`: see {@link firstDivergenceCredit}.
  */
-export type NegativeCredit = 'whole-response' | 'first-divergence';
+export type NegativeCredit = (typeof NEGATIVE_CREDITS)[number];
+
+/** Every {@link NegativeCredit}, for validating a value that came from outside (a CLI flag, a config file). */
+export const NEGATIVE_CREDITS = ['whole-response', 'first-divergence'] as const;
 
 /**
  * Narrows the blame of worse-than-average samples to where they went wrong. For each sample with a negative advantage

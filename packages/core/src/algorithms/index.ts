@@ -27,7 +27,7 @@ export { aggregateTrajectory, type AggregateTrajectoryOptions } from './trajecto
 export { mean, sampleStd, populationStd, type GroupedScores } from './grouped-scores';
 export { grpoAdvantages, type GrpoAdvantagesOptions } from './grpo-advantages';
 export { rlooAdvantages } from './rloo-advantages';
-export { firstDivergenceCredit, type NegativeCredit } from './divergence-credit';
+export { firstDivergenceCredit, NEGATIVE_CREDITS, type NegativeCredit } from './divergence-credit';
 export {
   sampleAdvantages,
   rolloutLevelAdvantages,

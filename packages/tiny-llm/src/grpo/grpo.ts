@@ -176,7 +176,7 @@ export class GRPO {
       trajectories: input,
       level: 'trajectory',
       reward: { mode: 'final', discount: 1, fillValue: 0 },
-      advantage: { estimator: 'grpo', normalizeByStd: true, negativeCredit: o.negativeCredit ?? 'whole-response' },
+      advantage: { estimator: 'grpo', normalizeByStd: true, negativeCredit: o.negativeCredit },
       ...(o.maxPromptLength !== undefined ? { maxPromptLength: o.maxPromptLength } : {}),
       ...(o.maxResponseLength !== undefined ? { maxResponseLength: o.maxResponseLength } : {}),
     });
