@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parses, prng } from './__fixtures__/fuzz-helpers';
+import { seededRandom } from '@agl/core';
+import { parses } from './__fixtures__/fuzz-helpers';
 import { findJsonPath as findInBytes, MAX_SCAN_DEPTH, scanValue as scanBytes, skipWhitespace } from './json-scan';
 import { parseUpstreamJson as parseBytes } from './upstream-json';
 
@@ -37,7 +38,7 @@ describe('scanValue', () => {
   });
 
   it('agrees with JSON.parse on random JSON texts and on every one-character corruption of some of them', () => {
-    const rand = prng(7);
+    const rand = seededRandom(7);
     for (let n = 0; n < 300; n += 1) {
       const value = randomValue(rand, 0);
       const text = JSON.stringify(value, null, n % 3 === 0 ? 1 : undefined) ?? 'null';
@@ -84,7 +85,7 @@ describe('findJsonPath', () => {
   });
 
   it('matches JSON.parse on random documents that hold the path', () => {
-    const rand = prng(11);
+    const rand = seededRandom(11);
     for (let n = 0; n < 200; n += 1) {
       const first = { logprobs: { content: randomValue(rand, 1), x: randomValue(rand, 2) }, y: randomValue(rand, 2) };
       const text = JSON.stringify({ id: randomValue(rand, 2), choices: [first, randomValue(rand, 2)] }, null, n % 2 === 0 ? 2 : undefined);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parses, prng } from './__fixtures__/fuzz-helpers';
+import { seededRandom } from '@agl/core';
+import { parses } from './__fixtures__/fuzz-helpers';
 import { logprobsListEnd } from './logprobs-list';
 import { parseUpstreamJson } from './upstream-json';
 
@@ -20,7 +21,7 @@ function randomList(rand: () => number): string {
 
 describe('logprobsListEnd', () => {
   it('matches logprobs lists as servers write them, compact or indented, from any position', () => {
-    const rand = prng(3);
+    const rand = seededRandom(3);
     for (let n = 0; n < 300; n += 1) {
       const list = randomList(rand);
       expect([list, logprobsListEnd(list, 0)]).toEqual([list, list.length]);
@@ -32,7 +33,7 @@ describe('logprobsListEnd', () => {
   });
 
   it('never matches text that is not valid JSON (every one-character corruption of some lists)', () => {
-    const rand = prng(5);
+    const rand = seededRandom(5);
     for (let n = 0; n < 40; n += 1) {
       const list = randomList(rand);
       for (let i = 0; i < list.length; i += 1) {
@@ -61,7 +62,7 @@ describe('logprobsListEnd', () => {
 
 describe('parseUpstreamJson with and without the fast path', () => {
   it('gives the same result whichever path cuts the list out', () => {
-    const rand = prng(9);
+    const rand = seededRandom(9);
     for (let n = 0; n < 100; n += 1) {
       const content = JSON.parse(randomList(rand)) as unknown[];
       // An extra key in the first entry makes the fast path decline, so the byte scanner cuts the same list.

@@ -9,7 +9,8 @@ import type { SpanInput } from '@agl/core';
 import { toWire } from '@agl/core/schema';
 import { createStoreServer } from '@agl/store/server';
 import { MIGRATIONS, SqliteStore } from '@agl/store/sqlite';
-import { generateAttributes, seededRandom } from './random-attributes';
+import { seededRandom } from '@agl/core';
+import { generateAttributes } from './random-attributes';
 import { median } from './results';
 
 /** Options of {@link runIngestBench}. */

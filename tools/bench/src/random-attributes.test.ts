@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ATTRIBUTE_RANGES, flattenDict, generateAttributes, randomDict, randomString, seededRandom, type NestedRecord } from './random-attributes';
+import { seededRandom } from '@agl/core';
+import { ATTRIBUTE_RANGES, flattenDict, generateAttributes, randomDict, randomString, type NestedRecord } from './random-attributes';
 
 function depthOf(value: NestedRecord): number {
   const children = Object.values(value);

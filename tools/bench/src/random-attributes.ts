@@ -106,15 +106,3 @@ export function generateAttributes(random: Random = Math.random): FlatAttributes
   level('', randInt(depth[0], depth[1], random));
   return out;
 }
-
-/** A small deterministic PRNG (mulberry32) for tests and reproducible fixtures. */
-export function seededRandom(seed: number): Random {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

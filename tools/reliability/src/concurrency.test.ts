@@ -1,8 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { seededRandom } from '@agl/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomInt, seededRandom } from './harness/seeded-random';
+import { randomInt } from './harness/random-int';
 import { startStoreProcess, type StoreProcess } from './harness/store-process';
 
 const DEQUEUERS = 200;

@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { seededRandom } from '@agl/core';
 import { StoreClient } from '@agl/store/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { killAndWait, onLines, spawnNode } from './harness/child-process';
-import { randomInt, seededRandom } from './harness/seeded-random';
+import { randomInt } from './harness/random-int';
 import { startStoreProcess, type StoreProcess } from './harness/store-process';
 
 const WRITER = fileURLToPath(new URL('./__fixtures__/crash-writer.mjs', import.meta.url));

@@ -1,20 +1,12 @@
-/**
- * A small seeded pseudo-random generator (mulberry32). Same seed, same sequence, on every platform.
- */
+import { seededRandom } from '@agl/core';
+
+/** Seeded draws for weights and sampling over `seededRandom` (mulberry32). Same seed, same sequence, on every platform. */
 export class SeededRng {
-  #state: number;
+  /** A float in [0, 1). */
+  readonly next: () => number;
 
   constructor(seed: number) {
-    this.#state = (Math.floor(seed) ^ 0x9e3779b9) >>> 0;
-  }
-
-  /** A float in [0, 1). */
-  next(): number {
-    this.#state = (this.#state + 0x6d2b79f5) >>> 0;
-    let t = this.#state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    this.next = seededRandom(Math.floor(seed) ^ 0x9e3779b9);
   }
 
   /** A standard-normal sample (Box-Muller). */
