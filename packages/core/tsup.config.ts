@@ -5,6 +5,7 @@ export default aglTsupConfig({
     'index': 'src/index.ts',
     'schema/index': 'src/schema/index.ts',
     'semconv': 'src/semconv.ts',
+    'seeded-random': 'src/seeded-random.ts',
     'errors/index': 'src/errors/index.ts',
     'tracer/index': 'src/tracer/index.ts',
     'adapters/index': 'src/adapters/index.ts',

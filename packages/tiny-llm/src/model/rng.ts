@@ -1,4 +1,4 @@
-import { seededRandom } from '@agl/core';
+import { seededRandom } from '@agl/core/random';
 
 /** Seeded draws for weights and sampling over `seededRandom` (mulberry32). Same seed, same sequence, on every platform. */
 export class SeededRng {
