@@ -71,7 +71,12 @@ export async function handleChat(host: TinyModelHost, body: unknown, res: Server
   const results = await gen.result;
   const ends = results.map((r, i) => builders[i]!.finish(r.finishReason));
   const completionTokens = builders.reduce((s, b) => s + b.tokens.length, 0);
-  const usage = { prompt_tokens: promptIds.length, completion_tokens: completionTokens, total_tokens: promptIds.length + completionTokens };
+  const usage = {
+    prompt_tokens: promptIds.length,
+    completion_tokens: completionTokens,
+    total_tokens: promptIds.length + completionTokens,
+    prompt_tokens_details: { cached_tokens: results[0]?.cachedTokens ?? 0 },
+  };
   if (req.stream) {
     ends.forEach((end, index) => {
       const delta: Record<string, unknown> = {};

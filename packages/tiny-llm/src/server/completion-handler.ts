@@ -95,7 +95,13 @@ export async function handleCompletion(host: TinyModelHost, body: unknown, res: 
     }),
   );
   const promptTokens = prompts.reduce((s, p) => s + p.length, 0);
-  const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+  const cachedTokens = results.reduce((s, r) => s + (r[0]?.cachedTokens ?? 0), 0);
+  const usage = {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+    prompt_tokens_details: { cached_tokens: cachedTokens },
+  };
   if (req.stream) {
     if (req.includeUsage) write([], { usage });
     res.end('data: [DONE]\n\n');

@@ -143,6 +143,37 @@ describe('tiny server through the openai client', () => {
     expect(stopped.choices[0]!.finish_reason).toBe('stop');
   });
 
+  it("reuses the KV cache of a repeated prompt and of the previous turn, reporting OpenAI's cached_tokens", async () => {
+    const fresh = await startTinyServer({ weightsDir: dir, version: 'v1' }); // nothing cached yet
+    try {
+      const c = new OpenAI({ baseURL: `${fresh.url}/v1`, apiKey: 'unused' });
+      const messages = [{ role: 'user' as const, content: 'add 2 3' }];
+      const ask = () => c.chat.completions.create({ model: 'agl-tiny', messages, tools: [CALC_TOOL], temperature: 0, logprobs: true });
+      const first = await ask();
+      const second = await ask();
+      expect(first.usage!.prompt_tokens_details!.cached_tokens).toBe(0);
+      // All but the last prompt token (its logits are needed) come from the cache, and the answer is bit-identical.
+      expect(second.usage!.prompt_tokens_details!.cached_tokens).toBe(second.usage!.prompt_tokens - 1);
+      const { tool_calls: calls1, ...rest1 } = first.choices[0]!.message;
+      const { tool_calls: calls2, ...rest2 } = second.choices[0]!.message;
+      expect(rest2).toEqual(rest1);
+      const withoutId = (calls: typeof calls1) => calls!.map(({ id: _id, ...call }) => call); // call ids are fresh each time
+      expect(withoutId(calls2)).toEqual(withoutId(calls1));
+      expect(second.choices[0]!.logprobs).toEqual(first.choices[0]!.logprobs);
+      // The agent's next turn repeats the prompt and the answer (a tool call): the answer's positions are cached too.
+      const call = first.choices[0]!.message.tool_calls![0]!;
+      const next = await c.chat.completions.create({
+        model: 'agl-tiny',
+        messages: [...messages, first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: '5' }],
+        tools: [CALC_TOOL],
+        temperature: 0,
+      });
+      expect(next.usage!.prompt_tokens_details!.cached_tokens).toBeGreaterThan(first.usage!.prompt_tokens);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('forces a tool call with tool_choice and refuses bad input with the field name', async () => {
     const forced = await client.chat.completions.create({
       model: 'm',

@@ -173,9 +173,13 @@ export class TrainerCore {
     if (beta > 0 && !this.#ref) throw new UserError('policyStep: klCoef > 0 needs reference weights; create the trainer with `reference`.');
     const batch = packBatch(this.config, options.samples.map(policyRow), this.#padId);
     const N = batch.targets.length;
-    const current = tf.tidy(() => this.#tokenLogp(batch, this.#vars).dataSync());
+    // A trained token without a rollout-time logprob is treated as on-policy (ratio 1): that needs the current
+    // logprobs before the step, one extra forward pass. Untrained positions (weight 0) take any finite value.
+    let missing = false;
+    for (let k = 0; k < N && !missing; k++) missing = batch.mask[k]! > 0 && !Number.isFinite(batch.oldLogprobs[k]!);
+    const before = missing ? tf.tidy(() => this.#tokenLogp(batch, this.#vars).dataSync()) : null;
     const old = new Float32Array(N);
-    for (let k = 0; k < N; k++) old[k] = Number.isFinite(batch.oldLogprobs[k]!) ? batch.oldLogprobs[k]! : current[k]!;
+    for (let k = 0; k < N; k++) old[k] = Number.isFinite(batch.oldLogprobs[k]!) ? batch.oldLogprobs[k]! : (before?.[k] ?? 0);
     const ref = beta > 0 ? tf.tidy(() => this.#tokenLogp(batch, this.#ref!).dataSync()) : undefined;
     const denom = Math.max(1, batch.tokens);
     // Loss weight per target: token-mean over the batch, or the mean of per-sequence token means.
@@ -191,9 +195,12 @@ export class TrainerCore {
       }
     }
     let entropy = 0;
+    // The metrics below use the logprobs of the step's own forward pass (the weights before the update).
+    let current = before ?? new Float32Array(N);
     const { loss, gradNorm } = this.#step(() => {
       const logits = tfForward(tf, this.config, this.#vars, batch.inputs);
       const { logp, logpAll } = tokenLogprobs(tf, logits, batch.targets, this.config.vocabSize);
+      if (!before) current = logp.dataSync() as Float32Array;
       const mask = tf.tensor1d(batch.mask);
       const adv = tf.tensor1d(batch.advantages);
       const ratio = tf.exp(tf.sub(logp, tf.tensor1d(old)));

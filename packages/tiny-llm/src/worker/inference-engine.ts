@@ -9,6 +9,8 @@ import { spawnWorker } from './spawn-worker';
 export interface EngineChoice {
   tokens: GeneratedToken[];
   finishReason: FinishReason;
+  /** Prompt positions whose keys and values came from the worker's prefix cache (OpenAI's `cached_tokens`). */
+  cachedTokens: number;
 }
 
 /** A generation in flight. */
@@ -26,6 +28,7 @@ interface Pending {
   resolve: (c: EngineChoice[]) => void;
   reject: (e: Error) => void;
   remaining: number;
+  cachedTokens: number;
 }
 
 /** The main-thread handle of the inference worker: load weights, generate, cancel. */
@@ -82,6 +85,7 @@ export class InferenceEngine {
         resolve,
         reject,
         remaining: n,
+        cachedTokens: 0,
       });
     });
     this.#post({ type: 'generate', id, version: options.version, params: options.params, n });
@@ -92,7 +96,7 @@ export class InferenceEngine {
         if (!p) return;
         this.#post({ type: 'cancel', id });
         this.#pending.delete(id);
-        p.resolve(p.choices.map((c) => ({ tokens: c.tokens, finishReason: c.finishReason ?? 'stop' })));
+        p.resolve(p.choices.map((c) => ({ tokens: c.tokens, finishReason: c.finishReason ?? 'stop', cachedTokens: p.cachedTokens })));
       },
     };
   }
@@ -116,14 +120,16 @@ export class InferenceEngine {
     }
     const p = this.#pending.get(e.id);
     if (!p) return;
-    if (e.type === 'tokens') {
+    if (e.type === 'prefilled') {
+      p.cachedTokens = e.cachedTokens;
+    } else if (e.type === 'tokens') {
       p.choices[e.index]!.tokens.push(...e.tokens);
       p.onTokens?.(e.index, e.tokens);
     } else if (e.type === 'done') {
       p.choices[e.index]!.finishReason = e.finishReason;
       if (--p.remaining === 0) {
         this.#pending.delete(e.id);
-        p.resolve(p.choices.map((c) => ({ tokens: c.tokens, finishReason: c.finishReason ?? 'stop' })));
+        p.resolve(p.choices.map((c) => ({ tokens: c.tokens, finishReason: c.finishReason ?? 'stop', cachedTokens: p.cachedTokens })));
       }
     } else {
       this.#pending.delete(e.id);

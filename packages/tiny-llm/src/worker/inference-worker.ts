@@ -1,5 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { InferenceModel } from '../model/inference-model';
+import { PrefixCache } from '../model/prefix-cache';
 import { Sequence } from '../model/sequence';
 import type { InferenceEvent, InferenceRequest } from './protocol';
 
@@ -15,6 +16,7 @@ interface Job {
 const pending: Job[] = [];
 const active: Array<{ id: number; index: number; seq: Sequence }> = [];
 const cancelled = new Set<number>();
+const prefixes = new PrefixCache();
 let scheduled = false;
 
 function send(e: InferenceEvent): void {
@@ -32,7 +34,10 @@ function prefill(job: Job): void {
   const model = job.model;
   try {
     const first = new Sequence(model, params);
-    const logits = model.prefill(first.cache, params.promptIds);
+    const cachedTokens = prefixes.restore(model, first.cache, params.promptIds);
+    const logits = model.prefill(first.cache, params.promptIds.slice(cachedTokens));
+    prefixes.remember(model, params.promptIds, first.cache);
+    send({ type: 'prefilled', id, cachedTokens });
     for (let i = 0; i < job.params.n; i++) {
       const seq = i === 0 ? first : new Sequence(model, { ...params, seed: params.seed + i }, first.cache.clone(model.config));
       seq.logits = logits.slice();
@@ -57,6 +62,9 @@ function tick(): void {
     const tok = entry.seq.choose();
     if (tok) send({ type: 'tokens', id: entry.id, index: entry.index, tokens: [tok] });
     if (entry.seq.finishReason || !tok) {
+      // The cache holds the prompt and every chosen token but the last: an agent's next prompt usually starts so.
+      const { seq } = entry;
+      prefixes.remember(seq.model, [...seq.params.promptIds, ...seq.output.slice(0, -1).map((t) => t.id)], seq.cache);
       send({ type: 'done', id: entry.id, index: entry.index, finishReason: entry.seq.finishReason ?? 'stop' });
       active.splice(i, 1);
       continue;
@@ -86,9 +94,12 @@ port.on('message', (msg: InferenceRequest) => {
       models.set(msg.version, new InferenceModel(msg.weights));
       send({ type: 'loaded', version: msg.version });
       break;
-    case 'unload':
+    case 'unload': {
+      const model = models.get(msg.version);
       models.delete(msg.version);
+      if (model) prefixes.forget(model);
       break;
+    }
     case 'generate': {
       const model = models.get(msg.version);
       if (!model) send({ type: 'error', id: msg.id, message: `Weights version "${msg.version}" is not loaded in the worker.` });

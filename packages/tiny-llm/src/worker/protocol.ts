@@ -11,6 +11,8 @@ export type InferenceRequest =
 /** Messages from the inference worker. */
 export type InferenceEvent =
   | { type: 'loaded'; version: string }
+  /** The prompt is in the KV cache; `cachedTokens` of its positions came from the prefix cache. */
+  | { type: 'prefilled'; id: number; cachedTokens: number }
   | { type: 'tokens'; id: number; index: number; tokens: GeneratedToken[] }
   | { type: 'done'; id: number; index: number; finishReason: FinishReason }
   | { type: 'error'; id: number; message: string };
