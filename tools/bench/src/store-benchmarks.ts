@@ -5,7 +5,7 @@ import { inclusiveHotspots, summarizeCpuProfile } from './cpu-profile-summary';
 import { postgresServerStarter } from './postgres-server';
 import { median, round, type ResultTree } from './results';
 import { SCENARIO_SIZES, type ScenarioSize } from './scenario-sizes';
-import { runEmbeddedScenario, runHttpScenario, type ScenarioRunResult } from './store-scenario';
+import { runEmbeddedScenario, runEmbeddedThreadsScenario, runHttpScenario, type ScenarioRunResult } from './store-scenario';
 
 /** Options of {@link runStoreBenchmarks}. */
 export interface StoreBenchmarksOptions {
@@ -31,6 +31,7 @@ const summarizeRuns = (runs: ScenarioRunResult[]): ResultTree => ({
     lateSpans: r.lateSpans,
     cpuSeconds: r.cpuSeconds === null ? null : round(r.cpuSeconds, 2),
     ...(r.runnerProcesses === undefined ? {} : { runnerProcesses: r.runnerProcesses }),
+    ...(r.runnerThreads === undefined ? {} : { runnerThreads: r.runnerThreads }),
     storeServerCpuSeconds: r.storeServerCpuSeconds == null ? null : round(r.storeServerCpuSeconds, 2),
     storeServerPeakRssMb: r.storeServerPeakRssMb == null ? null : round(r.storeServerPeakRssMb, 1),
     sqliteBytesPerSpan: r.sqliteBytesPerSpan == null ? null : Math.round(r.sqliteBytesPerSpan),
@@ -68,7 +69,7 @@ function describeProfile(profile: string, artifactsDir: string): ResultTree {
 }
 
 /**
- * The store scenario for every size on the embedded and HTTP + SQLite backends (and PostgreSQL behind the server when
+ * The store scenario for every size on the embedded (one thread, and runners on a thread per core) and HTTP + SQLite backends (and PostgreSQL behind the server when
  * `AGL_TEST_PG_URL` is set and `PostgresStore` exists; one run per size). The first large HTTP run records the server's
  * CPU profile.
  */
@@ -86,6 +87,7 @@ export async function runStoreBenchmarks(options: StoreBenchmarksOptions): Promi
     const entry: ResultTree = { aglValues: describeSize(size, tasks) };
     const backends: Array<{ key: string; run: (rep: number, dir: string) => Promise<ScenarioRunResult> }> = [
       { key: 'embedded', run: (_rep, dir) => runEmbeddedScenario({ size, tasks, dir, log: options.log }) },
+      { key: 'embeddedThreads', run: (_rep, dir) => runEmbeddedThreadsScenario({ size, tasks, dir, log: options.log }) },
       {
         key: 'sqliteHttp',
         run: (rep, dir) => runHttpScenario({ size, tasks, dir, log: options.log, cpuProfileDir: size.name === 'large' && rep === 0 ? profileDir : undefined }),

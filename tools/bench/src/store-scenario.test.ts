@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Span } from '@agl/core';
 import { checkSpans } from './bench-agent';
 import { scenarioSize } from './scenario-sizes';
-import { runEmbeddedScenario } from './store-scenario';
+import { runEmbeddedScenario, runEmbeddedThreadsScenario } from './store-scenario';
 
 const dir = mkdtempSync(join(tmpdir(), 'agl-bench-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -31,5 +31,12 @@ describe('store scenario', () => {
     expect(result.totalSpans).toBeGreaterThanOrEqual(32 * 5);
     expect(result.totalSpans).toBeLessThanOrEqual(32 * 26);
     expect(result.rolloutsPerSecond).toBeGreaterThan(0);
+  });
+
+  it('runs the minimal size with the runners on two worker threads, each on its own connection to the file', { timeout: 60_000 }, async () => {
+    const result = await runEmbeddedThreadsScenario({ size: scenarioSize('minimal'), tasks: 32, dir, threads: 2 });
+    expect(result).toMatchObject({ backend: 'embeddedThreads', verified: 32, runnerThreads: 2, runner: { started: 32, succeeded: 32, failed: 0 } });
+    expect(result.totalSpans).toBeGreaterThanOrEqual(32 * 5);
+    expect(result.cpuSeconds).toBeGreaterThan(0);
   });
 });

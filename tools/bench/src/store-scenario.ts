@@ -1,9 +1,11 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import type { LightningStore } from '@agl/core';
 import { StoreClient } from '@agl/store/client';
 import { SqliteStore } from '@agl/store/sqlite';
@@ -11,6 +13,7 @@ import { Runner, type RunnerStats } from '@agl/trainer';
 import { runBatchAlgorithm, type BatchAlgorithmResult } from './batch-algorithm';
 import { createBenchTracer, makeBenchAgent } from './bench-agent';
 import { SOURCE_EXEC_ARGV, cpuSecondsOf, serveStore } from './child-processes';
+import type { RunnerThreadData } from './runner-thread';
 import type { ScenarioSize } from './scenario-sizes';
 
 /** Options shared by the scenario backends. */
@@ -26,7 +29,7 @@ export interface ScenarioRunOptions {
 
 /** One scenario run's figures. */
 export interface ScenarioRunResult extends BatchAlgorithmResult {
-  backend: 'embedded' | 'sqliteHttp' | 'postgresHttp';
+  backend: 'embedded' | 'embeddedThreads' | 'sqliteHttp' | 'postgresHttp';
   size: ScenarioSize['name'];
   tasks: number;
   totalSpans: number;
@@ -37,6 +40,8 @@ export interface ScenarioRunResult extends BatchAlgorithmResult {
   storeServerCpuSeconds?: number | null;
   /** HTTP runs: runner processes the workers were spread over. */
   runnerProcesses?: number;
+  /** Embedded-threads runs: worker threads the runner workers were spread over. */
+  runnerThreads?: number;
   /** HTTP runs: peak RSS of the store server process, MB. */
   storeServerPeakRssMb?: number | null;
   /** SQLite runs: database file bytes (after close) per stored span. */
@@ -92,6 +97,70 @@ export async function runEmbeddedScenario(options: ScenarioRunOptions): Promise<
   return { backend: 'embedded', size: size.name, tasks, totalSpans, runner: runner.stats, cpuSeconds: cpu, sqliteBytesPerSpan: totalSpans ? fileBytes(dbPath) / totalSpans : null, ...result };
 }
 
+/** Splits `total` workers over `parts` as evenly as possible; returns each part's [count, offset]. */
+function splitWorkers(total: number, parts: number): Array<[number, number]> {
+  let offset = 0;
+  return Array.from({ length: parts }, (_, i) => {
+    const count = Math.floor(total / parts) + (i < total % parts ? 1 : 0);
+    offset += count;
+    return [count, offset - count];
+  });
+}
+
+const RUNNER_THREAD = new URL('./runner-thread.ts', import.meta.url).href;
+const TSX_API = pathToFileURL(join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
+
+/** A worker thread running `runner-thread.ts` from source (tsx registered first). */
+function startRunnerThread(data: RunnerThreadData): Worker {
+  const boot = `import(${JSON.stringify(TSX_API)}).then((m) => { m.register(); return import(${JSON.stringify(RUNNER_THREAD)}); })`;
+  return new Worker(boot, { eval: true, execArgv: ['--conditions=@agl/source'], workerData: data });
+}
+
+/**
+ * The embedded backend across cores: the algorithm on this thread and `size.nRunners` runner workers spread over
+ * `threads` worker threads (default one per core), each thread with its own `SqliteStore` connection to the same file
+ * (the store's multi-connection mode: `BEGIN IMMEDIATE` writes, `PRAGMA data_version` wake-ups every 100 ms).
+ */
+export async function runEmbeddedThreadsScenario(options: ScenarioRunOptions & { threads?: number }): Promise<ScenarioRunResult> {
+  const { size, tasks } = options;
+  const dbPath = join(options.dir, `embedded-threads-${size.name}.sqlite`);
+  const waitPollIntervalMs = 100;
+  const store = new SqliteStore({ path: dbPath, waitPollIntervalMs });
+  const threads = Math.max(1, Math.min(options.threads ?? availableParallelism(), size.nRunners));
+  const workers = splitWorkers(size.nRunners, threads).map(([count, offset]) =>
+    startRunnerThread({ dbPath, workers: count, workerIdOffset: offset, maxRounds: size.maxRounds, sleepSeconds: size.sleepSeconds, pollSeconds: options.workerPollSeconds ?? 0.25, waitPollIntervalMs }),
+  );
+  const runner: RunnerStats = { started: 0, succeeded: 0, failed: 0 };
+  let result: BatchAlgorithmResult;
+  let totalSpans = 0;
+  let cpu = 0;
+  try {
+    await Promise.all(workers.map((w) => once(w, 'message')));
+    const cpu0 = process.cpuUsage(); // the whole process: this thread and every runner thread
+    result = await runBatchAlgorithm({ store, totalTasks: tasks, batchSize: size.batchSize, onProgress: progress(options, 'embedded threads') });
+    const used = process.cpuUsage(cpu0);
+    cpu = (used.user + used.system) / 1e6;
+    totalSpans = (await store.statistics()).totalSpans;
+  } finally {
+    await Promise.all(
+      workers.map(async (w) => {
+        const stopped = new Promise<RunnerStats | null>((resolve) => {
+          w.once('message', (m: { stats: RunnerStats }) => resolve(m.stats));
+          w.once('exit', () => resolve(null));
+        });
+        w.postMessage({ type: 'stop' });
+        const stats = await stopped;
+        runner.started += stats?.started ?? 0;
+        runner.succeeded += stats?.succeeded ?? 0;
+        runner.failed += stats?.failed ?? 0;
+        await w.terminate();
+      }),
+    );
+    await store.close();
+  }
+  return { backend: 'embeddedThreads', size: size.name, tasks, totalSpans, runner, cpuSeconds: cpu, runnerThreads: threads, sqliteBytesPerSpan: totalSpans ? fileBytes(dbPath) / totalSpans : null, ...result };
+}
+
 function progress(options: ScenarioRunOptions, label: string): ((done: number, total: number) => void) | undefined {
   if (!options.log) return undefined;
   let last = 0;
@@ -108,9 +177,7 @@ const RUNNER_CHILD = fileURLToPath(new URL('./runner-child.ts', import.meta.url)
 /** Starts `processes` runner children sharing `size.nRunners` workers against `url`; resolves once all run. */
 async function startRunnerChildren(url: string, size: ScenarioSize, processes: number, pollSeconds: number): Promise<ChildProcess[]> {
   const children: ChildProcess[] = [];
-  let offset = 0;
-  for (let i = 0; i < processes; i += 1) {
-    const workers = Math.floor(size.nRunners / processes) + (i < size.nRunners % processes ? 1 : 0);
+  for (const [i, [workers, offset]] of splitWorkers(size.nRunners, processes).entries()) {
     const profile = process.env.AGL_BENCH_RUNNER_CPU_PROFILE && i === 0 ? ['--cpu-prof', `--cpu-prof-dir=${process.env.AGL_BENCH_RUNNER_CPU_PROFILE}`] : [];
     const child = fork(RUNNER_CHILD, [], {
       execArgv: [...SOURCE_EXEC_ARGV, ...profile],
@@ -124,7 +191,6 @@ async function startRunnerChildren(url: string, size: ScenarioSize, processes: n
         AGL_BENCH_POLL_SECONDS: String(pollSeconds),
       },
     });
-    offset += workers;
     children.push(child);
   }
   await Promise.all(children.map((c) => once(c, 'message')));
