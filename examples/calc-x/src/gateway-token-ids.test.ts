@@ -60,5 +60,13 @@ describe('token ids through the gateway', () => {
     expect(samples[0]!.promptTokenIds).toEqual(direct.prompt_token_ids);
     expect(samples[0]!.responseTokenIds).toEqual(direct.choices[0]!.token_ids);
     expect(samples[0]!.logprobs).toEqual(direct.choices[0]!.logprobs.content.map((c) => c.logprob));
+
+    // The server's prefix cache, as the span records it: nothing the first time, all but the last prompt token after.
+    const again = await store.startRollout({ input: { question: '1234+5678' }, mode: 'train' });
+    await new OpenAI({ baseURL: `${gateway.url}/rollout/${again.rolloutId}/attempt/${again.attempt.attemptId}/v1`, apiKey: 'unused' }).chat.completions.create(body);
+    const cacheRead = async (rolloutId: string) =>
+      (await store.querySpans({ rolloutId, attemptId: 'latest' })).items.map((s) => s.attributes['gen_ai.usage.cache_read.input_tokens']);
+    expect(await cacheRead(rollout.rolloutId)).toEqual([0]);
+    expect(await cacheRead(again.rolloutId)).toEqual([direct.prompt_token_ids.length - 1]);
   });
 });

@@ -160,7 +160,11 @@ export function anthropicResponseToCanonical(message: JsonRecord): CanonicalResp
     responseTokenIds: null,
     logprobsContent: null,
   };
-  if (typeof usage.input_tokens === 'number') response.inputTokens = usage.input_tokens;
+  // Anthropic counts cache reads and writes apart from input_tokens; the span's input tokens include them (OTel GenAI).
+  const cacheRead = typeof usage.cache_read_input_tokens === 'number' ? usage.cache_read_input_tokens : 0;
+  const cacheWrite = typeof usage.cache_creation_input_tokens === 'number' ? usage.cache_creation_input_tokens : 0;
+  if (typeof usage.input_tokens === 'number') response.inputTokens = usage.input_tokens + cacheRead + cacheWrite;
+  if (typeof usage.cache_read_input_tokens === 'number') response.cachedInputTokens = cacheRead;
   if (typeof usage.output_tokens === 'number') response.outputTokens = usage.output_tokens;
   return response;
 }

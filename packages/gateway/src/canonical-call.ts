@@ -10,6 +10,7 @@ import {
   ATTR_GEN_AI_RESPONSE_ID,
   ATTR_GEN_AI_RESPONSE_MODEL,
   ATTR_GEN_AI_SYSTEM,
+  ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_COMPLETION_TOKENS,
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
@@ -72,6 +73,8 @@ export interface CanonicalResponse {
   model: string | null;
   choices: CanonicalChoice[];
   inputTokens?: number;
+  /** Input tokens the backend served from its prompt cache (OpenAI `cached_tokens`, Anthropic `cache_read_input_tokens`). */
+  cachedInputTokens?: number;
   outputTokens?: number;
   /** vLLM `prompt_token_ids`, when the backend returned them. */
   promptTokenIds: number[] | null;
@@ -151,6 +154,7 @@ export function callAttributes(request: CanonicalRequest, response: CanonicalRes
     attrs[ATTR_GEN_AI_USAGE_INPUT_TOKENS] = response.inputTokens;
     attrs[ATTR_GEN_AI_USAGE_PROMPT_TOKENS] = response.inputTokens;
   }
+  if (response.cachedInputTokens !== undefined) attrs[ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = response.cachedInputTokens;
   if (response.outputTokens !== undefined) {
     attrs[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS] = response.outputTokens;
     attrs[ATTR_GEN_AI_USAGE_COMPLETION_TOKENS] = response.outputTokens;

@@ -64,12 +64,16 @@ export function chatRequestToCanonical(body: JsonRecord): CanonicalRequest {
   };
 }
 
-function usageOf(body: JsonRecord): Pick<CanonicalResponse, 'inputTokens' | 'outputTokens'> {
+function usageOf(body: JsonRecord): Pick<CanonicalResponse, 'inputTokens' | 'cachedInputTokens' | 'outputTokens'> {
   const usage = isRecord(body.usage) ? body.usage : {};
-  const out: Pick<CanonicalResponse, 'inputTokens' | 'outputTokens'> = {};
+  const out: Pick<CanonicalResponse, 'inputTokens' | 'cachedInputTokens' | 'outputTokens'> = {};
   const input = num(usage.prompt_tokens) ?? num(usage.input_tokens);
   const output = num(usage.completion_tokens) ?? num(usage.output_tokens);
+  // Chat Completions: prompt_tokens_details; Responses: input_tokens_details.
+  const details = isRecord(usage.prompt_tokens_details) ? usage.prompt_tokens_details : isRecord(usage.input_tokens_details) ? usage.input_tokens_details : {};
+  const cached = num(details.cached_tokens);
   if (input !== undefined) out.inputTokens = input;
+  if (cached !== undefined) out.cachedInputTokens = cached;
   if (output !== undefined) out.outputTokens = output;
   return out;
 }
