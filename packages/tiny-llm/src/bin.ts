@@ -22,6 +22,7 @@ Options:
   --model-name <name>   serve: model id prefix (default agl-tiny)
   --seed <n>            init (and serve, for a new v0): weight seed (default 0)
   --sampling-seed <n>   serve: seed the seeds of requests that send none (reproducible runs)
+  --prefix-cache-mib <n> serve: memory for the prefix cache of prompts' KV caches (default 32; 0 turns it off)
   --d-model, --layers, --heads, --d-ff, --max-seq-len   model shape for init/bench`;
 
 async function main(): Promise<void> {
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
       'model-name': { type: 'string' },
       seed: { type: 'string', default: '0' },
       'sampling-seed': { type: 'string' },
+      'prefix-cache-mib': { type: 'string' },
       'd-model': { type: 'string' },
       layers: { type: 'string' },
       heads: { type: 'string' },
@@ -65,6 +67,7 @@ async function main(): Promise<void> {
       modelName: values['model-name'],
       init: { config: shape, seed: Number(values.seed) },
       samplingSeed: values['sampling-seed'] === undefined ? undefined : Number(values['sampling-seed']),
+      prefixCacheMiB: values['prefix-cache-mib'] === undefined ? undefined : Number(values['prefix-cache-mib']),
     });
     console.log(`AGL_TINY_URL=${server.url}`);
     console.error(`agl-tiny: serving ${server.current.modelId} (OpenAI base URL ${server.url}/v1)`);

@@ -34,6 +34,11 @@ export interface TinyModelHostOptions {
    * order they arrive in (the n-th sample of a prompt is always drawn the same way).
    */
   samplingSeed?: number;
+  /**
+   * Memory for the inference worker's prefix cache (the KV caches of recent prompts and answers, reused when a prompt
+   * starts like one of them), in MiB. Default 32; 0 turns it off.
+   */
+  prefixCacheMiB?: number;
 }
 
 /** Owns the inference worker and the currently served weights version. */
@@ -47,15 +52,17 @@ export class TinyModelHost {
   #promptCounts = new Map<string, Map<number, number>>();
   #loading: Promise<ServedModel> = Promise.resolve(undefined as unknown as ServedModel);
 
-  private constructor(store: WeightStore, modelName: string, samplingSeed: number | undefined) {
+  private constructor(store: WeightStore, modelName: string, samplingSeed: number | undefined, prefixCacheMiB: number) {
     this.store = store;
     this.modelName = modelName;
     this.#samplingSeed = samplingSeed;
-    this.engine = new InferenceEngine();
+    this.engine = new InferenceEngine({ prefixCacheBytes: prefixCacheMiB * 1024 * 1024 });
   }
 
   /** Starts the worker and loads the first version (creating `v0` when the directory is empty and `init` allows). */
   static async start(options: TinyModelHostOptions): Promise<TinyModelHost> {
+    const prefixCacheMiB = options.prefixCacheMiB ?? 32;
+    if (!(prefixCacheMiB >= 0)) throw new UserError(`prefixCacheMiB must be a number of MiB, 0 or more (0 turns the prefix cache off); got ${String(prefixCacheMiB)}.`);
     const store = new WeightStore({ dir: options.weightsDir });
     let version = options.version ?? (await store.latest());
     if (version === undefined) {
@@ -65,7 +72,7 @@ export class TinyModelHost {
       version = 'v0';
       await store.save({ weights, version, meta: { init: true, seed: options.init?.seed ?? 0 } });
     }
-    const host = new TinyModelHost(store, options.modelName ?? 'agl-tiny', options.samplingSeed);
+    const host = new TinyModelHost(store, options.modelName ?? 'agl-tiny', options.samplingSeed, prefixCacheMiB);
     try {
       await host.loadWeights(version);
     } catch (err) {

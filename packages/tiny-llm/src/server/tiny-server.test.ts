@@ -172,6 +172,17 @@ describe('tiny server through the openai client', () => {
     } finally {
       await fresh.close();
     }
+    // prefixCacheMiB: 0 turns it off; a bad size is refused by name.
+    const off = await startTinyServer({ weightsDir: dir, version: 'v1', prefixCacheMiB: 0 });
+    try {
+      const c = new OpenAI({ baseURL: `${off.url}/v1`, apiKey: 'unused' });
+      const ask = () => c.chat.completions.create({ model: 'agl-tiny', messages: [{ role: 'user', content: 'hi' }], temperature: 0, max_tokens: 4 });
+      await ask();
+      expect((await ask()).usage!.prompt_tokens_details!.cached_tokens).toBe(0);
+    } finally {
+      await off.close();
+    }
+    await expect(startTinyServer({ weightsDir: dir, version: 'v1', prefixCacheMiB: -1 })).rejects.toThrow(/prefixCacheMiB/);
   });
 
   it('forces a tool call with tool_choice and refuses bad input with the field name', async () => {

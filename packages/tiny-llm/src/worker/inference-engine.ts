@@ -39,8 +39,9 @@ export class InferenceEngine {
   #nextId = 1;
   #closed = false;
 
-  constructor() {
-    this.#worker = spawnWorker('inference-worker');
+  /** `prefixCacheBytes`: memory for the worker's prefix cache (default 32 MiB; 0 turns it off). */
+  constructor(options: { prefixCacheBytes?: number } = {}) {
+    this.#worker = spawnWorker('inference-worker', { prefixCacheBytes: options.prefixCacheBytes ?? 32 * 1024 * 1024 });
     this.#worker.on('message', (e: InferenceEvent) => this.#onEvent(e));
     this.#worker.on('error', (err) => this.#failAll(err));
     this.#worker.on('exit', (code) => {

@@ -1,4 +1,4 @@
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { InferenceModel } from '../model/inference-model';
 import { PrefixCache } from '../model/prefix-cache';
 import { Sequence } from '../model/sequence';
@@ -16,7 +16,7 @@ interface Job {
 const pending: Job[] = [];
 const active: Array<{ id: number; index: number; seq: Sequence }> = [];
 const cancelled = new Set<number>();
-const prefixes = new PrefixCache();
+const prefixes = new PrefixCache((workerData as { prefixCacheBytes?: number } | null)?.prefixCacheBytes);
 let scheduled = false;
 
 function send(e: InferenceEvent): void {
