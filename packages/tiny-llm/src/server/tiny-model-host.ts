@@ -52,17 +52,17 @@ export class TinyModelHost {
   #promptCounts = new Map<string, Map<number, number>>();
   #loading: Promise<ServedModel> = Promise.resolve(undefined as unknown as ServedModel);
 
-  private constructor(store: WeightStore, modelName: string, samplingSeed: number | undefined, prefixCacheMiB: number) {
+  private constructor(store: WeightStore, modelName: string, samplingSeed: number | undefined, prefixCacheMiB: number | undefined) {
     this.store = store;
     this.modelName = modelName;
     this.#samplingSeed = samplingSeed;
-    this.engine = new InferenceEngine({ prefixCacheBytes: prefixCacheMiB * 1024 * 1024 });
+    this.engine = new InferenceEngine({ prefixCacheBytes: prefixCacheMiB === undefined ? undefined : prefixCacheMiB * 1024 * 1024 });
   }
 
   /** Starts the worker and loads the first version (creating `v0` when the directory is empty and `init` allows). */
   static async start(options: TinyModelHostOptions): Promise<TinyModelHost> {
-    const prefixCacheMiB = options.prefixCacheMiB ?? 32;
-    if (!(prefixCacheMiB >= 0)) throw new UserError(`prefixCacheMiB must be a number of MiB, 0 or more (0 turns the prefix cache off); got ${String(prefixCacheMiB)}.`);
+    const { prefixCacheMiB } = options;
+    if (prefixCacheMiB !== undefined && !(prefixCacheMiB >= 0)) throw new UserError(`prefixCacheMiB must be a number of MiB, 0 or more (0 turns the prefix cache off); got ${String(prefixCacheMiB)}.`);
     const store = new WeightStore({ dir: options.weightsDir });
     let version = options.version ?? (await store.latest());
     if (version === undefined) {

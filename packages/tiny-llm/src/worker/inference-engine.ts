@@ -31,6 +31,11 @@ interface Pending {
   cachedTokens: number;
 }
 
+/** A generation's choices as they stand (a choice not finished yet counts as stopped). */
+function finishedChoices(p: Pending): EngineChoice[] {
+  return p.choices.map((c) => ({ tokens: c.tokens, finishReason: c.finishReason ?? 'stop', cachedTokens: p.cachedTokens }));
+}
+
 /** The main-thread handle of the inference worker: load weights, generate, cancel. */
 export class InferenceEngine {
   readonly #worker: Worker;
@@ -39,9 +44,9 @@ export class InferenceEngine {
   #nextId = 1;
   #closed = false;
 
-  /** `prefixCacheBytes`: memory for the worker's prefix cache (default 32 MiB; 0 turns it off). */
+  /** `prefixCacheBytes`: memory for the worker's prefix cache (default: `PrefixCache`'s 32 MiB; 0 turns it off). */
   constructor(options: { prefixCacheBytes?: number } = {}) {
-    this.#worker = spawnWorker('inference-worker', { prefixCacheBytes: options.prefixCacheBytes ?? 32 * 1024 * 1024 });
+    this.#worker = spawnWorker('inference-worker', { prefixCacheBytes: options.prefixCacheBytes });
     this.#worker.on('message', (e: InferenceEvent) => this.#onEvent(e));
     this.#worker.on('error', (err) => this.#failAll(err));
     this.#worker.on('exit', (code) => {
@@ -97,7 +102,7 @@ export class InferenceEngine {
         if (!p) return;
         this.#post({ type: 'cancel', id });
         this.#pending.delete(id);
-        p.resolve(p.choices.map((c) => ({ tokens: c.tokens, finishReason: c.finishReason ?? 'stop', cachedTokens: p.cachedTokens })));
+        p.resolve(finishedChoices(p));
       },
     };
   }
@@ -130,7 +135,7 @@ export class InferenceEngine {
       p.choices[e.index]!.finishReason = e.finishReason;
       if (--p.remaining === 0) {
         this.#pending.delete(e.id);
-        p.resolve(p.choices.map((c) => ({ tokens: c.tokens, finishReason: c.finishReason ?? 'stop', cachedTokens: p.cachedTokens })));
+        p.resolve(finishedChoices(p));
       }
     } else {
       this.#pending.delete(e.id);
