@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '@agl/store/sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCalcX } from './run-calc-x';
+import { linearDecay, runCalcX } from './run-calc-x';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -55,5 +55,17 @@ describe('Calc-X pipeline (short, fixed seed)', () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('linearDecay (--rl-lr-end)', () => {
+  it('goes from the start rate at round 1 to the end rate at the last round, and holds it after', () => {
+    const lr = linearDecay({ rlLearningRate: 1e-3, rlLearningRateEnd: 1e-4, rounds: 11 })!;
+    expect(lr(1)).toBeCloseTo(1e-3, 12);
+    expect(lr(6)).toBeCloseTo(5.5e-4, 12);
+    expect(lr(11)).toBeCloseTo(1e-4, 12);
+    expect(lr(15)).toBeCloseTo(1e-4, 12); // a resumed run that goes past its rounds
+    expect(linearDecay({ rlLearningRate: 1e-3, rounds: 11 })).toBeUndefined();
+    expect(linearDecay({ rlLearningRate: 1e-3, rlLearningRateEnd: 0, rounds: 1 })!(1)).toBe(1e-3);
   });
 });

@@ -24,6 +24,8 @@ export interface CalcXOptions {
   groupSize?: number;
   valEvery?: number;
   rlLearningRate?: number;
+  /** Decay the RL learning rate linearly from `rlLearningRate` (round 1) to this (the last round). Default: constant. */
+  rlLearningRateEnd?: number;
   clipEps?: number;
   klCoef?: number;
   /** Policy updates (minibatch passes) per round. */
@@ -82,6 +84,13 @@ export const CALC_X_DEFAULTS = {
   nRunners: 8,
 } satisfies CalcXOptions;
 
+/** The RL learning rate of round `n` when `rlLearningRateEnd` is set (linear from `rlLearningRate`), else undefined. */
+export function linearDecay(o: { rlLearningRate: number; rlLearningRateEnd?: number; rounds: number }): ((round: number) => number) | undefined {
+  const { rlLearningRate: from, rlLearningRateEnd: to, rounds } = o;
+  if (to === undefined) return undefined;
+  return (round) => from + (to - from) * Math.min(1, (round - 1) / Math.max(1, rounds - 1));
+}
+
 /** Warm start, baseline validation, GRPO rounds with validation, reward-curve PNG: the whole Calc-X pipeline. */
 export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
   const given = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as CalcXOptions;
@@ -136,7 +145,7 @@ export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
     const gateway = await startGateway({ store, port: 0 });
     closers.unshift(() => gateway.close());
 
-    const backend = new TinyGrpoBackend({ trainer, server, firstVersion: grpoVersions.length + 1, servedVersion: resumed ? (grpoVersions.at(-1) ?? 'warm') : undefined, clipEps: options.clipEps, klCoef: options.klCoef, stepsPerTrain: options.stepsPerRound, samplingParameters: { temperature: options.trainTemperature } });
+    const backend = new TinyGrpoBackend({ trainer, server, firstVersion: grpoVersions.length + 1, servedVersion: resumed ? (grpoVersions.at(-1) ?? 'warm') : undefined, clipEps: options.clipEps, klCoef: options.klCoef, stepsPerTrain: options.stepsPerRound, learningRate: linearDecay(options), samplingParameters: { temperature: options.trainTemperature } });
     const algorithm = new GRPO({
       backend,
       rounds: options.rounds,

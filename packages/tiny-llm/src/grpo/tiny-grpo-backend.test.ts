@@ -65,4 +65,31 @@ describe('TinyGrpoBackend', () => {
     expect(result.metrics.rewardMean).toBeCloseTo(1 / 3, 6);
     expect(await new WeightStore({ dir }).list()).toContain('grpo-1');
   });
+  it('runs each version\'s policy steps at the rate its learning-rate schedule gives', async () => {
+    const own = await TinyTrainer.create({ weightsDir: dir, version: 'v0', optimizer: { learningRate: 1e-2 } });
+    try {
+      const good = [50, 51, 52, 53];
+      const pair = [{ promptTokenIds: [1, 72, 105, 3], responseTokenIds: good }];
+      const rates: number[] = [];
+      const backend = new TinyGrpoBackend({
+        trainer: own,
+        server: { url: 'http://127.0.0.1:9', loadWeights: async () => undefined },
+        versionPrefix: 'lr-',
+        learningRate: (version) => {
+          rates.push(version);
+          return version === 1 ? 0 : 3e-3;
+        },
+      });
+      const lp0 = await own.responseLogprobs(pair);
+      await backend.train([sample(good, 1, lp0[0]!), sample([60, 61], -1, [-3, -3])], {});
+      const lp1 = await own.responseLogprobs(pair);
+      expect(lp1).toEqual(lp0); // version 1 at rate 0: no change
+      await backend.train([sample(good, 1, lp1[0]!), sample([60, 61], -1, [-3, -3])], {});
+      const lp2 = await own.responseLogprobs(pair);
+      expect(lp2[0]!.reduce((a, b) => a + b, 0)).toBeGreaterThan(lp1[0]!.reduce((a, b) => a + b, 0) + 1e-3);
+      expect(rates).toEqual([1, 2]);
+    } finally {
+      await own.close();
+    }
+  });
 });

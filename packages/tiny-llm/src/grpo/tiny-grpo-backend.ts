@@ -24,6 +24,8 @@ export interface TinyGrpoBackendOptions {
   lossAggregation?: 'token-mean' | 'sequence-mean';
   /** Policy steps (minibatch passes) per `train` call. Default 1. */
   stepsPerTrain?: number;
+  /** Learning rate of the policy steps that make weights version `n` (1, 2, …); default: the trainer's own rate. */
+  learningRate?: (version: number) => number;
   /** Version names: `<prefix><n>`. Default `grpo-`. */
   versionPrefix?: string;
   /** Number of the first version this backend writes (set when resuming). Default 1. */
@@ -77,7 +79,8 @@ export class TinyGrpoBackend implements TrainingBackend {
     let tokens = 0;
     for (let i = 0; i < (o.stepsPerTrain ?? 1) && policySamples.length > 0; i += 1) {
       if (options.signal?.aborted) throw new AglError(`GRPO training was aborted: ${String(options.signal.reason)}`);
-      last = await o.trainer.policyStep({ samples: policySamples, clipEps: o.clipEps ?? 0.2, klCoef: o.klCoef ?? 0, lossAggregation: o.lossAggregation });
+      const learningRate = o.learningRate?.(this.#n);
+      last = await o.trainer.policyStep({ samples: policySamples, clipEps: o.clipEps ?? 0.2, klCoef: o.klCoef ?? 0, lossAggregation: o.lossAggregation, ...(learningRate === undefined ? {} : { learningRate }) });
       this.history.push(last);
       tokens += last.tokens;
     }

@@ -45,6 +45,8 @@ export interface PolicyStepOptions {
    * `sequence-mean` (each sample's token mean, then the mean over samples, as in the original GRPO).
    */
   lossAggregation?: 'token-mean' | 'sequence-mean';
+  /** Adam learning rate from this step on (a schedule sets it per step). Default: the optimizer's current rate. */
+  learningRate?: number;
 }
 
 /** Metrics of one SFT step. */

@@ -95,6 +95,32 @@ describe('TrainerCore', () => {
     core.dispose();
   });
 
+  it('takes a learning rate per policy step (a schedule): 0 leaves the weights, a rate stays until changed', async () => {
+    const samples = [
+      { promptTokenIds: [256, 97], responseTokenIds: [98, 99, 257], advantage: 1 },
+      { promptTokenIds: [256, 97], responseTokenIds: [101, 257], advantage: -1 },
+    ];
+    const distance = (a: Record<string, Float32Array>, b: Record<string, Float32Array>): number => {
+      let d = 0;
+      for (const k of Object.keys(a)) for (let i = 0; i < a[k]!.length; i++) d = Math.max(d, Math.abs(a[k]![i]! - b[k]![i]!));
+      return d;
+    };
+    const core = await TrainerCore.create({ weights: randomTestWeights(14), optimizer: { learningRate: 1e-2 } });
+    const w0 = core.weights().params;
+    core.policyStep({ samples, learningRate: 0 });
+    const w1 = core.weights().params;
+    expect(distance(w0, w1)).toBe(0);
+    core.policyStep({ samples, learningRate: 1e-3 });
+    const w2 = core.weights().params;
+    // Adam's first steps move each parameter by about the learning rate.
+    expect(distance(w1, w2)).toBeGreaterThan(5e-4);
+    expect(distance(w1, w2)).toBeLessThan(2e-3);
+    core.policyStep({ samples });
+    expect(distance(w2, core.weights().params)).toBeLessThan(2e-3);
+    expect(() => core.policyStep({ samples, learningRate: -1 })).toThrow(/learningRate must be a finite number ≥ 0, got -1/);
+    core.dispose();
+  });
+
   it('an on-policy step with advantage 1 on demonstration rows makes exactly the SFT step (same tokens, same gradient)', async () => {
     const weights = randomTestWeights(13);
     const sft = await TrainerCore.create({ weights, optimizer: { learningRate: 1e-2 } });

@@ -171,6 +171,7 @@ export class TrainerCore {
     const epsHigh = options.clipEpsHigh ?? eps;
     const beta = options.klCoef ?? 0;
     if (beta > 0 && !this.#ref) throw new UserError('policyStep: klCoef > 0 needs reference weights; create the trainer with `reference`.');
+    if (options.learningRate !== undefined) this.#setLearningRate(options.learningRate);
     const batch = packBatch(this.config, options.samples.map(policyRow), this.#padId);
     const N = batch.targets.length;
     // A trained token without a rollout-time logprob is treated as on-policy (ratio 1): that needs the current
@@ -260,6 +261,12 @@ export class TrainerCore {
     const { tf } = this;
     const logp = this.#tokenLogp(batch, params);
     return tf.div(tf.neg(tf.sum(tf.mul(logp, tf.tensor1d(batch.mask)))), Math.max(1, batch.tokens));
+  }
+
+  /** tfjs's Adam reads its (TypeScript-protected) `learningRate` field at every step. */
+  #setLearningRate(rate: number): void {
+    if (!Number.isFinite(rate) || rate < 0) throw new UserError(`policyStep: learningRate must be a finite number ≥ 0, got ${String(rate)}.`);
+    (this.#optimizer as unknown as { learningRate: number }).learningRate = rate;
   }
 
   #step(lossFn: () => Tensor): { loss: number; gradNorm: number } {
