@@ -65,6 +65,7 @@ describe('TinyGrpoBackend', () => {
     expect(result.metrics.rewardMean).toBeCloseTo(1 / 3, 6);
     expect(await new WeightStore({ dir }).list()).toContain('grpo-1');
   });
+
   it('runs each version\'s policy steps at the rate its learning-rate schedule gives', async () => {
     const own = await TinyTrainer.create({ weightsDir: dir, version: 'v0', optimizer: { learningRate: 1e-2 } });
     try {
