@@ -6,6 +6,7 @@ import { copyFile, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { NEGATIVE_CREDITS } from '@agl/core/algorithms';
+import { CALC_TOKENIZERS } from './calc-tasks';
 import { flagChoice } from './flag-choice';
 import { runCalcX } from './run-calc-x';
 
@@ -29,6 +30,8 @@ const { values } = parseArgs({
     'warm-start-from': { type: 'string' },
     'val-every': { type: 'string' },
     'work-dir': { type: 'string' },
+    tokenizer: { type: 'string' },
+    'two-token-shifts': { type: 'boolean', default: false },
   },
 });
 // Paths are relative to where `npm run demo` was typed (npm sets INIT_CWD), not to this workspace.
@@ -36,6 +39,7 @@ const here = (p: string): string => resolve(process.env.INIT_CWD ?? process.cwd(
 const num = (v: string | undefined): number | undefined => (v === undefined ? undefined : Number(v));
 const control = flagChoice('control', values.control, ['none', 'shuffled-rewards', 'zero-advantages'] as const);
 const negativeCredit = flagChoice('negative-credit', values['negative-credit'], NEGATIVE_CREDITS);
+const tokenizer = flagChoice('tokenizer', values.tokenizer, CALC_TOKENIZERS);
 const t0 = Date.now();
 const log = (line: string): void => console.log(`[calc-x ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${line}`);
 const result = await runCalcX({
@@ -53,6 +57,8 @@ const result = await runCalcX({
   stepsPerRound: num(values['steps-per-round']),
   trainTemperature: num(values['train-temperature']),
   valEvery: num(values['val-every']),
+  tokenizer,
+  ...(values['two-token-shifts'] ? { model: { prev2TokenEmbedding: true } } : {}),
   warmStartFrom: values['warm-start-from'] === undefined ? undefined : here(values['warm-start-from']),
   workDir: values['work-dir'] === undefined ? undefined : here(values['work-dir']),
   log,

@@ -8,7 +8,7 @@ import { SqliteStore } from '@agl/store/sqlite';
 import { GRPO, startTinyServer, TinyGrpoBackend, TinyTrainer, type GrpoRoundRecord, type TinyConfig } from '@agl/tiny-llm';
 import { Trainer } from '@agl/trainer';
 import { calcAgent } from './calc-agent';
-import { CALC_TOKENIZER, demonstration, makeTasks } from './calc-tasks';
+import { calcTokenizer, demonstration, makeTasks, type CALC_TOKENIZERS } from './calc-tasks';
 import { rewardCurvePng } from './reward-curve-png';
 
 /** Settings of one Calc-X run (every field has a default that finishes in a few minutes on 2 cores). */
@@ -41,8 +41,10 @@ export interface CalcXOptions {
   valSize?: number;
   /** Concurrent rollouts (runner workers). */
   nRunners?: number;
-  /** Policy shape. */
+  /** Policy shape: fields that differ from {@link DEFAULT_MODEL}. */
   model?: Partial<Omit<TinyConfig, 'vocabSize'>>;
+  /** The policy's tokenizer (default `digit-pairs`); read when the policy is created, not on a resume or warm start. */
+  tokenizer?: (typeof CALC_TOKENIZERS)[number];
   /** Where the store, weights, checkpoints, metrics and the PNG go (default: a fresh temp dir). */
   workDir?: string;
   /** Progress lines. */
@@ -102,7 +104,7 @@ export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
   const workDir = options.workDir ?? (await mkdtemp(join(tmpdir(), 'calc-x-')));
   await mkdir(workDir, { recursive: true });
   const weightsDir = join(workDir, 'weights');
-  const server = await startTinyServer({ weightsDir, init: { config: options.model ?? DEFAULT_MODEL, tokenizer: CALC_TOKENIZER, seed }, samplingSeed: seed });
+  const server = await startTinyServer({ weightsDir, init: { config: { ...DEFAULT_MODEL, ...options.model }, tokenizer: calcTokenizer(options.tokenizer ?? 'digit-pairs'), seed }, samplingSeed: seed });
   const closers: Array<() => Promise<unknown>> = [() => server.close()];
   try {
     const ckpt = join(workDir, 'grpo', 'trainer.ckpt');
