@@ -19,6 +19,7 @@ export type {
   PolicyStepOptions,
   PolicyStepResult,
   SftStepResult,
+  SftAccuracy,
 } from './train/train-types';
 export { TinyTrainer, type TinyTrainerOptions } from './worker/tiny-trainer';
 export { InferenceEngine, type EngineChoice, type EngineGeneration } from './worker/inference-engine';

@@ -58,6 +58,17 @@ export interface SftStepResult {
   ms: number;
 }
 
+/** Teacher-forced accuracy of SFT rows (see `TrainerCore.sftAccuracy`). */
+export interface SftAccuracy {
+  /** Share of masked targets that are their position's argmax. */
+  tokenAccuracy: number;
+  /** Share of rows whose every masked target is the argmax: what greedy decoding would reproduce exactly. */
+  exactMatch: number;
+  /** Masked targets and rows scored. */
+  tokens: number;
+  rows: number;
+}
+
 /** Metrics of one policy-gradient step (means over trained tokens, before the update; `loss` uses the aggregation). */
 export interface PolicyStepResult {
   loss: number;

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { randomTestWeights, TOOL_EXAMPLES } from '../__fixtures__/tool-model';
+import { InferenceModel } from '../model/inference-model';
 import { SeededRng } from '../model/rng';
+import { generateSync } from '../model/sequence';
 import { paramShapes } from '../model/tiny-config';
 import { cloneWeights } from '../model/tiny-weights';
 import { TrainerCore } from './trainer-core';
@@ -195,5 +197,38 @@ describe('checkpoints', () => {
     expect(Math.abs(c.sftStep(rows).loss - after)).toBeGreaterThan(100 * Math.abs(resumed - after) + 1e-4);
     for (const t of [a, b, c]) t.dispose();
     await rm(dir, { recursive: true, force: true });
+  });
+});
+
+describe('TrainerCore.sftAccuracy', () => {
+  it('scores SFT rows by teacher-forced argmax: exactMatch is what greedy decoding reproduces', async () => {
+    const core = await TrainerCore.create({ weights: randomTestWeights(5), optimizer: { learningRate: 1e-2 } });
+    // One assistant turn each: the call, and the text answer.
+    const rows = core.sftRows([TOOL_EXAMPLES[0]!, TOOL_EXAMPLES[2]!]);
+    const seen = new Set<number>();
+    for (let round = 0; round < 8; round++) {
+      const model = new InferenceModel(core.weights());
+      for (const row of rows) {
+        const start = row.mask.indexOf(1);
+        const target = row.ids.slice(start);
+        const greedy = generateSync(model, { promptIds: row.ids.slice(0, start), maxTokens: target.length, temperature: 0, topP: 1, seed: 0, stopIds: [], topLogprobs: 0 });
+        const reproduced = greedy.tokens.map((t) => t.id).join() === target.join() ? 1 : 0;
+        const acc = core.sftAccuracy([row]);
+        expect(acc.exactMatch).toBe(reproduced);
+        expect(acc.tokens).toBe(target.length);
+        seen.add(reproduced);
+      }
+      core.sft({ examples: TOOL_EXAMPLES, steps: 10, batchSize: 3, seed: round });
+    }
+    expect([...seen].sort()).toEqual([0, 1]); // both outcomes occurred, so the comparison was not vacuous
+    // A learned row whose last target (no later target reads it) is changed: that token alone is wrong.
+    const [answer] = core.sftRows([TOOL_EXAMPLES[2]!]);
+    expect(core.sftAccuracy([answer!])).toMatchObject({ exactMatch: 1, tokenAccuracy: 1 });
+    const k = answer!.mask.lastIndexOf(1);
+    const changed = { ids: answer!.ids.map((id, i) => (i === k ? (id === 65 ? 66 : 65) : id)), mask: answer!.mask };
+    const acc = core.sftAccuracy([answer!, changed]);
+    expect(acc.exactMatch).toBe(0.5);
+    expect(acc.tokenAccuracy).toBeCloseTo((acc.tokens - 1) / acc.tokens, 10);
+    core.dispose();
   });
 });

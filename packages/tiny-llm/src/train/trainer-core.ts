@@ -9,7 +9,7 @@ import { packBatch, type PackedBatch, type TrainRow } from './batch';
 import type { OptimizerTensor, TrainerState } from './checkpoint';
 import { loadTf, type Tf } from './tf-backend';
 import { tfForward, tokenLogprobs } from './tf-forward';
-import type { OptimizerOptions, PolicySample, PolicyStepOptions, PolicyStepResult, SftExample, SftStepResult } from './train-types';
+import type { OptimizerOptions, PolicySample, PolicyStepOptions, PolicyStepResult, SftAccuracy, SftExample, SftStepResult } from './train-types';
 
 let instances = 0;
 
@@ -106,6 +106,29 @@ export class TrainerCore {
   sftLoss(rows: readonly TrainRow[]): number {
     const batch = packBatch(this.config, rows, this.#padId);
     return this.tf.tidy(() => this.#sftLossTensor(batch, this.#vars).dataSync()[0]!);
+  }
+
+  /**
+   * Teacher-forced accuracy on the masked (assistant) targets, no update: `tokenAccuracy` is the share of targets that
+   * are the argmax of their position, `exactMatch` the share of rows whose every target is. A row that matches exactly
+   * is one that greedy decoding reproduces token for token, so `exactMatch` is greedy success without generating.
+   */
+  sftAccuracy(rows: readonly TrainRow[]): SftAccuracy {
+    const batch = packBatch(this.config, rows, this.#padId);
+    const predicted = this.tf.tidy(() => this.tf.argMax(tfForward(this.tf, this.config, this.#vars, batch.inputs), -1).dataSync());
+    const T = batch.inputs[0]!.length;
+    let right = 0;
+    let exact = 0;
+    for (let b = 0; b < rows.length; b++) {
+      let rowExact = true;
+      for (let k = b * T; k < (b + 1) * T; k++) {
+        if (!batch.mask[k]) continue;
+        if (predicted[k] === batch.targets[k]) right++;
+        else rowExact = false;
+      }
+      if (rowExact) exact++;
+    }
+    return { tokenAccuracy: batch.tokens === 0 ? 0 : right / batch.tokens, exactMatch: exact / rows.length, tokens: batch.tokens, rows: rows.length };
   }
 
   /** Gradients of {@link sftLoss} by parameter name (for checks; no update). */

@@ -5,7 +5,7 @@ import type { TinyWeights } from '../model/tiny-weights';
 import { WeightStore } from '../model/weight-store';
 import { loadCheckpoint } from '../train/checkpoint';
 import type { TrainRow } from '../train/batch';
-import type { OptimizerOptions, PolicySample, PolicyStepOptions, PolicyStepResult, SftExample, SftStepResult } from '../train/train-types';
+import type { OptimizerOptions, PolicySample, PolicyStepOptions, PolicyStepResult, SftAccuracy, SftExample, SftStepResult } from '../train/train-types';
 import { spawnWorker } from './spawn-worker';
 
 /** Options of {@link TinyTrainer.create}. */
@@ -87,6 +87,11 @@ export class TinyTrainer {
   /** Mean SFT loss without an update. */
   sftLoss(rows: TrainRow[]): Promise<number> {
     return this.#call('sftLoss', rows) as Promise<number>;
+  }
+
+  /** Teacher-forced accuracy on rows, no update; `exactMatch` is the share greedy decoding reproduces exactly. */
+  sftAccuracy(rows: TrainRow[]): Promise<SftAccuracy> {
+    return this.#call('sftAccuracy', rows) as Promise<SftAccuracy>;
   }
 
   /** One clipped policy-gradient step (GRPO/PPO) with optional KL to the reference. */

@@ -18,6 +18,7 @@ const handlers: Record<string, Handler> = {
   sft: ((a: Parameters<TrainerCore['sft']>[0]) => need().sft(a)) as Handler,
   sftRows: ((a: Parameters<TrainerCore['sftRows']>[0]) => need().sftRows(a)) as Handler,
   sftLoss: ((rows: Parameters<TrainerCore['sftLoss']>[0]) => need().sftLoss(rows)) as Handler,
+  sftAccuracy: ((rows: Parameters<TrainerCore['sftAccuracy']>[0]) => need().sftAccuracy(rows)) as Handler,
   policyStep: ((a: Parameters<TrainerCore['policyStep']>[0]) => need().policyStep(a)) as Handler,
   responseLogprobs: ((a: Parameters<TrainerCore['responseLogprobs']>[0]) => need().responseLogprobs(a)) as Handler,
   weights: (() => need().weights()) as Handler,
