@@ -1,5 +1,5 @@
 /**
- * `npm run demo [-- --summary-json out.json] [--seed N] [--rounds N] [--sft-steps N] [--control shuffled-rewards]`:
+ * `npm run demo [-- --summary-json out.json] [--seed N] [--rounds N] [--sft-steps N] [--sft-stop-at X|off] [--control shuffled-rewards]`:
  * Calc-X end to end, offline.
  */
 import { copyFile, writeFile } from 'node:fs/promises';
@@ -18,6 +18,7 @@ const { values } = parseArgs({
     rounds: { type: 'string' },
     'sft-steps': { type: 'string' },
     'sft-lr': { type: 'string' },
+    'sft-stop-at': { type: 'string' },
     'rl-lr': { type: 'string' },
     'rl-lr-end': { type: 'string' },
     'group-size': { type: 'string' },
@@ -31,7 +32,7 @@ const { values } = parseArgs({
     'val-every': { type: 'string' },
     'work-dir': { type: 'string' },
     tokenizer: { type: 'string' },
-    'two-token-shifts': { type: 'boolean', default: false },
+    'token-shifts': { type: 'string' },
   },
 });
 // Paths are relative to where `npm run demo` was typed (npm sets INIT_CWD), not to this workspace.
@@ -40,6 +41,7 @@ const num = (v: string | undefined): number | undefined => (v === undefined ? un
 const control = flagChoice('control', values.control, ['none', 'shuffled-rewards', 'zero-advantages'] as const);
 const negativeCredit = flagChoice('negative-credit', values['negative-credit'], NEGATIVE_CREDITS);
 const tokenizer = flagChoice('tokenizer', values.tokenizer, CALC_TOKENIZERS);
+const shifts = flagChoice('token-shifts', values['token-shifts'], ['1', '2'] as const);
 const t0 = Date.now();
 const log = (line: string): void => console.log(`[calc-x ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${line}`);
 const result = await runCalcX({
@@ -47,6 +49,7 @@ const result = await runCalcX({
   rounds: num(values.rounds),
   sftSteps: num(values['sft-steps']),
   sftLearningRate: num(values['sft-lr']),
+  sftStopAt: values['sft-stop-at'] === 'off' ? null : num(values['sft-stop-at']),
   rlLearningRate: num(values['rl-lr']),
   rlLearningRateEnd: num(values['rl-lr-end']),
   groupSize: num(values['group-size']),
@@ -58,7 +61,7 @@ const result = await runCalcX({
   trainTemperature: num(values['train-temperature']),
   valEvery: num(values['val-every']),
   tokenizer,
-  ...(values['two-token-shifts'] ? { model: { prev2TokenEmbedding: true } } : {}),
+  ...(shifts === undefined ? {} : { model: { prev2TokenEmbedding: shifts === '2' } }),
   warmStartFrom: values['warm-start-from'] === undefined ? undefined : here(values['warm-start-from']),
   workDir: values['work-dir'] === undefined ? undefined : here(values['work-dir']),
   log,
@@ -67,7 +70,7 @@ await copyFile(result.pngPath, here(values.png));
 console.log('');
 console.log(`validation reward before RL (after warm start): ${result.baselineReward.toFixed(3)}`);
 console.log(`validation reward after RL:                     ${result.trainedReward.toFixed(3)}`);
-console.log(`GRPO rounds ${result.steps}; wall ${result.seconds.toFixed(1)} s (warm start ${result.warmStartSeconds.toFixed(1)} s); CPU ${result.cpuSeconds.toFixed(1)} s (main thread + workers)`);
+console.log(`GRPO rounds ${result.steps}; wall ${result.seconds.toFixed(1)} s (warm start ${result.warmStartSteps} SFT steps, ${result.warmStartSeconds.toFixed(1)} s); CPU ${result.cpuSeconds.toFixed(1)} s (main thread + workers)`);
 console.log(`reward curve: ${here(values.png)}; store, weights and metrics.jsonl: ${result.workDir}`);
 if (values['summary-json']) {
   const summary = { baselineReward: result.baselineReward, trainedReward: result.trainedReward, steps: result.steps, seconds: result.seconds };

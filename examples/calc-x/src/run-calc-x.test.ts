@@ -17,8 +17,11 @@ describe('Calc-X pipeline (short, fixed seed)', () => {
     dirs.push(workDir);
     const lines: string[] = [];
     const settings = { seed: 3, sftSteps: 8, tasksPerRound: 2, groupSize: 3, valEvery: 0, valSize: 3, nRunners: 4, workDir, log: (l: string) => lines.push(l) };
-    const first = await runCalcX({ ...settings, rounds: 1 });
+    // `sftStopAt: 0` is met at the first check, so the warm start stops after 8 of its 16 steps.
+    const first = await runCalcX({ ...settings, sftSteps: 16, sftStopAt: 0, rounds: 1 });
     expect(first.validations.map((v) => v.round)).toEqual([0, 1]);
+    expect(first.warmStartSteps).toBe(8);
+    expect(lines.filter((l) => l.startsWith('warm start'))).toEqual([expect.stringMatching(/^warm start: 8\/16 SFT steps, loss \d+\.\d{3}, probe tasks solved 0\.000$/)]);
     // A second run on the same work dir resumes from the checkpoint and state.json: no warm start, only round 2.
     lines.length = 0;
     const result = await runCalcX({ ...settings, rounds: 2 });

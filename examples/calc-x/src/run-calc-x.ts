@@ -18,6 +18,12 @@ export interface CalcXOptions {
   sftSteps?: number;
   sftBatchSize?: number;
   sftLearningRate?: number;
+  /**
+   * Stop the warm start early, at the first check (every 8 steps) where greedy decoding solves at least this share of
+   * 128 probe tasks from the training operands (teacher-forced exact match; no validation task is looked at). With it,
+   * `sftSteps` is the most the warm start may take; `null` runs all `sftSteps`.
+   */
+  sftStopAt?: number | null;
   /** GRPO. */
   rounds?: number;
   tasksPerRound?: number;
@@ -43,7 +49,7 @@ export interface CalcXOptions {
   nRunners?: number;
   /** Policy shape: fields that differ from {@link DEFAULT_MODEL}. */
   model?: Partial<Omit<TinyConfig, 'vocabSize'>>;
-  /** The policy's tokenizer (default `digit-pairs`); read when the policy is created, not on a resume or warm start. */
+  /** The policy's tokenizer (default `digits`); read when the policy is created, not on a resume or warm start. */
   tokenizer?: (typeof CALC_TOKENIZERS)[number];
   /** Where the store, weights, checkpoints, metrics and the PNG go (default: a fresh temp dir). */
   workDir?: string;
@@ -59,21 +65,25 @@ export interface CalcXResult {
   seconds: number;
   cpuSeconds: number;
   warmStartSeconds: number;
+  /** SFT steps the warm start took (0 when it was reused or resumed). */
+  warmStartSteps: number;
   validations: Array<{ round: number; reward: number }>;
   rounds: GrpoRoundRecord[];
   workDir: string;
   pngPath: string;
 }
 
-export const DEFAULT_MODEL: Partial<Omit<TinyConfig, 'vocabSize'>> = { dModel: 48, nLayers: 3, nHeads: 4, dFF: 192, maxSeqLen: 128, prevTokenEmbedding: true };
+/** The policy's shape: both token shifts, so a position sees the two tokens before it (copying digits needs them). */
+export const DEFAULT_MODEL: Partial<Omit<TinyConfig, 'vocabSize'>> = { dModel: 48, nLayers: 3, nHeads: 4, dFF: 192, maxSeqLen: 128, prevTokenEmbedding: true, prev2TokenEmbedding: true };
 
-/** The default settings (`npm run demo` with no flags): about 4 minutes on a quiet 2-core machine. */
+/** The default settings (`npm run demo` with no flags): under 4 minutes on a quiet 2-core machine. */
 export const CALC_X_DEFAULTS = {
   seed: 1,
-  sftSteps: 240,
+  sftSteps: 400,
+  sftStopAt: 0.1,
   sftBatchSize: 16,
   sftLearningRate: 1e-2,
-  rounds: 60,
+  rounds: 40,
   tasksPerRound: 16,
   groupSize: 8,
   valEvery: 10,
@@ -82,6 +92,8 @@ export const CALC_X_DEFAULTS = {
   trainTemperature: 0.5,
   clipEps: 0.2,
   klCoef: 0,
+  negativeCredit: 'first-divergence',
+  tokenizer: 'digits',
   valSize: 64,
   nRunners: 8,
 } satisfies CalcXOptions;
@@ -104,13 +116,14 @@ export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
   const workDir = options.workDir ?? (await mkdtemp(join(tmpdir(), 'calc-x-')));
   await mkdir(workDir, { recursive: true });
   const weightsDir = join(workDir, 'weights');
-  const server = await startTinyServer({ weightsDir, init: { config: { ...DEFAULT_MODEL, ...options.model }, tokenizer: calcTokenizer(options.tokenizer ?? 'digit-pairs'), seed }, samplingSeed: seed });
+  const server = await startTinyServer({ weightsDir, init: { config: { ...DEFAULT_MODEL, ...options.model }, tokenizer: calcTokenizer(options.tokenizer), seed }, samplingSeed: seed });
   const closers: Array<() => Promise<unknown>> = [() => server.close()];
   try {
     const ckpt = join(workDir, 'grpo', 'trainer.ckpt');
     const resumed = existsSync(ckpt) ? await GRPO.readState(join(workDir, 'grpo')) : null;
     let trainer: TinyTrainer;
     let warmStartSeconds = 0;
+    let warmStartSteps = 0;
     const grpoVersions = (await server.versions()).filter((v) => v.startsWith('grpo-'));
     if (resumed) {
       // Resume after a crash: weights + Adam state from the checkpoint, the round and resources from state.json.
@@ -124,15 +137,20 @@ export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
       await server.loadWeights('warm');
       trainer = await TinyTrainer.create({ weightsDir, version: 'warm', reference: 'initial', optimizer: { learningRate: options.rlLearningRate } });
     } else {
-      // Warm start: a fixed SFT budget on demonstrations the task generates itself (train operands only).
-      const sftSteps = options.sftSteps;
+      // Warm start: SFT on demonstrations the task generates itself (train operands only), a fixed budget or up to
+      // the first check that meets `sftStopAt`.
+      const { sftSteps, sftStopAt } = options;
       const sft = await TinyTrainer.create({ weightsDir, version: 'v0', optimizer: { learningRate: options.sftLearningRate } });
       const demos = makeTasks({ n: 2000, seed: seed * 7919 + 1, split: 'train' }).map(demonstration);
+      const probe = sftStopAt === null ? undefined : await sft.sftRows(makeTasks({ n: 128, seed: seed * 7919 + 5, split: 'train' }).map(demonstration));
       const warmStarted = Date.now();
       const batch = 8;
-      for (let done = 0; done < sftSteps; done += batch) {
-        const res = await sft.sft({ examples: demos, steps: Math.min(batch, sftSteps - done), batchSize: options.sftBatchSize, seed: seed + done });
-        log(`warm start: ${done + res.length}/${sftSteps} SFT steps, loss ${res.at(-1)?.loss.toFixed(3)}`);
+      while (warmStartSteps < sftSteps) {
+        const res = await sft.sft({ examples: demos, steps: Math.min(batch, sftSteps - warmStartSteps), batchSize: options.sftBatchSize, seed: seed + warmStartSteps });
+        warmStartSteps += res.length;
+        const solved = probe ? (await sft.sftAccuracy(probe)).exactMatch : undefined;
+        log(`warm start: ${warmStartSteps}/${sftSteps} SFT steps, loss ${res.at(-1)?.loss.toFixed(3)}${solved === undefined ? '' : `, probe tasks solved ${solved.toFixed(3)}`}`);
+        if (solved !== undefined && sftStopAt !== null && solved >= sftStopAt) break;
       }
       await sft.save({ version: 'warm', overwrite: true });
       await sft.close();
@@ -186,6 +204,7 @@ export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
       seconds: (Date.now() - started) / 1000,
       cpuSeconds: (cpu.user + cpu.system) / 1e6,
       warmStartSeconds,
+      warmStartSteps,
       validations,
       rounds: algorithm.rounds,
       workDir,
