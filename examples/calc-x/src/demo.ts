@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { NEGATIVE_CREDITS } from '@agl/core/algorithms';
 import { CALC_TOKENIZERS } from './calc-tasks';
-import { flagChoice } from './flag-choice';
+import { flagChoice, flagNumber } from './flag-choice';
 import { runCalcX } from './run-calc-x';
 
 const { values } = parseArgs({
@@ -37,7 +37,7 @@ const { values } = parseArgs({
 });
 // Paths are relative to where `npm run demo` was typed (npm sets INIT_CWD), not to this workspace.
 const here = (p: string): string => resolve(process.env.INIT_CWD ?? process.cwd(), p);
-const num = (v: string | undefined): number | undefined => (v === undefined ? undefined : Number(v));
+const num = (flag: keyof typeof values): number | undefined => flagNumber(flag, values[flag]);
 const control = flagChoice('control', values.control, ['none', 'shuffled-rewards', 'zero-advantages'] as const);
 const negativeCredit = flagChoice('negative-credit', values['negative-credit'], NEGATIVE_CREDITS);
 const tokenizer = flagChoice('tokenizer', values.tokenizer, CALC_TOKENIZERS);
@@ -45,21 +45,21 @@ const shifts = flagChoice('token-shifts', values['token-shifts'], ['1', '2'] as 
 const t0 = Date.now();
 const log = (line: string): void => console.log(`[calc-x ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${line}`);
 const result = await runCalcX({
-  seed: num(values.seed),
-  rounds: num(values.rounds),
-  sftSteps: num(values['sft-steps']),
-  sftLearningRate: num(values['sft-lr']),
-  sftStopAt: values['sft-stop-at'] === 'off' ? null : num(values['sft-stop-at']),
-  rlLearningRate: num(values['rl-lr']),
-  rlLearningRateEnd: num(values['rl-lr-end']),
-  groupSize: num(values['group-size']),
-  tasksPerRound: num(values['tasks-per-round']),
-  valSize: num(values['val-size']),
+  seed: num('seed'),
+  rounds: num('rounds'),
+  sftSteps: num('sft-steps'),
+  sftLearningRate: num('sft-lr'),
+  sftStopAt: values['sft-stop-at'] === 'off' ? null : num('sft-stop-at'),
+  rlLearningRate: num('rl-lr'),
+  rlLearningRateEnd: num('rl-lr-end'),
+  groupSize: num('group-size'),
+  tasksPerRound: num('tasks-per-round'),
+  valSize: num('val-size'),
   control,
   negativeCredit,
-  stepsPerRound: num(values['steps-per-round']),
-  trainTemperature: num(values['train-temperature']),
-  valEvery: num(values['val-every']),
+  stepsPerRound: num('steps-per-round'),
+  trainTemperature: num('train-temperature'),
+  valEvery: num('val-every'),
   tokenizer,
   ...(shifts === undefined ? {} : { model: { prev2TokenEmbedding: shifts === '2' } }),
   warmStartFrom: values['warm-start-from'] === undefined ? undefined : here(values['warm-start-from']),

@@ -7,3 +7,15 @@ export function flagChoice<T extends string>(flag: string, value: string | undef
   console.error(`--${flag} ${value}: unknown value; use one of ${allowed.join(', ')}`);
   process.exit(2);
 }
+
+/**
+ * The value of a numeric command-line flag (undefined when the flag was not given). Anything that is not a finite
+ * number prints what was wrong and exits with status 2.
+ */
+export function flagNumber(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() !== '' && Number.isFinite(n)) return n;
+  console.error(`--${flag} ${value}: not a number; give a number, e.g. --${flag} 40`);
+  process.exit(2);
+}
