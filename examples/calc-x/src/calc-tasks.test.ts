@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { calcTokenizer, evaluate, isValOperand, makeTasks } from './calc-tasks';
 
 describe('Calc-X tasks and tokenizers', () => {
-  it('tokenizes numbers by digit pairs (default) or one digit a token', () => {
+  it('tokenizes numbers by digit pairs or one digit a token (the default)', () => {
     const pairs = new TinyTokenizer(calcTokenizer('digit-pairs'));
     const digits = new TinyTokenizer(calcTokenizer('digits'));
     expect(pairs.encode('1234*567').map((id) => pairs.decode([id]))).toEqual(['12', '34', '*', '56', '7']);

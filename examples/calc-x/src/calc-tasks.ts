@@ -65,16 +65,17 @@ export function demonstration(task: CalcTask): SftExample {
 }
 
 /**
- * The policy's default tokenizer: bytes plus one merge per digit pair ("00" … "99"), so a number is about half as many
- * tokens and copying it (the whole task once the tool has answered) takes half as many steps. Built from the digits
- * alone; nothing is downloaded.
+ * The digit-pair tokenizer (`--tokenizer digit-pairs`; the default until 2026-12-05): bytes plus one merge per digit
+ * pair ("00" … "99"), so a number is about half as many tokens. Built from the digits alone; nothing is downloaded.
+ * The default is now one token a digit (see {@link calcTokenizer}): no two digit tokens share a digit, so a miscopy
+ * cannot swap one pair for a similar one.
  */
 export const CALC_TOKENIZER: TokenizerSpec = {
   kind: 'byte-bpe',
   merges: Array.from({ length: 100 }, (_, i): [number, number] => [48 + Math.floor(i / 10), 48 + (i % 10)]),
 };
 
-/** The tokenizers a Calc-X policy can use: digit pairs ({@link CALC_TOKENIZER}) or plain bytes (one token a digit). */
+/** The tokenizers a Calc-X policy can use: digit pairs ({@link CALC_TOKENIZER}) or plain bytes (one token a digit, the default). */
 export const CALC_TOKENIZERS = ['digit-pairs', 'digits'] as const;
 
 /** The tokenizer spec of a {@link CALC_TOKENIZERS} name. */
