@@ -80,6 +80,9 @@ export async function fillDemoStore(store: LightningStore): Promise<DemoStore> {
     spanCounts.set(r.attempt.attemptId, spans.length);
     if (reward === 1 && !richRolloutId) richRolloutId = r.rolloutId;
   }
+  // Start times have millisecond resolution and equal ones keep insertion order under either sort direction (as in
+  // AGL), so let the clock move on: the queued rollout is then strictly the newest.
+  await new Promise((resolve) => setTimeout(resolve, 5));
   await store.enqueueRollout({ input: { request: 'queued' }, mode: 'train' });
   await store.updateWorker('Worker-0');
   return { rewards, spanCounts, richRolloutId, resourceIds: [v1.resourcesId, v2.resourcesId] };
