@@ -24,5 +24,8 @@ describe('npm run demo flags', () => {
     const r = demo(['--token-shifts', '3']);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('--token-shifts 3: unknown value; use one of 1, 2');
+    const seg = demo(['--segment-positions', 'yes']);
+    expect(seg.status).toBe(2);
+    expect(seg.stderr).toContain('--segment-positions yes: unknown value; use one of on, off');
   });
 });

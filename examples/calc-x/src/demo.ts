@@ -33,6 +33,7 @@ const { values } = parseArgs({
     'work-dir': { type: 'string' },
     tokenizer: { type: 'string' },
     'token-shifts': { type: 'string' },
+    'segment-positions': { type: 'string' },
   },
 });
 // Paths are relative to where `npm run demo` was typed (npm sets INIT_CWD), not to this workspace.
@@ -41,6 +42,7 @@ const num = (flag: keyof typeof values): number | undefined => flagNumber(flag, 
 const control = flagChoice('control', values.control, ['none', 'shuffled-rewards', 'zero-advantages'] as const);
 const negativeCredit = flagChoice('negative-credit', values['negative-credit'], NEGATIVE_CREDITS);
 const tokenizer = flagChoice('tokenizer', values.tokenizer, CALC_TOKENIZERS);
+const segments = flagChoice('segment-positions', values['segment-positions'], ['on', 'off'] as const);
 const shifts = flagChoice('token-shifts', values['token-shifts'], ['1', '2'] as const);
 const t0 = Date.now();
 const log = (line: string): void => console.log(`[calc-x ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${line}`);
@@ -61,7 +63,10 @@ const result = await runCalcX({
   trainTemperature: num('train-temperature'),
   valEvery: num('val-every'),
   tokenizer,
-  ...(shifts === undefined ? {} : { model: { prev2TokenEmbedding: shifts === '2' } }),
+  model: {
+    ...(shifts === undefined ? {} : { prev2TokenEmbedding: shifts === '2' }),
+    ...(segments === undefined ? {} : { segmentPositions: segments === 'on' }),
+  },
   warmStartFrom: values['warm-start-from'] === undefined ? undefined : here(values['warm-start-from']),
   workDir: values['work-dir'] === undefined ? undefined : here(values['work-dir']),
   log,

@@ -36,6 +36,7 @@ describe('InferenceModel (KV cache) against the tfjs training graph', () => {
   it.each([
     ['the token-shift embedding', { prevTokenEmbedding: true }, ['prev_emb']],
     ['both token shifts (one and two back)', { prevTokenEmbedding: true, prev2TokenEmbedding: true }, ['prev_emb', 'prev2_emb']],
+    ['segment positions', { segmentPositions: true }, ['seg_emb']],
   ])('with %s: cached generation, logprobs and batching match the tfjs graph', async (_label, shifts, names) => {
     const shifted = randomTestWeights(12, shifts);
     for (const name of names) expect(Object.keys(shifted.params)).toContain(name);

@@ -1,5 +1,6 @@
 import { UserError } from '@agl/core/errors';
 import type { TinyConfig } from './tiny-config';
+import { isSpecialTokenId } from '../tokenizer/tiny-tokenizer';
 import type { TinyWeights } from './tiny-weights';
 
 /** The key/value cache of one sequence: every layer's keys and values for the positions seen so far. */
@@ -12,6 +13,8 @@ export class KvCache {
   lastToken = -1;
   /** The token before it (-1 when none), for the two-back token shift. */
   lastToken2 = -1;
+  /** The segment position of the last token (-1 when empty), for the segment-position embedding. */
+  segPos = -1;
 
   constructor(config: TinyConfig) {
     const size = config.maxSeqLen * config.dModel;
@@ -30,6 +33,7 @@ export class KvCache {
     c.length = this.length;
     c.lastToken = this.lastToken;
     c.lastToken2 = this.lastToken2;
+    c.segPos = this.segPos;
     return c;
   }
 }
@@ -51,8 +55,8 @@ interface LayerParams {
   w2: Float32Array;
 }
 
-/** Adds row `token` of a token-shift embedding to `x[at..at+d)`; nothing when the shift is off or there is no such token. */
-function addShift(x: Float32Array, at: number, d: number, emb: Float32Array | null, token: number): void {
+/** Adds row `token` of an embedding (a token shift's, or the segment positions') to `x[at..at+d)`; nothing when it is off or there is no such row. */
+function addEmbeddingRow(x: Float32Array, at: number, d: number, emb: Float32Array | null, token: number): void {
   if (!emb || token < 0) return;
   const u = token * d;
   for (let j = 0; j < d; j++) x[at + j]! += emb[u + j]!;
@@ -69,6 +73,7 @@ export class InferenceModel {
   readonly #posEmb: Float32Array;
   readonly #prevEmb: Float32Array | null;
   readonly #prev2Emb: Float32Array | null;
+  readonly #segEmb: Float32Array | null;
   readonly #normF: Float32Array;
   readonly #layers: LayerParams[];
 
@@ -83,6 +88,7 @@ export class InferenceModel {
     this.#posEmb = p('pos_emb');
     this.#prevEmb = this.config.prevTokenEmbedding ? p('prev_emb') : null;
     this.#prev2Emb = this.config.prev2TokenEmbedding ? p('prev2_emb') : null;
+    this.#segEmb = this.config.segmentPositions ? p('seg_emb') : null;
     this.#normF = p('norm_f');
     this.#layers = Array.from({ length: this.config.nLayers }, (_, l) => ({
       norm1: p(`l${l}.norm1`),
@@ -117,6 +123,9 @@ export class InferenceModel {
     const pos = new Int32Array(n);
     const prevTok = new Int32Array(n);
     const prev2Tok = new Int32Array(n);
+    const segPos = new Int32Array(n);
+    /** The segment position of each cache's last token, this batch's rows included. */
+    const lastSeg = new Map<KvCache, number>();
     const next = new Map<KvCache, number>();
     /** The last two tokens of each cache, this batch's rows included: [last, the one before]. */
     const last = new Map<KvCache, [number, number]>();
@@ -134,14 +143,17 @@ export class InferenceModel {
       prev2Tok[i] = t2;
       next.set(r.cache, p + 1);
       last.set(r.cache, [r.token, t1]);
+      segPos[i] = isSpecialTokenId(r.token) ? 0 : (lastSeg.get(r.cache) ?? r.cache.segPos) + 1;
+      lastSeg.set(r.cache, segPos[i]!);
     });
     const x = new Float32Array(n * d);
     for (let i = 0; i < n; i++) {
       const t = rows[i]!.token * d;
       const q = pos[i]! * d;
       for (let j = 0; j < d; j++) x[i * d + j] = this.#tokEmb[t + j]! + this.#posEmb[q + j]!;
-      addShift(x, i * d, d, this.#prevEmb, prevTok[i]!);
-      addShift(x, i * d, d, this.#prev2Emb, prev2Tok[i]!);
+      addEmbeddingRow(x, i * d, d, this.#prevEmb, prevTok[i]!);
+      addEmbeddingRow(x, i * d, d, this.#prev2Emb, prev2Tok[i]!);
+      addEmbeddingRow(x, i * d, d, this.#segEmb, segPos[i]!);
     }
     const h = new Float32Array(n * d);
     const qkv = new Float32Array(n * 3 * d);
@@ -206,6 +218,7 @@ export class InferenceModel {
       cache.lastToken = t1;
       cache.lastToken2 = t2;
     }
+    for (const [cache, sp] of lastSeg) cache.segPos = sp;
     rmsNorm(x, this.#normF, h, n, d);
     const out: Float32Array[] = [];
     for (let i = 0; i < n; i++) {

@@ -4,8 +4,9 @@ import { InferenceModel } from './inference-model';
 import { PrefixCache } from './prefix-cache';
 import { generateSync } from './sequence';
 
-// Both token shifts on, so a restored cache must also carry the last two tokens right.
-const model = new InferenceModel(randomTestWeights(31, { prevTokenEmbedding: true, prev2TokenEmbedding: true }));
+// Both token shifts and segment positions on, so a restored cache must also carry the last two tokens and the
+// position inside the current segment right.
+const model = new InferenceModel(randomTestWeights(31, { prevTokenEmbedding: true, prev2TokenEmbedding: true, segmentPositions: true }));
 const system = [256, 259, 104, 101, 108, 108, 111, 257, 258, 97, 100];
 const promptA = [...system, 49, 50, 51, 257, 260];
 const promptB = [...system, 55, 56, 257, 260];

@@ -1,4 +1,5 @@
 import type { InferenceModel, KvCache } from './inference-model';
+import { isSpecialTokenId } from '../tokenizer/tiny-tokenizer';
 
 interface Entry {
   model: InferenceModel;
@@ -68,6 +69,9 @@ export class PrefixCache {
     cache.length = length;
     cache.lastToken = tokens[length - 1]!;
     cache.lastToken2 = length >= 2 ? tokens[length - 2]! : -1;
+    let segStart = length - 1;
+    while (segStart > 0 && !isSpecialTokenId(tokens[segStart]!)) segStart -= 1;
+    cache.segPos = length - 1 - segStart;
     this.#touch(best);
     this.reusedTokens += length;
     return length;

@@ -27,6 +27,15 @@ export interface TinyConfig {
    * false.
    */
   prev2TokenEmbedding?: boolean;
+  /**
+   * Segment positions: add a learned embedding of the position inside the current segment, counted from the last
+   * special token (`<|user|>`, `<|call|>`, `<|tool|>`, `<|assistant|>`, …; `seg_emb`, one row per position up to
+   * `maxSeqLen`). The k-th character of a tool result and the k-th character of an answer copying it then share a
+   * segment position wherever the segments sit, so a copy does not depend on how long the text before it was (with
+   * absolute positions alone, a tiny model copies by offset and fails on rarer layouts, such as a 3-digit operand).
+   * Default false.
+   */
+  segmentPositions?: boolean;
 }
 
 /** Defaults: about 0.25 M parameters with the byte tokenizer. */
@@ -54,6 +63,7 @@ export function paramShapes(c: TinyConfig): ParamShape[] {
   ];
   if (c.prevTokenEmbedding) out.push({ name: 'prev_emb', shape: [c.vocabSize, c.dModel], init: 'normal' });
   if (c.prev2TokenEmbedding) out.push({ name: 'prev2_emb', shape: [c.vocabSize, c.dModel], init: 'normal' });
+  if (c.segmentPositions) out.push({ name: 'seg_emb', shape: [c.maxSeqLen, c.dModel], init: 'normal' });
   for (let l = 0; l < c.nLayers; l++) {
     out.push(
       { name: `l${l}.norm1`, shape: [c.dModel], init: 'ones' },
@@ -80,7 +90,7 @@ export function validateConfig(c: TinyConfig): void {
       throw new UserError(`TinyConfig.${key} must be a positive integer, got ${String(c[key])}.`);
     }
   }
-  for (const key of ['prevTokenEmbedding', 'prev2TokenEmbedding'] as const) {
+  for (const key of ['prevTokenEmbedding', 'prev2TokenEmbedding', 'segmentPositions'] as const) {
     if (c[key] !== undefined && typeof c[key] !== 'boolean') throw new UserError(`TinyConfig.${key} must be true or false, got ${JSON.stringify(c[key])}.`);
   }
   if (c.dModel % c.nHeads !== 0) {

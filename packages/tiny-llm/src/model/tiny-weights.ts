@@ -23,7 +23,7 @@ export function initWeights(options: { config: TinyConfig; tokenizer: TokenizerS
     const arr = new Float32Array(n);
     if (p.init === 'ones') arr.fill(1);
     else {
-      const s = p.init === 'scaled-normal' ? scaled : p.name === 'pos_emb' ? std / 2 : std;
+      const s = p.init === 'scaled-normal' ? scaled : p.name === 'pos_emb' || p.name === 'seg_emb' ? std / 2 : std;
       for (let i = 0; i < n; i++) arr[i] = rng.normal() * s;
     }
     params[p.name] = arr;

@@ -18,6 +18,11 @@ export type SpecialToken = (typeof SPECIAL_TOKENS)[number];
 
 const BYTE_TOKENS = 256;
 
+/** True when `id` is one of {@link SPECIAL_TOKENS} (they sit right after the byte tokens in every tiny tokenizer). */
+export function isSpecialTokenId(id: number): boolean {
+  return id >= BYTE_TOKENS && id < BYTE_TOKENS + SPECIAL_TOKENS.length;
+}
+
 /** The serialisable description of a tokenizer, stored with the weights. */
 export interface TokenizerSpec {
   /** Always `byte-bpe`: 256 byte tokens, the specials, then the learned merges. */
@@ -72,7 +77,7 @@ export class TinyTokenizer {
 
   /** True when `id` is one of {@link SPECIAL_TOKENS}. */
   isSpecial(id: number): boolean {
-    return id >= BYTE_TOKENS && id < BYTE_TOKENS + SPECIAL_TOKENS.length;
+    return isSpecialTokenId(id);
   }
 
   /** Encodes plain text (specials are not recognised in it). */
