@@ -30,7 +30,7 @@ export interface TinyConfig {
   /**
    * Segment positions: add a learned embedding of the position inside the current segment, counted from the last
    * special token (`<|user|>`, `<|call|>`, `<|tool|>`, `<|assistant|>`, …; `seg_emb`, one row per position up to
-   * `maxSeqLen`). The k-th character of a tool result and the k-th character of an answer copying it then share a
+   * `maxSeqLen`). The k-th token of a tool result and the k-th token of an answer copying it then share a
    * segment position wherever the segments sit, so a copy does not depend on how long the text before it was (with
    * absolute positions alone, a tiny model copies by offset and fails on rarer layouts, such as a 3-digit operand).
    * Default false.
