@@ -1,6 +1,6 @@
 import { UserError } from '@agl/core/errors';
 import type { TinyConfig } from './tiny-config';
-import { isSpecialTokenId } from '../tokenizer/tiny-tokenizer';
+import { nextSegmentPosition } from '../tokenizer/tiny-tokenizer';
 import type { TinyWeights } from './tiny-weights';
 
 /** The key/value cache of one sequence: every layer's keys and values for the positions seen so far. */
@@ -143,7 +143,7 @@ export class InferenceModel {
       prev2Tok[i] = t2;
       next.set(r.cache, p + 1);
       last.set(r.cache, [r.token, t1]);
-      segPos[i] = isSpecialTokenId(r.token) ? 0 : (lastSeg.get(r.cache) ?? r.cache.segPos) + 1;
+      segPos[i] = nextSegmentPosition(lastSeg.get(r.cache) ?? r.cache.segPos, r.token);
       lastSeg.set(r.cache, segPos[i]!);
     });
     const x = new Float32Array(n * d);

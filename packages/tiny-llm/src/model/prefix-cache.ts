@@ -1,5 +1,5 @@
 import type { InferenceModel, KvCache } from './inference-model';
-import { isSpecialTokenId } from '../tokenizer/tiny-tokenizer';
+import { nextSegmentPosition } from '../tokenizer/tiny-tokenizer';
 
 interface Entry {
   model: InferenceModel;
@@ -69,9 +69,7 @@ export class PrefixCache {
     cache.length = length;
     cache.lastToken = tokens[length - 1]!;
     cache.lastToken2 = length >= 2 ? tokens[length - 2]! : -1;
-    let segStart = length - 1;
-    while (segStart > 0 && !isSpecialTokenId(tokens[segStart]!)) segStart -= 1;
-    cache.segPos = length - 1 - segStart;
+    cache.segPos = tokens.slice(0, length).reduce(nextSegmentPosition, -1);
     this.#touch(best);
     this.reusedTokens += length;
     return length;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SPECIAL_TOKENS, TinyTokenizer, trainBpe } from './tiny-tokenizer';
+import { nextSegmentPosition, SPECIAL_TOKENS, TinyTokenizer, trainBpe } from './tiny-tokenizer';
 
 const SAMPLES = ['hello world', 'Grüße, 世界! 🎉', '<|end|> is not special here', '', 'a\nb\tc  {"e":"12*34"}'];
 
@@ -39,5 +39,13 @@ describe('TinyTokenizer', () => {
 
   it('rejects merges that point at unknown tokens', () => {
     expect(() => new TinyTokenizer({ kind: 'byte-bpe', merges: [[9999, 1]] })).toThrow(/unknown or special/);
+  });
+
+  it('counts segment positions from the last special token', () => {
+    const tok = new TinyTokenizer();
+    const ids = tok.encodeSegments([{ text: 'ab' }, { special: '<|user|>' }, { text: '12' }, { special: '<|end|>' }, { special: '<|tool|>' }, { text: '7' }]);
+    let at = -1;
+    const positions = ids.map((id) => (at = nextSegmentPosition(at, id)));
+    expect(positions).toEqual([0, 1, 0, 1, 2, 0, 0, 1]);
   });
 });

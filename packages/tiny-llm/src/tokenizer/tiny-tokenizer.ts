@@ -23,6 +23,15 @@ export function isSpecialTokenId(id: number): boolean {
   return id >= BYTE_TOKENS && id < BYTE_TOKENS + SPECIAL_TOKENS.length;
 }
 
+/**
+ * The segment position of `token` when the token before it was at `previous` (-1 for the first token): 0 for a special
+ * token, which starts a segment, otherwise one more than `previous`. The one rule behind `TinyConfig.segmentPositions`
+ * in the training graph, the inference model and the prefix cache.
+ */
+export function nextSegmentPosition(previous: number, token: number): number {
+  return isSpecialTokenId(token) ? 0 : previous + 1;
+}
+
 /** The serialisable description of a tokenizer, stored with the weights. */
 export interface TokenizerSpec {
   /** Always `byte-bpe`: 256 byte tokens, the specials, then the learned merges. */

@@ -1,7 +1,7 @@
 import type { Tensor, Tensor2D } from '@tensorflow/tfjs';
 import type { Tf } from './tf-backend';
 import type { TinyConfig } from '../model/tiny-config';
-import { isSpecialTokenId } from '../tokenizer/tiny-tokenizer';
+import { nextSegmentPosition } from '../tokenizer/tiny-tokenizer';
 
 /**
  * The training graph of the transformer (the same maths as `InferenceModel`): one-hot matmul embedding (the gradient
@@ -30,8 +30,8 @@ export function tfForward(tf: Tf, config: TinyConfig, params: Record<string, Ten
   if (config.segmentPositions) {
     // Segment positions: how many tokens since the last special token (the special token itself is at 0).
     const seg = ids.flatMap((row) => {
-      let at = 0;
-      return row.map((id, t) => (at = isSpecialTokenId(id) || t === 0 ? 0 : at + 1));
+      let at = -1;
+      return row.map((id) => (at = nextSegmentPosition(at, id)));
     });
     const segHot = tf.oneHot(tf.tensor1d(seg, 'int32'), config.maxSeqLen).toFloat() as Tensor2D;
     x = tf.add(x, tf.matMul(segHot, p('seg_emb') as Tensor2D).reshape([B, T, d]));
