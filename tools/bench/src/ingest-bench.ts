@@ -113,13 +113,13 @@ const secondsSince = (t0: number): number => (performance.now() - t0) / 1000;
 /** The limit: the rows addSpans stored, inserted raw into a fresh file with the same table, indexes and pragmas. */
 function rawInsertSeconds(fromPath: string, toPath: string): number {
   const from = new Database(fromPath, { readonly: true });
-  const rows = from.prepare('SELECT rollout_id, attempt_id, span_id, sequence_id, schema_version, doc FROM spans ORDER BY seq').raw().all() as unknown[][];
+  const rows = from.prepare('SELECT rollout_id, attempt_id, span_id, sequence_id, schema_version, doc, attributes FROM spans ORDER BY seq').raw().all() as unknown[][];
   from.close();
   const db = new Database(toPath);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   for (const m of MIGRATIONS) db.exec(m.sql);
-  const insert = db.prepare('INSERT OR IGNORE INTO spans (rollout_id, attempt_id, span_id, sequence_id, schema_version, doc) VALUES (?, ?, ?, ?, ?, ?)');
+  const insert = db.prepare('INSERT OR IGNORE INTO spans (rollout_id, attempt_id, span_id, sequence_id, schema_version, doc, attributes) VALUES (?, ?, ?, ?, ?, ?, ?)');
   const all = db.transaction((list: unknown[][]) => {
     for (const row of list) insert.run(...row);
   });
@@ -202,7 +202,7 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
       if ((await countSpans(a.store)) !== n) throw new Error('addSpans did not store every span');
       await a.store.close();
       const docDb = new Database(join(dir, 'add.sqlite'), { readonly: true });
-      const docBytes = (docDb.prepare('SELECT AVG(LENGTH(doc)) AS b FROM spans').get() as { b: number }).b;
+      const docBytes = (docDb.prepare('SELECT AVG(LENGTH(doc) + IFNULL(LENGTH(attributes), 0)) AS b FROM spans').get() as { b: number }).b;
       docDb.close();
       const raw = rawInsertSeconds(join(dir, 'add.sqlite'), join(dir, 'raw.sqlite'));
 

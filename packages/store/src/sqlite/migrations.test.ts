@@ -78,6 +78,34 @@ describe('SqliteStore migrations and file format', () => {
     db.close();
   });
 
+  it('spans stored before the attributes column (migration 1) read back whole, beside spans stored after it', async () => {
+    const db = new Database(path);
+    migrate(db, path, MIGRATIONS.filter((m) => m.version === 1));
+    db.close();
+    const first = new SqliteStore({ path });
+    const r = await first.startRollout({ input: 1 });
+    await first.close();
+    // The span as a version-1 store wrote it: the whole document, attributes inside.
+    const old = { rolloutId: r.rolloutId, attemptId: r.attempt.attemptId, sequenceId: 1, traceId: 't', spanId: 'old', parentId: null, name: 'before', status: { statusCode: 'OK' as const, description: null }, attributes: { a: 1, 'b.c': ['x'] }, events: [], links: [], startTime: 1, endTime: 2, context: null, parent: null, resource: { attributes: {}, schemaUrl: '' } };
+    const v1 = new Database(path);
+    v1.prepare('INSERT INTO spans (rollout_id, attempt_id, span_id, sequence_id, schema_version, doc) VALUES (?, ?, ?, ?, ?, ?)').run(r.rolloutId, r.attempt.attemptId, 'old', 1, SCHEMA_VERSION, JSON.stringify(old));
+    v1.close();
+
+    const store = new SqliteStore({ path });
+    await store.addSpan({ ...old, spanId: 'new', sequenceId: 2, name: 'after', attributes: { a: 2, 'b.c': ['y'] } });
+    const raw = new Database(path, { readonly: true });
+    const rows = raw.prepare('SELECT span_id, doc, attributes FROM spans ORDER BY seq').all() as Array<{ span_id: string; doc: string; attributes: string | null }>;
+    raw.close();
+    expect(rows.map((row) => [row.span_id, row.attributes])).toEqual([['old', null], ['new', '{"a":2,"b.c":["y"]}']]);
+    expect(JSON.parse(rows[1]!.doc)).not.toHaveProperty('attributes');
+
+    const spans = (await store.querySpans({ rolloutId: r.rolloutId })).items;
+    expect(spans.map((s) => [s.name, s.attributes])).toEqual([['before', { a: 1, 'b.c': ['x'] }], ['after', { a: 2, 'b.c': ['y'] }]]);
+    const docs = (await store.querySpanDocs({ rolloutId: r.rolloutId }))!.items.map((d) => JSON.parse(d) as unknown);
+    expect(docs).toEqual(JSON.parse(JSON.stringify(spans)));
+    await store.close();
+  });
+
   it('a document written by a newer schema version is refused on read', async () => {
     const store = new SqliteStore({ path });
     const r = await store.enqueueRollout({ input: 1 });

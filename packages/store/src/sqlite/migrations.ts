@@ -62,6 +62,13 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT);
     `,
   },
+  {
+    version: 2,
+    name: 'span-attributes-column',
+    // A span's attribute map as JSON text, apart from the rest of its document, so reads parse it only when used.
+    // Rows written before this migration keep NULL here and their attributes inside `doc`.
+    sql: 'ALTER TABLE spans ADD COLUMN attributes TEXT;',
+  },
 ];
 
 /** The newest migration version this code knows. */

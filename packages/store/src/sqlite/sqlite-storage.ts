@@ -2,8 +2,11 @@ import type Database from 'better-sqlite3';
 import { UserError } from '@agl/core/errors';
 import { SCHEMA_VERSION, TERMINAL_STATUSES, type Attempt, type ResourcesUpdate, type Rollout, type RolloutStatus, type Span, type Worker } from '@agl/core/schema';
 import type { RolloutPageQuery, SpanDoc, StoreStorage } from '../engine/storage';
+import { withLazyAttributes } from './lazy-attributes';
 
 type Row = { doc: string; schema_version: number };
+/** A span row: the document without the attribute map, which is in `attributes` (NULL in rows from before migration 2). */
+type SpanRow = Row & { sequence_id: number; attributes: string | null };
 
 /** Rollout fields that `pageRollouts` can sort on in SQL; others fall back to the generic path. */
 const SORT_COLUMNS: Record<string, string> = { startTime: 'start_time', endTime: 'end_time', rolloutId: 'rollout_id', status: 'status' };
@@ -18,6 +21,17 @@ function readDoc<T>(row: Row | undefined): T | null {
     throw new UserError(`A stored document has schema version ${row.schema_version}, newer than this AGL (${SCHEMA_VERSION}). Upgrade @agl/store.`);
   }
   return JSON.parse(row.doc) as T;
+}
+
+/** A span's JSON document without its attribute map: the map is unset for the stringify and put back (cheaper than a copy). */
+function docWithoutAttributes(span: Span): string {
+  const map = span.attributes;
+  (span as { attributes?: Span['attributes'] }).attributes = undefined;
+  try {
+    return JSON.stringify(span);
+  } finally {
+    span.attributes = map;
+  }
 }
 
 function readDocs<T>(rows: Row[]): T[] {
@@ -64,12 +78,10 @@ function prepare(db: Database.Database) {
     ),
     updateAttempt: db.prepare('UPDATE attempts SET schema_version = ?, doc = ? WHERE rollout_id = ? AND attempt_id = ?'),
     insertSpan: db.prepare(
-      'INSERT OR IGNORE INTO spans (rollout_id, attempt_id, span_id, sequence_id, schema_version, doc) VALUES (?, ?, ?, ?, ?, ?)',
+      'INSERT OR IGNORE INTO spans (rollout_id, attempt_id, span_id, sequence_id, schema_version, doc, attributes) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
-    listSpans: db.prepare(`${sel} spans WHERE rollout_id = ? ORDER BY seq`),
-    listSpansOfAttempt: db.prepare(`${sel} spans WHERE rollout_id = ? AND attempt_id = ? ORDER BY seq`),
-    listSpanDocs: db.prepare('SELECT sequence_id, doc, schema_version FROM spans WHERE rollout_id = ? ORDER BY seq'),
-    listSpanDocsOfAttempt: db.prepare('SELECT sequence_id, doc, schema_version FROM spans WHERE rollout_id = ? AND attempt_id = ? ORDER BY seq'),
+    listSpans: db.prepare('SELECT sequence_id, doc, attributes, schema_version FROM spans WHERE rollout_id = ? ORDER BY seq'),
+    listSpansOfAttempt: db.prepare('SELECT sequence_id, doc, attributes, schema_version FROM spans WHERE rollout_id = ? AND attempt_id = ? ORDER BY seq'),
     countSpans: db.prepare('SELECT COUNT(*) AS n FROM spans'),
     incSeq: db.prepare(
       'INSERT INTO span_sequence_ids (rollout_id, value) VALUES (?, ?) ON CONFLICT (rollout_id) DO UPDATE SET value = value + excluded.value RETURNING value',
@@ -249,24 +261,30 @@ export class SqliteStorage implements StoreStorage {
     const inserted: Span[] = [];
     const stmt = this.#q.insertSpan;
     spans.forEach((s, i) => {
-      const attributes = attributesJson[i];
-      // The attribute text (checked by the caller) goes in as it is, after the span's other fields.
-      const doc = attributes == null ? JSON.stringify(s) : `${JSON.stringify({ ...s, attributes: undefined }).slice(0, -1)},"attributes":${attributes}}`;
-      if (stmt.run(s.rolloutId, s.attemptId, s.spanId, s.sequenceId, V, doc).changes === 1) inserted.push(s);
+      // The attribute map goes in its own column (as the caller's checked text when given); the document has the rest.
+      const attributes = attributesJson[i] ?? JSON.stringify(s.attributes);
+      if (stmt.run(s.rolloutId, s.attemptId, s.spanId, s.sequenceId, V, docWithoutAttributes(s), attributes).changes === 1) inserted.push(s);
     });
     return inserted;
   }
 
+  /** Spans whose attribute maps are parsed on first access (rows from before migration 2 are parsed whole). */
   listSpans(rolloutId: string, attemptId: string | null): Span[] {
-    const rows = attemptId === null ? this.#q.listSpans.all(rolloutId) : this.#q.listSpansOfAttempt.all(rolloutId, attemptId);
-    return readDocs<Span>(rows as Row[]);
+    return this.#spanRows(rolloutId, attemptId).map((row) => {
+      const span = readDoc<Span>(row)!;
+      return row.attributes === null ? span : withLazyAttributes(span, row.attributes);
+    });
   }
 
   listSpanDocs(rolloutId: string, attemptId: string | null): SpanDoc[] | null {
-    const rows = (attemptId === null ? this.#q.listSpanDocs.all(rolloutId) : this.#q.listSpanDocsOfAttempt.all(rolloutId, attemptId)) as Array<Row & { sequence_id: number }>;
+    const rows = this.#spanRows(rolloutId, attemptId);
     // Documents of another schema version go through readDoc (refused when newer, upgraded when older).
     if (rows.some((row) => row.schema_version !== SCHEMA_VERSION)) return null;
-    return rows.map((row) => ({ sequenceId: row.sequence_id, doc: row.doc }));
+    return rows.map((row) => ({ sequenceId: row.sequence_id, doc: row.attributes === null ? row.doc : `${row.doc.slice(0, -1)},"attributes":${row.attributes}}` }));
+  }
+
+  #spanRows(rolloutId: string, attemptId: string | null): SpanRow[] {
+    return (attemptId === null ? this.#q.listSpans.all(rolloutId) : this.#q.listSpansOfAttempt.all(rolloutId, attemptId)) as SpanRow[];
   }
 
   countSpans(): number {
