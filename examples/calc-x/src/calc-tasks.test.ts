@@ -1,6 +1,6 @@
 import { TinyTokenizer } from '@agl/tiny-llm';
 import { describe, expect, it } from 'vitest';
-import { calcTokenizer, evaluate, isValOperand, makeTasks } from './calc-tasks';
+import { calcTokenizer, evaluate, isValOperand, makeTasks, parseOps } from './calc-tasks';
 
 describe('Calc-X tasks and tokenizers', () => {
   it('tokenizes numbers by digit pairs or one digit a token (the default)', () => {
@@ -18,5 +18,17 @@ describe('Calc-X tasks and tokenizers', () => {
     expect(operands(val).every(isValOperand)).toBe(true);
     expect(operands(train).some(isValOperand)).toBe(false);
     for (const t of [...val, ...train]) expect(evaluate(t.question)).toBe(t.answer);
+  });
+
+  it('draws operators in the proportions of the operator mix, and refuses anything but +, - and *', () => {
+    const share = (ops: string | undefined, op: string): number => {
+      const tasks = makeTasks({ n: 3000, seed: 5, split: 'train', ops });
+      return tasks.filter((t) => t.question.slice(1).includes(op)).length / tasks.length;
+    };
+    expect(share(undefined, '*')).toBeCloseTo(1 / 3, 1);
+    expect(share('+-**', '*')).toBeCloseTo(1 / 2, 1);
+    expect(share('+-**', '+')).toBeCloseTo(1 / 4, 1);
+    expect(share('*', '*')).toBe(1);
+    for (const bad of ['', '+/', '+ -', 'x']) expect(() => parseOps(bad)).toThrow(/may hold only \+, - and \*.*e\.g\. \+-\*\*/);
   });
 });

@@ -23,8 +23,21 @@ export function evaluate(expression: string): string {
   return String(m[2] === '+' ? a + b : m[2] === '-' ? a - b : a * b);
 }
 
-/** `n` seeded tasks on 3–4 digit operands, from the train or the held-out validation operands. */
-export function makeTasks(options: { n: number; seed: number; split: 'train' | 'val' }): CalcTask[] {
+/**
+ * Checks an operator mix: one or more of `+`, `-`, `*`, each drawn in proportion to how often it appears (`+-**`: half
+ * of the tasks are products). Throws a message that names the value and the fix.
+ */
+export function parseOps(ops: string): string {
+  if (!/^[-+*]+$/.test(ops)) throw new Error(`the operator mix ${JSON.stringify(ops)} may hold only +, - and * (a repeat weighs an operator up), e.g. +-**`);
+  return ops;
+}
+
+/**
+ * `n` seeded tasks on 3–4 digit operands, from the train or the held-out validation operands. `ops` is the operator
+ * mix (see {@link parseOps}; default `+-*`, each equally often).
+ */
+export function makeTasks(options: { n: number; seed: number; split: 'train' | 'val'; ops?: string }): CalcTask[] {
+  const ops = parseOps(options.ops ?? OPS.join(''));
   const rng = new SeededRng(options.seed);
   const operand = (): number => {
     for (;;) {
@@ -35,7 +48,7 @@ export function makeTasks(options: { n: number; seed: number; split: 'train' | '
   return Array.from({ length: options.n }, (_, i) => {
     const a = operand();
     const b = operand();
-    const op = OPS[rng.int(OPS.length)]!;
+    const op = ops[rng.int(ops.length)]!;
     const question = `${a}${op}${b}`;
     return { id: `${options.split}-${i}-${question}`, question, answer: evaluate(question) };
   });

@@ -27,5 +27,8 @@ describe('npm run demo flags', () => {
     const seg = demo(['--segment-positions', 'yes']);
     expect(seg.status).toBe(2);
     expect(seg.stderr).toContain('--segment-positions yes: unknown value; use one of on, off');
+    const ops = demo(['--train-ops', '+/']);
+    expect(ops.status).toBe(2);
+    expect(ops.stderr).toContain('--train-ops +/: the operator mix "+/" may hold only +, - and *');
   });
 });

@@ -1,5 +1,5 @@
 /**
- * `npm run demo [-- --summary-json out.json] [--seed N] [--rounds N] [--sft-steps N] [--sft-stop-at X|off] [--control shuffled-rewards]`:
+ * `npm run demo [-- --summary-json out.json] [--seed N] [--rounds N] [--sft-steps N] [--sft-stop-at X|off] [--train-ops +-**] [--control shuffled-rewards]`:
  * Calc-X end to end, offline.
  */
 import { copyFile, writeFile } from 'node:fs/promises';
@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { NEGATIVE_CREDITS } from '@agl/core/algorithms';
 import { CALC_TOKENIZERS } from './calc-tasks';
-import { flagChoice, flagNumber } from './flag-choice';
+import { flagChoice, flagNumber, flagOps } from './flag-choice';
 import { runCalcX } from './run-calc-x';
 
 const { values } = parseArgs({
@@ -34,6 +34,7 @@ const { values } = parseArgs({
     tokenizer: { type: 'string' },
     'token-shifts': { type: 'string' },
     'segment-positions': { type: 'string' },
+    'train-ops': { type: 'string' },
   },
 });
 // Paths are relative to where `npm run demo` was typed (npm sets INIT_CWD), not to this workspace.
@@ -44,6 +45,7 @@ const negativeCredit = flagChoice('negative-credit', values['negative-credit'], 
 const tokenizer = flagChoice('tokenizer', values.tokenizer, CALC_TOKENIZERS);
 const segments = flagChoice('segment-positions', values['segment-positions'], ['on', 'off'] as const);
 const shifts = flagChoice('token-shifts', values['token-shifts'], ['1', '2'] as const);
+const trainOps = flagOps('train-ops', values['train-ops']);
 const t0 = Date.now();
 const log = (line: string): void => console.log(`[calc-x ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${line}`);
 const result = await runCalcX({
@@ -63,6 +65,7 @@ const result = await runCalcX({
   trainTemperature: num('train-temperature'),
   valEvery: num('val-every'),
   tokenizer,
+  trainOps,
   model: {
     ...(shifts === undefined ? {} : { prev2TokenEmbedding: shifts === '2' }),
     ...(segments === undefined ? {} : { segmentPositions: segments === 'on' }),

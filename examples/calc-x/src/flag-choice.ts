@@ -1,3 +1,5 @@
+import { parseOps } from './calc-tasks';
+
 /**
  * The value of a command-line flag that must be one of `allowed` (undefined when the flag was not given). Any other
  * value prints what was wrong and the allowed values, and exits with status 2.
@@ -18,4 +20,15 @@ export function flagNumber(flag: string, value: string | undefined): number | un
   if (value.trim() !== '' && Number.isFinite(n)) return n;
   console.error(`--${flag} ${value}: not a number; give a number, e.g. --${flag} 40`);
   process.exit(2);
+}
+
+/** The value of an operator-mix flag such as `--train-ops +-**` (see `parseOps`); anything else exits with status 2. */
+export function flagOps(flag: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return parseOps(value);
+  } catch (error) {
+    console.error(`--${flag} ${value}: ${(error as Error).message}`);
+    process.exit(2);
+  }
 }

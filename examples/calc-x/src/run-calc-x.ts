@@ -49,6 +49,11 @@ export interface CalcXOptions {
   nRunners?: number;
   /** Policy shape: fields that differ from {@link DEFAULT_MODEL}. */
   model?: Partial<Omit<TinyConfig, 'vocabSize'>>;
+  /**
+   * Operator mix of the training tasks (demonstrations, probe and GRPO pool): a string of `+`, `-`, `*` where a repeat
+   * weighs an operator up, e.g. `+-**` for half products. Default `+-*`. Validation tasks always use `+-*`.
+   */
+  trainOps?: string;
   /** The policy's tokenizer (default `digits`); read when the policy is created, not on a resume or warm start. */
   tokenizer?: (typeof CALC_TOKENIZERS)[number];
   /** Where the store, weights, checkpoints, metrics and the PNG go (default: a fresh temp dir). */
@@ -94,6 +99,7 @@ export const CALC_X_DEFAULTS = {
   klCoef: 0,
   negativeCredit: 'first-divergence',
   tokenizer: 'digits',
+  trainOps: '+-*',
   valSize: 64,
   nRunners: 8,
 } satisfies CalcXOptions;
@@ -141,8 +147,8 @@ export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
       // the first check that meets `sftStopAt`.
       const { sftSteps, sftStopAt } = options;
       const sft = await TinyTrainer.create({ weightsDir, version: 'v0', optimizer: { learningRate: options.sftLearningRate } });
-      const demos = makeTasks({ n: 2000, seed: seed * 7919 + 1, split: 'train' }).map(demonstration);
-      const probe = sftStopAt === null ? undefined : await sft.sftRows(makeTasks({ n: 128, seed: seed * 7919 + 5, split: 'train' }).map(demonstration));
+      const demos = makeTasks({ n: 2000, seed: seed * 7919 + 1, split: 'train', ops: options.trainOps }).map(demonstration);
+      const probe = sftStopAt === null ? undefined : await sft.sftRows(makeTasks({ n: 128, seed: seed * 7919 + 5, split: 'train', ops: options.trainOps }).map(demonstration));
       const warmStarted = Date.now();
       const batch = 8;
       while (warmStartSteps < sftSteps) {
@@ -180,7 +186,7 @@ export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
       onRound: (r) =>
         log(`round ${r.round}: train reward ${r.trainReward.toFixed(3)}, ${r.nSamples} samples, loss ${r.metrics?.loss.toFixed(4) ?? '-'}, clip ${r.metrics?.clipFraction?.toFixed(3) ?? '-'}, ${r.seconds.toFixed(1)} s`),
     });
-    const train = makeTasks({ n: 500, seed: seed * 7919 + 2, split: 'train' });
+    const train = makeTasks({ n: 500, seed: seed * 7919 + 2, split: 'train', ops: options.trainOps });
     const val = makeTasks({ n: options.valSize, seed: seed * 7919 + 3, split: 'val' });
     const fitter = new Trainer({ algorithm, store, nRunners: options.nRunners, initialResources: backend.resourcesFor('warm') });
     await fitter.fit(calcAgent({ gatewayUrl: gateway.url }), { train, val });
