@@ -7,7 +7,8 @@ export interface CalcTask {
   answer: string;
 }
 
-const OPS = ['+', '-', '*'] as const;
+/** The even operator mix: `+`, `-` and `*` equally often (validation tasks always use it). */
+export const EVEN_OPS = '+-*';
 
 /** Operands 100–9999 whose hash falls in the held-out fifth are validation-only; the rest are for training. */
 export function isValOperand(n: number): boolean {
@@ -37,7 +38,7 @@ export function parseOps(ops: string): string {
  * mix (see {@link parseOps}; default `+-*`, each equally often).
  */
 export function makeTasks(options: { n: number; seed: number; split: 'train' | 'val'; ops?: string }): CalcTask[] {
-  const ops = parseOps(options.ops ?? OPS.join(''));
+  const ops = parseOps(options.ops ?? EVEN_OPS);
   const rng = new SeededRng(options.seed);
   const operand = (): number => {
     for (;;) {

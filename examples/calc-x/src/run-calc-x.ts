@@ -8,7 +8,7 @@ import { SqliteStore } from '@agl/store/sqlite';
 import { GRPO, startTinyServer, TinyGrpoBackend, TinyTrainer, type GrpoRoundRecord, type TinyConfig } from '@agl/tiny-llm';
 import { Trainer } from '@agl/trainer';
 import { calcAgent } from './calc-agent';
-import { calcTokenizer, demonstration, makeTasks, type CALC_TOKENIZERS } from './calc-tasks';
+import { calcTokenizer, demonstration, EVEN_OPS, makeTasks, type CALC_TOKENIZERS } from './calc-tasks';
 import { rewardCurvePng } from './reward-curve-png';
 
 /** Settings of one Calc-X run (every field has a default that finishes in a few minutes on 2 cores). */
@@ -99,7 +99,7 @@ export const CALC_X_DEFAULTS = {
   klCoef: 0,
   negativeCredit: 'first-divergence',
   tokenizer: 'digits',
-  trainOps: '+-*',
+  trainOps: EVEN_OPS,
   valSize: 64,
   nRunners: 8,
 } satisfies CalcXOptions;

@@ -69,7 +69,9 @@ export class PrefixCache {
     cache.length = length;
     cache.lastToken = tokens[length - 1]!;
     cache.lastToken2 = length >= 2 ? tokens[length - 2]! : -1;
-    cache.segPos = tokens.slice(0, length).reduce(nextSegmentPosition, -1);
+    let segPos = -1;
+    for (let i = 0; i < length; i++) segPos = nextSegmentPosition(segPos, tokens[i]!);
+    cache.segPos = segPos;
     this.#touch(best);
     this.reusedTokens += length;
     return length;
