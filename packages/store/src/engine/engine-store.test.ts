@@ -11,6 +11,7 @@ import { SqliteStorage } from '../sqlite/sqlite-storage';
 import { SqliteStore } from '../sqlite/sqlite-store';
 import { migrate } from '../sqlite/migrations';
 import { StoreEngine } from './store-engine';
+import type { WRITE_LOCK_BUSY } from './storage';
 
 describe('EngineStore', () => {
   it('a wait in progress rejects with StoreClosedError when the store closes', async () => {
@@ -144,6 +145,11 @@ function countingSqliteStore(dir: string, clock = new FakeClock()): { store: Sql
     count += 1;
     return transaction(fn);
   };
+  const tryTransaction = storage.tryTransaction!.bind(storage);
+  storage.tryTransaction = <T>(fn: () => T): T | typeof WRITE_LOCK_BUSY => {
+    count += 1;
+    return tryTransaction(fn);
+  };
   return { store, transactions: () => count };
 }
 
@@ -218,7 +224,7 @@ describe('StoreEngine.runBatch', () => {
         throw new Error('boom');
       },
     ]);
-    expect(results.map((x) => x.ok)).toEqual([true, false]);
+    expect(results!.map((x) => x.ok)).toEqual([true, false]);
     expect(storage.countRollouts()).toBe(1);
     expect(changed).toEqual(['cancelled']);
     // A failing commit (here: the storage refuses to begin) fails every job and announces nothing.
@@ -231,6 +237,39 @@ describe('StoreEngine.runBatch', () => {
     storage.transaction = transaction;
     expect(storage.countRollouts()).toBe(1);
     expect(changed).toEqual(['cancelled']);
+    storage.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('StoreEngine.prepareSpans', () => {
+  it('checks and serialises spans without touching the storage, so the write transaction only inserts them', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agl-prepare-'));
+    const db = new Database(join(dir, 'p.sqlite'));
+    migrate(db, 'p.sqlite');
+    const storage = new SqliteStorage(db);
+    const calls: string[] = [];
+    const watched = new Proxy(storage, {
+      get(target, key, receiver) {
+        const value: unknown = Reflect.get(target, key, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          calls.push(String(key));
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const engine = new StoreEngine({ storage: watched, clock: new FakeClock() });
+    const r = engine.startRollout({ input: 1 });
+    const span = { rolloutId: r.rolloutId, attemptId: r.attempt.attemptId, sequenceId: 1, traceId: 't', spanId: 's1', parentId: null, name: 'n', startTime: 1, endTime: 2, attributes: { k: 'v' } };
+    calls.length = 0;
+    const prepared = engine.prepareSpans([span, { ...span, spanId: 's2' }], [null, '{"k":"text"}']);
+    expect(calls).toEqual(['serializeSpans']);
+    expect(prepared.serialized?.attributes).toEqual(['{"k":"v"}', '{"k":"text"}']);
+    expect(() => engine.prepareSpans([{ ...span, sequenceId: -1 }])).toThrow(/sequenceId/);
+    expect(engine.addPreparedSpans(prepared).map((s) => s.spanId)).toEqual(['s1', 's2']);
+    expect(calls).toContain('insertSerializedSpans');
+    expect(engine.read((s) => s.listSpans(r.rolloutId, null)).map((s) => s.attributes)).toEqual([{ k: 'v' }, { k: 'text' }]);
     storage.close();
     rmSync(dir, { recursive: true, force: true });
   });

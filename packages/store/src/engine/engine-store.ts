@@ -34,6 +34,9 @@ import { RolloutWaiters } from './rollout-waiters';
 import type { StoreStorage } from './storage';
 import { StoreEngine } from './store-engine';
 
+/** How long queued writes retry from the event loop while another connection holds the write lock, before waiting. */
+const LOCK_YIELD_MS = 100;
+
 /** Options every embedded store takes. */
 export interface EngineStoreOptions {
   /** Time source (seconds since the epoch). Default: the wall clock. Inject a fake clock in tests. */
@@ -75,6 +78,10 @@ export class EngineStore implements LightningStore {
   /** True while `close()` commits the writes still queued. */
   #closing = false;
   #pending: Array<{ job: () => unknown; resolve: (value: unknown) => void; reject: (error: unknown) => void }> = [];
+  #flushScheduled = false;
+  /** When the queued batch first found the write lock taken (`performance.now()`), while it still does. */
+  #lockBusySince: number | null = null;
+  #lockRetries = 0;
 
   protected constructor(parts: EngineStoreParts) {
     this.capabilities = parts.capabilities;
@@ -111,10 +118,24 @@ export class EngineStore implements LightningStore {
     if (!engine.batches) return new Promise((resolve) => resolve(job(engine)));
     return new Promise<T>((resolve, reject) => {
       this.#pending.push({ job: () => job(engine), resolve: resolve as (value: unknown) => void, reject });
-      if (this.#pending.length === 1) setImmediate(() => this.#flush());
+      if (!this.#flushScheduled) {
+        this.#flushScheduled = true;
+        setImmediate(this.#scheduledFlush);
+      }
     });
   }
 
+  readonly #scheduledFlush = (): void => {
+    this.#flushScheduled = false;
+    this.#flush();
+  };
+
+  /**
+   * Commits the queued writes. While another connection (a thread or process on the same file) holds the write lock,
+   * the batch is retried from the event loop (next turn, then every millisecond) instead of blocking this thread in
+   * SQLite's busy handler, so its other work goes on and the batch grows meanwhile; after {@link LOCK_YIELD_MS} it
+   * waits for the lock as before (up to the busy timeout). `close()` always waits.
+   */
   #flush(): void {
     const pending = this.#pending;
     if (pending.length === 0) return;
@@ -123,7 +144,21 @@ export class EngineStore implements LightningStore {
       for (const p of pending) p.reject(new StoreClosedError(this.#label));
       return;
     }
-    if (pending.length === 1) {
+    const tryLock =
+      this.#engine.storage.tryTransaction !== undefined && !this.#closing && (this.#lockBusySince === null || performance.now() - this.#lockBusySince < LOCK_YIELD_MS);
+    const results = pending.length === 1 && !tryLock ? null : this.#engine.runBatch(pending.map((p) => p.job), { tryLock });
+    if (results === null && tryLock) {
+      this.#pending = pending.concat(this.#pending);
+      this.#lockBusySince ??= performance.now();
+      this.#lockRetries += 1;
+      this.#flushScheduled = true;
+      if (this.#lockRetries <= 2) setImmediate(this.#scheduledFlush);
+      else setTimeout(this.#scheduledFlush, 1);
+      return;
+    }
+    this.#lockBusySince = null;
+    this.#lockRetries = 0;
+    if (results === null) {
       const [only] = pending;
       try {
         only!.resolve(only!.job());
@@ -132,7 +167,7 @@ export class EngineStore implements LightningStore {
       }
       return;
     }
-    this.#engine.runBatch(pending.map((p) => p.job)).forEach((result, i) => {
+    results.forEach((result, i) => {
       if (result.ok) pending[i]!.resolve(result.value);
       else pending[i]!.reject(result.error);
     });
@@ -201,12 +236,12 @@ export class EngineStore implements LightningStore {
   }
 
   async addSpan(span: SpanInput): Promise<Span | null> {
-    const [inserted] = await this.#write(this.#open(), (e) => e.addSpans([span]));
+    const [inserted] = await this.#addPrepared(this.#open(), [span]);
     return inserted ?? null;
   }
 
   async addSpans(spans: SpanInput[]): Promise<Span[]> {
-    return this.#write(this.#open(), (e) => e.addSpans(spans));
+    return this.#addPrepared(this.#open(), spans);
   }
 
   /**
@@ -216,8 +251,14 @@ export class EngineStore implements LightningStore {
    * objects rather than JSON text (the memory store): then parse the maps and call `addSpans`.
    */
   addSpansWithAttributesJson(spans: SpanInput[], attributesJson: ReadonlyArray<string | null>): Promise<Span[]> | null {
-    if (!this.#engine.storage.insertSpansJson) return null;
-    return this.#write(this.#open(), (e) => e.addSpans(spans, attributesJson));
+    if (!this.#engine.storage.serializeSpans) return null;
+    return this.#addPrepared(this.#open(), spans, attributesJson);
+  }
+
+  /** Checks and serialises the spans now, outside the write transaction, which then only inserts them. */
+  async #addPrepared(engine: StoreEngine, spans: unknown, attributesJson?: ReadonlyArray<string | null>): Promise<Span[]> {
+    const prepared = engine.prepareSpans(spans, attributesJson);
+    return this.#write(engine, (e) => e.addPreparedSpans(prepared));
   }
 
   async getNextSpanSequenceId(rolloutId: string, attemptId: string): Promise<number> {

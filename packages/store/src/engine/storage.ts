@@ -22,6 +22,16 @@ export interface RolloutPageQuery {
   offset: number;
 }
 
+/** Spans with their JSON documents (attribute maps apart) and attribute maps as text, from `serializeSpans`. */
+export interface SerializedSpans {
+  readonly spans: readonly Span[];
+  readonly docs: readonly string[];
+  readonly attributes: readonly string[];
+}
+
+/** What {@link StoreStorage.tryTransaction} returns when another connection holds the write lock (nothing ran). */
+export const WRITE_LOCK_BUSY: unique symbol = Symbol('agl.store.writeLockBusy');
+
 /**
  * The small, synchronous persistence interface the shared business logic ({@link StoreEngine}) runs on. A backend
  * (memory maps, SQLite) implements only storage: no status rules, no validation. Every method may be called only inside
@@ -48,6 +58,12 @@ export interface StoreStorage {
    * the transaction goes on. Optional: storages that have it let the engine commit many calls at once (`runBatch`).
    */
   savepoint?<T>(fn: () => T): T;
+  /**
+   * Like {@link StoreStorage.transaction}, but when another connection holds the write lock it returns
+   * {@link WRITE_LOCK_BUSY} at once, without running `fn`, instead of waiting. Optional: storages that other
+   * connections share (SQLite files) have it, so the engine keeps this thread's event loop running while it waits.
+   */
+  tryTransaction?<T>(fn: () => T): T | typeof WRITE_LOCK_BUSY;
 
   // Rollouts (natural order = insertion order)
   getRollout(rolloutId: string): Rollout | null;
@@ -81,10 +97,13 @@ export interface StoreStorage {
   /** Inserts spans, skipping any whose (rolloutId, attemptId, spanId) already exists; returns those inserted. */
   insertSpans(spans: readonly Span[]): Span[];
   /**
-   * `insertSpans` for spans whose attribute maps arrive as checked JSON text (`attributesJson[i]`; null: use the
-   * span's own map). The text is stored as it is. Optional: only storages that keep JSON text have it.
+   * Serialises spans for {@link StoreStorage.insertSerializedSpans}; an attribute map may arrive as checked JSON text
+   * (`attributesJson[i]`; null or absent: the span's own map), stored as it is. Pure (no storage access), so the engine
+   * runs it before taking the write lock. Optional, with `insertSerializedSpans`: storages that keep JSON text have them.
    */
-  insertSpansJson?(spans: readonly Span[], attributesJson: ReadonlyArray<string | null>): Span[];
+  serializeSpans?(spans: readonly Span[], attributesJson?: ReadonlyArray<string | null>): SerializedSpans;
+  /** `insertSpans` for spans serialised by {@link StoreStorage.serializeSpans}. */
+  insertSerializedSpans?(serialized: SerializedSpans): Span[];
   /** Spans of a rollout (optionally one attempt) in insertion order. */
   listSpans(rolloutId: string, attemptId: string | null): Span[];
   /**

@@ -40,8 +40,14 @@ import {
   syncWorkerOnEmptyDequeue,
   watchdogVerdict,
 } from './rules';
-import type { StoreStorage } from './storage';
+import { type SerializedSpans, type StoreStorage, WRITE_LOCK_BUSY } from './storage';
 import { sequenceBlocks, spreadSequenceIds } from './sequence-blocks';
+
+/** Spans checked (and serialised, where the storage stores text) by {@link StoreEngine.prepareSpans}. */
+export interface PreparedSpans {
+  readonly spans: readonly Span[];
+  readonly serialized: SerializedSpans | null;
+}
 
 /** The outcome of one job of {@link StoreEngine.runBatch}. */
 export type BatchResult = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -96,17 +102,22 @@ export class StoreEngine {
   #tx<T>(fn: () => T): T {
     // Inside runBatch: the job's savepoint is its transaction; notifications wait for the batch's commit.
     if (this.#batching) return this.#s.savepoint!(fn);
+    return this.#commit(() => this.#s.transaction(fn));
+  }
+
+  /** Runs `transaction` (which runs the caller's writes), then tells waiters what it changed, unless nothing ran. */
+  #commit<T>(transaction: () => T): T {
     this.#changed = [];
     this.#enqueued = false;
     let result: T;
     try {
-      result = this.#s.transaction(fn);
+      result = transaction();
     } catch (error) {
       this.#changed = [];
       this.#enqueued = false;
       throw error;
     }
-    this.#notify();
+    if (result !== WRITE_LOCK_BUSY) this.#notify();
     return result;
   }
 
@@ -128,15 +139,17 @@ export class StoreEngine {
    * Runs several write calls in one storage transaction (one commit instead of one each), each under its own
    * savepoint, so a call that throws undoes only its own changes and the others still land. Results come back in job
    * order once the transaction has committed; if the commit itself fails, every job gets that error. Waiters are told
-   * after the commit.
+   * after the commit. With `tryLock` (and a storage that has `tryTransaction`), returns `null` without running any job
+   * when another connection holds the write lock.
    */
-  runBatch(jobs: ReadonlyArray<() => unknown>): BatchResult[] {
+  runBatch(jobs: ReadonlyArray<() => unknown>, options: { tryLock?: boolean } = {}): BatchResult[] | null {
     if (!this.#s.savepoint) throw new Error('runBatch needs a storage with savepoints');
     this.#changed = [];
     this.#enqueued = false;
-    let results: BatchResult[];
+    const transaction = options.tryLock && this.#s.tryTransaction ? this.#s.tryTransaction.bind(this.#s) : this.#s.transaction.bind(this.#s);
+    let results: BatchResult[] | typeof WRITE_LOCK_BUSY;
     try {
-      results = this.#s.transaction(() => {
+      results = transaction(() => {
         this.#batching = true;
         try {
           return jobs.map((job): BatchResult => {
@@ -159,6 +172,7 @@ export class StoreEngine {
       this.#enqueued = false;
       return jobs.map(() => ({ ok: false, error }));
     }
+    if (results === WRITE_LOCK_BUSY) return null;
     this.#notify();
     return results;
   }
@@ -174,16 +188,27 @@ export class StoreEngine {
 
   // ---------------------------------------------------------------- watchdog
 
-  /** Runs the watchdog unless it ran less than `scanDebounceSeconds` ago. Returns whether it scanned. */
+  /**
+   * Runs the watchdog unless it ran less than `scanDebounceSeconds` ago. Returns whether it scanned. While another
+   * connection holds the write lock the scan is left to a later call (it is a health check, and that connection's
+   * own store scans too) rather than blocking the caller.
+   */
   maybeScan(): boolean {
     if (this.#scanning) return false;
     const now = this.#clock.now();
-    if (this.#debounce > 0 && this.#lastScan !== null && now - this.#lastScan < this.#debounce) return false;
+    const last = this.#lastScan;
+    if (this.#debounce > 0 && last !== null && now - last < this.#debounce) return false;
     this.#lastScan = now;
     this.#scanning = true;
     try {
+      const scan = (): void => this.#scan(now);
+      const tryTransaction = this.#s.tryTransaction?.bind(this.#s);
+      if (this.#batching || !tryTransaction) this.#tx(scan);
+      else if (this.#commit(() => tryTransaction(scan)) === WRITE_LOCK_BUSY) {
+        this.#lastScan = last;
+        return false;
+      }
       this.scans += 1;
-      this.#tx(() => this.#scan(now));
     } finally {
       this.#scanning = false;
     }
@@ -383,15 +408,27 @@ export class StoreEngine {
   }
 
   /**
-   * Stores spans atomically (duplicates skipped), raises the counters and applies the heartbeats; returns the spans
-   * inserted. With `attributesJson` (storages with `insertSpansJson` only), `attributesJson[i]` is span i's attribute
-   * map as checked JSON text, stored as it is; the span's own `attributes` are then ignored, and the returned spans
-   * carry them empty.
+   * Checks spans for {@link StoreEngine.addPreparedSpans} and, on storages that store text, serialises them. Touches no
+   * storage, so callers can run it before the write transaction (the write lock is then held only for the inserts).
+   * With `attributesJson` (storages with `serializeSpans` only), `attributesJson[i]` is span i's attribute map as
+   * checked JSON text, stored as it is; the span's own `attributes` are then ignored.
    */
-  addSpans(spans: unknown, attributesJson?: ReadonlyArray<string | null>): Span[] {
+  prepareSpans(spans: unknown, attributesJson?: ReadonlyArray<string | null>): PreparedSpans {
     if (!Array.isArray(spans)) parseApi(SpanSchema.array(), spans, 'spans');
     const list = spans as unknown[];
     const parsed = list.map((s, i) => fastParseSpan(s) ?? parseApi(SpanSchema, s, list.length === 1 ? 'span' : `span #${i}`));
+    if (attributesJson && !this.#s.serializeSpans) throw new Error(`${this.#s.name} keeps no attribute maps as JSON text; pass the maps as objects`);
+    return { spans: parsed, serialized: parsed.length > 0 && this.#s.serializeSpans ? this.#s.serializeSpans(parsed, attributesJson) : null };
+  }
+
+  /** {@link StoreEngine.prepareSpans}, then {@link StoreEngine.addPreparedSpans}. */
+  addSpans(spans: unknown, attributesJson?: ReadonlyArray<string | null>): Span[] {
+    return this.addPreparedSpans(this.prepareSpans(spans, attributesJson));
+  }
+
+  /** Stores checked spans atomically (duplicates skipped), raises the counters and applies the heartbeats; returns the spans inserted. */
+  addPreparedSpans(prepared: PreparedSpans): Span[] {
+    const parsed = prepared.spans;
     if (parsed.length === 0) return [];
     return this.#tx(() => {
       const now = this.#clock.now();
@@ -412,7 +449,7 @@ export class StoreEngine {
         context.set(key, { rollout, attempt });
       }
       for (const [rolloutId, seq] of maxSeq) this.#s.raiseSequence(rolloutId, seq);
-      const inserted = attributesJson ? this.#s.insertSpansJson!(parsed, attributesJson) : this.#s.insertSpans(parsed);
+      const inserted = prepared.serialized ? this.#s.insertSerializedSpans!(prepared.serialized) : this.#s.insertSpans(parsed);
       const beat = new Set(inserted.map((s) => `${s.rolloutId}\u0000${s.attemptId}`));
       for (const key of beat) {
         const ctx = context.get(key);

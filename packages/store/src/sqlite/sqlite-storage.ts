@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { UserError } from '@agl/core/errors';
 import { SCHEMA_VERSION, TERMINAL_STATUSES, type Attempt, type ResourcesUpdate, type Rollout, type RolloutStatus, type Span, type Worker } from '@agl/core/schema';
-import type { RolloutPageQuery, SpanDoc, StoreStorage } from '../engine/storage';
+import { type RolloutPageQuery, type SerializedSpans, type SpanDoc, type StoreStorage, WRITE_LOCK_BUSY } from '../engine/storage';
 import { withLazyAttributes } from './lazy-attributes';
 
 type Row = { doc: string; schema_version: number };
@@ -121,9 +121,12 @@ export class SqliteStorage implements StoreStorage {
   readonly #tx: Database.Transaction<(fn: () => unknown) => unknown>;
   readonly #dynamic = new Map<string, Database.Statement>();
   #dataVersion: number | null = null;
+  /** The connection's busy timeout, switched off only while `tryTransaction` begins. */
+  readonly #busyTimeoutMs: number;
 
   constructor(db: Database.Database) {
     this.#db = db;
+    this.#busyTimeoutMs = Number(db.pragma('busy_timeout', { simple: true }));
     this.#q = prepare(db);
     this.#tx = db.transaction((fn: () => unknown) => fn());
   }
@@ -141,6 +144,30 @@ export class SqliteStorage implements StoreStorage {
   transaction<T>(fn: () => T): T {
     if (this.#db.inTransaction) return fn();
     return this.#tx.immediate(fn) as T;
+  }
+
+  tryTransaction<T>(fn: () => T): T | typeof WRITE_LOCK_BUSY {
+    if (this.#db.inTransaction) return fn();
+    // BEGIN IMMEDIATE without the busy handler; the handler is back for everything after it. (A prepared PRAGMA
+    // statement would not do: SQLite applies this pragma when the statement is compiled, not when it runs.)
+    this.#db.pragma('busy_timeout = 0');
+    let began = false;
+    try {
+      return this.#tx.immediate(() => {
+        began = true;
+        this.#restoreBusyTimeout();
+        return fn();
+      }) as T;
+    } catch (error) {
+      if (!began && String((error as { code?: unknown }).code).startsWith('SQLITE_BUSY')) return WRITE_LOCK_BUSY;
+      throw error;
+    } finally {
+      if (!began) this.#restoreBusyTimeout();
+    }
+  }
+
+  #restoreBusyTimeout(): void {
+    this.#db.pragma(`busy_timeout = ${this.#busyTimeoutMs}`);
   }
 
   read<T>(fn: () => T): T {
@@ -254,16 +281,19 @@ export class SqliteStorage implements StoreStorage {
   }
 
   insertSpans(spans: readonly Span[]): Span[] {
-    return this.insertSpansJson(spans, []);
+    return this.insertSerializedSpans(this.serializeSpans(spans));
   }
 
-  insertSpansJson(spans: readonly Span[], attributesJson: ReadonlyArray<string | null>): Span[] {
+  serializeSpans(spans: readonly Span[], attributesJson: ReadonlyArray<string | null> = []): SerializedSpans {
+    // The attribute map goes in its own column (as the caller's checked text when given); the document has the rest.
+    return { spans, docs: spans.map(docWithoutAttributes), attributes: spans.map((s, i) => attributesJson[i] ?? JSON.stringify(s.attributes)) };
+  }
+
+  insertSerializedSpans({ spans, docs, attributes }: SerializedSpans): Span[] {
     const inserted: Span[] = [];
     const stmt = this.#q.insertSpan;
     spans.forEach((s, i) => {
-      // The attribute map goes in its own column (as the caller's checked text when given); the document has the rest.
-      const attributes = attributesJson[i] ?? JSON.stringify(s.attributes);
-      if (stmt.run(s.rolloutId, s.attemptId, s.spanId, s.sequenceId, V, docWithoutAttributes(s), attributes).changes === 1) inserted.push(s);
+      if (stmt.run(s.rolloutId, s.attemptId, s.spanId, s.sequenceId, V, docs[i], attributes[i]).changes === 1) inserted.push(s);
     });
     return inserted;
   }
