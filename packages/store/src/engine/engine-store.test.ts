@@ -265,11 +265,19 @@ describe('StoreEngine.prepareSpans', () => {
     calls.length = 0;
     const prepared = engine.prepareSpans([span, { ...span, spanId: 's2' }], [null, '{"k":"text"}']);
     expect(calls).toEqual(['serializeSpans']);
-    expect(prepared.serialized?.attributes).toEqual(['{"k":"v"}', '{"k":"text"}']);
+    expect((prepared.serialized as unknown as { attributes: string[] }).attributes).toEqual(['{"k":"v"}', '{"k":"text"}']);
     expect(() => engine.prepareSpans([{ ...span, sequenceId: -1 }])).toThrow(/sequenceId/);
     expect(engine.addPreparedSpans(prepared).map((s) => s.spanId)).toEqual(['s1', 's2']);
     expect(calls).toContain('insertSerializedSpans');
     expect(engine.read((s) => s.listSpans(r.rolloutId, null)).map((s) => s.attributes)).toEqual([{ k: 'v' }, { k: 'text' }]);
+    // A bulk batch is serialised as it is inserted (only one span's text alive at a time), with the same result.
+    const bulk = Array.from({ length: 600 }, (_, i) => ({ ...span, spanId: `b${i}`, sequenceId: i + 10, attributes: { i } }));
+    const big = engine.prepareSpans(bulk, ['{"i":"as text"}']);
+    expect((big.serialized as unknown as { docs: unknown }).docs).toBeNull();
+    expect(engine.addPreparedSpans(big)).toHaveLength(600);
+    const stored = engine.read((s) => s.listSpans(r.rolloutId, null)).slice(2);
+    expect(stored.map((s) => s.attributes)).toEqual([{ i: 'as text' }, ...bulk.slice(1).map((b) => b.attributes)]);
+    expect(stored[599]).toMatchObject({ spanId: 'b599', sequenceId: 609, name: 'n' });
     storage.close();
     rmSync(dir, { recursive: true, force: true });
   });

@@ -22,11 +22,9 @@ export interface RolloutPageQuery {
   offset: number;
 }
 
-/** Spans with their JSON documents (attribute maps apart) and attribute maps as text, from `serializeSpans`. */
+/** Spans as `serializeSpans` prepared them for `insertSerializedSpans` (each storage adds its own fields). */
 export interface SerializedSpans {
   readonly spans: readonly Span[];
-  readonly docs: readonly string[];
-  readonly attributes: readonly string[];
 }
 
 /** What {@link StoreStorage.tryTransaction} returns when another connection holds the write lock (nothing ran). */
