@@ -11,8 +11,8 @@ export function reportTable(results: ResultTree): string {
   const rows: TableRow[] = [];
   for (const size of ['minimal', 'medium', 'large']) {
     for (const [backend, label, target] of [
-      ['embedded', 'embedded (SQLite, in-process runners)', size === 'large' ? '≥ 1,000' : ''],
-      ['embeddedThreads', 'embedded, runners on a worker thread per core', size === 'large' ? '≥ 1,000' : ''],
+      ['embedded', 'embedded (SQLite file, runner workers on a thread per core)', size === 'large' ? '≥ 1,000' : ''],
+      ['embeddedOneThread', 'embedded, runners and algorithm on one thread', ''],
       ['sqliteHttp', 'HTTP + SQLite (runner processes)', size === 'large' ? '≥ 300 (stretch 1,000)' : ''],
       ['postgresHttp', 'HTTP + PostgreSQL', ''],
     ] as const) {

@@ -69,7 +69,7 @@ function describeProfile(profile: string, artifactsDir: string): ResultTree {
 }
 
 /**
- * The store scenario for every size on the embedded (one thread, and runners on a thread per core) and HTTP + SQLite backends (and PostgreSQL behind the server when
+ * The store scenario for every size on the embedded (runner workers on a thread per core, and everything on one thread) and HTTP + SQLite backends (and PostgreSQL behind the server when
  * `AGL_TEST_PG_URL` is set and `PostgresStore` exists; one run per size). The first large HTTP run records the server's
  * CPU profile.
  */
@@ -86,8 +86,8 @@ export async function runStoreBenchmarks(options: StoreBenchmarksOptions): Promi
     const repeatsOf = (key: string): number => (key === 'postgresHttp' ? 1 : repeats);
     const entry: ResultTree = { aglValues: describeSize(size, tasks) };
     const backends: Array<{ key: string; run: (rep: number, dir: string) => Promise<ScenarioRunResult> }> = [
-      { key: 'embedded', run: (_rep, dir) => runEmbeddedScenario({ size, tasks, dir, log: options.log }) },
-      { key: 'embeddedThreads', run: (_rep, dir) => runEmbeddedThreadsScenario({ size, tasks, dir, log: options.log }) },
+      { key: 'embedded', run: (_rep, dir) => runEmbeddedThreadsScenario({ size, tasks, dir, log: options.log }) },
+      { key: 'embeddedOneThread', run: (_rep, dir) => runEmbeddedScenario({ size, tasks, dir, log: options.log }) },
       {
         key: 'sqliteHttp',
         run: (rep, dir) => runHttpScenario({ size, tasks, dir, log: options.log, cpuProfileDir: size.name === 'large' && rep === 0 ? profileDir : undefined }),

@@ -35,7 +35,7 @@ describe('store scenario', () => {
 
   it('runs the minimal size with the runners on two worker threads, each on its own connection to the file', { timeout: 60_000 }, async () => {
     const result = await runEmbeddedThreadsScenario({ size: scenarioSize('minimal'), tasks: 32, dir, threads: 2 });
-    expect(result).toMatchObject({ backend: 'embeddedThreads', verified: 32, runnerThreads: 2, runner: { started: 32, succeeded: 32, failed: 0 } });
+    expect(result).toMatchObject({ backend: 'embedded', verified: 32, runnerThreads: 2, runner: { started: 32, succeeded: 32, failed: 0 } });
     expect(result.totalSpans).toBeGreaterThanOrEqual(32 * 5);
     expect(result.cpuSeconds).toBeGreaterThan(0);
   });

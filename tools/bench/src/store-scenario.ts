@@ -29,7 +29,8 @@ export interface ScenarioRunOptions {
 
 /** One scenario run's figures. */
 export interface ScenarioRunResult extends BatchAlgorithmResult {
-  backend: 'embedded' | 'embeddedThreads' | 'sqliteHttp' | 'postgresHttp';
+  /** The key of `bench-results.json`'s `store.<size>` this run's backend is reported under. */
+  backend: 'embedded' | 'embeddedOneThread' | 'sqliteHttp' | 'postgresHttp';
   size: ScenarioSize['name'];
   tasks: number;
   totalSpans: number;
@@ -64,7 +65,7 @@ function fileBytes(path: string): number {
   return total;
 }
 
-/** The embedded backend: the algorithm and `size.nRunners` async runner workers in this process, on a SqliteStore. */
+/** The embedded backend on one thread: the algorithm and `size.nRunners` async runner workers in this thread, on a SqliteStore. */
 export async function runEmbeddedScenario(options: ScenarioRunOptions): Promise<ScenarioRunResult> {
   const { size, tasks } = options;
   const dbPath = join(options.dir, `embedded-${size.name}.sqlite`);
@@ -84,7 +85,7 @@ export async function runEmbeddedScenario(options: ScenarioRunOptions): Promise<
   const cpu0 = process.cpuUsage();
   let cpu = 0;
   try {
-    result = await runBatchAlgorithm({ store, totalTasks: tasks, batchSize: size.batchSize, onProgress: progress(options, 'embedded') });
+    result = await runBatchAlgorithm({ store, totalTasks: tasks, batchSize: size.batchSize, onProgress: progress(options, 'embedded one thread') });
     const used = process.cpuUsage(cpu0);
     cpu = (used.user + used.system) / 1e6;
     totalSpans = (await store.statistics()).totalSpans;
@@ -94,7 +95,7 @@ export async function runEmbeddedScenario(options: ScenarioRunOptions): Promise<
     await tracer.shutdown();
     await store.close();
   }
-  return { backend: 'embedded', size: size.name, tasks, totalSpans, runner: runner.stats, cpuSeconds: cpu, sqliteBytesPerSpan: totalSpans ? fileBytes(dbPath) / totalSpans : null, ...result };
+  return { backend: 'embeddedOneThread', size: size.name, tasks, totalSpans, runner: runner.stats, cpuSeconds: cpu, sqliteBytesPerSpan: totalSpans ? fileBytes(dbPath) / totalSpans : null, ...result };
 }
 
 /** Splits `total` workers over `parts` as evenly as possible; returns each part's [count, offset]. */
@@ -158,7 +159,7 @@ export async function runEmbeddedThreadsScenario(options: ScenarioRunOptions & {
     );
     await store.close();
   }
-  return { backend: 'embeddedThreads', size: size.name, tasks, totalSpans, runner, cpuSeconds: cpu, runnerThreads: threads, sqliteBytesPerSpan: totalSpans ? fileBytes(dbPath) / totalSpans : null, ...result };
+  return { backend: 'embedded', size: size.name, tasks, totalSpans, runner, cpuSeconds: cpu, runnerThreads: threads, sqliteBytesPerSpan: totalSpans ? fileBytes(dbPath) / totalSpans : null, ...result };
 }
 
 function progress(options: ScenarioRunOptions, label: string): ((done: number, total: number) => void) | undefined {
