@@ -164,7 +164,11 @@ export interface LightningStore {
 
   /** Stores a span (a heartbeat for its attempt); `null` when a span with the same id already exists. */
   addSpan(span: SpanInput): Promise<Span | null>;
-  /** Stores many spans in one transaction; returns those actually inserted (duplicates skipped). */
+  /**
+   * Stores many spans in one transaction; returns those actually inserted (duplicates skipped). A returned span may
+   * share its `attributes` object with the span passed in (the SQLite store writes the map as text and does not copy
+   * it); what is stored never changes afterwards.
+   */
   addSpans(spans: SpanInput[]): Promise<Span[]>;
   /** Next value of the per-rollout sequence counter. Does not check that the rollout exists. */
   getNextSpanSequenceId(rolloutId: string, attemptId: string): Promise<number>;

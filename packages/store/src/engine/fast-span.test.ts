@@ -86,6 +86,15 @@ describe('fastParseSpan', () => {
     expect(Span.parse(withProto).attributes).toEqual({ a: 1 });
   });
 
+  it('keeps the input attribute map itself with shareAttributes, and copies the rest as always', () => {
+    const input = structuredClone(full);
+    const out = fastParseSpan(input, { shareAttributes: true })!;
+    expect(out.attributes).toBe(input.attributes);
+    expect(out).toEqual(fastParseSpan(structuredClone(full)));
+    expect(out.events[0]).not.toBe(input.events[0]);
+    expect(fastParseSpan({ ...input, attributes: { bad: { nested: 1 } } }, { shareAttributes: true })).toBeNull();
+  });
+
   it('never shares nested objects with its input', () => {
     const input = structuredClone(full);
     const out = fastParseSpan(input)!;

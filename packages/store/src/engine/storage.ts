@@ -22,9 +22,11 @@ export interface RolloutPageQuery {
   offset: number;
 }
 
-/** Spans as `serializeSpans` prepared them for `insertSerializedSpans` (each storage adds its own fields). */
+/** Spans with their JSON documents (attribute maps apart) and attribute maps as text, from `serializeSpans`. */
 export interface SerializedSpans {
   readonly spans: readonly Span[];
+  readonly docs: readonly string[];
+  readonly attributes: readonly string[];
 }
 
 /** What {@link StoreStorage.tryTransaction} returns when another connection holds the write lock (nothing ran). */
@@ -97,7 +99,9 @@ export interface StoreStorage {
   /**
    * Serialises spans for {@link StoreStorage.insertSerializedSpans}; an attribute map may arrive as checked JSON text
    * (`attributesJson[i]`; null or absent: the span's own map), stored as it is. Pure (no storage access), so the engine
-   * runs it before taking the write lock. Optional, with `insertSerializedSpans`: storages that keep JSON text have them.
+   * runs it when the spans are handed over, before taking the write lock. The spans' attribute maps may be the
+   * caller's own objects: serialise them here, never keep them (the spans given back share them). Optional, with
+   * `insertSerializedSpans`: storages that keep JSON text have them.
    */
   serializeSpans?(spans: readonly Span[], attributesJson?: ReadonlyArray<string | null>): SerializedSpans;
   /** `insertSpans` for spans serialised by {@link StoreStorage.serializeSpans}. */

@@ -34,16 +34,6 @@ function docWithoutAttributes(span: Span): string {
   }
 }
 
-/** {@link SerializedSpans} of the SQLite storage: the texts, or null when they are made at insert time. */
-interface SqliteSerializedSpans extends SerializedSpans {
-  readonly attributesJson: ReadonlyArray<string | null>;
-  readonly docs: readonly string[] | null;
-  readonly attributes: readonly string[] | null;
-}
-
-/** The largest span batch serialised before the write transaction (see `SqliteStorage.serializeSpans`). */
-const SERIALIZE_AHEAD_MAX_SPANS = 512;
-
 function readDocs<T>(rows: Row[]): T[] {
   return rows.map((row) => readDoc<T>(row)!);
 }
@@ -294,24 +284,16 @@ export class SqliteStorage implements StoreStorage {
     return this.insertSerializedSpans(this.serializeSpans(spans));
   }
 
-  /**
-   * The attribute map goes in its own column (as the caller's checked text when given); the document has the rest.
-   * Batches of up to {@link SERIALIZE_AHEAD_MAX_SPANS} spans are serialised here, before the write lock is taken;
-   * larger ones (bulk ingestion) as they are inserted, so the text of only one span is alive at a time.
-   */
-  serializeSpans(spans: readonly Span[], attributesJson: ReadonlyArray<string | null> = []): SqliteSerializedSpans {
-    if (spans.length > SERIALIZE_AHEAD_MAX_SPANS) return { spans, attributesJson, docs: null, attributes: null };
-    return { spans, attributesJson, docs: spans.map(docWithoutAttributes), attributes: spans.map((s, i) => attributesJson[i] ?? JSON.stringify(s.attributes)) };
+  serializeSpans(spans: readonly Span[], attributesJson: ReadonlyArray<string | null> = []): SerializedSpans {
+    // The attribute map goes in its own column (as the caller's checked text when given); the document has the rest.
+    return { spans, docs: spans.map(docWithoutAttributes), attributes: spans.map((s, i) => attributesJson[i] ?? JSON.stringify(s.attributes)) };
   }
 
-  insertSerializedSpans(serialized: SerializedSpans): Span[] {
-    const { spans, attributesJson, docs, attributes } = serialized as SqliteSerializedSpans;
+  insertSerializedSpans({ spans, docs, attributes }: SerializedSpans): Span[] {
     const inserted: Span[] = [];
     const stmt = this.#q.insertSpan;
     spans.forEach((s, i) => {
-      const doc = docs ? docs[i]! : docWithoutAttributes(s);
-      const map = attributes ? attributes[i]! : (attributesJson[i] ?? JSON.stringify(s.attributes));
-      if (stmt.run(s.rolloutId, s.attemptId, s.spanId, s.sequenceId, V, doc, map).changes === 1) inserted.push(s);
+      if (stmt.run(s.rolloutId, s.attemptId, s.spanId, s.sequenceId, V, docs[i], attributes[i]).changes === 1) inserted.push(s);
     });
     return inserted;
   }
