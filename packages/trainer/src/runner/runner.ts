@@ -1,7 +1,9 @@
 import { setMaxListeners } from 'node:events';
+import { availableParallelism } from 'node:os';
 import { systemClock, type AttemptedRollout, type Clock, type LightningStore, type NamedResources } from '@agl/core';
 import { UserError } from '@agl/core/errors';
 import type { RolloutTracer } from '@agl/core/tracer';
+import { SqliteStore } from '@agl/store/sqlite';
 import { toLitAgent, type AgentLike } from '../agent/lit-agent';
 import { ProcessAgent } from '../agent/process-agent';
 import { executeInProcess } from './execute-in-process';
@@ -12,6 +14,7 @@ import type { ProcessEndpoints } from './process-env';
 import { IdleGate } from './idle-gate';
 import { runWorkerLoop, type RunnerStats } from './worker-loop';
 import { superviseWorkerProcesses, type AgentModuleRef } from './worker-processes';
+import { superviseWorkerThreads } from './worker-threads';
 
 /** Options of {@link Runner}. */
 export interface RunnerOptions {
@@ -24,11 +27,16 @@ export interface RunnerOptions {
   /**
    * `async` (default): workers are async loops in this process. `process`: each worker is a child Node process that
    * loads `agentModule` and talks to the store over HTTP; a crashed worker is replaced, and its attempt is closed by
-   * the store's watchdog (`unresponsiveSeconds`) and retried per the rollout config.
+   * the store's watchdog (`unresponsiveSeconds`) and retried per the rollout config. `thread`: the async workers are
+   * spread over `threads` worker threads of this process, each loading `agentModule` and opening its own connection
+   * to the store (the same file when `store` is a `SqliteStore`, otherwise the store's HTTP endpoint), so agents use
+   * every core without a process per worker.
    */
-  workerMode?: 'async' | 'process';
-  /** Module exporting the agent, for `workerMode: 'process'`. */
+  workerMode?: 'async' | 'process' | 'thread';
+  /** Module exporting the agent, for `workerMode: 'process'` and `'thread'`. */
   agentModule?: AgentModuleRef;
+  /** Worker threads for `workerMode: 'thread'` (default: one per CPU core); the workers are split evenly over them. */
+  threads?: number;
   /** The store's HTTP endpoint for child processes; without it the runner serves `store` on a loopback port itself. */
   storeEndpoint?: ProcessEndpoints;
   /**
@@ -66,10 +74,12 @@ export class Runner {
   constructor(options: RunnerOptions) {
     const nWorkers = options.nWorkers ?? 1;
     if (!Number.isInteger(nWorkers) || nWorkers < 1) throw new UserError(`Runner nWorkers must be an integer ≥ 1; got ${String(options.nWorkers)}.`);
-    if (options.workerMode === 'process' && !options.agentModule) {
-      throw new UserError("Runner workerMode 'process' needs agentModule: { path: '/abs/agent.ts', exportName: 'agent' } so each worker process can load the agent.");
+    const loaded = options.workerMode === 'process' || options.workerMode === 'thread';
+    if (loaded && !options.agentModule) {
+      throw new UserError(`Runner workerMode '${options.workerMode}' needs agentModule: { path: '/abs/agent.ts', exportName: 'agent' } so each worker ${options.workerMode} can load the agent.`);
     }
-    if (options.workerMode !== 'process' && options.agent === undefined) throw new UserError('Runner needs an agent (a rollout function, litAgent(...) or processAgent(...)).');
+    if (!loaded && options.agent === undefined) throw new UserError('Runner needs an agent (a rollout function, litAgent(...) or processAgent(...)).');
+    if (options.threads !== undefined && (!Number.isInteger(options.threads) || options.threads < 1)) throw new UserError(`Runner threads must be an integer ≥ 1; got ${String(options.threads)}.`);
     this.#options = options;
   }
 
@@ -93,7 +103,9 @@ export class Runner {
     const nWorkers = o.nWorkers ?? 1;
     const offset = o.workerIdOffset ?? 0;
     const heartbeatIntervalSeconds = o.heartbeatIntervalSeconds ?? 10;
-    const needsServer = o.workerMode === 'process' || ProcessAgent.isInstance(o.agent);
+    // Runner threads open the same SQLite file themselves; any other store is reached over HTTP.
+    const sqlitePath = o.workerMode === 'thread' && o.store instanceof SqliteStore && o.store.path !== ':memory:' ? o.store.path : null;
+    const needsServer = o.workerMode === 'process' || (o.workerMode === 'thread' && sqlitePath === null) || ProcessAgent.isInstance(o.agent);
     const gateway = Boolean(o.gateway) && ProcessAgent.isInstance(o.agent);
     let loopback: LoopbackServer | undefined;
     if (needsServer && (!o.storeEndpoint || gateway)) loopback = await startLoopbackServer({ store: o.store, storeEndpoint: o.storeEndpoint, gateway });
@@ -109,6 +121,22 @@ export class Runner {
           heartbeatIntervalSeconds,
           maxRollouts: o.maxRollouts,
           store: o.store,
+          stats: this.stats,
+          signal,
+          logger,
+        });
+        return this.stats;
+      }
+      if (o.workerMode === 'thread') {
+        await superviseWorkerThreads({
+          agentModule: o.agentModule!,
+          store: sqlitePath !== null ? { kind: 'sqlite', path: sqlitePath } : { kind: 'http', url: endpoints!.storeUrl, token: endpoints!.token ?? null },
+          threads: o.threads ?? availableParallelism(),
+          nWorkers,
+          workerIdOffset: offset,
+          pollIntervalSeconds: o.pollIntervalSeconds ?? 0.5,
+          heartbeatIntervalSeconds,
+          maxRollouts: o.maxRollouts,
           stats: this.stats,
           signal,
           logger,

@@ -24,9 +24,11 @@ export interface TrainerOptions {
   storeToken?: string;
   /** Runner workers (default 1). */
   nRunners?: number;
-  /** `process` runs each runner in its own Node process (needs `agentModule`). */
-  workerMode?: 'async' | 'process';
+  /** `process` runs each runner in its own Node process, `thread` spreads them over worker threads (both need `agentModule`). */
+  workerMode?: 'async' | 'process' | 'thread';
   agentModule?: AgentModuleRef;
+  /** Worker threads for `workerMode: 'thread'` (default one per CPU core). */
+  threads?: number;
   /** Process agents: route their LLM calls through a loopback AGL gateway (see `RunnerOptions.gateway`). */
   gateway?: boolean;
   adapter?: TraceAdapter;
@@ -86,6 +88,7 @@ export class Trainer {
       nWorkers: o.nRunners ?? 1,
       workerMode: o.workerMode,
       agentModule: o.agentModule,
+      threads: o.threads,
       gateway: o.gateway,
       storeEndpoint: opened.url ? { storeUrl: opened.url, token: opened.token } : undefined,
       hooks: o.hooks,

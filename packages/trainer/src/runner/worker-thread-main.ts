@@ -1,0 +1,44 @@
+/**
+ * Entry of a runner thread (`workerMode: 'thread'`): loads the agent module, opens its own store connection (the same
+ * SQLite file, or the store's HTTP endpoint), and runs `nWorkers` async workers until the parent says stop. Reports
+ * each started and finished attempt to the parent.
+ */
+import { pathToFileURL } from 'node:url';
+import { parentPort, workerData } from 'node:worker_threads';
+import type { LightningStore } from '@agl/core';
+import { StoreClient } from '@agl/store/client';
+import { SqliteStore } from '@agl/store/sqlite';
+import { Runner } from './runner';
+import type { ThreadMessage, WorkerThreadConfig } from './worker-threads';
+
+const config = workerData as WorkerThreadConfig;
+const port = parentPort!;
+const send = (msg: ThreadMessage): void => port.postMessage(msg);
+const exportName = config.agentModule.exportName ?? 'agent';
+const mod = (await import(pathToFileURL(config.agentModule.path).href)) as Record<string, unknown>;
+const agent = mod[exportName];
+if (agent === undefined) {
+  send({ type: 'fatal', message: `${config.agentModule.path} has no export named ${exportName}; export the agent under that name or set agentModule.exportName.` });
+  port.close();
+  process.exit(1);
+}
+const store: LightningStore = config.store.kind === 'sqlite' ? new SqliteStore({ path: config.store.path }) : new StoreClient({ url: config.store.url, token: config.store.token ?? undefined });
+const runner = new Runner({
+  store,
+  agent: agent as never,
+  nWorkers: config.nWorkers,
+  workerIdOffset: config.workerIdOffset,
+  pollIntervalSeconds: config.pollIntervalSeconds,
+  heartbeatIntervalSeconds: config.heartbeatIntervalSeconds,
+  hooks: {
+    onRolloutStart: () => send({ type: 'started' }),
+    onRolloutEnd: (e) => send({ type: 'attempt', status: e.status }),
+  },
+});
+port.on('message', (msg: { type?: string }) => {
+  if (msg?.type === 'stop') runner.stop();
+});
+send({ type: 'ready' });
+await runner.run();
+await store.close();
+port.close();
