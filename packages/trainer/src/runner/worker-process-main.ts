@@ -4,7 +4,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { StoreClient } from '@agl/store/client';
-import { Runner } from './runner';
+import { reportingRunner } from './reporting-runner';
 import type { WorkerMessage, WorkerProcessConfig } from './worker-processes';
 
 async function main(): Promise<void> {
@@ -15,17 +15,14 @@ async function main(): Promise<void> {
   const send = (msg: WorkerMessage): void => {
     if (process.connected) process.send?.(msg);
   };
-  const runner = new Runner({
+  const runner = reportingRunner({
     store,
-    agent: agent as never,
+    agent,
     nWorkers: 1,
     workerIdOffset: config.workerIndex,
     pollIntervalSeconds: config.pollIntervalSeconds,
     heartbeatIntervalSeconds: config.heartbeatIntervalSeconds,
-    hooks: {
-      onRolloutStart: () => send({ type: 'started' }),
-      onRolloutEnd: (e) => send({ type: 'attempt', status: e.status }),
-    },
+    send,
   });
   process.on('message', (msg: { type?: string }) => {
     if (msg?.type === 'stop') runner.stop();

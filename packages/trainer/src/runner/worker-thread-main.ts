@@ -8,7 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { LightningStore } from '@agl/core';
 import { StoreClient } from '@agl/store/client';
 import { SqliteStore } from '@agl/store/sqlite';
-import { Runner } from './runner';
+import { reportingRunner } from './reporting-runner';
 import type { ThreadMessage, WorkerThreadConfig } from './worker-threads';
 
 const config = workerData as WorkerThreadConfig;
@@ -23,17 +23,14 @@ if (agent === undefined) {
   process.exit(1);
 }
 const store: LightningStore = config.store.kind === 'sqlite' ? new SqliteStore({ path: config.store.path }) : new StoreClient({ url: config.store.url, token: config.store.token ?? undefined });
-const runner = new Runner({
+const runner = reportingRunner({
   store,
-  agent: agent as never,
+  agent,
   nWorkers: config.nWorkers,
   workerIdOffset: config.workerIdOffset,
   pollIntervalSeconds: config.pollIntervalSeconds,
   heartbeatIntervalSeconds: config.heartbeatIntervalSeconds,
-  hooks: {
-    onRolloutStart: () => send({ type: 'started' }),
-    onRolloutEnd: (e) => send({ type: 'attempt', status: e.status }),
-  },
+  send,
 });
 port.on('message', (msg: { type?: string }) => {
   if (msg?.type === 'stop') runner.stop();
