@@ -35,7 +35,12 @@ describe("Runner workerMode 'thread'", { timeout: 120_000 }, () => {
     try {
       const made = await store.enqueueRollouts(Array.from({ length: 24 }, () => ({ input: { waitMs: 20 } })));
       const runner = new Runner({ store, workerMode: 'thread', threads: 2, agentModule: { path: AGENT }, nWorkers: 4, pollIntervalSeconds: 0.05, maxRollouts: 24 });
-      const stats = await runner.run();
+      let ready = false;
+      void runner.ready.then(() => (ready = true));
+      const running = runner.run();
+      await runner.ready;
+      expect(ready).toBe(true);
+      const stats = await running;
       expect(stats).toEqual({ started: 24, succeeded: 24, failed: 0 });
       const done = await outcomes(store, made.map((r) => r.rolloutId));
       expect(done.every((d) => d.status === 'succeeded')).toBe(true);

@@ -1,11 +1,9 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { LightningStore } from '@agl/core';
 import { StoreClient } from '@agl/store/client';
 import { SqliteStore } from '@agl/store/sqlite';
@@ -13,7 +11,6 @@ import { Runner, type RunnerStats } from '@agl/trainer';
 import { runBatchAlgorithm, type BatchAlgorithmResult } from './batch-algorithm';
 import { createBenchTracer, makeBenchAgent } from './bench-agent';
 import { SOURCE_EXEC_ARGV, cpuSecondsOf, serveStore } from './child-processes';
-import type { RunnerThreadData } from './runner-thread';
 import type { ScenarioSize } from './scenario-sizes';
 
 /** Options shared by the scenario backends. */
@@ -108,58 +105,49 @@ function splitWorkers(total: number, parts: number): Array<[number, number]> {
   });
 }
 
-const RUNNER_THREAD = new URL('./runner-thread.ts', import.meta.url).href;
-const TSX_API = pathToFileURL(join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
-
-/** A worker thread running `runner-thread.ts` from source (tsx registered first). */
-function startRunnerThread(data: RunnerThreadData): Worker {
-  const boot = `import(${JSON.stringify(TSX_API)}).then((m) => { m.register(); return import(${JSON.stringify(RUNNER_THREAD)}); })`;
-  return new Worker(boot, { eval: true, execArgv: ['--conditions=@agl/source'], workerData: data });
-}
+const BENCH_THREAD_AGENT = fileURLToPath(new URL('./bench-thread-agent.ts', import.meta.url));
 
 /**
  * The embedded backend across cores: the algorithm on this thread and `size.nRunners` runner workers spread over
- * `threads` worker threads (default one per core), each thread with its own `SqliteStore` connection to the same file
- * (the store's multi-connection mode: `BEGIN IMMEDIATE` writes, `PRAGMA data_version` wake-ups every 100 ms).
+ * `threads` worker threads (default one per core) by `Runner` `workerMode: 'thread'`, each thread with its own
+ * `SqliteStore` connection to the same file (the store's multi-connection mode: `BEGIN IMMEDIATE` writes that yield
+ * while another connection holds the lock, `PRAGMA data_version` wake-ups every 100 ms). Timing starts once every
+ * thread is ready, as the HTTP run's starts once its runner processes are.
  */
 export async function runEmbeddedThreadsScenario(options: ScenarioRunOptions & { threads?: number }): Promise<ScenarioRunResult> {
   const { size, tasks } = options;
   const dbPath = join(options.dir, `embedded-threads-${size.name}.sqlite`);
-  const waitPollIntervalMs = 100;
-  const store = new SqliteStore({ path: dbPath, waitPollIntervalMs });
+  const store = new SqliteStore({ path: dbPath, waitPollIntervalMs: 100 });
   const threads = Math.max(1, Math.min(options.threads ?? availableParallelism(), size.nRunners));
-  const workers = splitWorkers(size.nRunners, threads).map(([count, offset]) =>
-    startRunnerThread({ dbPath, workers: count, workerIdOffset: offset, maxRounds: size.maxRounds, sleepSeconds: size.sleepSeconds, pollSeconds: options.workerPollSeconds ?? 0.25, waitPollIntervalMs }),
-  );
-  const runner: RunnerStats = { started: 0, succeeded: 0, failed: 0 };
+  // Read by bench-thread-agent.ts in each thread (a thread gets a copy of the environment when it starts).
+  process.env.AGL_BENCH_MAX_ROUNDS = String(size.maxRounds);
+  process.env.AGL_BENCH_SLEEP_SECONDS = String(size.sleepSeconds);
+  const runner = new Runner({
+    store,
+    workerMode: 'thread',
+    threads,
+    agentModule: { path: BENCH_THREAD_AGENT },
+    nWorkers: size.nRunners,
+    pollIntervalSeconds: options.workerPollSeconds ?? 0.25,
+    logger: quietLogger('bench runner thread'),
+  });
+  const running = runner.run();
   let result: BatchAlgorithmResult;
   let totalSpans = 0;
   let cpu = 0;
   try {
-    await Promise.all(workers.map((w) => once(w, 'message')));
+    await Promise.race([runner.ready, running]);
     const cpu0 = process.cpuUsage(); // the whole process: this thread and every runner thread
     result = await runBatchAlgorithm({ store, totalTasks: tasks, batchSize: size.batchSize, onProgress: progress(options, 'embedded threads') });
     const used = process.cpuUsage(cpu0);
     cpu = (used.user + used.system) / 1e6;
     totalSpans = (await store.statistics()).totalSpans;
   } finally {
-    await Promise.all(
-      workers.map(async (w) => {
-        const stopped = new Promise<RunnerStats | null>((resolve) => {
-          w.once('message', (m: { stats: RunnerStats }) => resolve(m.stats));
-          w.once('exit', () => resolve(null));
-        });
-        w.postMessage({ type: 'stop' });
-        const stats = await stopped;
-        runner.started += stats?.started ?? 0;
-        runner.succeeded += stats?.succeeded ?? 0;
-        runner.failed += stats?.failed ?? 0;
-        await w.terminate();
-      }),
-    );
+    runner.stop();
+    await running;
     await store.close();
   }
-  return { backend: 'embedded', size: size.name, tasks, totalSpans, runner, cpuSeconds: cpu, runnerThreads: threads, sqliteBytesPerSpan: totalSpans ? fileBytes(dbPath) / totalSpans : null, ...result };
+  return { backend: 'embedded', size: size.name, tasks, totalSpans, runner: runner.stats, cpuSeconds: cpu, runnerThreads: threads, sqliteBytesPerSpan: totalSpans ? fileBytes(dbPath) / totalSpans : null, ...result };
 }
 
 function progress(options: ScenarioRunOptions, label: string): ((done: number, total: number) => void) | undefined {

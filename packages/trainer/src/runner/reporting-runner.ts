@@ -1,8 +1,14 @@
 import type { LightningStore } from '@agl/core';
 import { Runner } from './runner';
-import type { WorkerMessage } from './worker-processes';
+import type { RunnerStats } from './worker-loop';
+import type { StatsMessage } from './worker-stats';
 
-/** The runner of a worker process or thread: async workers that report each started and finished attempt to the parent. */
+const REPORT_INTERVAL_MS = 50;
+
+/**
+ * The runner of a worker process or thread, reporting its progress to the parent as counts every 50 ms (and once at
+ * the end) rather than through `onRolloutEnd`, which would read every attempt's spans back from the store.
+ */
 export function reportingRunner(options: {
   store: LightningStore;
   agent: unknown;
@@ -10,15 +16,26 @@ export function reportingRunner(options: {
   workerIdOffset: number;
   pollIntervalSeconds: number;
   heartbeatIntervalSeconds: number;
-  send: (msg: WorkerMessage) => void;
-}): Runner {
+  send: (msg: StatsMessage) => void | Promise<void>;
+}): { runner: Runner; run: () => Promise<void> } {
   const { send, agent, ...rest } = options;
-  return new Runner({
-    ...rest,
-    agent: agent as never,
-    hooks: {
-      onRolloutStart: () => send({ type: 'started' }),
-      onRolloutEnd: (e) => send({ type: 'attempt', status: e.status }),
-    },
-  });
+  const runner = new Runner({ ...rest, agent: agent as never });
+  const sent: RunnerStats = { started: 0, succeeded: 0, failed: 0 };
+  const report = async (): Promise<void> => {
+    const now = { ...runner.stats };
+    if (now.started === sent.started && now.succeeded === sent.succeeded && now.failed === sent.failed) return;
+    const delta: StatsMessage = { type: 'stats', started: now.started - sent.started, succeeded: now.succeeded - sent.succeeded, failed: now.failed - sent.failed };
+    Object.assign(sent, now);
+    await send(delta);
+  };
+  const run = async (): Promise<void> => {
+    const timer = setInterval(() => void report(), REPORT_INTERVAL_MS);
+    try {
+      await runner.run();
+    } finally {
+      clearInterval(timer);
+      await report();
+    }
+  };
+  return { runner, run };
 }

@@ -70,6 +70,7 @@ export class Runner {
   readonly #options: RunnerOptions;
   readonly #stop = new AbortController();
   readonly stats: RunnerStats = { started: 0, succeeded: 0, failed: 0 };
+  readonly #ready: { promise: Promise<void>; resolve: () => void };
 
   constructor(options: RunnerOptions) {
     const nWorkers = options.nWorkers ?? 1;
@@ -81,6 +82,17 @@ export class Runner {
     if (!loaded && options.agent === undefined) throw new UserError('Runner needs an agent (a rollout function, litAgent(...) or processAgent(...)).');
     if (options.threads !== undefined && (!Number.isInteger(options.threads) || options.threads < 1)) throw new UserError(`Runner threads must be an integer ≥ 1; got ${String(options.threads)}.`);
     this.#options = options;
+    let resolve!: () => void;
+    this.#ready = { promise: new Promise<void>((r) => (resolve = r)), resolve };
+  }
+
+  /**
+   * Resolves once `run()`'s workers can take rollouts: at once for async workers and worker processes (which report
+   * nothing earlier), when every worker thread has loaded the agent and opened its store for `workerMode: 'thread'`,
+   * and at the latest when `run()` ends.
+   */
+  get ready(): Promise<void> {
+    return this.#ready.promise;
   }
 
   /** Ask the workers to stop after their current attempt. */
@@ -111,6 +123,7 @@ export class Runner {
     if (needsServer && (!o.storeEndpoint || gateway)) loopback = await startLoopbackServer({ store: o.store, storeEndpoint: o.storeEndpoint, gateway });
     const endpoints = loopback?.endpoints ?? o.storeEndpoint;
     try {
+      if (o.workerMode !== 'thread') this.#ready.resolve();
       if (o.workerMode === 'process') {
         await superviseWorkerProcesses({
           agentModule: o.agentModule!,
@@ -140,6 +153,7 @@ export class Runner {
           stats: this.stats,
           signal,
           logger,
+          onReady: this.#ready.resolve,
         });
         return this.stats;
       }
@@ -169,6 +183,7 @@ export class Runner {
       await Promise.all(loops);
       return this.stats;
     } finally {
+      this.#ready.resolve(); // never left pending when run() ends early
       await loopback?.close();
     }
   }

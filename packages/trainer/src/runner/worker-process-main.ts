@@ -5,17 +5,21 @@
 import { pathToFileURL } from 'node:url';
 import { StoreClient } from '@agl/store/client';
 import { reportingRunner } from './reporting-runner';
-import type { WorkerMessage, WorkerProcessConfig } from './worker-processes';
+import type { StatsMessage } from './worker-stats';
+import type { WorkerProcessConfig } from './worker-processes';
 
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.AGL_WORKER_CONFIG ?? '{}') as WorkerProcessConfig;
   const mod = (await import(pathToFileURL(config.agentModule.path).href)) as Record<string, unknown>;
   const agent = mod[config.agentModule.exportName ?? 'agent'];
   const store = new StoreClient({ url: config.storeUrl, token: config.token ?? undefined });
-  const send = (msg: WorkerMessage): void => {
-    if (process.connected) process.send?.(msg);
-  };
-  const runner = reportingRunner({
+  // Resolves once the message is handed to the IPC channel, so the last report is not lost to process.exit.
+  const send = (msg: StatsMessage): Promise<void> =>
+    new Promise<void>((resolve) => {
+      if (!process.connected || !process.send) resolve();
+      else process.send(msg, () => resolve());
+    });
+  const { runner, run } = reportingRunner({
     store,
     agent,
     nWorkers: 1,
@@ -29,7 +33,7 @@ async function main(): Promise<void> {
   });
   process.on('SIGTERM', () => runner.stop());
   process.on('disconnect', () => runner.stop());
-  await runner.run();
+  await run();
   await store.close();
   process.exit(0);
 }

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { LightningStore } from '@agl/core';
 import type { RunnerLogger } from './hooks';
 import type { ProcessEndpoints } from './process-env';
+import { addReportedStats, type StatsMessage } from './worker-stats';
 import type { RunnerStats } from './worker-loop';
 
 /** Where a worker process finds the agent: an absolute module path (`.ts` runs through tsx) and its export. */
@@ -24,8 +25,6 @@ export interface WorkerProcessConfig {
   heartbeatIntervalSeconds: number;
 }
 
-/** IPC messages from a worker process. */
-export type WorkerMessage = { type: 'attempt'; status: 'succeeded' | 'failed' } | { type: 'started' };
 
 const HERE = fileURLToPath(import.meta.url);
 /** From source: the sibling `.ts`; built: `dist/runner/worker-process-main.js` (this code is bundled into `dist/`). */
@@ -61,7 +60,6 @@ export async function superviseWorkerProcesses(options: {
   const local = new AbortController();
   const stopAll = (): void => local.abort();
   signal.addEventListener('abort', stopAll, { once: true });
-  const done = (): number => stats.succeeded + stats.failed;
 
   const spawnWorker = (index: number): Promise<void> =>
     new Promise<void>((resolve) => {
@@ -77,13 +75,8 @@ export async function superviseWorkerProcesses(options: {
       };
       const child = fork(ENTRY, [], { execArgv: childExecArgv(options.agentModule.path), env: { ...process.env, AGL_WORKER_CONFIG: JSON.stringify(config) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
       children.set(index, child);
-      child.on('message', (msg: WorkerMessage) => {
-        if (msg.type === 'started') stats.started += 1;
-        if (msg.type === 'attempt') {
-          if (msg.status === 'succeeded') stats.succeeded += 1;
-          else stats.failed += 1;
-          if (options.maxRollouts !== undefined && done() >= options.maxRollouts) stopAll();
-        }
+      child.on('message', (msg: StatsMessage) => {
+        if (msg.type === 'stats' && addReportedStats(stats, msg, options.maxRollouts)) stopAll();
       });
       child.once('exit', (code, sig) => {
         children.delete(index);

@@ -22,8 +22,10 @@ if (agent === undefined) {
   port.close();
   process.exit(1);
 }
-const store: LightningStore = config.store.kind === 'sqlite' ? new SqliteStore({ path: config.store.path }) : new StoreClient({ url: config.store.url, token: config.store.token ?? undefined });
-const runner = reportingRunner({
+// Another thread's commits are seen by polling `PRAGMA data_version`: every 100 ms, so idle workers find new rollouts soon.
+const store: LightningStore =
+  config.store.kind === 'sqlite' ? new SqliteStore({ path: config.store.path, waitPollIntervalMs: 100 }) : new StoreClient({ url: config.store.url, token: config.store.token ?? undefined });
+const { runner, run } = reportingRunner({
   store,
   agent,
   nWorkers: config.nWorkers,
@@ -36,6 +38,6 @@ port.on('message', (msg: { type?: string }) => {
   if (msg?.type === 'stop') runner.stop();
 });
 send({ type: 'ready' });
-await runner.run();
+await run();
 await store.close();
 port.close();

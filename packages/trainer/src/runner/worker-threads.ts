@@ -5,13 +5,14 @@ import { Worker } from 'node:worker_threads';
 import { UserError } from '@agl/core/errors';
 import type { RunnerLogger } from './hooks';
 import type { RunnerStats } from './worker-loop';
-import type { AgentModuleRef, WorkerMessage } from './worker-processes';
+import { addReportedStats, type StatsMessage } from './worker-stats';
+import type { AgentModuleRef } from './worker-processes';
 
 /** How a runner thread reaches the store: its own connection to the same SQLite file, or the store's HTTP endpoint. */
 export type ThreadStoreRef = { kind: 'sqlite'; path: string } | { kind: 'http'; url: string; token: string | null };
 
 /** Messages from a runner thread: `ready` once its agent and store are open, `fatal` when they cannot be. */
-export type ThreadMessage = WorkerMessage | { type: 'ready' } | { type: 'fatal'; message: string };
+export type ThreadMessage = StatsMessage | { type: 'ready' } | { type: 'fatal'; message: string };
 
 /** What the parent hands a runner thread (`workerData`). */
 export interface WorkerThreadConfig {
@@ -74,6 +75,8 @@ export async function superviseWorkerThreads(options: {
   stats: RunnerStats;
   signal: AbortSignal;
   logger: RunnerLogger;
+  /** Called once every first thread has loaded the agent and opened its store. */
+  onReady?: () => void;
 }): Promise<void> {
   const { stats, signal, logger } = options;
   const local = new AbortController();
@@ -84,6 +87,8 @@ export async function superviseWorkerThreads(options: {
   };
   const stopAll = (): void => local.abort();
   signal.addEventListener('abort', stopAll, { once: true });
+  const parts = splitWorkers(options.nWorkers, options.threads);
+  let starting = parts.length;
   const run = ([count, offset]: [number, number]): Promise<void> =>
     new Promise<void>((resolve) => {
       const config: WorkerThreadConfig = {
@@ -99,13 +104,13 @@ export async function superviseWorkerThreads(options: {
       const stop = (): void => thread.postMessage({ type: 'stop' });
       local.signal.addEventListener('abort', stop, { once: true });
       thread.on('message', (msg: ThreadMessage) => {
-        if (msg.type === 'ready') ready = true;
+        if (msg.type === 'ready' && !ready) {
+          ready = true;
+          starting -= 1;
+          if (starting === 0) options.onReady?.();
+        }
         if (msg.type === 'fatal') fail(msg.message);
-        if (msg.type === 'started') stats.started += 1;
-        if (msg.type !== 'attempt') return;
-        if (msg.status === 'succeeded') stats.succeeded += 1;
-        else stats.failed += 1;
-        if (options.maxRollouts !== undefined && stats.succeeded + stats.failed >= options.maxRollouts) stopAll();
+        if (msg.type === 'stats' && addReportedStats(stats, msg, options.maxRollouts)) stopAll();
       });
       const workers = `Worker-${config.workerIdOffset + 1}…${config.workerIdOffset + count}`;
       thread.on('error', (error) => {
@@ -120,7 +125,7 @@ export async function superviseWorkerThreads(options: {
       });
     });
   if (signal.aborted) return;
-  await Promise.all(splitWorkers(options.nWorkers, options.threads).map(run));
+  await Promise.all(parts.map(run));
   signal.removeEventListener('abort', stopAll);
   if (fatal) throw fatal;
 }
