@@ -111,10 +111,11 @@ export function isIntArray(value: unknown): value is number[] {
 }
 
 /**
- * Flattens one call into Contract 2's span attributes (`gen_ai.prompt.*`, `gen_ai.completion.*`, request, response,
- * usage, token ids, `logprobs.content`).
+ * A call's span attributes (Contract 2) come in two halves. This is the request half (`gen_ai.system`, request
+ * parameters, tools, `gen_ai.prompt.*`), known before the backend answers, so the gateway builds it meanwhile;
+ * {@link addResponseAttributes} adds the rest.
  */
-export function callAttributes(request: CanonicalRequest, response: CanonicalResponse, system: string): Attributes {
+export function requestAttributes(request: CanonicalRequest, system: string): Attributes {
   const attrs: Attributes = { [ATTR_AGL_GATEWAY]: true, [ATTR_GEN_AI_SYSTEM]: system, [ATTR_GEN_AI_REQUEST_STREAMING]: request.stream };
   if (request.model !== null) attrs[ATTR_GEN_AI_REQUEST_MODEL] = request.model;
   if (request.temperature !== undefined) attrs[ATTR_GEN_AI_REQUEST_TEMPERATURE] = request.temperature;
@@ -136,6 +137,14 @@ export function callAttributes(request: CanonicalRequest, response: CanonicalRes
       attrs[promptToolCallKey(i, j, 'arguments')] = call.arguments;
     });
   });
+  return attrs;
+}
+
+/**
+ * Adds the response half of a call's span attributes (`gen_ai.completion.*`, response, usage, token ids,
+ * `logprobs.content`) to `attrs`, the map {@link requestAttributes} made for this call, and returns it.
+ */
+export function addResponseAttributes(attrs: Attributes, response: CanonicalResponse): Attributes {
   response.choices.forEach((choice, i) => {
     attrs[completionKey(i, 'role')] = choice.message.role;
     if (choice.message.content !== null) attrs[completionKey(i, 'content')] = choice.message.content;

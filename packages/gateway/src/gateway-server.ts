@@ -132,7 +132,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
   const upstream = new UpstreamClient({ timeoutMs: options.timeoutMs ?? 300_000, connectTimeoutMs: options.connectTimeoutMs ?? 10_000 });
   const ctx: LlmCallContext = {
-    batcher: new StoreBatcher(options.store),
+    batcher: new StoreBatcher(options.store, () => pause.inflight <= 1),
     resolver,
     upstream,
     pause,

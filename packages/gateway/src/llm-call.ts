@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '@agl/core/store';
 import type { Dispatcher } from 'undici';
 import type { BackendResolver } from './backend-resolver';
-import { callAttributes, type CanonicalResponse } from './canonical-call';
+import { addResponseAttributes, type CanonicalResponse, requestAttributes } from './canonical-call';
 import { sendCallError, storeFailure } from './call-errors';
 import { type AnthropicMode, type CallPlan, planCall, type TokenIdPolicy, type TrainOverrides, upstreamHeaders, validateBody } from './call-plan';
 import { canonicalRequestOf, canonicalResponseOf, clientBodyOf, spanNameOf, systemOf } from './call-shapes';
@@ -11,6 +11,7 @@ import type { GatewayPath } from './gateway-path';
 import { isRecord, parseJsonObject, readBody, sendError, sendJson, writeChunk } from './http-io';
 import type { PauseController } from './pause-controller';
 import { callSpan, newSpanId, parseTraceparent } from './span-recorder';
+import { SpanPrep } from './span-prep';
 import { SseParser } from './sse-parser';
 import type { StoreBatcher } from './store-batcher';
 import { streamHandlerFor } from './stream-handlers';
@@ -42,7 +43,8 @@ export interface LlmCallContext {
 
 interface Recording {
   plan: CallPlan;
-  sequenceId: Promise<number> | null;
+  /** The span's sequence id and request attributes, prepared while the backend works; null outside a rollout. */
+  prep: SpanPrep | null;
   spanId: string;
   startTime: number;
   req: IncomingMessage;
@@ -79,20 +81,25 @@ export async function handleLlmCall(ctx: LlmCallContext, req: IncomingMessage, r
   res.once('close', () => {
     if (!res.writableFinished) gone.abort();
   });
+  let prep: SpanPrep | null = null;
   try {
     const client = parseJsonObject(await readBody(req, ctx.maxBodyBytes));
     validateBody(path.api, client);
     let plan = await planCall({ req, path, body: client, resolver: ctx.resolver, tokenIds: ctx.tokenIds, anthropic: ctx.anthropic, trainOverrides: ctx.trainOverrides(), noAnthropic: ctx.noAnthropic });
-    const sequenceId = allocateSequenceId(ctx, plan);
-    let upstream = await send(ctx, req, plan, gone);
+    const pending = send(ctx, req, plan, gone);
+    prep = SpanPrep.start(ctx.batcher, plan);
+    let upstream = await pending;
     if (plan.kind === 'anthropic-passthrough' && ctx.anthropic === 'auto' && (upstream.statusCode === 404 || upstream.statusCode === 405)) {
       await upstream.body.dump();
       ctx.noAnthropic.add(plan.target.baseUrl);
       ctx.log(`backend ${plan.target.baseUrl} does not serve /messages (HTTP ${upstream.statusCode}); translating Anthropic calls to chat/completions from now on`);
       plan = await planCall({ req, path, body: client, resolver: ctx.resolver, tokenIds: ctx.tokenIds, anthropic: ctx.anthropic, trainOverrides: ctx.trainOverrides(), noAnthropic: ctx.noAnthropic, forceTranslate: true });
-      upstream = await send(ctx, req, plan, gone);
+      prep?.cancel();
+      const retried = send(ctx, req, plan, gone);
+      prep = SpanPrep.start(ctx.batcher, plan);
+      upstream = await retried;
     }
-    const rec: Recording = { plan, sequenceId, spanId: newSpanId(), startTime, req };
+    const rec: Recording = { plan, prep, spanId: newSpanId(), startTime, req };
     if (upstream.statusCode >= 400) return await passBackendError(ctx, res, plan, upstream);
     const contentType = upstream.headers['content-type'];
     if (plan.stream && typeof contentType === 'string' && contentType.includes('text/event-stream')) return await streamCall(ctx, res, rec, upstream, client.model);
@@ -102,18 +109,9 @@ export async function handleLlmCall(ctx: LlmCallContext, req: IncomingMessage, r
     const sent = sendCallError(res, err);
     if (sent.status >= 500) ctx.log(`${req.method ?? ''} ${req.url ?? ''} → ${sent.status} ${sent.errorType}: ${sent.detail}`);
   } finally {
+    prep?.cancel();
     ctx.pause.leave();
   }
-}
-
-const ignore = (): undefined => undefined;
-
-/** Takes the span's sequence id from the store while the backend works, so it is known before the answer goes out. */
-function allocateSequenceId(ctx: LlmCallContext, plan: CallPlan): Promise<number> | null {
-  if (!plan.scope) return null;
-  const promise = ctx.batcher.nextSequenceId(plan.scope.rolloutId, plan.scope.attemptId);
-  promise.catch(ignore);
-  return promise;
 }
 
 async function send(ctx: LlmCallContext, req: IncomingMessage, plan: CallPlan, signal: ClientGone): Promise<Dispatcher.ResponseData> {
@@ -142,7 +140,7 @@ async function passBackendError(ctx: LlmCallContext, res: ServerResponse, plan: 
 
 async function record(ctx: LlmCallContext, rec: Recording, response: CanonicalResponse, sequenceId: number | null): Promise<void> {
   const scope = rec.plan.scope;
-  if (!scope || sequenceId === null) return;
+  if (!scope || !rec.prep || sequenceId === null) return;
   await ctx.batcher.addSpan(
     callSpan({
       rolloutId: scope.rolloutId,
@@ -150,7 +148,7 @@ async function record(ctx: LlmCallContext, rec: Recording, response: CanonicalRe
       sequenceId,
       spanId: rec.spanId,
       name: spanNameOf(rec.plan.kind),
-      attributes: callAttributes(canonicalRequestOf(rec.plan), response, systemOf(rec.plan.kind)),
+      attributes: addResponseAttributes(rec.prep.get().requestAttributes ?? requestAttributes(canonicalRequestOf(rec.plan), systemOf(rec.plan.kind)), response),
       startTime: rec.startTime,
       endTime: ctx.clock.now(),
       parent: parseTraceparent(rec.req.headers.traceparent),
@@ -194,7 +192,7 @@ async function jsonCall(ctx: LlmCallContext, res: ServerResponse, rec: Recording
   const clientBody = clientBodyOf(plan, body, clientModel);
   let sequenceId: number | null = null;
   try {
-    sequenceId = rec.sequenceId === null ? null : await rec.sequenceId;
+    sequenceId = rec.prep === null ? null : await rec.prep.get().sequenceId;
     if (ctx.spanWrite === 'before-response') await record(ctx, rec, response, sequenceId);
   } catch (err) {
     const failure = storeFailure(err);
@@ -249,7 +247,7 @@ async function streamCall(ctx: LlmCallContext, res: ServerResponse, rec: Recordi
   const response = handler.result();
   let sequenceId: number | null = null;
   try {
-    sequenceId = rec.sequenceId === null ? null : await rec.sequenceId;
+    sequenceId = rec.prep === null ? null : await rec.prep.get().sequenceId;
     if (ctx.spanWrite === 'before-response') await record(ctx, rec, response, sequenceId);
   } catch (err) {
     const failure = storeFailure(err);

@@ -41,6 +41,11 @@ export class PauseController {
     return { paused: this.#paused, retryAfterSeconds: this.#retryAfterSeconds, reason: this.#reason, inflight: this.#inflight };
   }
 
+  /** LLM calls accepted and not yet finished. */
+  get inflight(): number {
+    return this.#inflight;
+  }
+
   /** Counts a call in; `false` (and nothing counted) when paused. */
   tryEnter(): boolean {
     if (this.#paused) return false;

@@ -63,6 +63,25 @@ describe('StoreBatcher', () => {
     expect(store.calls.slice(2)).toEqual(['getNextSpanSequenceId', 'addSpan']);
   });
 
+  it('stores the span of a call alone in flight at once, and batches again as soon as calls overlap', async () => {
+    store = new CountingStore();
+    const r = await store.startRollout({ input: null, mode: 'train' });
+    let inFlight = 1;
+    const batcher = new StoreBatcher(store, () => inFlight <= 1);
+    const span = (name: string, sequenceId: number): SpanInput =>
+      callSpan({ rolloutId: r.rolloutId, attemptId: r.attempt.attemptId, sequenceId, spanId: newSpanId(), name, attributes: {}, startTime: 1, endTime: 2, parent: null });
+    const alone = batcher.addSpan(span('alone', 1));
+    expect(store.calls).toEqual(['addSpan']); // handed to the store before the turn ends
+    await alone;
+    inFlight = 2;
+    store.calls = [];
+    const both = Promise.all([batcher.addSpan(span('first', 2)), batcher.addSpan(span('second', 3))]);
+    expect(store.calls).toEqual([]);
+    await both;
+    expect(store.calls).toEqual(['addSpans(2)']);
+    expect((await store.querySpans({ rolloutId: r.rolloutId, sortBy: 'sequence_id' })).items.map((s) => s.name)).toEqual(['alone', 'first', 'second']);
+  });
+
   it('retries a failed batch one span at a time, so only the bad span’s call fails and the others are stored once', async () => {
     const { batcher, span, rolloutId } = await setup();
     store.calls = [];

@@ -7,23 +7,30 @@ interface Pending<T, R> {
   reject: (error: unknown) => void;
 }
 
+const done = (): void => undefined;
+
 type SequencePair = readonly [rolloutId: string, attemptId: string];
 
 /**
  * Coalesces the gateway's store traffic. The sequence ids and the spans that calls ask for in the same event-loop turn
  * go to the store together, in one `getNextSpanSequenceIds` and one `addSpans` call (one transaction, or one HTTP
  * request to a remote store), at the end of the turn (`setImmediate`), so batching adds no timer delay. A lone request
- * uses the single-item method. When a batch fails, its items are retried one at a time, so a bad span (or a store
- * error) fails only the calls it belongs to; span ids are unique, so a retried span is never stored twice.
+ * uses the single-item method, and the span of a call alone in flight (nothing could join its batch) goes to the store
+ * at once, without waiting for the turn's end (one call at a time, that wait cost about 45 µs). When a batch fails,
+ * its items are retried one at a time, so a bad span (or a store error) fails only the calls it belongs to; span ids
+ * are unique, so a retried span is never stored twice.
  */
 export class StoreBatcher {
   readonly #store: LightningStore;
+  readonly #alone: () => boolean;
   #ids: Pending<SequencePair, number>[] = [];
   #spans: Pending<SpanInput, void>[] = [];
   #scheduled = false;
 
-  constructor(store: LightningStore) {
+  /** `alone`: true while a single call is in flight, so nothing can join a batch (its span is then stored at once). */
+  constructor(store: LightningStore, alone: () => boolean = () => false) {
     this.#store = store;
+    this.#alone = alone;
   }
 
   /** The next sequence id of a rollout's span (taken from the store at the end of this event-loop turn). */
@@ -36,6 +43,7 @@ export class StoreBatcher {
 
   /** Stores one complete span; resolves once it is in the store. */
   addSpan(span: SpanInput): Promise<void> {
+    if (!this.#scheduled && this.#alone()) return this.#store.addSpan(span).then(done);
     return new Promise<void>((resolve, reject) => {
       this.#spans.push({ item: span, resolve, reject });
       this.#schedule();

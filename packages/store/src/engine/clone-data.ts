@@ -23,8 +23,11 @@ function copy(value: unknown, depth: number): unknown {
     if (Object.getPrototypeOf(value) !== Array.prototype) return structuredClone(value);
     const out = new Array<unknown>(value.length);
     for (let i = 0; i < value.length; i += 1) {
-      if (!(i in value)) return structuredClone(value); // sparse arrays keep their holes
-      out[i] = copy(value[i], depth + 1);
+      const item: unknown = value[i];
+      // Numbers, strings and booleans (token ids, most attribute lists) are taken as they are, without a call.
+      if (typeof item === 'number' || typeof item === 'string' || typeof item === 'boolean') out[i] = item;
+      else if (!(i in value)) return structuredClone(value); // sparse arrays keep their holes
+      else out[i] = copy(item, depth + 1);
     }
     return out;
   }

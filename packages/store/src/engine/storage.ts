@@ -94,7 +94,10 @@ export interface StoreStorage {
   updateAttempt(attempt: Attempt): void;
 
   // Spans
-  /** Inserts spans, skipping any whose (rolloutId, attemptId, spanId) already exists; returns those inserted. */
+  /**
+   * Inserts spans, skipping any whose (rolloutId, attemptId, spanId) already exists; returns those inserted. The spans'
+   * attribute maps may be the caller's own objects: a storage that keeps objects stores a deep copy.
+   */
   insertSpans(spans: readonly Span[]): Span[];
   /**
    * Serialises spans for {@link StoreStorage.insertSerializedSpans}; an attribute map may arrive as checked JSON text

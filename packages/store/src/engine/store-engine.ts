@@ -416,10 +416,9 @@ export class StoreEngine {
   prepareSpans(spans: unknown, attributesJson?: ReadonlyArray<string | null>): PreparedSpans {
     if (!Array.isArray(spans)) parseApi(SpanSchema.array(), spans, 'spans');
     const list = spans as unknown[];
-    // A storage that serialises spans only reads their attribute maps, so they are not copied (a tenth of an insert);
-    // the spans given back then share them with the caller's input.
-    const shareAttributes = this.#s.serializeSpans !== undefined;
-    const parsed = list.map((s, i) => fastParseSpan(s, { shareAttributes }) ?? parseApi(SpanSchema, s, list.length === 1 ? 'span' : `span #${i}`));
+    // The attribute maps are checked, not copied (a tenth of an insert): a storage either serialises them or, keeping
+    // objects, stores its own deep copy (`insertSpans`). The spans given back share them with the caller's input.
+    const parsed = list.map((s, i) => fastParseSpan(s, { shareAttributes: true }) ?? parseApi(SpanSchema, s, list.length === 1 ? 'span' : `span #${i}`));
     if (attributesJson && !this.#s.serializeSpans) throw new Error(`${this.#s.name} keeps no attribute maps as JSON text; pass the maps as objects`);
     return { spans: parsed, serialized: parsed.length > 0 && this.#s.serializeSpans ? this.#s.serializeSpans(parsed, attributesJson) : null };
   }
