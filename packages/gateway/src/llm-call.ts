@@ -3,15 +3,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '@agl/core/store';
 import type { Dispatcher } from 'undici';
 import type { BackendResolver } from './backend-resolver';
-import { addResponseAttributes, type CanonicalResponse, requestAttributes } from './canonical-call';
+import { addResponseAttributes, type CanonicalResponse } from './canonical-call';
 import { sendCallError, storeFailure } from './call-errors';
 import { type AnthropicMode, type CallPlan, planCall, type TokenIdPolicy, type TrainOverrides, upstreamHeaders, validateBody } from './call-plan';
-import { canonicalRequestOf, canonicalResponseOf, clientBodyOf, spanNameOf, systemOf } from './call-shapes';
+import { canonicalResponseOf, clientBodyOf, spanNameOf } from './call-shapes';
 import type { GatewayPath } from './gateway-path';
 import { isRecord, parseJsonObject, readBody, sendError, sendJson, writeChunk } from './http-io';
 import type { PauseController } from './pause-controller';
 import { callSpan, newSpanId, parseTraceparent } from './span-recorder';
-import { SpanPrep } from './span-prep';
+import { callRequestAttributes, SpanPrep } from './span-prep';
 import { SseParser } from './sse-parser';
 import type { StoreBatcher } from './store-batcher';
 import { streamHandlerFor } from './stream-handlers';
@@ -148,7 +148,7 @@ async function record(ctx: LlmCallContext, rec: Recording, response: CanonicalRe
       sequenceId,
       spanId: rec.spanId,
       name: spanNameOf(rec.plan.kind),
-      attributes: addResponseAttributes(rec.prep.get().requestAttributes ?? requestAttributes(canonicalRequestOf(rec.plan), systemOf(rec.plan.kind)), response),
+      attributes: addResponseAttributes(rec.prep.get().requestAttributes ?? callRequestAttributes(rec.plan), response),
       startTime: rec.startTime,
       endTime: ctx.clock.now(),
       parent: parseTraceparent(rec.req.headers.traceparent),

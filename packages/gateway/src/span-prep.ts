@@ -63,9 +63,14 @@ export class SpanPrep {
   }
 }
 
+/** The request half of a call's span attributes (throws what building it throws). */
+export function callRequestAttributes(plan: CallPlan): Attributes {
+  return requestAttributes(canonicalRequestOf(plan), systemOf(plan.kind));
+}
+
 function attributesOf(plan: CallPlan): Attributes | null {
   try {
-    return requestAttributes(canonicalRequestOf(plan), systemOf(plan.kind));
+    return callRequestAttributes(plan);
   } catch {
     return null;
   }
