@@ -13,6 +13,14 @@ import { migrate } from '../sqlite/migrations';
 import { StoreEngine } from './store-engine';
 import type { WRITE_LOCK_BUSY } from './storage';
 
+/** A migrated SQLite storage in a new temporary directory (the caller removes `dir`). */
+function tempSqliteStorage(prefix: string): { dir: string; storage: SqliteStorage } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const db = new Database(join(dir, 'store.sqlite'));
+  migrate(db, 'store.sqlite');
+  return { dir, storage: new SqliteStorage(db) };
+}
+
 describe('EngineStore', () => {
   it('a wait in progress rejects with StoreClosedError when the store closes', async () => {
     const store = new MemoryStore({ clock: new FakeClock() });
@@ -59,10 +67,8 @@ describe('unfinishedRolloutIds', () => {
     config: { timeoutSeconds: null, unresponsiveSeconds: null, maxAttempts: 1, retryCondition: [] },
     metadata: {},
   });
-  const dir = mkdtempSync(join(tmpdir(), 'agl-statuses-'));
-  const db = new Database(join(dir, 's.sqlite'));
-  migrate(db, 's.sqlite');
-  const storages = { memory: new MemoryStorage(), sqlite: new SqliteStorage(db) };
+  const { dir, storage: sqlite } = tempSqliteStorage('agl-statuses-');
+  const storages = { memory: new MemoryStorage(), sqlite };
 
   it.each(Object.entries(storages))('%s: the unfinished ids, and the finished rollouts by status filter', (_name, storage) => {
     storage.transaction(() => storage.insertRollouts(statuses.map(rollout)));
@@ -102,10 +108,7 @@ describe('unfinishedRolloutIds', () => {
 
 describe('SqliteStorage transactions', () => {
   it('roll back every write when the callback throws', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'agl-sqlite-tx-'));
-    const db = new Database(join(dir, 's.sqlite'));
-    migrate(db, 's.sqlite');
-    const s = new SqliteStorage(db);
+    const { dir, storage: s } = tempSqliteStorage('agl-sqlite-tx-');
     const rollout = {
       rolloutId: 'ro-a',
       input: null,
@@ -223,10 +226,7 @@ describe('SqliteStore write batching', () => {
 
 describe('StoreEngine.runBatch', () => {
   it('rolls back only the failing job, and fails every job when the commit fails', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'agl-runbatch-'));
-    const db = new Database(join(dir, 'b.sqlite'));
-    migrate(db, 'b.sqlite');
-    const storage = new SqliteStorage(db);
+    const { dir, storage } = tempSqliteStorage('agl-runbatch-');
     const changed: string[] = [];
     const engine = new StoreEngine({ storage, clock: new FakeClock(), onRolloutsChanged: (rs) => changed.push(...rs.map((r) => r.status)) });
     const [r] = engine.enqueueRollouts([{ input: 1 }]);
@@ -258,10 +258,7 @@ describe('StoreEngine.runBatch', () => {
 
 describe('StoreEngine.prepareSpans', () => {
   it('checks and serialises spans without touching the storage, so the write transaction only inserts them', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'agl-prepare-'));
-    const db = new Database(join(dir, 'p.sqlite'));
-    migrate(db, 'p.sqlite');
-    const storage = new SqliteStorage(db);
+    const { dir, storage } = tempSqliteStorage('agl-prepare-');
     const calls: string[] = [];
     const watched = new Proxy(storage, {
       get(target, key, receiver) {
