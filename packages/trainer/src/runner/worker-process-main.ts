@@ -1,6 +1,7 @@
 /**
  * Entry of a runner worker process (`workerMode: 'process'`): loads the agent module, connects to the store over
- * HTTP, and runs one worker loop until the parent says stop. Reports each finished attempt over IPC.
+ * HTTP, and runs one worker loop until the parent says stop. Reports its started, succeeded and failed counts over IPC
+ * (`reportingRunner`).
  */
 import { pathToFileURL } from 'node:url';
 import { StoreClient } from '@agl/store/client';

@@ -25,7 +25,6 @@ export interface WorkerProcessConfig {
   heartbeatIntervalSeconds: number;
 }
 
-
 const HERE = fileURLToPath(import.meta.url);
 /** From source: the sibling `.ts`; built: `dist/runner/worker-process-main.js` (this code is bundled into `dist/`). */
 const ENTRY = HERE.endsWith('worker-processes.ts') ? join(dirname(HERE), 'worker-process-main.ts') : join(dirname(HERE), 'runner', 'worker-process-main.js');

@@ -1,7 +1,7 @@
 /**
  * Entry of a runner thread (`workerMode: 'thread'`): loads the agent module, opens its own store connection (the same
  * SQLite file, or the store's HTTP endpoint), and runs `nWorkers` async workers until the parent says stop. Reports
- * each started and finished attempt to the parent.
+ * its started, succeeded and failed counts to the parent (`reportingRunner`).
  */
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
