@@ -9,7 +9,8 @@
  * in the same rounds, as the floor any Node proxy meets on this machine (BENCH_PASSTHROUGH=0 leaves it out).
  *
  * Run: `npm run bench -w packages/gateway [-- --json out.json]` (env: BENCH_ROUNDS, BENCH_REQUESTS,
- * BENCH_CONCURRENCY, BENCH_SERIAL, BENCH_LATENCY_MS, BENCH_SPAN_WRITE, BENCH_STORE=memory|sqlite, BENCH_CPU_PROFILE=<dir>).
+ * BENCH_CONCURRENCY, BENCH_SERIAL, BENCH_LATENCY_MS, BENCH_SPAN_WRITE, BENCH_STORE=memory|sqlite, BENCH_CPU_PROFILE=<dir>,
+ * BENCH_BASELINE, BENCH_BASELINE_SPAN_WRITE, BENCH_PASSTHROUGH=0).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
@@ -126,8 +127,9 @@ const targets: Target[] = [{ name: 'direct', url: `${backend.baseURL}/chat/compl
 // The direct calls ask for what the gateway adds on training calls, so the backend does the same work both ways.
 const gateway = await start('./bench-gateway.ts', { BENCH_BACKEND_URL: backend.baseURL });
 targets.push({ name: 'gateway', url: `${gateway.baseURL}/chat/completions`, payload: body({}), child: gateway });
-// BENCH_BASELINE=<gateway index.ts, relative to bench/>: a second gateway build measured in the same rounds.
-const baseline = process.env.BENCH_BASELINE ? await start('./bench-gateway.ts', { BENCH_BACKEND_URL: backend.baseURL, BENCH_GATEWAY_MODULE: process.env.BENCH_BASELINE }) : null;
+// BENCH_BASELINE=<gateway index.ts, relative to bench/>: a second gateway build measured in the same rounds
+// (BENCH_BASELINE_SPAN_WRITE sets its span-write mode, e.g. to compare the modes of one build).
+const baseline = process.env.BENCH_BASELINE ? await start('./bench-gateway.ts', { BENCH_BACKEND_URL: backend.baseURL, BENCH_GATEWAY_MODULE: process.env.BENCH_BASELINE, BENCH_SPAN_WRITE: process.env.BENCH_BASELINE_SPAN_WRITE ?? process.env.BENCH_SPAN_WRITE ?? '' }) : null;
 if (baseline) targets.push({ name: 'baseline', url: `${baseline.baseURL}/chat/completions`, payload: body({}), child: baseline });
 // The pass-through forwards the direct payload (token ids and logprobs asked for), so the backend's work is the same.
 const passthrough = process.env.BENCH_PASSTHROUGH === '0' ? null : await start('./bench-passthrough.ts', { BENCH_BACKEND_URL: backend.baseURL });

@@ -9,11 +9,12 @@ import { startGateway } from './index';
 
 const weatherTool = { name: 'get_weather', description: 'Weather of a city', input_schema: { type: 'object' as const, properties: { input: { type: 'string' } } } };
 
-describe('gateway with the @anthropic-ai/sdk client', () => {
+// Both span-write modes: before the answer (SQLite, PostgreSQL, remote stores) and right after it (the memory store's default).
+describe.each(['before-response', 'after-response'] as const)('gateway with the @anthropic-ai/sdk client (spanWrite %s)', (spanWrite) => {
   let fx: GatewayFixture;
 
   beforeAll(async () => {
-    fx = await startGatewayFixture();
+    fx = await startGatewayFixture({ gateway: { spanWrite } });
   });
   afterAll(() => fx.close());
 

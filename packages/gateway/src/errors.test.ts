@@ -106,9 +106,9 @@ describe('gateway error mapping', () => {
     expect((await post('/nothing', '{}')).status).toBe(404);
   });
 
-  it('tells the client and stores nothing when the span cannot be written', async () => {
+  it('with spanWrite "before-response", tells the client and stores nothing when the span cannot be written', async () => {
     const store = new FailingSpanStore();
-    const gateway = await startGateway({ store, backend: fx.llm.baseURL, backendApiKey: 'sk-backend-secret-123', port: 0 });
+    const gateway = await startGateway({ store, backend: fx.llm.baseURL, backendApiKey: 'sk-backend-secret-123', port: 0, spanWrite: 'before-response' });
     try {
       const r = await store.startRollout({ input: null, mode: 'train' });
       const base = `${gateway.url}/rollout/${r.rolloutId}/attempt/${r.attempt.attemptId}/v1`;
@@ -118,6 +118,27 @@ describe('gateway error mapping', () => {
       const stream = await fetch(`${base}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
       const text = await stream.text().catch(() => '');
       expect(text).not.toContain('[DONE]');
+      expect((await store.statistics()).totalSpans).toBe(0);
+    } finally {
+      await gateway.close();
+      await store.close();
+    }
+  });
+
+  it('with spanWrite "after-response" (the memory store\'s default), answers and logs a span that cannot be written', async () => {
+    const store = new FailingSpanStore();
+    const logged: string[] = [];
+    const gateway = await startGateway({ store, backend: fx.llm.baseURL, backendApiKey: 'sk-backend-secret-123', port: 0, log: (line) => logged.push(line) });
+    try {
+      const r = await store.startRollout({ input: null, mode: 'train' });
+      const base = `${gateway.url}/rollout/${r.rolloutId}/attempt/${r.attempt.attemptId}/v1`;
+      for (const stream of [false, true]) {
+        const res = await fetch(`${base}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm', stream, messages: [{ role: 'user', content: 'hi' }] }) });
+        expect(res.status).toBe(200);
+        expect(await res.text()).toContain('ok');
+        await gateway.drained();
+      }
+      expect(logged).toEqual([expect.stringMatching(/span not stored after the answer was sent: .*disk full/), expect.stringMatching(/span not stored after the answer was sent: .*disk full/)]);
       expect((await store.statistics()).totalSpans).toBe(0);
     } finally {
       await gateway.close();

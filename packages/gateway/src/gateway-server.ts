@@ -48,12 +48,20 @@ export interface GatewayOptions {
   /** How long rollouts and resources are cached for routing, in ms (default 1,000; 0 disables). */
   routeCacheTtlMs?: number;
   /**
-   * `before-response` (default): the span is in the store before the client gets the answer, and a failed write is
-   * reported to the client. `after-response`: the answer goes out first and the span is written right after (lower
-   * latency; failures are only logged). Either way the sequence id is taken before the answer, and a call counts as
-   * in flight (pause/drain) until its span is written.
+   * When a call's span goes to the store. Either way the sequence id is taken before the answer goes out, and a call
+   * counts as in flight (pause/drain) until its span is stored.
+   * - `before-response`: the span is stored before the client gets the answer, and a failed write is reported to the
+   *   client instead of the answer.
+   * - `after-response`: the answer goes out first (a chat answer is cut from the backend's bytes without being parsed;
+   *   answers of overlapping calls that arrive in the same event-loop turn are written together at its end) and the
+   *   span is handed to the store right after it, in the same turn; failures are only logged. With a store that only
+   *   this thread can reach, every other store call (the agent's reward, the rollout's end, a trainer's query) comes
+   *   later, so nobody can see the answer's effects without the span. About 0.1 ms less per call one at a time.
+   * - `auto` (default): `after-response` for a store confined to this thread (capabilities neither `threadSafe` nor
+   *   `zeroCopy`: the memory store), else `before-response` (SQLite, PostgreSQL, a remote store), where another
+   *   process or thread could act on the answer first.
    */
-  spanWrite?: 'before-response' | 'after-response';
+  spanWrite?: 'auto' | 'before-response' | 'after-response';
   /** Span timestamps (default: the system clock). */
   clock?: Clock;
   /** Receives operational messages (never credentials). Default: silent. */
@@ -105,6 +113,12 @@ function tokenMatches(expected: Buffer, req: IncomingMessage): boolean {
   });
 }
 
+/** The span-write mode `auto` stands for with this store (see {@link GatewayOptions.spanWrite}). */
+export function spanWriteFor(mode: 'auto' | 'before-response' | 'after-response', store: LightningStore): 'before-response' | 'after-response' {
+  if (mode !== 'auto') return mode;
+  return store.capabilities.threadSafe || store.capabilities.zeroCopy ? 'before-response' : 'after-response';
+}
+
 /**
  * Starts the AGL LLM gateway: an OpenAI- and Anthropic-compatible HTTP proxy that records every rollout call as a
  * Contract 2 span (with vLLM token ids on training calls) in the store.
@@ -142,7 +156,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     anthropic: options.anthropic ?? 'auto',
     trainOverrides: () => trainOverrides,
     noAnthropic: new Set(),
-    spanWrite: options.spanWrite ?? 'before-response',
+    spanWrite: spanWriteFor(options.spanWrite ?? 'auto', options.store),
     log,
   };
 

@@ -96,7 +96,7 @@ function scanNumber(b: Uint8Array, i: number, n: number): number {
 }
 
 /** End of the object key plus colon at `i` (whitespace after the colon skipped), or -1. */
-function scanKey(b: Uint8Array, i: number): number {
+export function scanKey(b: Uint8Array, i: number): number {
   const n = b.length;
   if (i >= n || b[i] !== QUOTE || (i = scanString(b, i, n)) < 0) return -1;
   while (i < n && WHITESPACE[b[i]!] === 1) i += 1;
@@ -107,7 +107,7 @@ function scanKey(b: Uint8Array, i: number): number {
 }
 
 /** True when the bytes at `at` spell the ASCII string `s`. */
-function isAscii(b: Uint8Array, at: number, s: string): boolean {
+export function isAscii(b: Uint8Array, at: number, s: string): boolean {
   if (at + s.length > b.length) return false;
   for (let j = 0; j < s.length; j += 1) if (b[at + j] !== s.charCodeAt(j)) return false;
   return true;
@@ -179,7 +179,7 @@ interface Found {
   skip: ((start: number) => number) | undefined;
 }
 
-function hasBackslash(b: Uint8Array, from: number, to: number): boolean {
+export function hasBackslash(b: Uint8Array, from: number, to: number): boolean {
   for (let i = from; i < to; i += 1) if (b[i] === BACKSLASH) return true;
   return false;
 }

@@ -6,11 +6,12 @@ import { toyTokenize } from '@agl/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayFixture, spansOf, startGatewayFixture } from './__fixtures__/gateway-fixture';
 
-describe('gateway with @langchain/openai', () => {
+// Both span-write modes: before the answer (SQLite, PostgreSQL, remote stores) and right after it (the memory store's default).
+describe.each(['before-response', 'after-response'] as const)('gateway with @langchain/openai (spanWrite %s)', (spanWrite) => {
   let fx: GatewayFixture;
 
   beforeAll(async () => {
-    fx = await startGatewayFixture();
+    fx = await startGatewayFixture({ gateway: { spanWrite } });
   });
   afterAll(() => fx.close());
 

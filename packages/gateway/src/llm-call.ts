@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { SpanInput } from '@agl/core/schema';
 import type { Clock } from '@agl/core/store';
 import type { Dispatcher } from 'undici';
 import type { BackendResolver } from './backend-resolver';
@@ -7,6 +8,7 @@ import { addResponseAttributes, type CanonicalResponse } from './canonical-call'
 import { sendCallError, storeFailure } from './call-errors';
 import { type AnthropicMode, type CallPlan, planCall, type TokenIdPolicy, type TrainOverrides, upstreamHeaders, validateBody } from './call-plan';
 import { canonicalResponseOf, clientBodyOf, spanNameOf } from './call-shapes';
+import { scanChatAnswer } from './chat-answer-scan';
 import type { GatewayPath } from './gateway-path';
 import { isRecord, parseJsonObject, readBody, sendError, sendJson, writeChunk } from './http-io';
 import type { PauseController } from './pause-controller';
@@ -15,13 +17,20 @@ import { callRequestAttributes, SpanPrep } from './span-prep';
 import { SseParser } from './sse-parser';
 import type { StoreBatcher } from './store-batcher';
 import { streamHandlerFor } from './stream-handlers';
-import { decodeBody, parseUpstreamJson } from './upstream-json';
+import type { ClientAsked } from './upstream-body';
+import { decodeBody, logprobsListSkip, parseUpstreamJson } from './upstream-json';
 import { toUpstreamError, type UpstreamClient } from './upstream-client';
 
 /** Response header with the sequence id of the stored span. */
 export const HEADER_SEQUENCE_ID = 'x-agl-sequence-id';
 /** Response header with the span id of the stored span. */
 export const HEADER_SPAN_ID = 'x-agl-span-id';
+
+/** Cut nothing from an answer (the client asked for every extra, or none was added). */
+const KEEP_ALL: ClientAsked = { tokenIds: true, logprobs: true, usage: true };
+
+/** Resolves at the end of this event-loop turn (`setImmediate`). */
+const endOfTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** What every LLM call needs from the gateway. */
 export interface LlmCallContext {
@@ -36,7 +45,7 @@ export interface LlmCallContext {
   anthropic: AnthropicMode;
   trainOverrides: () => TrainOverrides;
   noAnthropic: Set<string>;
-  /** Store the span before the answer goes out (default) or right after it (lower latency; the sequence id is still taken first). */
+  /** Store the span before the answer goes out, or right after it in the same event-loop turn (`GatewayOptions.spanWrite`). */
   spanWrite: 'before-response' | 'after-response';
   log: (line: string) => void;
 }
@@ -138,31 +147,74 @@ async function passBackendError(ctx: LlmCallContext, res: ServerResponse, plan: 
   });
 }
 
+/** The span of a finished call. */
+function spanOf(ctx: LlmCallContext, rec: Recording, scope: NonNullable<CallPlan['scope']>, prep: SpanPrep, response: CanonicalResponse, sequenceId: number): SpanInput {
+  return callSpan({
+    rolloutId: scope.rolloutId,
+    attemptId: scope.attemptId,
+    sequenceId,
+    spanId: rec.spanId,
+    name: spanNameOf(rec.plan.kind),
+    attributes: addResponseAttributes(prep.get().requestAttributes ?? callRequestAttributes(rec.plan), response),
+    startTime: rec.startTime,
+    endTime: ctx.clock.now(),
+    parent: parseTraceparent(rec.req.headers.traceparent),
+  });
+}
+
+/** Stores the span before the answer goes out (`spanWrite: 'before-response'`); store errors reach the caller. */
 async function record(ctx: LlmCallContext, rec: Recording, response: CanonicalResponse, sequenceId: number | null): Promise<void> {
   const scope = rec.plan.scope;
   if (!scope || !rec.prep || sequenceId === null) return;
-  await ctx.batcher.addSpan(
-    callSpan({
-      rolloutId: scope.rolloutId,
-      attemptId: scope.attemptId,
-      sequenceId,
-      spanId: rec.spanId,
-      name: spanNameOf(rec.plan.kind),
-      attributes: addResponseAttributes(rec.prep.get().requestAttributes ?? callRequestAttributes(rec.plan), response),
-      startTime: rec.startTime,
-      endTime: ctx.clock.now(),
-      parent: parseTraceparent(rec.req.headers.traceparent),
-    }),
-  );
+  await ctx.batcher.addSpan(spanOf(ctx, rec, scope, rec.prep, response, sequenceId));
 }
 
-/** Records after the answer went out (`spanWrite: 'after-response'`): failures can only be logged. */
-async function recordLate(ctx: LlmCallContext, rec: Recording, response: CanonicalResponse, sequenceId: number | null): Promise<void> {
+/**
+ * Stores the span right after the answer was written (`spanWrite: 'after-response'`): called with no `await` between
+ * the write and here, so the store gets the span before this event-loop turn ends, ahead of anything the client does
+ * with the answer. Failures can only be logged.
+ */
+async function recordLate(ctx: LlmCallContext, rec: Recording, response: () => CanonicalResponse, sequenceId: number | null): Promise<void> {
+  const scope = rec.plan.scope;
+  if (!scope || !rec.prep || sequenceId === null) return;
   try {
-    await record(ctx, rec, response, sequenceId);
+    await ctx.batcher.storeNow(spanOf(ctx, rec, scope, rec.prep, response(), sequenceId));
   } catch (err) {
-    ctx.log(`span not stored after the answer was sent: ${storeFailure(err).detail}`);
+    ctx.log(`span not stored after the answer was sent: ${err instanceof Error ? err.message : String(err)}`);
   }
+}
+
+/**
+ * `after-response` for a chat answer on a rollout: the client's answer is cut from the backend's bytes
+ * (`scanChatAnswer`, no parse) and sent, and only then is the answer parsed for the span. False when the bytes could
+ * not be scanned; the caller then takes the usual path (which reports an invalid answer as 502).
+ */
+async function answerFirst(ctx: LlmCallContext, res: ServerResponse, rec: Recording, status: number, bytes: Uint8Array, prep: SpanPrep): Promise<boolean> {
+  const text = decodeBody(bytes);
+  const prepared = rec.plan.prepared;
+  const scan = scanChatAnswer(bytes, prepared.strip ? prepared.asked : KEEP_ALL, logprobsListSkip(bytes, text));
+  if (scan === null) return false;
+  let sequenceId: number;
+  try {
+    sequenceId = await prep.get().sequenceId;
+  } catch (err) {
+    const failure = storeFailure(err);
+    ctx.log(`span not stored: ${failure.detail}`);
+    sendError(res, failure);
+    return true;
+  }
+  // Answers that arrive in the same event-loop turn go out together at its end, as they do with 'before-response'
+  // (whose batched span write sits before them): a client woken once for many answers costs far less CPU than once
+  // for each (bench, concurrency 64: 235 against 295 µs per call). A call alone in flight answers at once.
+  if (ctx.pause.inflight > 1) await endOfTurn();
+  sendJson(res, status, scan.clientBytes, { [HEADER_SEQUENCE_ID]: String(sequenceId), [HEADER_SPAN_ID]: rec.spanId });
+  await recordLate(ctx, rec, () => {
+    const parsed = parseUpstreamJson(bytes, true, { text, logprobsContent: scan.logprobsContent });
+    const response = canonicalResponseOf('chat', parsed.body);
+    if (parsed.logprobsContentJson !== null) response.logprobsContentJson = parsed.logprobsContentJson;
+    return response;
+  }, sequenceId);
+  return true;
 }
 
 async function jsonCall(ctx: LlmCallContext, res: ServerResponse, rec: Recording, upstream: Dispatcher.ResponseData, clientModel: unknown): Promise<void> {
@@ -171,6 +223,9 @@ async function jsonCall(ctx: LlmCallContext, res: ServerResponse, rec: Recording
   if (!plan.scope && !plan.prepared.strip && plan.kind !== 'anthropic-translate') {
     sendJson(res, upstream.statusCode, bytes);
     return;
+  }
+  if (ctx.spanWrite === 'after-response' && plan.kind === 'chat' && rec.prep !== null) {
+    if (await answerFirst(ctx, res, rec, upstream.statusCode, bytes, rec.prep)) return;
   }
   // The first choice's logprobs list is kept as the backend's text for the span, unless the client gets it back
   // re-serialised (it asked for logprobs but the gateway strips the token ids it did not ask for).
@@ -202,7 +257,7 @@ async function jsonCall(ctx: LlmCallContext, res: ServerResponse, rec: Recording
   }
   const headers: Record<string, string> = sequenceId === null ? {} : { [HEADER_SEQUENCE_ID]: String(sequenceId), [HEADER_SPAN_ID]: rec.spanId };
   sendJson(res, upstream.statusCode, clientBody ?? bytes, headers);
-  if (ctx.spanWrite === 'after-response') await recordLate(ctx, rec, response, sequenceId);
+  if (ctx.spanWrite === 'after-response') await recordLate(ctx, rec, () => response, sequenceId);
 }
 
 async function streamCall(ctx: LlmCallContext, res: ServerResponse, rec: Recording, upstream: Dispatcher.ResponseData, clientModel: unknown): Promise<void> {
@@ -258,5 +313,5 @@ async function streamCall(ctx: LlmCallContext, res: ServerResponse, rec: Recordi
   }
   for (const text of handler.tail()) await writeChunk(res, text);
   res.end();
-  if (ctx.spanWrite === 'after-response') await recordLate(ctx, rec, response, sequenceId);
+  if (ctx.spanWrite === 'after-response') await recordLate(ctx, rec, () => response, sequenceId);
 }

@@ -11,12 +11,13 @@ const weatherTool = {
 
 type Raw = Record<string, unknown> & { choices: Record<string, unknown>[] };
 
-describe('gateway with the openai npm client', () => {
+// Both span-write modes: before the answer (SQLite, PostgreSQL, remote stores) and right after it (the memory store's default).
+describe.each(['before-response', 'after-response'] as const)('gateway with the openai npm client (spanWrite %s)', (spanWrite) => {
   let fx: GatewayFixture;
   let client: OpenAI;
 
   beforeAll(async () => {
-    fx = await startGatewayFixture();
+    fx = await startGatewayFixture({ gateway: { spanWrite } });
     client = new OpenAI({ baseURL: fx.baseURL, apiKey: 'client-key-never-forwarded', maxRetries: 0 });
   });
   afterAll(() => fx.close());

@@ -71,8 +71,8 @@ describe('gateway pause / drain', () => {
     expect(fx.gateway.state().paused).toBe(false);
   });
 
-  it('with spanWrite "after-response", answers first and counts the call in flight until its span is stored', async () => {
-    const late = await startGatewayFixture({ gateway: { spanWrite: 'after-response' } });
+  it('with spanWrite "after-response" (the memory store\'s default), answers first and counts the call in flight until its span is stored', async () => {
+    const late = await startGatewayFixture();
     try {
       const res = await fetch(`${late.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: '4 + 4' }] }) });
       expect(res.status).toBe(200);

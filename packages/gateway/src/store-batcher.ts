@@ -50,6 +50,14 @@ export class StoreBatcher {
     });
   }
 
+  /**
+   * Hands one span to the store now, outside any batch: the store gets the call before this event-loop turn ends (the
+   * gateway's `after-response` writes). Resolves once it is stored.
+   */
+  storeNow(span: SpanInput): Promise<void> {
+    return this.#store.addSpan(span).then(done);
+  }
+
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;

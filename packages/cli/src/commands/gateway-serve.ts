@@ -23,6 +23,7 @@ export interface GatewayServeFlags {
   tokenIds: TokenIdPolicy;
   anthropic: AnthropicMode;
   timeoutMs: number;
+  spanWrite: 'auto' | 'before-response' | 'after-response';
 }
 
 function parsePort(value: string): number {
@@ -68,6 +69,7 @@ export async function serveGateway(flags: GatewayServeFlags, io: CliIo = process
       tokenIds: flags.tokenIds,
       anthropic: flags.anthropic,
       timeoutMs: flags.timeoutMs,
+      spanWrite: flags.spanWrite,
       log: (line) => io.err(`agl gateway: ${line}`),
     });
   } catch (error) {
@@ -110,6 +112,11 @@ export function gatewayCommand(io: CliIo = processIo): Command {
     .addOption(new Option('--token-ids <when>', 'ask the backend for token ids and logprobs').choices(['train', 'scoped', 'never']).default('train'))
     .addOption(new Option('--anthropic <mode>', 'how /v1/messages reaches the backend').choices(['auto', 'passthrough', 'translate']).default('auto'))
     .option('--timeout-ms <ms>', 'backend timeout (headers, and silence inside a stream)', parsePositive, 300_000)
+    .addOption(
+      new Option('--span-write <when>', 'store each span before the answer, or right after it (auto: after with --memory, else before)')
+        .choices(['auto', 'before-response', 'after-response'])
+        .default('auto'),
+    )
     .action(async (flags: GatewayServeFlags) => serveGateway(flags, io));
   return cmd;
 }
