@@ -36,36 +36,35 @@ interface Scan {
 const keyIs = (b: Uint8Array, start: number, end: number, name: string): boolean => end - start === name.length && isAscii(b, start, name);
 
 /**
- * Walks the object at `i` (a `{`), copying its members to the output. `member` handles one member whose key is plain
- * ASCII (an escaped key makes the whole scan give up): it returns the end of the value and may push its own output,
- * or -1. Returns the end of the object, or -1.
+ * Walks the members of the object at `i` (a `{`). `member` gets a member whose key is plain ASCII (an escaped key
+ * makes the whole scan give up), with the key's first character and its closing quote, and returns the end of the
+ * value, or -1. Returns the end of the object, or -1.
  */
-function walkObject(s: Scan, i: number, member: (keyStart: number, keyEnd: number, valueStart: number, comma: boolean) => number): number {
-  const b = s.b;
-  s.pieces.push('{');
+function forEachMember(b: Uint8Array, i: number, member: (keyStart: number, keyEnd: number, valueStart: number) => number): number {
   i = skipWhitespace(b, i + 1);
-  let comma = false;
-  if (b[i] === CLOSE_OBJECT) {
-    s.pieces.push('}');
-    return i + 1;
-  }
+  if (b[i] === CLOSE_OBJECT) return i + 1;
   for (;;) {
-    const keyStart = i;
     const valueStart = scanKey(b, i);
     if (valueStart < 0) return -1;
     const keyEnd = b.lastIndexOf(QUOTE, valueStart - 1);
-    if (hasBackslash(b, keyStart + 1, keyEnd)) return -1;
-    const before = s.pieces.length;
-    if ((i = member(keyStart, keyEnd, valueStart, comma)) < 0) return -1;
-    if (s.pieces.length > before) comma = true;
+    if (hasBackslash(b, i + 1, keyEnd) || (i = member(i + 1, keyEnd, valueStart)) < 0) return -1;
     i = skipWhitespace(b, i);
-    if (b[i] === CLOSE_OBJECT) {
-      s.pieces.push('}');
-      return i + 1;
-    }
+    if (b[i] === CLOSE_OBJECT) return i + 1;
     if (b[i] !== COMMA) return -1;
     i = skipWhitespace(b, i + 1);
   }
+}
+
+/**
+ * Copies the object at `i` to the output, member by member through `member`, which pushes what it keeps (the member
+ * from its opening quote, `keyStart - 1`) after a comma when `comma` says one is due. Returns the object's end, or -1.
+ */
+function rewriteObject(s: Scan, i: number, member: (keyStart: number, keyEnd: number, valueStart: number, comma: boolean) => number): number {
+  s.pieces.push('{');
+  const first = s.pieces.length;
+  const end = forEachMember(s.b, i, (keyStart, keyEnd, valueStart) => member(keyStart, keyEnd, valueStart, s.pieces.length > first));
+  s.pieces.push('}');
+  return end;
 }
 
 /** Copies one member as it is; returns the end of its value. */
@@ -73,7 +72,7 @@ function keep(s: Scan, keyStart: number, valueStart: number, comma: boolean): nu
   const end = scanValue(s.b, valueStart);
   if (end < 0) return -1;
   if (comma) s.pieces.push(',');
-  s.pieces.push({ start: keyStart, end });
+  s.pieces.push({ start: keyStart - 1, end });
   return end;
 }
 
@@ -87,40 +86,28 @@ function drop(s: Scan, valueStart: number): number {
 function scanLogprobs(s: Scan, i: number): number {
   const b = s.b;
   if (b[i] !== OPEN_OBJECT) return scanValue(b, i);
-  i = skipWhitespace(b, i + 1);
-  if (b[i] === CLOSE_OBJECT) return i + 1;
-  for (;;) {
-    const keyStart = i;
-    const valueStart = scanKey(b, i);
-    if (valueStart < 0) return -1;
-    const keyEnd = b.lastIndexOf(QUOTE, valueStart - 1);
-    if (hasBackslash(b, keyStart + 1, keyEnd)) return -1;
-    const isContent = keyIs(b, keyStart + 1, keyEnd, 'content');
-    const fast = isContent && s.skip ? s.skip(valueStart) : -1;
+  return forEachMember(b, i, (keyStart, keyEnd, valueStart) => {
+    if (!keyIs(b, keyStart, keyEnd, 'content')) return scanValue(b, valueStart);
+    const fast = s.skip ? s.skip(valueStart) : -1;
     const end = fast >= 0 ? fast : scanValue(b, valueStart);
-    if (end < 0) return -1;
-    if (isContent) s.content = { start: valueStart, end };
-    i = skipWhitespace(b, end);
-    if (b[i] === CLOSE_OBJECT) return i + 1;
-    if (b[i] !== COMMA) return -1;
-    i = skipWhitespace(b, i + 1);
-  }
+    if (end >= 0) s.content = { start: valueStart, end };
+    return end;
+  });
 }
 
 /** One choice: token ids cut and `logprobs` replaced by `null` unless the client asked for them. */
 function scanChoice(s: Scan, i: number, first: boolean): number {
   const b = s.b;
-  return walkObject(s, i, (keyStart, keyEnd, valueStart, comma) => {
-    const k = keyStart + 1;
-    if (!s.asked.tokenIds && (keyIs(b, k, keyEnd, 'token_ids') || keyIs(b, k, keyEnd, 'prompt_token_ids'))) return drop(s, valueStart);
-    if (!keyIs(b, k, keyEnd, 'logprobs')) return keep(s, keyStart, valueStart, comma);
+  return rewriteObject(s, i, (keyStart, keyEnd, valueStart, comma) => {
+    if (!s.asked.tokenIds && (keyIs(b, keyStart, keyEnd, 'token_ids') || keyIs(b, keyStart, keyEnd, 'prompt_token_ids'))) return drop(s, valueStart);
+    if (!keyIs(b, keyStart, keyEnd, 'logprobs')) return keep(s, keyStart, valueStart, comma);
     if (first) s.content = null;
     const end = first ? scanLogprobs(s, valueStart) : scanValue(b, valueStart);
     if (end < 0) return -1;
     if (comma) s.pieces.push(',');
-    if (s.asked.logprobs) s.pieces.push({ start: keyStart, end });
+    if (s.asked.logprobs) s.pieces.push({ start: keyStart - 1, end });
     else {
-      s.pieces.push({ start: keyStart, end: valueStart }, 'null');
+      s.pieces.push({ start: keyStart - 1, end: valueStart }, 'null');
       s.changed = true;
     }
     return end;
@@ -166,14 +153,13 @@ export function scanChatAnswer(bytes: Uint8Array, asked: ClientAsked, skip?: (st
   const s: Scan = { b: bytes, asked, skip, pieces: [], changed: false, content: null };
   const start = skipWhitespace(bytes, 0);
   if (bytes[start] !== OPEN_OBJECT) return null;
-  const end = walkObject(s, start, (keyStart, keyEnd, valueStart, comma) => {
-    const k = keyStart + 1;
-    if (!asked.tokenIds && (keyIs(bytes, k, keyEnd, 'prompt_token_ids') || keyIs(bytes, k, keyEnd, 'prompt_logprobs'))) return drop(s, valueStart);
-    if (!keyIs(bytes, k, keyEnd, 'choices')) return keep(s, keyStart, valueStart, comma);
+  const end = rewriteObject(s, start, (keyStart, keyEnd, valueStart, comma) => {
+    if (!asked.tokenIds && (keyIs(bytes, keyStart, keyEnd, 'prompt_token_ids') || keyIs(bytes, keyStart, keyEnd, 'prompt_logprobs'))) return drop(s, valueStart);
+    if (!keyIs(bytes, keyStart, keyEnd, 'choices')) return keep(s, keyStart, valueStart, comma);
     s.content = null;
     if (bytes[valueStart] !== OPEN_ARRAY) return keep(s, keyStart, valueStart, comma);
     if (comma) s.pieces.push(',');
-    s.pieces.push({ start: keyStart, end: valueStart });
+    s.pieces.push({ start: keyStart - 1, end: valueStart });
     return scanChoices(s, valueStart);
   });
   if (end < 0 || skipWhitespace(bytes, end) !== bytes.length) return null;
