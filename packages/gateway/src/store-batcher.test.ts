@@ -93,6 +93,40 @@ describe('StoreBatcher', () => {
     expect(stored.items.map((s) => s.name)).toEqual(['good 1', 'good 2']);
   });
 
+  it('answerThenStore: writes each answer before building and storing its span; overlapping calls answer together at the turn’s end', async () => {
+    store = new CountingStore();
+    const r = await store.startRollout({ input: null, mode: 'train' });
+    let inFlight = 1;
+    const batcher = new StoreBatcher(store, () => inFlight <= 1);
+    const events: string[] = [];
+    const call = (name: string, sequenceId: number): Promise<void> =>
+      batcher.answerThenStore(
+        () => {
+          events.push(`answer ${name}`);
+          if (name === 'unwritable') throw new Error('socket gone');
+        },
+        () => {
+          events.push(`span ${name}`);
+          if (name === 'unparsable') throw new Error('bad answer');
+          return callSpan({ rolloutId: r.rolloutId, attemptId: r.attempt.attemptId, sequenceId, spanId: newSpanId(), name, attributes: {}, startTime: 1, endTime: 2, parent: null });
+        },
+      );
+    const alone = call('alone', 1);
+    expect(events).toEqual(['answer alone', 'span alone']);
+    expect(store.calls).toEqual(['addSpan']); // at once, in the same turn
+    await alone;
+    inFlight = 3;
+    events.length = 0;
+    store.calls = [];
+    const results = Promise.allSettled([call('a', 2), call('unparsable', 3), call('bad', 4), call('unwritable', 5), call('b', 6)]);
+    expect(events).toEqual([]); // nothing before the end of the turn
+    const settled = await results;
+    expect(events).toEqual(['answer a', 'answer unparsable', 'answer bad', 'answer unwritable', 'answer b', 'span a', 'span unparsable', 'span bad', 'span b']);
+    expect(settled.map((x) => (x.status === 'rejected' ? (x.reason as Error).message : 'stored'))).toEqual(['stored', 'bad answer', 'bad span', 'socket gone', 'stored']);
+    expect(store.calls).toEqual(['addSpans(3)', 'addSpan', 'addSpan', 'addSpan']);
+    expect((await store.querySpans({ rolloutId: r.rolloutId, sortBy: 'sequence_id' })).items.map((s) => s.name)).toEqual(['alone', 'a', 'b']);
+  });
+
   it('passes a store error to every waiting call', async () => {
     const { batcher, span, rolloutId } = await setup();
     const attemptId = (await store.getLatestAttempt(rolloutId))!.attemptId;
