@@ -11,5 +11,7 @@ export default aglTsupConfig({
     'adapters/index': 'src/adapters/index.ts',
     'algorithms/index': 'src/algorithms/index.ts',
     'store/index': 'src/store/index.ts',
+    'guards': 'src/guards.ts',
+    'net/loopback-host': 'src/net/loopback-host.ts',
   },
 });
