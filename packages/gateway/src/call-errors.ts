@@ -1,10 +1,28 @@
 import type { ServerResponse } from 'node:http';
 import { AglError, NotFoundError, UpstreamError, UserError, ValidationError } from '@agl/core/errors';
-import { BodyTooLargeError, type GatewayErrorBody, sendError } from './http-io';
+import { type GatewayErrorBody, sendError } from './http-io';
+
+/**
+ * A request the gateway refuses with a given 4xx: a body over a limit (413), a backend endpoint that is not allowed
+ * (403) or malformed (400), an odd rollout id (400).
+ */
+export class RequestRefusedError extends AglError {
+  override readonly name = 'AGL_RequestRefusedError';
+
+  constructor(
+    /** HTTP status of the answer. */
+    readonly status: number,
+    /** The answer's `error_type`. */
+    readonly errorType: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
 /** Maps an error thrown while handling a call to the HTTP answer (Contract 5: 4xx for caller mistakes). */
 export function errorResponse(err: unknown): GatewayErrorBody {
-  if (err instanceof BodyTooLargeError) return { status: 413, errorType: 'request_too_large', detail: err.message };
+  if (err instanceof RequestRefusedError) return { status: err.status, errorType: err.errorType, detail: err.message };
   if (ValidationError.isInstance(err)) return { status: 400, errorType: 'invalid_request', detail: err.message };
   if (NotFoundError.isInstance(err)) return { status: 404, errorType: 'not_found', detail: err.message };
   if (UpstreamError.isInstance(err)) {

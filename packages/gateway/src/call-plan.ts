@@ -4,7 +4,7 @@ import type { RolloutMode } from '@agl/core/schema';
 import { HEADER_ATTEMPT_ID, HEADER_ROLLOUT_ID } from '@agl/core/semconv';
 import { anthropicRequestToChat } from './anthropic-translation';
 import type { BackendResolver, ResolvedScope, ResolvedTarget } from './backend-resolver';
-import type { GatewayApi, GatewayPath } from './gateway-path';
+import { type GatewayApi, type GatewayPath, idProblem } from './gateway-path';
 import { isRecord, type JsonRecord } from './http-io';
 import { type PreparedBody, prepareUpstreamBody } from './upstream-body';
 
@@ -33,16 +33,25 @@ export interface CallPlan {
   stream: boolean;
 }
 
+/** Most messages (or `input` items) one call may carry; far beyond any real conversation. */
+export const MAX_MESSAGES = 20_000;
+
 const bad = (field: string, message: string): ValidationError => new ValidationError(message, [{ path: field, message }], { status: 400 });
 
 function checkMessages(body: JsonRecord, field: string, roles: readonly string[] | null): void {
   if (!Array.isArray(body[field]) || (body[field] as unknown[]).length === 0) {
     throw bad(field, `"${field}" must be a non-empty array of {role, content} objects; got ${JSON.stringify(body[field]) ?? 'nothing'}.`);
   }
+  checkCount(body, field);
   (body[field] as unknown[]).forEach((m, i) => {
     if (!isRecord(m) || typeof m.role !== 'string') throw bad(`${field}.${i}.role`, `"${field}[${i}].role" must be a string (for example "user").`);
     if (roles && !roles.includes(m.role)) throw bad(`${field}.${i}.role`, `"${field}[${i}].role" is "${m.role}"; Anthropic messages take ${roles.join(' or ')} (put the system prompt in "system").`);
   });
+}
+
+function checkCount(body: JsonRecord, field: string): void {
+  const items = body[field];
+  if (Array.isArray(items) && items.length > MAX_MESSAGES) throw bad(field, `"${field}" has ${items.length} items; the gateway takes at most ${MAX_MESSAGES} per call.`);
 }
 
 /** Checks the fields the gateway relies on; throws a 400 `ValidationError` naming the field and the fix. */
@@ -52,7 +61,10 @@ export function validateBody(api: GatewayApi, body: JsonRecord): void {
   if (api === 'chat') checkMessages(body, 'messages', null);
   else if (api === 'messages') checkMessages(body, 'messages', ['user', 'assistant']);
   else if (api === 'completion' && (body.prompt === undefined || body.prompt === null)) throw bad('prompt', '"prompt" is required for /completions (a string, a list of strings or token ids).');
-  else if (api === 'responses' && typeof body.input !== 'string' && !Array.isArray(body.input)) throw bad('input', '"input" is required for /responses (a string or a list of input items).');
+  else if (api === 'responses') {
+    if (typeof body.input !== 'string' && !Array.isArray(body.input)) throw bad('input', '"input" is required for /responses (a string or a list of input items).');
+    checkCount(body, 'input');
+  }
 }
 
 function header(req: IncomingMessage, name: string): string | null {
@@ -69,6 +81,10 @@ export function callOwner(req: IncomingMessage, path: GatewayPath): { rolloutId:
   if (rolloutId === null && attemptId === null) return null;
   if (rolloutId === null || attemptId === null) {
     throw bad(rolloutId === null ? HEADER_ROLLOUT_ID : HEADER_ATTEMPT_ID, `Send both ${HEADER_ROLLOUT_ID} and ${HEADER_ATTEMPT_ID} headers (or neither); only one was given.`);
+  }
+  for (const [name, id] of [[HEADER_ROLLOUT_ID, rolloutId], [HEADER_ATTEMPT_ID, attemptId]] as const) {
+    const problem = idProblem(id);
+    if (problem !== null) throw bad(name, `Header ${name} ${JSON.stringify(id)} ${problem}; send the ids the runner gave this attempt.`);
   }
   return { rolloutId, attemptId, mode: null };
 }
@@ -99,27 +115,14 @@ export async function planCall(o: PlanCallOptions): Promise<CallPlan> {
   const sampling = train ? { ...target.sampling, ...(o.trainOverrides.sampling ?? {}) } : {};
   let kind: CallKind;
   if (o.path.api === 'messages') {
-    const translate = o.forceTranslate === true || o.anthropic === 'translate' || (o.anthropic === 'auto' && (collectTokenIds || o.noAnthropic.has(target.baseUrl)));
+    const translate = o.forceTranslate === true || o.anthropic === 'translate' || (o.anthropic === 'auto' && (collectTokenIds || o.noAnthropic.has(target.endpoint.href)));
     kind = translate ? 'anthropic-translate' : 'anthropic-passthrough';
   } else kind = o.path.api === 'chat' ? 'chat' : o.path.api === 'completion' ? 'completion' : 'responses';
   const source = kind === 'anthropic-translate' ? anthropicRequestToChat(o.body) : o.body;
   const bodyApi = kind === 'anthropic-translate' ? 'chat' : kind === 'anthropic-passthrough' ? 'messages' : kind;
   const prepared = prepareUpstreamBody(bodyApi, source, { model, sampling, collectTokenIds }, scope !== null);
   const upstreamPath = kind === 'anthropic-translate' ? 'chat/completions' : o.path.upstreamPath;
-  return { kind, scope, target, prepared, url: upstreamUrl(`${target.baseUrl}/${upstreamPath}`), stream: prepared.body.stream === true };
-}
-
-const urls = new Map<string, URL>();
-
-/** The parsed backend URL (parsed once per distinct URL; a handful of entries in practice, capped anyway). */
-function upstreamUrl(href: string): URL {
-  let url = urls.get(href);
-  if (url === undefined) {
-    url = new URL(href);
-    if (urls.size >= 256) urls.clear();
-    urls.set(href, url);
-  }
-  return url;
+  return { kind, scope, target, prepared, url: target.endpoint.url(upstreamPath), stream: prepared.body.stream === true };
 }
 
 const FORWARDED = ['anthropic-version', 'anthropic-beta', 'traceparent', 'tracestate', 'openai-organization', 'openai-project', 'user-agent'];

@@ -18,8 +18,8 @@ describe('parseGatewayPath', () => {
   });
 
   it('names unsupported APIs and modes, and ignores foreign paths', () => {
-    expect(parseGatewayPath('/v1/embeddings')).toEqual({ error: expect.stringContaining('chat/completions, completions, responses, messages, models') });
-    expect(parseGatewayPath('/proxy/rollout/r/attempt/a/mode/test/openai/v1/chat/completions')).toEqual({ error: expect.stringContaining('/mode/train/') });
+    expect(parseGatewayPath('/v1/embeddings')).toEqual({ error: expect.stringContaining('chat/completions, completions, responses, messages, models'), status: 404 });
+    expect(parseGatewayPath('/proxy/rollout/r/attempt/a/mode/test/openai/v1/chat/completions')).toEqual({ error: expect.stringContaining('/mode/train/'), status: 404 });
     expect(parseGatewayPath('/api/rollouts')).toBeNull();
   });
 });

@@ -7,7 +7,10 @@ export type GatewayApi = 'chat' | 'completion' | 'responses' | 'messages' | 'mod
 export interface GatewayPath {
   /** Which API. */
   api: GatewayApi;
-  /** The path below the backend's base URL, e.g. `chat/completions` or `models/foo`. */
+  /**
+   * The route below the backend's base URL, made of known segments: `chat/completions`, `completions`, `responses`,
+   * `messages`, `models`, or `models/{id}` with the id encoded by `encodeURIComponent` (never `.` or `..`).
+   */
   upstreamPath: string;
   /** Rollout id from the path, or `null` (then the `x-rollout-id` header may carry it). */
   rolloutId: string | null;
@@ -22,6 +25,8 @@ export interface GatewayPath {
 /** A path the gateway knows but refuses, with the reason. */
 export interface GatewayPathError {
   error: string;
+  /** 404 for an unknown API or mode, 400 for an odd rollout, attempt or model id. */
+  status: 400 | 404;
 }
 
 const AGL10 = /^\/proxy\/rollout\/([^/]+)\/attempt\/([^/]+)\/mode\/([^/]+)\/(?:openai|anthropic)\/v1\/(.+)$/;
@@ -30,13 +35,33 @@ const PLAIN = /^\/v1\/(.+)$/;
 
 const SUPPORTED = 'chat/completions, completions, responses, messages, models';
 
-function apiOf(rest: string): GatewayApi | null {
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+const ROUTES: Readonly<Record<string, Exclude<GatewayApi, 'models'>>> = { 'chat/completions': 'chat', completions: 'completion', responses: 'responses', messages: 'messages' };
+
+/** The API and upstream route of the path below `/v1/`, or `null`; a models id of `.`, `..` or control characters is an error. */
+function routeOf(rest: string): { api: GatewayApi; upstreamPath: string } | { error: string } | null {
   const path = rest.endsWith('/') ? rest.slice(0, -1) : rest;
-  if (path === 'chat/completions') return 'chat';
-  if (path === 'completions') return 'completion';
-  if (path === 'responses') return 'responses';
-  if (path === 'messages') return 'messages';
-  if (path === 'models' || /^models\/[^/]+$/.test(path)) return 'models';
+  const api = ROUTES[path];
+  if (api !== undefined) return { api, upstreamPath: path };
+  if (path === 'models') return { api: 'models', upstreamPath: 'models' };
+  const id = /^models\/([^/]+)$/.exec(path)?.[1];
+  if (id === undefined) return null;
+  const model = decode(id);
+  // Encoded, a slash, backslash or % is one segment's text; only a dot segment or a control character is refused.
+  if (model === '.' || model === '..' || CONTROL.test(model)) return { error: `Model id ${JSON.stringify(model)} is not a model name; ask for /v1/models/{id} with one.` };
+  return { api: 'models', upstreamPath: `models/${encodeURIComponent(model)}` };
+}
+
+/**
+ * Why a rollout or attempt id taken from a URL or header is refused, or `null` when it is a plain name: empty,
+ * `.` or `..`, longer than 256 characters, or holding a slash, a backslash, `%`, `?`, `#` or a control character.
+ */
+export function idProblem(id: string): string | null {
+  if (id === '' || id === '.' || id === '..') return 'is not an id';
+  if (id.length > 256) return 'is longer than 256 characters';
+  if (/[/\\%?#]/.test(id) || CONTROL.test(id)) return 'holds a character ids never have (/, \\, %, ?, # or a control character)';
   return null;
 }
 
@@ -57,7 +82,7 @@ export function parseGatewayPath(pathname: string): GatewayPath | GatewayPathErr
   let match = AGL10.exec(pathname);
   if (match) {
     const [, rollout, attempt, mode, rest] = match as unknown as [string, string, string, string, string];
-    if (mode !== 'train' && mode !== 'val') return { error: `Unknown mode "${decode(mode)}" in ${pathname}; use /mode/train/ or /mode/val/.` };
+    if (mode !== 'train' && mode !== 'val') return { error: `Unknown mode "${decode(mode)}" in ${pathname}; use /mode/train/ or /mode/val/.`, status: 404 };
     return withApi(rest, pathname, { rolloutId: decode(rollout), attemptId: decode(attempt), mode, scheme: 'agl-1.0' });
   }
   match = AGL03.exec(pathname);
@@ -71,7 +96,12 @@ export function parseGatewayPath(pathname: string): GatewayPath | GatewayPathErr
 }
 
 function withApi(rest: string, pathname: string, scope: Omit<GatewayPath, 'api' | 'upstreamPath'>): GatewayPath | GatewayPathError {
-  const api = apiOf(rest);
-  if (api === null) return { error: `Unsupported API path "${rest}" in ${pathname}; the gateway serves ${SUPPORTED}.` };
-  return { api, upstreamPath: rest.endsWith('/') ? rest.slice(0, -1) : rest, ...scope };
+  for (const [what, id] of [['Rollout', scope.rolloutId], ['Attempt', scope.attemptId]] as const) {
+    const problem = id === null ? null : idProblem(id);
+    if (problem !== null) return { error: `${what} id ${JSON.stringify(id)} in ${pathname} ${problem}; use the base URL the runner gave this attempt.`, status: 400 };
+  }
+  const route = routeOf(rest);
+  if (route === null) return { error: `Unsupported API path "${rest}" in ${pathname}; the gateway serves ${SUPPORTED}.`, status: 404 };
+  if ('error' in route) return { error: route.error, status: 400 };
+  return { ...route, ...scope };
 }

@@ -2,8 +2,10 @@ import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UserError } from '@agl/core/errors';
+import { hostHeaderAllowed, hostRefusedDetail } from '@agl/core/net';
 import { type Clock, type LightningStore, systemClock } from '@agl/core/store';
-import { type BackendConfig, BackendResolver } from './backend-resolver';
+import { allowedOrigin, BackendEndpoint } from './backend-endpoint';
+import { type BackendConfig, BackendResolver, type ConfiguredBackend } from './backend-resolver';
 import { sendCallError } from './call-errors';
 import type { AnthropicMode, TokenIdPolicy, TrainOverrides } from './call-plan';
 import { parseGatewayPath } from './gateway-path';
@@ -21,8 +23,19 @@ export interface GatewayOptions {
   store: LightningStore;
   /** Default backend: a base URL such as `http://127.0.0.1:8000/v1`, or `{ baseUrl, apiKey }`. */
   backend?: string | BackendConfig | null;
-  /** Backend API key (when `backend` is a string); never forwarded from clients, logged or stored. */
+  /**
+   * Backend API key (when `backend` is a string); never forwarded from clients, logged or stored. It is sent only to
+   * the configured backend's origin, never to an endpoint an LLM resource names elsewhere.
+   */
   backendApiKey?: string | null;
+  /**
+   * Origins (`http://10.0.0.5:8000`) an LLM resource's endpoint may name besides the configured backend's, which is
+   * always allowed (`--allow-backend`). A resource naming any other origin makes its calls fail with 403
+   * `backend_not_allowed`. Calls to these origins carry the resource's own `api_key`, or none. Default: none, except
+   * that a gateway with neither `backend` nor `allowBackends` follows any http(s) endpoint the resources name (it has
+   * no key of its own to leak).
+   */
+  allowBackends?: readonly string[];
   /** Model name to request instead of the client's (an LLM resource's model wins). */
   model?: string | null;
   /** Name of the LLM resource to route by (default `main_llm`, else the first LLM resource). */
@@ -31,6 +44,12 @@ export interface GatewayOptions {
   port?: number;
   /** Default `127.0.0.1`. */
   host?: string;
+  /**
+   * Host names (`Host` header, port ignored) a gateway bound to a loopback address answers besides `localhost`,
+   * `127.0.0.1` and `[::1]` (`--allowed-host`). Other `Host` values get 421 `host_not_allowed` (DNS rebinding).
+   * Ignored when `host` is not a loopback address.
+   */
+  allowedHosts?: readonly string[];
   /** When set, every route but `/healthz` needs `Authorization: Bearer <token>` or `x-api-key: <token>`. */
   token?: string | null;
   /** When to ask the backend for token ids and logprobs: `train` (default), `scoped` (every rollout call) or `never`. */
@@ -43,7 +62,10 @@ export interface GatewayOptions {
   timeoutMs?: number;
   /** Milliseconds to wait for a backend connection (default 10,000). */
   connectTimeoutMs?: number;
-  /** Largest accepted request body (default 32 MiB). */
+  /**
+   * Largest accepted LLM-call body in bytes (default 32 MiB); such a body also may not hold more than a million JSON
+   * values or nest deeper than 256 levels. Control routes take 16 KiB.
+   */
   maxBodyBytes?: number;
   /** How long rollouts and resources are cached for routing, in ms (default 1,000; 0 disables). */
   routeCacheTtlMs?: number;
@@ -89,16 +111,15 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-function backendOf(options: GatewayOptions): BackendConfig | null {
+function backendOf(options: GatewayOptions): ConfiguredBackend | null {
   const backend = options.backend ?? null;
   if (backend === null) return null;
-  const config = typeof backend === 'string' ? { baseUrl: backend, apiKey: options.backendApiKey ?? null } : { ...backend, apiKey: backend.apiKey ?? options.backendApiKey ?? null };
-  try {
-    new URL(config.baseUrl);
-  } catch {
-    throw new UserError(`Gateway backend "${config.baseUrl}" is not a URL; pass a base URL such as http://127.0.0.1:8000/v1.`);
+  const config: BackendConfig = typeof backend === 'string' ? { baseUrl: backend } : backend;
+  const endpoint = BackendEndpoint.parse(config.baseUrl);
+  if (typeof endpoint === 'string') {
+    throw new UserError(`Gateway backend "${config.baseUrl}" ${endpoint}; pass a base URL such as http://127.0.0.1:8000/v1.`);
   }
-  return config;
+  return { endpoint, apiKey: config.apiKey ?? options.backendApiKey ?? null };
 }
 
 function tokenMatches(expected: Buffer, req: IncomingMessage): boolean {
@@ -132,17 +153,21 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? (() => undefined);
   const token = options.token ? Buffer.from(options.token) : null;
-  let selfOrigin: string | null = null;
+  const allowedOrigins = options.allowBackends?.length ? new Set(options.allowBackends.map(allowedOrigin)) : null;
+  const host = options.host ?? '127.0.0.1';
+  const allowedHosts = options.allowedHosts ?? [];
+  let self: BackendEndpoint | null = null;
   let trainOverrides: TrainOverrides = { ...(options.trainOverrides ?? {}) };
   const pause = new PauseController();
   const resolver = new BackendResolver({
     store: options.store,
     backend,
+    allowedOrigins: allowedOrigins ?? (backend === null ? null : new Set()),
     model: options.model ?? null,
     llmResourceName: options.llmResourceName ?? null,
     cacheTtlMs: options.routeCacheTtlMs ?? 1000,
     nowMs: () => clock.now() * 1000,
-    selfOrigin: () => selfOrigin,
+    self: () => self,
   });
   const upstream = new UpstreamClient({ timeoutMs: options.timeoutMs ?? 300_000, connectTimeoutMs: options.connectTimeoutMs ?? 10_000 });
   const ctx: LlmCallContext = {
@@ -176,6 +201,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const url = req.url ?? '/';
     const query = url.indexOf('?');
     const pathname = query < 0 ? url : url.slice(0, query);
+    if (!hostHeaderAllowed(host, req.headers.host, allowedHosts)) {
+      return sendError(res, { status: 421, errorType: 'host_not_allowed', detail: hostRefusedDetail(req.headers.host) });
+    }
     if (pathname === '/healthz' || pathname === '/health') return sendJson(res, 200, { status: 'ok' });
     if (token !== null && !tokenMatches(token, req)) {
       return sendError(res, {
@@ -189,7 +217,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     if (path === null) {
       return sendError(res, { status: 404, errorType: 'not_found', detail: `No route ${req.method ?? ''} ${pathname}. LLM calls go to /v1/..., /rollout/{r}/attempt/{a}/v1/... or /proxy/rollout/{r}/attempt/{a}/mode/{train|val}/openai/v1/....` });
     }
-    if ('error' in path) return sendError(res, { status: 404, errorType: 'not_found', detail: path.error });
+    if ('error' in path) return sendError(res, { status: path.status, errorType: path.status === 400 ? 'invalid_request' : 'not_found', detail: path.error });
     if (path.api === 'models') {
       if (req.method !== 'GET') return sendError(res, { status: 405, errorType: 'method_not_allowed', detail: `Use GET for ${pathname}.` });
       return handleModels(ctx, req, res, path);
@@ -205,7 +233,6 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     });
   });
   server.keepAliveTimeout = 65_000;
-  const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 4748, host, () => {
@@ -215,7 +242,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
   const { port } = server.address() as AddressInfo;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  selfOrigin = new URL(url).origin;
+  self = BackendEndpoint.parse(url) as BackendEndpoint;
   return {
     url,
     port,

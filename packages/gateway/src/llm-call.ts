@@ -10,8 +10,9 @@ import { type AnthropicMode, type CallPlan, planCall, type TokenIdPolicy, type T
 import { canonicalResponseOf, clientBodyOf, spanNameOf } from './call-shapes';
 import { scanChatAnswer } from './chat-answer-scan';
 import type { GatewayPath } from './gateway-path';
-import { isRecord, parseJsonObject, readBody, sendError, sendJson, writeChunk } from './http-io';
+import { isRecord, sendError, sendJson, writeChunk } from './http-io';
 import type { PauseController } from './pause-controller';
+import { emptyBody, LLM_BODY_LIMITS, readJsonBody } from './request-body';
 import { callSpan, newSpanId, parseTraceparent } from './span-recorder';
 import { callRequestAttributes, SpanPrep } from './span-prep';
 import { SseParser } from './sse-parser';
@@ -89,7 +90,8 @@ export async function handleLlmCall(ctx: LlmCallContext, req: IncomingMessage, r
   });
   let prep: SpanPrep | null = null;
   try {
-    const client = parseJsonObject(await readBody(req, ctx.maxBodyBytes));
+    const client = await readJsonBody(req, { ...LLM_BODY_LIMITS, maxBytes: ctx.maxBodyBytes });
+    if (client === null) throw emptyBody();
     validateBody(path.api, client);
     let plan = await planCall({ req, path, body: client, resolver: ctx.resolver, tokenIds: ctx.tokenIds, anthropic: ctx.anthropic, trainOverrides: ctx.trainOverrides(), noAnthropic: ctx.noAnthropic });
     const pending = send(ctx, req, plan, gone);
@@ -97,8 +99,8 @@ export async function handleLlmCall(ctx: LlmCallContext, req: IncomingMessage, r
     let upstream = await pending;
     if (plan.kind === 'anthropic-passthrough' && ctx.anthropic === 'auto' && (upstream.statusCode === 404 || upstream.statusCode === 405)) {
       await upstream.body.dump();
-      ctx.noAnthropic.add(plan.target.baseUrl);
-      ctx.log(`backend ${plan.target.baseUrl} does not serve /messages (HTTP ${upstream.statusCode}); translating Anthropic calls to chat/completions from now on`);
+      ctx.noAnthropic.add(plan.target.endpoint.href);
+      ctx.log(`backend ${plan.target.endpoint.href} does not serve /messages (HTTP ${upstream.statusCode}); translating Anthropic calls to chat/completions from now on`);
       plan = await planCall({ req, path, body: client, resolver: ctx.resolver, tokenIds: ctx.tokenIds, anthropic: ctx.anthropic, trainOverrides: ctx.trainOverrides(), noAnthropic: ctx.noAnthropic, forceTranslate: true });
       prep?.cancel();
       const retried = send(ctx, req, plan, gone);

@@ -5,12 +5,12 @@ import type { GatewayPath } from './gateway-path';
 import { sendJson } from './http-io';
 import type { LlmCallContext } from './llm-call';
 
-/** `GET .../v1/models[/id]`: forwarded to the call's backend with the configured key. */
+/** `GET .../v1/models[/id]`: forwarded to the call's backend (with the key the resolver chose for its origin). */
 export async function handleModels(ctx: LlmCallContext, req: IncomingMessage, res: ServerResponse, path: GatewayPath): Promise<void> {
   try {
     const owner = callOwner(req, path);
     const target = owner ? (await ctx.resolver.resolveScoped(owner.rolloutId, owner.attemptId, owner.mode)).target : await ctx.resolver.resolveUnscoped();
-    const url = new URL(`${target.baseUrl}/${path.upstreamPath}`);
+    const url = target.endpoint.url(path.upstreamPath);
     const headers: Record<string, string> = { accept: 'application/json' };
     if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;
     const upstream = await ctx.upstream.send({ url, method: 'GET', headers });

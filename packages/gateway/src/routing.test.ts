@@ -9,9 +9,10 @@ describe('gateway routing by resources and overrides', () => {
   let policyV2: OpenAiTestServer;
 
   beforeAll(async () => {
-    fx = await startGatewayFixture();
     policyV1 = await startOpenAiTestServer({ apiKey: 'v1-key' });
     policyV2 = await startOpenAiTestServer();
+    // The policy servers are other origins than the configured backend: the gateway calls them only when allowed.
+    fx = await startGatewayFixture({ gateway: { allowBackends: [new URL(policyV1.baseURL).origin, new URL(policyV2.baseURL).origin] } });
   });
   afterAll(async () => {
     await fx.close();

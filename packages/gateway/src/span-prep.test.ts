@@ -2,6 +2,7 @@ import type { Span, SpanInput } from '@agl/core/schema';
 import { ATTR_GEN_AI_SYSTEM, promptKey } from '@agl/core/semconv';
 import { MemoryStore } from '@agl/store';
 import { afterEach, describe, expect, it } from 'vitest';
+import { BackendEndpoint } from './backend-endpoint';
 import type { CallPlan } from './call-plan';
 import { SPAN_PREP_DELAY_MS, SpanPrep } from './span-prep';
 import { StoreBatcher } from './store-batcher';
@@ -23,7 +24,7 @@ class CountingStore extends MemoryStore {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const target = { baseUrl: 'http://127.0.0.1:9/v1', apiKey: null, model: null, sampling: {}, resourcesId: null };
+const target = { endpoint: BackendEndpoint.parse('http://127.0.0.1:9/v1') as BackendEndpoint, apiKey: null, model: null, sampling: {}, resourcesId: null };
 
 function chatPlan(scope: CallPlan['scope']): CallPlan {
   const body = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
@@ -32,7 +33,7 @@ function chatPlan(scope: CallPlan['scope']): CallPlan {
     scope,
     target,
     prepared: prepareUpstreamBody('chat', body, { model: null, sampling: {}, collectTokenIds: scope !== null }, scope !== null),
-    url: new URL(`${target.baseUrl}/chat/completions`),
+    url: target.endpoint.url('chat/completions'),
     stream: false,
   };
 }
