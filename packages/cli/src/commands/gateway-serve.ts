@@ -24,7 +24,14 @@ export interface GatewayServeFlags {
   anthropic: AnthropicMode;
   timeoutMs: number;
   spanWrite: 'auto' | 'before-response' | 'after-response';
+  /** `--allow-backend` (repeatable). */
+  allowBackend: string[];
+  /** `--allowed-host` (repeatable). */
+  allowedHost: string[];
 }
+
+/** Commander accumulator of a repeatable flag. */
+const repeatable = (value: string, previous: string[]): string[] => [...previous, value];
 
 function parsePort(value: string): number {
   const port = Number(value);
@@ -61,7 +68,9 @@ export async function serveGateway(flags: GatewayServeFlags, io: CliIo = process
       store,
       backend: flags.backend ?? process.env.AGL_BACKEND_URL ?? null,
       backendApiKey: flags.backendApiKey ?? process.env.AGL_BACKEND_API_KEY ?? null,
+      allowBackends: flags.allowBackend,
       host: flags.host,
+      allowedHosts: flags.allowedHost,
       port: flags.port,
       token: flags.token ?? process.env.AGL_GATEWAY_TOKEN ?? process.env.AGL_KEY ?? null,
       model: flags.model ?? null,
@@ -99,12 +108,19 @@ export function gatewayCommand(io: CliIo = processIo): Command {
     .command('serve')
     .description('serve an OpenAI- and Anthropic-compatible proxy in front of a model backend')
     .option('--backend <url>', 'OpenAI-compatible backend base URL, e.g. http://127.0.0.1:8000/v1 (default: $AGL_BACKEND_URL; else the LLM resources)')
-    .option('--backend-api-key <key>', 'API key sent to the backend (default: $AGL_BACKEND_API_KEY); never logged or stored')
+    .option('--backend-api-key <key>', 'API key sent to the backend (default: $AGL_BACKEND_API_KEY); only ever sent to the --backend origin, never logged or stored')
+    .option(
+      '--allow-backend <origin>',
+      'an origin (http://10.0.0.5:8000) LLM resources may route calls to besides --backend; repeatable. Such calls carry the resource’s api_key, never --backend-api-key',
+      repeatable,
+      [],
+    )
     .option('--store-url <url>', 'a running `agl store serve` (default: $AGL_STORE_URL)')
     .option('--store-token <token>', 'bearer token of the store server (default: $AGL_STORE_TOKEN)')
     .option('--store <path>', 'embedded SQLite store file instead of a store server')
     .addOption(new Option('--memory', 'embedded in-memory store (nothing is persisted)').conflicts(['store', 'storeUrl']))
     .option('--host <host>', 'interface to bind', '127.0.0.1')
+    .option('--allowed-host <host>', 'a Host name to answer besides localhost, 127.0.0.1 and [::1] when bound to loopback; repeatable', repeatable, [])
     .option('--port <port>', 'port; 0 picks a free one', parsePort, 4748)
     .option('--token <token>', 'require "Authorization: Bearer <token>" or "x-api-key: <token>" (default: $AGL_GATEWAY_TOKEN or $AGL_KEY)')
     .option('--model <name>', 'model name to request instead of the client’s (an LLM resource’s model wins)')
