@@ -128,6 +128,9 @@ describe('issue 42 (gateway): what a hostile caller or a broken resource gets pa
       backend = await startRecorder();
       gw = await gatewayWith({ backend: backend.baseURL });
     });
+    afterEach(() => {
+      backend.received.length = 0;
+    });
     afterAll(async () => {
       await gw.close();
       await backend.close();
