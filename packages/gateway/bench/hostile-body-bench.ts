@@ -7,8 +7,13 @@ import { fork } from 'node:child_process';
 import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 
-const child = fork(fileURLToPath(new URL('./hostile-body-gateway.ts', import.meta.url)), [], { execArgv: ['--conditions=@agl/source', '--import', 'tsx'] });
-const next = (type: string): Promise<{ url: string; rssMiB: number; maxRssMiB: number; cpuMs: number; maxLoopDelayMs: number }> => new Promise((resolve) => child.once('message', (m: { type: string }) => m.type === type && resolve(m as never)));
+const child = fork(fileURLToPath(new URL('./hostile-body-gateway.ts', import.meta.url)), [], {
+  execArgv: ['--conditions=@agl/source', '--import', 'tsx'],
+});
+const next = (
+  type: string,
+): Promise<{ url: string; rssMiB: number; maxRssMiB: number; cpuMs: number; maxLoopDelayMs: number }> =>
+  new Promise((resolve) => child.once('message', (m: { type: string }) => m.type === type && resolve(m as never)));
 const ready = await next('ready');
 const url = ready.url;
 
@@ -43,10 +48,14 @@ const probe = async (): Promise<void> => {
 const probes = probe();
 const t0 = performance.now();
 const status = await new Promise<number>((resolve, reject) => {
-  const req = request(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(payload.length) } }, (res) => {
-    res.resume();
-    resolve(res.statusCode ?? 0);
-  });
+  const req = request(
+    `${url}/v1/chat/completions`,
+    { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(payload.length) } },
+    (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    },
+  );
   req.on('error', reject);
   req.end(payload);
 });
@@ -55,5 +64,16 @@ probing = false;
 await probes;
 child.send({ type: 'rss' });
 const { maxRssMiB, cpuMs, maxLoopDelayMs } = await next('rss');
-console.log(JSON.stringify({ bodyMiB: +(payload.length / 2 ** 20).toFixed(1), status, msToAnswer: Math.round(ms), slowestHealthMs: Math.round(slowestHealthMs), idleRssMiB: Math.round(ready.rssMiB), peakRssMiB: Math.round(maxRssMiB), gatewayCpuMs: Math.round(cpuMs), maxLoopDelayMs: Math.round(maxLoopDelayMs) }));
+console.log(
+  JSON.stringify({
+    bodyMiB: +(payload.length / 2 ** 20).toFixed(1),
+    status,
+    msToAnswer: Math.round(ms),
+    slowestHealthMs: Math.round(slowestHealthMs),
+    idleRssMiB: Math.round(ready.rssMiB),
+    peakRssMiB: Math.round(maxRssMiB),
+    gatewayCpuMs: Math.round(cpuMs),
+    maxLoopDelayMs: Math.round(maxLoopDelayMs),
+  }),
+);
 child.send({ type: 'stop' });

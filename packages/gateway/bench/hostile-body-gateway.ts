@@ -12,7 +12,12 @@ process.send?.({ type: 'ready', url: gateway.url, rssMiB: process.memoryUsage().
 process.on('message', (m: { type: string }) => {
   if (m.type === 'rss') {
     const cpu = process.cpuUsage(cpu0);
-    process.send?.({ type: 'rss', maxRssMiB: process.resourceUsage().maxRSS / 1024, cpuMs: (cpu.user + cpu.system) / 1000, maxLoopDelayMs: delay.max / 1e6 });
+    process.send?.({
+      type: 'rss',
+      maxRssMiB: process.resourceUsage().maxRSS / 1024,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+      maxLoopDelayMs: delay.max / 1e6,
+    });
   }
   if (m.type === 'stop') void gateway.close().then(() => process.exit(0));
 });

@@ -35,9 +35,11 @@ export class BackendEndpoint {
     } catch {
       return 'is not a URL';
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return `uses ${url.protocol.slice(0, -1)}; only http and https are allowed`;
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      return `uses ${url.protocol.slice(0, -1)}; only http and https are allowed`;
     if (text.includes('#')) return 'has a fragment (#); a backend base URL has none';
-    if (url.username !== '' || url.password !== '') return 'carries credentials; put the key in the resource’s api_key instead';
+    if (url.username !== '' || url.password !== '')
+      return 'carries credentials; put the key in the resource’s api_key instead';
     return new BackendEndpoint(url);
   }
 
@@ -50,7 +52,11 @@ export class BackendEndpoint {
     if (url === undefined) {
       url = new URL(`${this.#base}/${route}${this.#search}`);
       if (url.origin !== this.origin || !url.pathname.startsWith(`${this.#base.slice(this.origin.length)}/`)) {
-        throw new RequestRefusedError(400, 'invalid_request', `The route "${route}" would leave the backend's base URL ${this.href}; the gateway refuses it.`);
+        throw new RequestRefusedError(
+          400,
+          'invalid_request',
+          `The route "${route}" would leave the backend's base URL ${this.href}; the gateway refuses it.`,
+        );
       }
       if (this.#urls.size >= 64) this.#urls.clear();
       this.#urls.set(route, url);

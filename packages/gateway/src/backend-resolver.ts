@@ -1,5 +1,11 @@
 import { NotFoundError, UserError } from '@agl/core/errors';
-import { isAttemptedRollout, type NamedResources, type ResourcesUpdate, type Rollout, type RolloutMode } from '@agl/core/schema';
+import {
+  isAttemptedRollout,
+  type NamedResources,
+  type ResourcesUpdate,
+  type Rollout,
+  type RolloutMode,
+} from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
 import { BackendEndpoint } from './backend-endpoint';
 import { RequestRefusedError } from './call-errors';
@@ -112,7 +118,11 @@ export class BackendResolver {
     if (hit && hit.expires > now) return hit.value;
     const rollout = await this.#o.store.getRolloutById(rolloutId);
     if (!rollout) {
-      throw new NotFoundError('rollout', rolloutId, `Rollout "${rolloutId}" is not in the store. Use the base URL the runner gave this attempt, or enqueue/start the rollout first.`);
+      throw new NotFoundError(
+        'rollout',
+        rolloutId,
+        `Rollout "${rolloutId}" is not in the store. Use the base URL the runner gave this attempt, or enqueue/start the rollout first.`,
+      );
     }
     if (this.#o.cacheTtlMs > 0) this.#rollouts.set(rolloutId, { value: rollout, expires: now + this.#o.cacheTtlMs });
     return rollout;
@@ -126,7 +136,11 @@ export class BackendResolver {
     if ((this.#attempts.get(key) ?? 0) > now) return;
     const attempts = await this.#o.store.queryAttempts({ rolloutId: rollout.rolloutId });
     if (!attempts.items.some((a) => a.attemptId === attemptId)) {
-      throw new NotFoundError('attempt', attemptId, `Attempt "${attemptId}" of rollout "${rollout.rolloutId}" is not in the store. Use the base URL the runner gave this attempt.`);
+      throw new NotFoundError(
+        'attempt',
+        attemptId,
+        `Attempt "${attemptId}" of rollout "${rollout.rolloutId}" is not in the store. Use the base URL the runner gave this attempt.`,
+      );
     }
     if (this.#o.cacheTtlMs <= 0) return;
     if (this.#attempts.size >= 4096) this.#attempts.clear();
@@ -138,7 +152,10 @@ export class BackendResolver {
     const now = this.#o.nowMs();
     const hit = this.#resources.get(key);
     if (hit && hit.expires > now) return hit.value;
-    const value = resourcesId === null ? await this.#o.store.getLatestResources() : await this.#o.store.getResourcesById(resourcesId);
+    const value =
+      resourcesId === null
+        ? await this.#o.store.getLatestResources()
+        : await this.#o.store.getResourcesById(resourcesId);
     if (this.#o.cacheTtlMs > 0) this.#resources.set(key, { value, expires: now + this.#o.cacheTtlMs });
     return value;
   }
@@ -149,7 +166,11 @@ export class BackendResolver {
     const main = resources.main_llm;
     if (main && main.resourceType !== 'prompt_template') return ['main_llm', main];
     const entries = Object.entries(resources);
-    return entries.find(([, r]) => r.resourceType === 'llm') ?? entries.find(([, r]) => r.resourceType === 'proxy_llm') ?? null;
+    return (
+      entries.find(([, r]) => r.resourceType === 'llm') ??
+      entries.find(([, r]) => r.resourceType === 'proxy_llm') ??
+      null
+    );
   }
 
   #target(update: ResourcesUpdate | null): ResolvedTarget {
@@ -168,7 +189,9 @@ export class BackendResolver {
         const self = this.#o.self();
         if (self === null || !named.isSelf(self)) {
           this.#checkAllowed(named, name);
-          apiKey = llm.apiKey ?? (configured !== null && named.origin === configured.endpoint.origin ? configured.apiKey : null);
+          apiKey =
+            llm.apiKey ??
+            (configured !== null && named.origin === configured.endpoint.origin ? configured.apiKey : null);
           endpoint = named;
         }
       }
@@ -191,7 +214,11 @@ export class BackendResolver {
       this.#endpoints.set(text, endpoint);
     }
     if (typeof endpoint === 'string') {
-      throw new RequestRefusedError(400, 'invalid_backend_endpoint', `The LLM resource "${name}" names the endpoint ${JSON.stringify(text)}, which ${endpoint}. Publish an http(s) base URL such as http://127.0.0.1:8000/v1.`);
+      throw new RequestRefusedError(
+        400,
+        'invalid_backend_endpoint',
+        `The LLM resource "${name}" names the endpoint ${JSON.stringify(text)}, which ${endpoint}. Publish an http(s) base URL such as http://127.0.0.1:8000/v1.`,
+      );
     }
     return endpoint;
   }
@@ -199,7 +226,8 @@ export class BackendResolver {
   /** The configured backend's origin and `allowedOrigins` pass; anything else is a 403 naming the origin and the flag. */
   #checkAllowed(endpoint: BackendEndpoint, name: string): void {
     const { backend, allowedOrigins } = this.#o;
-    if (allowedOrigins === null || allowedOrigins.has(endpoint.origin) || backend?.endpoint.origin === endpoint.origin) return;
+    if (allowedOrigins === null || allowedOrigins.has(endpoint.origin) || backend?.endpoint.origin === endpoint.origin)
+      return;
     throw new RequestRefusedError(
       403,
       'backend_not_allowed',

@@ -26,7 +26,11 @@ export function errorResponse(err: unknown): GatewayErrorBody {
   if (ValidationError.isInstance(err)) return { status: 400, errorType: 'invalid_request', detail: err.message };
   if (NotFoundError.isInstance(err)) return { status: 404, errorType: 'not_found', detail: err.message };
   if (UpstreamError.isInstance(err)) {
-    return { status: err.status, errorType: err.failure === 'timeout' ? 'upstream_timeout' : 'upstream_unreachable', detail: err.message };
+    return {
+      status: err.status,
+      errorType: err.failure === 'timeout' ? 'upstream_timeout' : 'upstream_unreachable',
+      detail: err.message,
+    };
   }
   if (UserError.isInstance(err)) return { status: 503, errorType: 'backend_not_configured', detail: err.message };
   const message = err instanceof Error ? err.message : String(err);
@@ -45,7 +49,11 @@ export function sendCallError(res: ServerResponse, err: unknown): GatewayErrorBo
 export function storeFailure(err: unknown): GatewayErrorBody {
   const message = err instanceof Error ? err.message : String(err);
   if (NotFoundError.isInstance(err) || ValidationError.isInstance(err)) {
-    return { status: NotFoundError.isInstance(err) ? 404 : 400, errorType: 'span_rejected', detail: `The store refused the call's span: ${message}` };
+    return {
+      status: NotFoundError.isInstance(err) ? 404 : 400,
+      errorType: 'span_rejected',
+      detail: `The store refused the call's span: ${message}`,
+    };
   }
   return {
     status: 503,

@@ -38,7 +38,12 @@ const SUPPORTED = 'chat/completions, completions, responses, messages, models';
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-const ROUTES: Readonly<Record<string, Exclude<GatewayApi, 'models'>>> = { 'chat/completions': 'chat', completions: 'completion', responses: 'responses', messages: 'messages' };
+const ROUTES: Readonly<Record<string, Exclude<GatewayApi, 'models'>>> = {
+  'chat/completions': 'chat',
+  completions: 'completion',
+  responses: 'responses',
+  messages: 'messages',
+};
 
 /** The API and upstream route of the path below `/v1/`, or `null`; a models id of `.`, `..` or control characters is an error. */
 function routeOf(rest: string): { api: GatewayApi; upstreamPath: string } | { error: string } | null {
@@ -50,7 +55,8 @@ function routeOf(rest: string): { api: GatewayApi; upstreamPath: string } | { er
   if (id === undefined) return null;
   const model = decode(id);
   // Encoded, a slash, backslash or % is one segment's text; only a dot segment or a control character is refused.
-  if (model === '.' || model === '..' || CONTROL.test(model)) return { error: `Model id ${JSON.stringify(model)} is not a model name; ask for /v1/models/{id} with one.` };
+  if (model === '.' || model === '..' || CONTROL.test(model))
+    return { error: `Model id ${JSON.stringify(model)} is not a model name; ask for /v1/models/{id} with one.` };
   return { api: 'models', upstreamPath: `models/${encodeURIComponent(model)}` };
 }
 
@@ -61,7 +67,8 @@ function routeOf(rest: string): { api: GatewayApi; upstreamPath: string } | { er
 export function idProblem(id: string): string | null {
   if (id === '' || id === '.' || id === '..') return 'is not an id';
   if (id.length > 256) return 'is longer than 256 characters';
-  if (/[/\\%?#]/.test(id) || CONTROL.test(id)) return 'holds a character ids never have (/, \\, %, ?, # or a control character)';
+  if (/[/\\%?#]/.test(id) || CONTROL.test(id))
+    return 'holds a character ids never have (/, \\, %, ?, # or a control character)';
   return null;
 }
 
@@ -82,26 +89,44 @@ export function parseGatewayPath(pathname: string): GatewayPath | GatewayPathErr
   let match = AGL10.exec(pathname);
   if (match) {
     const [, rollout, attempt, mode, rest] = match as unknown as [string, string, string, string, string];
-    if (mode !== 'train' && mode !== 'val') return { error: `Unknown mode "${decode(mode)}" in ${pathname}; use /mode/train/ or /mode/val/.`, status: 404 };
+    if (mode !== 'train' && mode !== 'val')
+      return { error: `Unknown mode "${decode(mode)}" in ${pathname}; use /mode/train/ or /mode/val/.`, status: 404 };
     return withApi(rest, pathname, { rolloutId: decode(rollout), attemptId: decode(attempt), mode, scheme: 'agl-1.0' });
   }
   match = AGL03.exec(pathname);
   if (match) {
     const [, rollout, attempt, rest] = match as unknown as [string, string, string, string];
-    return withApi(rest, pathname, { rolloutId: decode(rollout), attemptId: decode(attempt), mode: null, scheme: 'agl-0.3' });
+    return withApi(rest, pathname, {
+      rolloutId: decode(rollout),
+      attemptId: decode(attempt),
+      mode: null,
+      scheme: 'agl-0.3',
+    });
   }
   match = PLAIN.exec(pathname);
   if (match) return withApi(match[1]!, pathname, { rolloutId: null, attemptId: null, mode: null, scheme: 'plain' });
   return null;
 }
 
-function withApi(rest: string, pathname: string, scope: Omit<GatewayPath, 'api' | 'upstreamPath'>): GatewayPath | GatewayPathError {
-  for (const [what, id] of [['Rollout', scope.rolloutId], ['Attempt', scope.attemptId]] as const) {
+function withApi(
+  rest: string,
+  pathname: string,
+  scope: Omit<GatewayPath, 'api' | 'upstreamPath'>,
+): GatewayPath | GatewayPathError {
+  for (const [what, id] of [
+    ['Rollout', scope.rolloutId],
+    ['Attempt', scope.attemptId],
+  ] as const) {
     const problem = id === null ? null : idProblem(id);
-    if (problem !== null) return { error: `${what} id ${JSON.stringify(id)} in ${pathname} ${problem}; use the base URL the runner gave this attempt.`, status: 400 };
+    if (problem !== null)
+      return {
+        error: `${what} id ${JSON.stringify(id)} in ${pathname} ${problem}; use the base URL the runner gave this attempt.`,
+        status: 400,
+      };
   }
   const route = routeOf(rest);
-  if (route === null) return { error: `Unsupported API path "${rest}" in ${pathname}; the gateway serves ${SUPPORTED}.`, status: 404 };
+  if (route === null)
+    return { error: `Unsupported API path "${rest}" in ${pathname}; the gateway serves ${SUPPORTED}.`, status: 404 };
   if ('error' in route) return { error: route.error, status: 400 };
   return { ...route, ...scope };
 }

@@ -117,7 +117,9 @@ function backendOf(options: GatewayOptions): ConfiguredBackend | null {
   const config: BackendConfig = typeof backend === 'string' ? { baseUrl: backend } : backend;
   const endpoint = BackendEndpoint.parse(config.baseUrl);
   if (typeof endpoint === 'string') {
-    throw new UserError(`Gateway backend "${config.baseUrl}" ${endpoint}; pass a base URL such as http://127.0.0.1:8000/v1.`);
+    throw new UserError(
+      `Gateway backend "${config.baseUrl}" ${endpoint}; pass a base URL such as http://127.0.0.1:8000/v1.`,
+    );
   }
   return { endpoint, apiKey: config.apiKey ?? options.backendApiKey ?? null };
 }
@@ -135,7 +137,10 @@ function tokenMatches(expected: Buffer, req: IncomingMessage): boolean {
 }
 
 /** The span-write mode `auto` stands for with this store (see {@link GatewayOptions.spanWrite}). */
-export function spanWriteFor(mode: 'auto' | 'before-response' | 'after-response', store: LightningStore): 'before-response' | 'after-response' {
+export function spanWriteFor(
+  mode: 'auto' | 'before-response' | 'after-response',
+  store: LightningStore,
+): 'before-response' | 'after-response' {
   if (mode !== 'auto') return mode;
   return store.capabilities.threadSafe || store.capabilities.zeroCopy ? 'before-response' : 'after-response';
 }
@@ -169,7 +174,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     nowMs: () => clock.now() * 1000,
     self: () => self,
   });
-  const upstream = new UpstreamClient({ timeoutMs: options.timeoutMs ?? 300_000, connectTimeoutMs: options.connectTimeoutMs ?? 10_000 });
+  const upstream = new UpstreamClient({
+    timeoutMs: options.timeoutMs ?? 300_000,
+    connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+  });
   const ctx: LlmCallContext = {
     batcher: new StoreBatcher(options.store, () => pause.inflight <= 1),
     resolver,
@@ -202,27 +210,44 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const query = url.indexOf('?');
     const pathname = query < 0 ? url : url.slice(0, query);
     if (!hostHeaderAllowed(host, req.headers.host, allowedHosts)) {
-      return sendError(res, { status: 421, errorType: 'host_not_allowed', detail: hostRefusedDetail(req.headers.host) });
+      return sendError(res, {
+        status: 421,
+        errorType: 'host_not_allowed',
+        detail: hostRefusedDetail(req.headers.host),
+      });
     }
     if (pathname === '/healthz' || pathname === '/health') return sendJson(res, 200, { status: 'ok' });
     if (token !== null && !tokenMatches(token, req)) {
       return sendError(res, {
         status: 401,
         errorType: 'unauthorized',
-        detail: 'Missing or wrong gateway key. Send "Authorization: Bearer <token>" or "x-api-key: <token>" with the gateway token (--token, AGL_GATEWAY_TOKEN or AGL_KEY).',
+        detail:
+          'Missing or wrong gateway key. Send "Authorization: Bearer <token>" or "x-api-key: <token>" with the gateway token (--token, AGL_GATEWAY_TOKEN or AGL_KEY).',
       });
     }
-    if (pathname.startsWith('/proxy/') && !pathname.startsWith('/proxy/rollout/')) return handlePauseRoute(req, res, pathname, pause);
+    if (pathname.startsWith('/proxy/') && !pathname.startsWith('/proxy/rollout/'))
+      return handlePauseRoute(req, res, pathname, pause);
     const path = pathOf(pathname);
     if (path === null) {
-      return sendError(res, { status: 404, errorType: 'not_found', detail: `No route ${req.method ?? ''} ${pathname}. LLM calls go to /v1/..., /rollout/{r}/attempt/{a}/v1/... or /proxy/rollout/{r}/attempt/{a}/mode/{train|val}/openai/v1/....` });
+      return sendError(res, {
+        status: 404,
+        errorType: 'not_found',
+        detail: `No route ${req.method ?? ''} ${pathname}. LLM calls go to /v1/..., /rollout/{r}/attempt/{a}/v1/... or /proxy/rollout/{r}/attempt/{a}/mode/{train|val}/openai/v1/....`,
+      });
     }
-    if ('error' in path) return sendError(res, { status: path.status, errorType: path.status === 400 ? 'invalid_request' : 'not_found', detail: path.error });
+    if ('error' in path)
+      return sendError(res, {
+        status: path.status,
+        errorType: path.status === 400 ? 'invalid_request' : 'not_found',
+        detail: path.error,
+      });
     if (path.api === 'models') {
-      if (req.method !== 'GET') return sendError(res, { status: 405, errorType: 'method_not_allowed', detail: `Use GET for ${pathname}.` });
+      if (req.method !== 'GET')
+        return sendError(res, { status: 405, errorType: 'method_not_allowed', detail: `Use GET for ${pathname}.` });
       return handleModels(ctx, req, res, path);
     }
-    if (req.method !== 'POST') return sendError(res, { status: 405, errorType: 'method_not_allowed', detail: `Use POST for ${pathname}.` });
+    if (req.method !== 'POST')
+      return sendError(res, { status: 405, errorType: 'method_not_allowed', detail: `Use POST for ${pathname}.` });
     return handleLlmCall(ctx, req, res, path);
   }
 

@@ -3,7 +3,12 @@ import type { ServerResponse } from 'node:http';
 export { isRecord, type JsonRecord } from '@agl/core/guards';
 
 /** Sends a JSON body (a string or bytes are sent as-is); `headers` is completed in place. */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const payload = typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body);
   headers['content-type'] = 'application/json';
   headers['content-length'] = String(typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength);
@@ -35,7 +40,12 @@ export function sendError(res: ServerResponse, error: GatewayErrorBody): void {
   sendJson(
     res,
     error.status,
-    { type: 'error', detail: error.detail, error_type: error.errorType, error: { message: error.detail, type: error.errorType, code: error.errorType } },
+    {
+      type: 'error',
+      detail: error.detail,
+      error_type: error.errorType,
+      error: { message: error.detail, type: error.errorType, code: error.errorType },
+    },
     { 'x-agl-error-source': 'gateway', ...error.headers },
   );
 }

@@ -6,7 +6,15 @@ import type { Dispatcher } from 'undici';
 import type { BackendResolver } from './backend-resolver';
 import { addResponseAttributes, type CanonicalResponse } from './canonical-call';
 import { sendCallError, storeFailure } from './call-errors';
-import { type AnthropicMode, type CallPlan, planCall, type TokenIdPolicy, type TrainOverrides, upstreamHeaders, validateBody } from './call-plan';
+import {
+  type AnthropicMode,
+  type CallPlan,
+  planCall,
+  type TokenIdPolicy,
+  type TrainOverrides,
+  upstreamHeaders,
+  validateBody,
+} from './call-plan';
 import { canonicalResponseOf, clientBodyOf, spanNameOf } from './call-shapes';
 import { scanChatAnswer } from './chat-answer-scan';
 import type { GatewayPath } from './gateway-path';
@@ -72,7 +80,12 @@ class ClientGone extends EventEmitter {
 }
 
 /** Handles one LLM call end to end: pause check, validation, routing, forwarding, streaming and the span. */
-export async function handleLlmCall(ctx: LlmCallContext, req: IncomingMessage, res: ServerResponse, path: GatewayPath): Promise<void> {
+export async function handleLlmCall(
+  ctx: LlmCallContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: GatewayPath,
+): Promise<void> {
   const startTime = ctx.clock.now();
   if (!ctx.pause.tryEnter()) {
     const { retryAfterSeconds, reason } = ctx.pause.state();
@@ -93,15 +106,40 @@ export async function handleLlmCall(ctx: LlmCallContext, req: IncomingMessage, r
     const client = await readJsonBody(req, { ...LLM_BODY_LIMITS, maxBytes: ctx.maxBodyBytes });
     if (client === null) throw emptyBody();
     validateBody(path.api, client);
-    let plan = await planCall({ req, path, body: client, resolver: ctx.resolver, tokenIds: ctx.tokenIds, anthropic: ctx.anthropic, trainOverrides: ctx.trainOverrides(), noAnthropic: ctx.noAnthropic });
+    let plan = await planCall({
+      req,
+      path,
+      body: client,
+      resolver: ctx.resolver,
+      tokenIds: ctx.tokenIds,
+      anthropic: ctx.anthropic,
+      trainOverrides: ctx.trainOverrides(),
+      noAnthropic: ctx.noAnthropic,
+    });
     const pending = send(ctx, req, plan, gone);
     prep = SpanPrep.start(ctx.batcher, plan);
     let upstream = await pending;
-    if (plan.kind === 'anthropic-passthrough' && ctx.anthropic === 'auto' && (upstream.statusCode === 404 || upstream.statusCode === 405)) {
+    if (
+      plan.kind === 'anthropic-passthrough' &&
+      ctx.anthropic === 'auto' &&
+      (upstream.statusCode === 404 || upstream.statusCode === 405)
+    ) {
       await upstream.body.dump();
       ctx.noAnthropic.add(plan.target.endpoint.href);
-      ctx.log(`backend ${plan.target.endpoint.href} does not serve /messages (HTTP ${upstream.statusCode}); translating Anthropic calls to chat/completions from now on`);
-      plan = await planCall({ req, path, body: client, resolver: ctx.resolver, tokenIds: ctx.tokenIds, anthropic: ctx.anthropic, trainOverrides: ctx.trainOverrides(), noAnthropic: ctx.noAnthropic, forceTranslate: true });
+      ctx.log(
+        `backend ${plan.target.endpoint.href} does not serve /messages (HTTP ${upstream.statusCode}); translating Anthropic calls to chat/completions from now on`,
+      );
+      plan = await planCall({
+        req,
+        path,
+        body: client,
+        resolver: ctx.resolver,
+        tokenIds: ctx.tokenIds,
+        anthropic: ctx.anthropic,
+        trainOverrides: ctx.trainOverrides(),
+        noAnthropic: ctx.noAnthropic,
+        forceTranslate: true,
+      });
       prep?.cancel();
       const retried = send(ctx, req, plan, gone);
       prep = SpanPrep.start(ctx.batcher, plan);
@@ -110,23 +148,41 @@ export async function handleLlmCall(ctx: LlmCallContext, req: IncomingMessage, r
     const rec: Recording = { plan, prep, spanId: newSpanId(), startTime, req };
     if (upstream.statusCode >= 400) return await passBackendError(ctx, res, plan, upstream);
     const contentType = upstream.headers['content-type'];
-    if (plan.stream && typeof contentType === 'string' && contentType.includes('text/event-stream')) return await streamCall(ctx, res, rec, upstream, client.model);
+    if (plan.stream && typeof contentType === 'string' && contentType.includes('text/event-stream'))
+      return await streamCall(ctx, res, rec, upstream, client.model);
     return await jsonCall(ctx, res, rec, upstream, client.model);
   } catch (err) {
     if (gone.aborted) return;
     const sent = sendCallError(res, err);
-    if (sent.status >= 500) ctx.log(`${req.method ?? ''} ${req.url ?? ''} → ${sent.status} ${sent.errorType}: ${sent.detail}`);
+    if (sent.status >= 500)
+      ctx.log(`${req.method ?? ''} ${req.url ?? ''} → ${sent.status} ${sent.errorType}: ${sent.detail}`);
   } finally {
     prep?.cancel();
     ctx.pause.leave();
   }
 }
 
-async function send(ctx: LlmCallContext, req: IncomingMessage, plan: CallPlan, signal: ClientGone): Promise<Dispatcher.ResponseData> {
-  return ctx.upstream.send({ url: plan.url, method: 'POST', headers: upstreamHeaders(req, plan), body: JSON.stringify(plan.prepared.body), signal });
+async function send(
+  ctx: LlmCallContext,
+  req: IncomingMessage,
+  plan: CallPlan,
+  signal: ClientGone,
+): Promise<Dispatcher.ResponseData> {
+  return ctx.upstream.send({
+    url: plan.url,
+    method: 'POST',
+    headers: upstreamHeaders(req, plan),
+    body: JSON.stringify(plan.prepared.body),
+    signal,
+  });
 }
 
-async function passBackendError(ctx: LlmCallContext, res: ServerResponse, plan: CallPlan, upstream: Dispatcher.ResponseData): Promise<void> {
+async function passBackendError(
+  ctx: LlmCallContext,
+  res: ServerResponse,
+  plan: CallPlan,
+  upstream: Dispatcher.ResponseData,
+): Promise<void> {
   const text = await ctx.upstream.readText(upstream, plan.url);
   let body: string = text;
   try {
@@ -137,7 +193,11 @@ async function passBackendError(ctx: LlmCallContext, res: ServerResponse, plan: 
       body = JSON.stringify(parsed);
     }
   } catch {
-    body = JSON.stringify({ type: 'error', agl_error_source: 'backend', error: { message: `Backend answered HTTP ${upstream.statusCode}: ${text.slice(0, 2000)}`, type: 'backend_error' } });
+    body = JSON.stringify({
+      type: 'error',
+      agl_error_source: 'backend',
+      error: { message: `Backend answered HTTP ${upstream.statusCode}: ${text.slice(0, 2000)}`, type: 'backend_error' },
+    });
   }
   const retryAfter = upstream.headers['retry-after'];
   sendJson(res, upstream.statusCode, body, {
@@ -147,7 +207,14 @@ async function passBackendError(ctx: LlmCallContext, res: ServerResponse, plan: 
 }
 
 /** The span of a finished call. */
-function spanOf(ctx: LlmCallContext, rec: Recording, scope: NonNullable<CallPlan['scope']>, prep: SpanPrep, response: CanonicalResponse, sequenceId: number): SpanInput {
+function spanOf(
+  ctx: LlmCallContext,
+  rec: Recording,
+  scope: NonNullable<CallPlan['scope']>,
+  prep: SpanPrep,
+  response: CanonicalResponse,
+  sequenceId: number,
+): SpanInput {
   return callSpan({
     rolloutId: scope.rolloutId,
     attemptId: scope.attemptId,
@@ -162,7 +229,12 @@ function spanOf(ctx: LlmCallContext, rec: Recording, scope: NonNullable<CallPlan
 }
 
 /** Stores the span before the answer goes out (`spanWrite: 'before-response'`); store errors reach the caller. */
-async function record(ctx: LlmCallContext, rec: Recording, response: CanonicalResponse, sequenceId: number | null): Promise<void> {
+async function record(
+  ctx: LlmCallContext,
+  rec: Recording,
+  response: CanonicalResponse,
+  sequenceId: number | null,
+): Promise<void> {
   const scope = rec.plan.scope;
   if (!scope || !rec.prep || sequenceId === null) return;
   await ctx.batcher.addSpan(spanOf(ctx, rec, scope, rec.prep, response, sequenceId));
@@ -172,7 +244,13 @@ async function record(ctx: LlmCallContext, rec: Recording, response: CanonicalRe
  * `spanWrite: 'after-response'`: writes the answer (`answer`), then stores the span (`StoreBatcher.answerThenStore`),
  * so the store has it before anything the client does with the answer. Failures can only be logged.
  */
-async function answerThenRecord(ctx: LlmCallContext, rec: Recording, answer: () => void, response: () => CanonicalResponse, sequenceId: number | null): Promise<void> {
+async function answerThenRecord(
+  ctx: LlmCallContext,
+  rec: Recording,
+  answer: () => void,
+  response: () => CanonicalResponse,
+  sequenceId: number | null,
+): Promise<void> {
   const scope = rec.plan.scope;
   const prep = rec.prep;
   if (!scope || !prep || sequenceId === null) return answer();
@@ -188,7 +266,14 @@ async function answerThenRecord(ctx: LlmCallContext, rec: Recording, answer: () 
  * (`scanChatAnswer`, no parse) and sent, and only then is the answer parsed for the span. False when the bytes could
  * not be scanned; the caller then takes the usual path (which reports an invalid answer as 502).
  */
-async function answerFirst(ctx: LlmCallContext, res: ServerResponse, rec: Recording, status: number, bytes: Uint8Array, prep: SpanPrep): Promise<boolean> {
+async function answerFirst(
+  ctx: LlmCallContext,
+  res: ServerResponse,
+  rec: Recording,
+  status: number,
+  bytes: Uint8Array,
+  prep: SpanPrep,
+): Promise<boolean> {
   const text = decodeBody(bytes);
   const prepared = rec.plan.prepared;
   const scan = scanChatAnswer(bytes, prepared.strip ? prepared.asked : KEEP_ALL, logprobsListSkip(bytes, text));
@@ -203,16 +288,28 @@ async function answerFirst(ctx: LlmCallContext, res: ServerResponse, rec: Record
     return true;
   }
   const headers = { [HEADER_SEQUENCE_ID]: String(sequenceId), [HEADER_SPAN_ID]: rec.spanId };
-  await answerThenRecord(ctx, rec, () => sendJson(res, status, scan.clientBytes, headers), () => {
-    const parsed = parseUpstreamJson(bytes, true, { text, logprobsContent: scan.logprobsContent });
-    const response = canonicalResponseOf('chat', parsed.body);
-    if (parsed.logprobsContentJson !== null) response.logprobsContentJson = parsed.logprobsContentJson;
-    return response;
-  }, sequenceId);
+  await answerThenRecord(
+    ctx,
+    rec,
+    () => sendJson(res, status, scan.clientBytes, headers),
+    () => {
+      const parsed = parseUpstreamJson(bytes, true, { text, logprobsContent: scan.logprobsContent });
+      const response = canonicalResponseOf('chat', parsed.body);
+      if (parsed.logprobsContentJson !== null) response.logprobsContentJson = parsed.logprobsContentJson;
+      return response;
+    },
+    sequenceId,
+  );
   return true;
 }
 
-async function jsonCall(ctx: LlmCallContext, res: ServerResponse, rec: Recording, upstream: Dispatcher.ResponseData, clientModel: unknown): Promise<void> {
+async function jsonCall(
+  ctx: LlmCallContext,
+  res: ServerResponse,
+  rec: Recording,
+  upstream: Dispatcher.ResponseData,
+  clientModel: unknown,
+): Promise<void> {
   const plan = rec.plan;
   const bytes = await ctx.upstream.readBytes(upstream, plan.url);
   if (!plan.scope && !plan.prepared.strip && plan.kind !== 'anthropic-translate') {
@@ -224,7 +321,8 @@ async function jsonCall(ctx: LlmCallContext, res: ServerResponse, rec: Recording
   }
   // The first choice's logprobs list is kept as the backend's text for the span, unless the client gets it back
   // re-serialised (it asked for logprobs but the gateway strips the token ids it did not ask for).
-  const logprobsAsText = plan.kind === 'chat' && plan.scope !== null && !(plan.prepared.strip && plan.prepared.asked.logprobs);
+  const logprobsAsText =
+    plan.kind === 'chat' && plan.scope !== null && !(plan.prepared.strip && plan.prepared.asked.logprobs);
   let parsed: ReturnType<typeof parseUpstreamJson>;
   try {
     parsed = parseUpstreamJson(bytes, logprobsAsText);
@@ -250,13 +348,20 @@ async function jsonCall(ctx: LlmCallContext, res: ServerResponse, rec: Recording
     sendError(res, failure);
     return;
   }
-  const headers: Record<string, string> = sequenceId === null ? {} : { [HEADER_SEQUENCE_ID]: String(sequenceId), [HEADER_SPAN_ID]: rec.spanId };
+  const headers: Record<string, string> =
+    sequenceId === null ? {} : { [HEADER_SEQUENCE_ID]: String(sequenceId), [HEADER_SPAN_ID]: rec.spanId };
   const answer = (): void => sendJson(res, upstream.statusCode, clientBody ?? bytes, headers);
   if (ctx.spanWrite === 'after-response') await answerThenRecord(ctx, rec, answer, () => response, sequenceId);
   else answer();
 }
 
-async function streamCall(ctx: LlmCallContext, res: ServerResponse, rec: Recording, upstream: Dispatcher.ResponseData, clientModel: unknown): Promise<void> {
+async function streamCall(
+  ctx: LlmCallContext,
+  res: ServerResponse,
+  rec: Recording,
+  upstream: Dispatcher.ResponseData,
+  clientModel: unknown,
+): Promise<void> {
   res.writeHead(upstream.statusCode, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
@@ -275,12 +380,15 @@ async function streamCall(ctx: LlmCallContext, res: ServerResponse, rec: Recordi
       }
       if (res.destroyed) return;
     }
-    for (const event of parser.push(decoder.decode())) for (const text of handler.onEvent(event)) await writeChunk(res, text);
+    for (const event of parser.push(decoder.decode()))
+      for (const text of handler.onEvent(event)) await writeChunk(res, text);
     for (const event of parser.flush()) for (const text of handler.onEvent(event)) await writeChunk(res, text);
   } catch (err) {
     if (res.destroyed) return;
     const mapped = toUpstreamError(err, rec.plan.url, ctx.upstream.timeoutMs);
-    ctx.log(`stream from ${rec.plan.url.origin} broke off: ${mapped instanceof Error ? mapped.message : String(mapped)}; nothing stored`);
+    ctx.log(
+      `stream from ${rec.plan.url.origin} broke off: ${mapped instanceof Error ? mapped.message : String(mapped)}; nothing stored`,
+    );
     res.destroy();
     return;
   }
@@ -303,11 +411,21 @@ async function streamCall(ctx: LlmCallContext, res: ServerResponse, rec: Recordi
   } catch (err) {
     const failure = storeFailure(err);
     ctx.log(`span not stored: ${failure.detail}`);
-    await writeChunk(res, `event: error\ndata: ${JSON.stringify({ type: 'error', detail: failure.detail, error_type: failure.errorType, error: { type: failure.errorType, message: failure.detail } })}\n\n`);
+    await writeChunk(
+      res,
+      `event: error\ndata: ${JSON.stringify({ type: 'error', detail: failure.detail, error_type: failure.errorType, error: { type: failure.errorType, message: failure.detail } })}\n\n`,
+    );
     res.destroy();
     return;
   }
   for (const text of handler.tail()) await writeChunk(res, text);
-  if (ctx.spanWrite === 'after-response') await answerThenRecord(ctx, rec, () => res.end(), () => response, sequenceId);
+  if (ctx.spanWrite === 'after-response')
+    await answerThenRecord(
+      ctx,
+      rec,
+      () => res.end(),
+      () => response,
+      sequenceId,
+    );
   else res.end();
 }

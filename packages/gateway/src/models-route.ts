@@ -6,10 +6,17 @@ import { sendJson } from './http-io';
 import type { LlmCallContext } from './llm-call';
 
 /** `GET .../v1/models[/id]`: forwarded to the call's backend (with the key the resolver chose for its origin). */
-export async function handleModels(ctx: LlmCallContext, req: IncomingMessage, res: ServerResponse, path: GatewayPath): Promise<void> {
+export async function handleModels(
+  ctx: LlmCallContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: GatewayPath,
+): Promise<void> {
   try {
     const owner = callOwner(req, path);
-    const target = owner ? (await ctx.resolver.resolveScoped(owner.rolloutId, owner.attemptId, owner.mode)).target : await ctx.resolver.resolveUnscoped();
+    const target = owner
+      ? (await ctx.resolver.resolveScoped(owner.rolloutId, owner.attemptId, owner.mode)).target
+      : await ctx.resolver.resolveUnscoped();
     const url = target.endpoint.url(path.upstreamPath);
     const headers: Record<string, string> = { accept: 'application/json' };
     if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;

@@ -9,7 +9,8 @@ function meter(text: string): string | null {
   const whole = new JsonShapeMeter(limits).push(bytes)?.message ?? null;
   const split = new JsonShapeMeter(limits);
   let byByte: string | null = null;
-  for (let i = 0; i < bytes.length && byByte === null; i++) byByte = split.push(bytes.subarray(i, i + 1))?.message ?? null;
+  for (let i = 0; i < bytes.length && byByte === null; i++)
+    byByte = split.push(bytes.subarray(i, i + 1))?.message ?? null;
   expect(byByte).toBe(whole);
   return whole;
 }

@@ -114,20 +114,33 @@ export class JsonShapeMeter {
 }
 
 function tooDeep(limit: number): ValidationError {
-  return new ValidationError(`Request body is nested more than ${limit} levels deep; the limit is ${limit}. Send flatter JSON.`, [{ path: '', message: 'nested too deeply' }], {
-    status: 400,
-  });
+  return new ValidationError(
+    `Request body is nested more than ${limit} levels deep; the limit is ${limit}. Send flatter JSON.`,
+    [{ path: '', message: 'nested too deeply' }],
+    {
+      status: 400,
+    },
+  );
 }
 
 function tooManyValues(limit: number): RequestRefusedError {
-  return new RequestRefusedError(413, 'request_too_large', `Request body holds more than ${limit.toLocaleString('en-US')} JSON values (strings, numbers, keys, objects, arrays); the gateway refuses it. Send a smaller request.`);
+  return new RequestRefusedError(
+    413,
+    'request_too_large',
+    `Request body holds more than ${limit.toLocaleString('en-US')} JSON values (strings, numbers, keys, objects, arrays); the gateway refuses it. Send a smaller request.`,
+  );
 }
 
 function tooLarge(limit: number): RequestRefusedError {
-  return new RequestRefusedError(413, 'request_too_large', `Request body is larger than ${limit} bytes. Send a smaller request or raise the gateway's maxBodyBytes.`);
+  return new RequestRefusedError(
+    413,
+    'request_too_large',
+    `Request body is larger than ${limit} bytes. Send a smaller request or raise the gateway's maxBodyBytes.`,
+  );
 }
 
-const invalid = (message: string, issue: string): ValidationError => new ValidationError(message, [{ path: '', message: issue }], { status: 400 });
+const invalid = (message: string, issue: string): ValidationError =>
+  new ValidationError(message, [{ path: '', message: issue }], { status: 400 });
 
 /**
  * Reads a request body within `limits` and parses it as a JSON object. Refuses at once (without reading further) a
@@ -166,7 +179,8 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
     req.once('end', onEnd);
     req.once('error', reject);
     req.once('close', () => {
-      if (!req.complete) reject(invalid('The client closed the connection before the request body was complete.', 'aborted'));
+      if (!req.complete)
+        reject(invalid('The client closed the connection before the request body was complete.', 'aborted'));
     });
   });
 }
@@ -181,9 +195,14 @@ function parseJsonObject(body: Buffer): JsonRecord | null {
   } catch (err) {
     throw invalid(`Request body is not valid JSON (${(err as Error).message}); send a JSON object.`, 'invalid JSON');
   }
-  if (!isRecord(value)) throw invalid(`Request body must be a JSON object, got ${Array.isArray(value) ? 'an array' : typeof value}.`, 'not an object');
+  if (!isRecord(value))
+    throw invalid(
+      `Request body must be a JSON object, got ${Array.isArray(value) ? 'an array' : typeof value}.`,
+      'not an object',
+    );
   return value;
 }
 
 /** The error for an LLM call without a body. */
-export const emptyBody = (): ValidationError => invalid('Request body is empty; send a JSON object (Content-Type: application/json).', 'empty body');
+export const emptyBody = (): ValidationError =>
+  invalid('Request body is empty; send a JSON object (Content-Type: application/json).', 'empty body');

@@ -24,7 +24,13 @@ class CountingStore extends MemoryStore {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const target = { endpoint: BackendEndpoint.parse('http://127.0.0.1:9/v1') as BackendEndpoint, apiKey: null, model: null, sampling: {}, resourcesId: null };
+const target = {
+  endpoint: BackendEndpoint.parse('http://127.0.0.1:9/v1') as BackendEndpoint,
+  apiKey: null,
+  model: null,
+  sampling: {},
+  resourcesId: null,
+};
 
 function chatPlan(scope: CallPlan['scope']): CallPlan {
   const body = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
@@ -32,7 +38,12 @@ function chatPlan(scope: CallPlan['scope']): CallPlan {
     kind: 'chat',
     scope,
     target,
-    prepared: prepareUpstreamBody('chat', body, { model: null, sampling: {}, collectTokenIds: scope !== null }, scope !== null),
+    prepared: prepareUpstreamBody(
+      'chat',
+      body,
+      { model: null, sampling: {}, collectTokenIds: scope !== null },
+      scope !== null,
+    ),
     url: target.endpoint.url('chat/completions'),
     stream: false,
   };
@@ -58,7 +69,11 @@ describe('SpanPrep', () => {
     expect(store.calls).toEqual(['getNextSpanSequenceId']);
     const prepared = prep.get();
     expect(await prepared.sequenceId).toBe(1);
-    expect(prepared.requestAttributes).toMatchObject({ [ATTR_GEN_AI_SYSTEM]: 'openai', [promptKey(0, 'role')]: 'user', [promptKey(0, 'content')]: 'hi' });
+    expect(prepared.requestAttributes).toMatchObject({
+      [ATTR_GEN_AI_SYSTEM]: 'openai',
+      [promptKey(0, 'role')]: 'user',
+      [promptKey(0, 'content')]: 'hi',
+    });
     expect(prep.get()).toBe(prepared);
     expect(store.calls).toEqual(['getNextSpanSequenceId']);
   });

@@ -35,7 +35,8 @@ const repeatable = (value: string, previous: string[]): string[] => [...previous
 
 function parsePort(value: string): number {
   const port = Number(value);
-  if (!/^\d+$/.test(value) || port > 65535) throw new InvalidArgumentError('use an integer from 0 to 65535 (0 picks a free port).');
+  if (!/^\d+$/.test(value) || port > 65535)
+    throw new InvalidArgumentError('use an integer from 0 to 65535 (0 picks a free port).');
   return port;
 }
 
@@ -49,10 +50,16 @@ function parsePositive(value: string): number {
 function openGatewayStore(flags: GatewayServeFlags, io: CliIo): { store: LightningStore; label: string } {
   const url = flags.storeUrl ?? process.env.AGL_STORE_URL;
   if (!flags.memory && !flags.store && url) {
-    return { store: new StoreClient({ url, token: flags.storeToken ?? process.env.AGL_STORE_TOKEN ?? null }), label: url };
+    return {
+      store: new StoreClient({ url, token: flags.storeToken ?? process.env.AGL_STORE_TOKEN ?? null }),
+      label: url,
+    };
   }
   if (flags.store) return { store: new SqliteStore({ path: flags.store }), label: flags.store };
-  if (!flags.memory) io.err('agl gateway: no --store-url, $AGL_STORE_URL or --store given; spans go to an in-memory store and are lost on exit.');
+  if (!flags.memory)
+    io.err(
+      'agl gateway: no --store-url, $AGL_STORE_URL or --store given; spans go to an in-memory store and are lost on exit.',
+    );
   return { store: new MemoryStore(), label: 'an in-memory store' };
 }
 
@@ -86,7 +93,9 @@ export async function serveGateway(flags: GatewayServeFlags, io: CliIo = process
     throw error;
   }
   io.out(`AGL_GATEWAY_URL=${gateway.url}`);
-  io.err(`agl gateway: forwarding to ${flags.backend ?? process.env.AGL_BACKEND_URL ?? 'the LLM resources in the store'}, recording into ${label}; Ctrl-C to stop.`);
+  io.err(
+    `agl gateway: forwarding to ${flags.backend ?? process.env.AGL_BACKEND_URL ?? 'the LLM resources in the store'}, recording into ${label}; Ctrl-C to stop.`,
+  );
 
   await serveUntilSignal({
     io,
@@ -103,12 +112,20 @@ export async function serveGateway(flags: GatewayServeFlags, io: CliIo = process
 
 /** `agl gateway serve`. */
 export function gatewayCommand(io: CliIo = processIo): Command {
-  const cmd = new Command('gateway').description('run the AGL LLM gateway (records every LLM call, with token ids, in the store)');
+  const cmd = new Command('gateway').description(
+    'run the AGL LLM gateway (records every LLM call, with token ids, in the store)',
+  );
   cmd
     .command('serve')
     .description('serve an OpenAI- and Anthropic-compatible proxy in front of a model backend')
-    .option('--backend <url>', 'OpenAI-compatible backend base URL, e.g. http://127.0.0.1:8000/v1 (default: $AGL_BACKEND_URL; else the LLM resources)')
-    .option('--backend-api-key <key>', 'API key sent to the backend (default: $AGL_BACKEND_API_KEY); only ever sent to the --backend origin, never logged or stored')
+    .option(
+      '--backend <url>',
+      'OpenAI-compatible backend base URL, e.g. http://127.0.0.1:8000/v1 (default: $AGL_BACKEND_URL; else the LLM resources)',
+    )
+    .option(
+      '--backend-api-key <key>',
+      'API key sent to the backend (default: $AGL_BACKEND_API_KEY); only ever sent to the --backend origin, never logged or stored',
+    )
     .option(
       '--allow-backend <origin>',
       'an origin (http://10.0.0.5:8000) LLM resources may route calls to besides --backend; repeatable. Such calls carry the resource’s api_key, never --backend-api-key',
@@ -118,18 +135,42 @@ export function gatewayCommand(io: CliIo = processIo): Command {
     .option('--store-url <url>', 'a running `agl store serve` (default: $AGL_STORE_URL)')
     .option('--store-token <token>', 'bearer token of the store server (default: $AGL_STORE_TOKEN)')
     .option('--store <path>', 'embedded SQLite store file instead of a store server')
-    .addOption(new Option('--memory', 'embedded in-memory store (nothing is persisted)').conflicts(['store', 'storeUrl']))
+    .addOption(
+      new Option('--memory', 'embedded in-memory store (nothing is persisted)').conflicts(['store', 'storeUrl']),
+    )
     .option('--host <host>', 'interface to bind', '127.0.0.1')
-    .option('--allowed-host <host>', 'a Host name to answer besides localhost, 127.0.0.1 and [::1] when bound to loopback; repeatable', repeatable, [])
+    .option(
+      '--allowed-host <host>',
+      'a Host name to answer besides localhost, 127.0.0.1 and [::1] when bound to loopback; repeatable',
+      repeatable,
+      [],
+    )
     .option('--port <port>', 'port; 0 picks a free one', parsePort, 4748)
-    .option('--token <token>', 'require "Authorization: Bearer <token>" or "x-api-key: <token>" (default: $AGL_GATEWAY_TOKEN or $AGL_KEY)')
+    .option(
+      '--token <token>',
+      'require "Authorization: Bearer <token>" or "x-api-key: <token>" (default: $AGL_GATEWAY_TOKEN or $AGL_KEY)',
+    )
     .option('--model <name>', 'model name to request instead of the client’s (an LLM resource’s model wins)')
-    .option('--llm-resource <name>', 'name of the LLM resource to route by (default: main_llm, else the first LLM resource)')
-    .addOption(new Option('--token-ids <when>', 'ask the backend for token ids and logprobs').choices(['train', 'scoped', 'never']).default('train'))
-    .addOption(new Option('--anthropic <mode>', 'how /v1/messages reaches the backend').choices(['auto', 'passthrough', 'translate']).default('auto'))
+    .option(
+      '--llm-resource <name>',
+      'name of the LLM resource to route by (default: main_llm, else the first LLM resource)',
+    )
+    .addOption(
+      new Option('--token-ids <when>', 'ask the backend for token ids and logprobs')
+        .choices(['train', 'scoped', 'never'])
+        .default('train'),
+    )
+    .addOption(
+      new Option('--anthropic <mode>', 'how /v1/messages reaches the backend')
+        .choices(['auto', 'passthrough', 'translate'])
+        .default('auto'),
+    )
     .option('--timeout-ms <ms>', 'backend timeout (headers, and silence inside a stream)', parsePositive, 300_000)
     .addOption(
-      new Option('--span-write <when>', 'store each span before the answer, or right after it (auto: after with --memory, else before)')
+      new Option(
+        '--span-write <when>',
+        'store each span before the answer, or right after it (auto: after with --memory, else before)',
+      )
         .choices(['auto', 'before-response', 'after-response'])
         .default('auto'),
     )
