@@ -77,3 +77,4 @@ console.log(
   }),
 );
 child.send({ type: 'stop' });
+await new Promise((resolve) => child.once('exit', resolve));

@@ -139,6 +139,9 @@ function tooLarge(limit: number): RequestRefusedError {
   );
 }
 
+/** Bodies above this size are handed on in a later event-loop turn than the one that parsed them. */
+const YIELD_AFTER_BYTES = 1024 * 1024;
+
 const invalid = (message: string, issue: string): ValidationError =>
   new ValidationError(message, [{ path: '', message: issue }], { status: 400 });
 
@@ -153,7 +156,9 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
     return Promise.reject(tooLarge(limits.maxBytes));
   }
   return new Promise<JsonRecord | null>((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    // Decoded chunk by chunk as it arrives, so a large body is not copied and decoded in one piece at its end.
+    const decoder = new TextDecoder();
+    const parts: string[] = [];
     const meter = new JsonShapeMeter(limits);
     let size = 0;
     const refuse = (err: Error): void => {
@@ -166,14 +171,19 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
       size += chunk.length;
       const err = size > limits.maxBytes ? tooLarge(limits.maxBytes) : meter.push(chunk);
       if (err !== null) return refuse(err);
-      chunks.push(chunk);
+      parts.push(decoder.decode(chunk, { stream: true }));
     };
     const onEnd = (): void => {
+      let value: JsonRecord | null;
       try {
-        resolve(parseJsonObject(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+        parts.push(decoder.decode());
+        value = parseJsonObject(parts.join(''));
       } catch (err) {
-        reject(err as Error);
+        return reject(err as Error);
       }
+      // After parsing a large body, let other requests in before the call goes on (planning, serialising it upstream).
+      if (size > YIELD_AFTER_BYTES) setImmediate(() => resolve(value));
+      else resolve(value);
     };
     req.on('data', onData);
     req.once('end', onEnd);
@@ -186,8 +196,7 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
 }
 
 /** Parses a body already metered by {@link readJsonBody}; `null` for an empty one. */
-function parseJsonObject(body: Buffer): JsonRecord | null {
-  const text = body.toString('utf8');
+function parseJsonObject(text: string): JsonRecord | null {
   if (text.trim() === '') return null;
   let value: unknown;
   try {
