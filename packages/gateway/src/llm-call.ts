@@ -106,16 +106,19 @@ export async function handleLlmCall(
     const client = await readJsonBody(req, { ...LLM_BODY_LIMITS, maxBytes: ctx.maxBodyBytes });
     if (client === null) throw emptyBody();
     validateBody(path.api, client);
-    let plan = await planCall({
-      req,
-      path,
-      body: client,
-      resolver: ctx.resolver,
-      tokenIds: ctx.tokenIds,
-      anthropic: ctx.anthropic,
-      trainOverrides: ctx.trainOverrides(),
-      noAnthropic: ctx.noAnthropic,
-    });
+    const planOf = (forceTranslate: boolean): Promise<CallPlan> =>
+      planCall({
+        req,
+        path,
+        body: client,
+        resolver: ctx.resolver,
+        tokenIds: ctx.tokenIds,
+        anthropic: ctx.anthropic,
+        trainOverrides: ctx.trainOverrides(),
+        noAnthropic: ctx.noAnthropic,
+        forceTranslate,
+      });
+    let plan = await planOf(false);
     const pending = send(ctx, req, plan, gone);
     prep = SpanPrep.start(ctx.batcher, plan);
     let upstream = await pending;
@@ -129,17 +132,7 @@ export async function handleLlmCall(
       ctx.log(
         `backend ${plan.target.endpoint.href} does not serve /messages (HTTP ${upstream.statusCode}); translating Anthropic calls to chat/completions from now on`,
       );
-      plan = await planCall({
-        req,
-        path,
-        body: client,
-        resolver: ctx.resolver,
-        tokenIds: ctx.tokenIds,
-        anthropic: ctx.anthropic,
-        trainOverrides: ctx.trainOverrides(),
-        noAnthropic: ctx.noAnthropic,
-        forceTranslate: true,
-      });
+      plan = await planOf(true);
       prep?.cancel();
       const retried = send(ctx, req, plan, gone);
       prep = SpanPrep.start(ctx.batcher, plan);
