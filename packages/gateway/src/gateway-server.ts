@@ -63,7 +63,7 @@ export interface GatewayOptions {
   /** Milliseconds to wait for a backend connection (default 10,000). */
   connectTimeoutMs?: number;
   /**
-   * Largest accepted LLM-call body in bytes (default 32 MiB); such a body also may not hold more than a million JSON
+   * Largest accepted LLM-call body in bytes (default 32 MiB); such a body also may not hold more than 500,000 JSON
    * values or nest deeper than 256 levels. Control routes take 16 KiB.
    */
   maxBodyBytes?: number;
