@@ -1,10 +1,15 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { createOpenAI } from '@ai-sdk/openai';
 import type { Span } from '@agl/core';
+import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
 import { createStoreServer } from '@agl/store/server';
 import { startOpenAiTestServer, type OpenAiTestServer, type TestLlmReply, type TestLlmRequest } from '@agl/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { registerAglTelemetry } from './agl-telemetry';
+import { generateText, stepCountIs, streamText, tool } from './ai';
 
 const script = fileURLToPath(new URL('./__fixtures__/failing-agent.ts', import.meta.url));
 
@@ -127,5 +132,49 @@ describe('failing calls: the same script untraced and with --import @agl/vercel-
     expect(tool?.status.description).toContain('weather service down for Paris');
     expect(agentSpan(spans, 'second').parentId).toBeNull();
     expectNoDanglingParents(spans);
+  });
+});
+
+describe('one-line form: generateText / streamText from @agl/vercel-ai/ai', () => {
+  it('a failed call ends its spans with the error and the next call is its sibling', { timeout: 30_000 }, async () => {
+    registerAglTelemetry();
+    const llm = await startOpenAiTestServer({ respond });
+    try {
+      const model = createOpenAI({ baseURL: llm.baseURL, apiKey: 'k' }).chat('test-model');
+      const get_weather = tool({
+        inputSchema: z.object({ city: z.string() }),
+        execute: async ({ city }) => `sunny in ${city}`,
+      });
+      const call = (prompt: string, functionId: string) => ({
+        model,
+        prompt,
+        tools: { get_weather },
+        stopWhen: stepCountIs(3),
+        maxRetries: 0,
+        experimental_telemetry: { functionId },
+      });
+      const store = new MemoryStore();
+      const rollout = await store.startRollout({ input: {} });
+      await withRolloutContext(
+        { rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store },
+        async () => {
+          await expect(generateText(call('fail: weather?', 'first'))).rejects.toThrow('context length exceeded');
+          const stream = streamText({ ...call('fail: again', 'streamed'), onError: () => undefined });
+          await stream.consumeStream();
+          await generateText(call('weather in Rome?', 'second'));
+        },
+      );
+      await getAglTracer().forceFlush();
+      const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
+      for (const name of ['first', 'streamed']) {
+        const failed = agentSpan(spans, name);
+        expect(failed.status.statusCode).toBe('ERROR');
+        expect(children(spans, failed).map((s) => s.status.statusCode)).toEqual(['ERROR']);
+      }
+      expect(agentSpan(spans, 'second').parentId).toBeNull();
+      expectNoDanglingParents(spans);
+    } finally {
+      await llm.close();
+    }
   });
 });
