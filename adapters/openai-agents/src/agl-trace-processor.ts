@@ -73,13 +73,11 @@ function llmEnd(
       temperature: typeof raw.temperature === 'number' ? raw.temperature : undefined,
       messages: fromResponsesItems(data._input, instructions),
       tools: Array.isArray(raw.tools)
-        ? raw.tools
-            .filter(isObj)
-            .map((t) => ({
-              name: String(t.name ?? ''),
-              description: typeof t.description === 'string' ? t.description : undefined,
-              parameters: t.parameters,
-            }))
+        ? raw.tools.filter(isObj).map((t) => ({
+            name: String(t.name ?? ''),
+            description: typeof t.description === 'string' ? t.description : undefined,
+            parameters: t.parameters,
+          }))
         : undefined,
     };
     response = fromOpenAiResponsesResponse(raw);
@@ -89,11 +87,11 @@ function llmEnd(
 }
 
 /** Attributes known only when a non-LLM Agents SDK span ends (tool input/output, handoff target). */
-function endAttributes(data: SpanData): LlmSpanAttributes {
+function endAttributes(data: SpanData, toolCallId: string | undefined): LlmSpanAttributes {
   switch (data.type) {
     case 'function':
       return {
-        ...toolSpanAttributes({ name: data.name, parameters: data.input }),
+        ...toolSpanAttributes({ name: data.name, parameters: data.input, callId: toolCallId }),
         'tool.output': String(data.output ?? ''),
       };
     case 'handoff':
@@ -179,12 +177,11 @@ export class AglTraceProcessor implements TracingProcessor {
     const llm = llmEnd(data, this.#options.provider, () => this.#systemPromptAbove(span.spanId));
     if (llm) {
       otel.setAttributes(llm.attributes);
-      if (llm.toolCalls.length > 0)
-        this.#toolCalls.set(span.traceId, [...(this.#toolCalls.get(span.traceId) ?? []), ...llm.toolCalls]);
-    } else otel.setAttributes(endAttributes(data));
-    if (data.type === 'function') {
-      const callId = this.#claimToolCall(span.traceId, data.name, data.input);
-      if (callId) otel.setAttributes(toolSpanAttributes({ name: data.name, parameters: data.input, callId }));
+      const pending = this.#toolCalls.get(span.traceId) ?? [];
+      this.#toolCalls.set(span.traceId, [...pending, ...llm.toolCalls]);
+    } else {
+      const callId = data.type === 'function' ? this.#claimToolCall(span.traceId, data.name, data.input) : undefined;
+      otel.setAttributes(endAttributes(data, callId));
     }
     this.#parents.delete(span.spanId);
     this.#systemPrompts.delete(span.spanId);

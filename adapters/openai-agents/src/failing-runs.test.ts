@@ -202,7 +202,7 @@ describe('in process: a rollout whose agent throws keeps every span it made', ()
         const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
         expectRunSpans(spans, 2);
         expect(named(spans, 'agent weather_agent')[0]?.status.statusCode).toBe('ERROR');
-      const llmSpans = named(spans, SPAN_CHAT_COMPLETION);
+        const llmSpans = named(spans, SPAN_CHAT_COMPLETION);
         expect(llmSpans.map((s) => s.status.statusCode).sort()).toEqual(['ERROR', 'UNSET']);
         // The system prompt comes from the agent's instructions: the server does not echo `instructions`.
         expect(llmSpans.some((s) => JSON.stringify(s.attributes).includes('You are a weather agent.'))).toBe(true);

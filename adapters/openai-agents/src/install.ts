@@ -18,6 +18,7 @@ export interface AddAglTraceProcessorOptions extends AglTraceProcessorOptions {
 type AgentsModule = Pick<typeof agents, 'Agent' | 'getCurrentSpan' | 'getGlobalTraceProvider'>;
 
 let installed: AglTraceProcessor | null = null;
+const patchedAgents = new WeakSet<object>();
 
 /** Whether the SDK starts with tracing off: `NODE_ENV=test` or `OPENAI_AGENTS_DISABLE_TRACING` (its own rule). */
 function disabledByEnv(): boolean {
@@ -63,11 +64,9 @@ function guardProvider(provider: TraceProvider, agl: AglTraceProcessor, initial:
 
 /** Records each agent's system prompt on the SDK span it is computed under, for LLM spans that do not echo it. */
 function noteSystemPrompts(sdk: AgentsModule, agl: AglTraceProcessor): void {
-  const proto = sdk.Agent.prototype as {
-    getSystemPrompt: (...args: unknown[]) => Promise<string | undefined>;
-    __aglPatched?: true;
-  };
-  if (proto.__aglPatched) return;
+  const proto = sdk.Agent.prototype as { getSystemPrompt: (...args: unknown[]) => Promise<string | undefined> };
+  if (patchedAgents.has(proto)) return;
+  patchedAgents.add(proto);
   const original = proto.getSystemPrompt;
   proto.getSystemPrompt = async function (this: unknown, ...args: unknown[]) {
     const prompt = await original.apply(this, args);
@@ -75,7 +74,6 @@ function noteSystemPrompts(sdk: AgentsModule, agl: AglTraceProcessor): void {
     if (span && typeof prompt === 'string') agl.noteSystemPrompt(span.spanId, prompt);
     return prompt;
   };
-  proto.__aglPatched = true;
 }
 
 /**
