@@ -2,7 +2,9 @@ import { aglTsupConfig } from '@agl/tsup-preset';
 
 export default aglTsupConfig({
   entry: {
-    'index': 'src/index.ts',
-    'register': 'src/register.ts',
+    index: 'src/index.ts',
+    register: 'src/register.ts',
+    ai: 'src/ai.ts',
+    'ai-hooks': 'src/ai-hooks.ts',
   },
 });

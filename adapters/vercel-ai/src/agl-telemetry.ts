@@ -48,6 +48,38 @@ function live(state: CallState | undefined): CallState | undefined {
 const calls = new AsyncLocalStorage<CallState>();
 const open: CallState[] = [];
 
+/** One `generateText` / `streamText` call run through the `@agl/vercel-ai/ai` wrapper: its state, once started. */
+export interface CallFrame {
+  state?: CallState;
+}
+
+const frames = new AsyncLocalStorage<CallFrame>();
+
+/** Runs one AI SDK call in a fresh frame, so that {@link failCall} can close that call's spans when it fails. */
+export function withCallFrame<T>(fn: (frame: CallFrame) => T): T {
+  const frame: CallFrame = {};
+  return frames.run(frame, () => fn(frame));
+}
+
+/**
+ * Ends the spans a failed call left open (its tools, its step, its agent) with the error, and forgets the call, so no
+ * later call takes it as a parent. AI SDK 6 telemetry integrations get no event when a call throws.
+ */
+export function failCall(frame: CallFrame, error: unknown): void {
+  if (frame.state) close(frame.state, error);
+}
+
+function close(state: CallState, error?: unknown): void {
+  if (state.done) return;
+  endSpan(state.step, error);
+  state.step = undefined;
+  for (const span of state.tools.values()) endSpan(span, error);
+  state.tools.clear();
+  endSpan(state.agent, error);
+  state.done = true;
+  open.splice(open.indexOf(state), 1);
+}
+
 /** AI SDK `ModelMessage`s (plus the system prompt) → OpenAI-shaped messages. */
 export function fromModelMessages(system: unknown, messages: readonly unknown[]): LlmMessage[] {
   const out: LlmMessage[] = [];
@@ -58,7 +90,11 @@ export function fromModelMessages(system: unknown, messages: readonly unknown[])
     if (role === 'tool') {
       for (const p of parts.filter((p) => p.type === 'tool-result')) {
         const output = isObj(p.output) ? p.output.value : p.output;
-        out.push({ role: 'tool', content: typeof output === 'string' ? output : JSON.stringify(output), toolCallId: String(p.toolCallId ?? '') });
+        out.push({
+          role: 'tool',
+          content: typeof output === 'string' ? output : JSON.stringify(output),
+          toolCallId: String(p.toolCallId ?? ''),
+        });
       }
       continue;
     }
@@ -66,7 +102,11 @@ export function fromModelMessages(system: unknown, messages: readonly unknown[])
     const text = typeof m.content === 'string' ? m.content : contentText(parts.filter((p) => p.type === 'text'));
     const msg: LlmMessage = { role, content: calls.length > 0 && !text ? null : (text ?? '') };
     if (calls.length > 0) {
-      msg.toolCalls = calls.map((c) => ({ id: String(c.toolCallId ?? ''), name: String(c.toolName ?? ''), arguments: JSON.stringify(c.input ?? {}) }));
+      msg.toolCalls = calls.map((c) => ({
+        id: String(c.toolCallId ?? ''),
+        name: String(c.toolName ?? ''),
+        arguments: JSON.stringify(c.input ?? {}),
+      }));
     }
     out.push(msg);
   }
@@ -79,7 +119,8 @@ function toolDefinitions(tools: unknown): LlmToolDefinition[] | undefined {
     const def: LlmToolDefinition = { name };
     if (isObj(t) && typeof t.description === 'string') def.description = t.description;
     try {
-      if (isObj(t) && t.inputSchema) def.parameters = asSchema(t.inputSchema as Parameters<typeof asSchema>[0]).jsonSchema;
+      if (isObj(t) && t.inputSchema)
+        def.parameters = asSchema(t.inputSchema as Parameters<typeof asSchema>[0]).jsonSchema;
     } catch {
       // Schema not convertible: leave parameters out.
     }
@@ -108,10 +149,15 @@ function stepResponse(step: Obj): LlmResponse {
   const toolCalls = content.filter((p) => p.type === 'tool-call');
   const text = typeof step.text === 'string' ? step.text : '';
   const usage = isObj(step.usage) ? step.usage : {};
-  const metadata = isObj(step.providerMetadata) && isObj(step.providerMetadata.openai) ? step.providerMetadata.openai : {};
+  const metadata =
+    isObj(step.providerMetadata) && isObj(step.providerMetadata.openai) ? step.providerMetadata.openai : {};
   const message: LlmMessage = { role: 'assistant', content: toolCalls.length > 0 && !text ? null : text };
   if (toolCalls.length > 0) {
-    message.toolCalls = toolCalls.map((c) => ({ id: String(c.toolCallId ?? ''), name: String(c.toolName ?? ''), arguments: JSON.stringify(c.input ?? {}) }));
+    message.toolCalls = toolCalls.map((c) => ({
+      id: String(c.toolCallId ?? ''),
+      name: String(c.toolName ?? ''),
+      arguments: JSON.stringify(c.input ?? {}),
+    }));
   }
   const finish = String(step.rawFinishReason ?? step.finishReason ?? 'stop');
   message.finishReason = finish === 'tool-calls' ? 'tool_calls' : finish;
@@ -153,11 +199,13 @@ export function createAglTelemetryIntegration(options: AglTelemetryOptions = {})
   return {
     onStart(event) {
       const parent = live(calls.getStore());
-      const parentSpan = parent ? (([...parent.tools.values()].at(-1) ?? parent.agent)) : undefined;
+      const parentSpan = parent ? ([...parent.tools.values()].at(-1) ?? parent.agent) : undefined;
       const ctx = parentSpan ? trace.setSpan(context.active(), parentSpan) : context.active();
       const name = event.functionId ?? options.defaultAgentName ?? 'ai-agent';
       const agent = tracer().startSpan(`agent ${name}`, { attributes: agentSpanAttributes(name) }, ctx);
       const state: CallState = { agent, parent, step: undefined, tools: new Map(), done: false };
+      const frame = frames.getStore();
+      if (frame && !frame.state) frame.state = state;
       open.push(state);
       calls.enterWith(state);
     },
@@ -171,7 +219,11 @@ export function createAglTelemetryIntegration(options: AglTelemetryOptions = {})
         tools: toolDefinitions(event.tools),
       };
       const ctx = trace.setSpan(context.active(), state.agent);
-      state.step = tracer().startSpan(SPAN_CHAT_COMPLETION, { kind: SpanKind.CLIENT, attributes: llmRequestAttributes(request) }, ctx);
+      state.step = tracer().startSpan(
+        SPAN_CHAT_COMPLETION,
+        { kind: SpanKind.CLIENT, attributes: llmRequestAttributes(request) },
+        ctx,
+      );
     },
     onStepFinish(event) {
       const state = current();
@@ -189,7 +241,11 @@ export function createAglTelemetryIntegration(options: AglTelemetryOptions = {})
       const call = event.toolCall as unknown as Obj;
       const name = String(call.toolName ?? 'tool');
       const ctx = trace.setSpan(context.active(), state.agent);
-      const attributes = toolSpanAttributes({ name, parameters: call.input ?? {}, callId: String(call.toolCallId ?? '') });
+      const attributes = toolSpanAttributes({
+        name,
+        parameters: call.input ?? {},
+        callId: String(call.toolCallId ?? ''),
+      });
       state.tools.set(String(call.toolCallId ?? name), tracer().startSpan(`tool ${name}`, { attributes }, ctx));
     },
     onToolCallFinish(event) {
@@ -199,17 +255,16 @@ export function createAglTelemetryIntegration(options: AglTelemetryOptions = {})
       const span = state?.tools.get(key);
       if (!state || !span) return;
       state.tools.delete(key);
-      if (event.success) span.setAttribute('tool.output', typeof event.output === 'string' ? event.output : JSON.stringify(event.output ?? null));
+      if (event.success)
+        span.setAttribute(
+          'tool.output',
+          typeof event.output === 'string' ? event.output : JSON.stringify(event.output ?? null),
+        );
       endSpan(span, event.success ? undefined : event.error);
     },
     onFinish() {
       const state = current();
-      if (!state) return;
-      endSpan(state.step);
-      for (const span of state.tools.values()) endSpan(span);
-      endSpan(state.agent);
-      state.done = true;
-      open.splice(open.indexOf(state), 1);
+      if (state) close(state);
     },
   };
 }

@@ -1,0 +1,180 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { createOpenAI } from '@ai-sdk/openai';
+import type { Span } from '@agl/core';
+import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
+import { MemoryStore } from '@agl/store';
+import { createStoreServer } from '@agl/store/server';
+import { startOpenAiTestServer, type OpenAiTestServer, type TestLlmReply, type TestLlmRequest } from '@agl/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { registerAglTelemetry } from './agl-telemetry';
+import { generateText, stepCountIs, streamText, tool } from './ai';
+
+const script = fileURLToPath(new URL('./__fixtures__/failing-agent.ts', import.meta.url));
+
+/** The model: 400 for a prompt starting `fail:`, else call get_weather once, then answer from the tool result. */
+function respond(request: TestLlmRequest): TestLlmReply {
+  if (request.messages.some((m) => m.role === 'user' && m.content.startsWith('fail:')))
+    return { error: { status: 400, message: 'context length exceeded' } };
+  const result = request.messages.find((m) => m.role === 'tool');
+  if (result) return { content: result.content.includes('down') ? 'The weather service is down.' : 'It is sunny.' };
+  return { toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] };
+}
+
+function runNode(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--conditions=@agl/source', '--import', 'tsx', ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Every parent id names a stored span of the rollout: no span hangs under one that was never written. */
+function expectNoDanglingParents(spans: Span[]): void {
+  const ids = new Set(spans.map((s) => s.spanId));
+  for (const s of spans) if (s.parentId !== null) expect(ids.has(s.parentId), `parent of ${s.name}`).toBe(true);
+}
+
+const agentSpan = (spans: Span[], name: string): Span => {
+  const span = spans.find((s) => s.name === `agent ${name}`);
+  expect(span, `agent ${name} span`).toBeDefined();
+  return span!;
+};
+const children = (spans: Span[], parent: Span): Span[] => spans.filter((s) => s.parentId === parent.spanId);
+
+describe('failing calls: the same script untraced and with --import @agl/vercel-ai/register', () => {
+  let llm: OpenAiTestServer;
+  let store: MemoryStore;
+  let server: { url: string; close(): Promise<void> };
+
+  beforeAll(async () => {
+    llm = await startOpenAiTestServer({ respond });
+    store = new MemoryStore();
+    server = await createStoreServer({ store, port: 0 });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await llm?.close();
+  });
+
+  async function runBoth(mode: string): Promise<{ stdout: string; spans: Span[] }> {
+    const rollout = await store.startRollout({ input: { mode } });
+    const env = { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'sk-agl-test', AGL_TEST_MODEL: 'test-model' };
+    const plain = await runNode([script, mode], env);
+    const traced = await runNode(['--import', '@agl/vercel-ai/register', script, mode], {
+      ...env,
+      AGL_STORE_URL: server.url,
+      AGL_ROLLOUT_ID: rollout.rolloutId,
+      AGL_ATTEMPT_ID: rollout.attempt.attemptId,
+    });
+    expect(traced.code, traced.stderr).toBe(plain.code);
+    expect(traced.stdout).toBe(plain.stdout);
+    return { stdout: traced.stdout, spans: (await store.querySpans({ rolloutId: rollout.rolloutId })).items };
+  }
+
+  function expectFailedThenSibling(spans: Span[]): void {
+    const failed = agentSpan(spans, 'first');
+    expect(failed.status.statusCode).toBe('ERROR');
+    expect(failed.status.description).toContain('context length exceeded');
+    const [step] = children(spans, failed);
+    expect(step?.name).toBe('openai.chat.completion');
+    expect(step?.status.statusCode).toBe('ERROR');
+    const second = agentSpan(spans, 'second');
+    expect(second.parentId).toBeNull();
+    expect(second.status.statusCode).not.toBe('ERROR');
+    expect(
+      children(spans, second)
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(['openai.chat.completion', 'openai.chat.completion', 'tool get_weather']);
+    expectNoDanglingParents(spans);
+  }
+
+  it(
+    'generateText: the model answers 400; the agent and step spans end with the error',
+    { timeout: 60_000 },
+    async () => {
+      const { stdout, spans } = await runBoth('generate-400');
+      expect(stdout).toContain('first failed: context length exceeded');
+      expect(stdout).toContain('second: It is sunny.');
+      expectFailedThenSibling(spans);
+    },
+  );
+
+  it(
+    'streamText: the model answers 400; the agent and step spans end with the error',
+    { timeout: 60_000 },
+    async () => {
+      const { stdout, spans } = await runBoth('stream-400');
+      expect(stdout).toContain('stream error: context length exceeded');
+      expect(stdout).toContain('second: It is sunny.');
+      expectFailedThenSibling(spans);
+    },
+  );
+
+  it('a tool throws: the tool span ends with the error and the call goes on', { timeout: 60_000 }, async () => {
+    const { stdout, spans } = await runBoth('tool-throws');
+    expect(stdout).toContain('first: The weather service is down.');
+    const first = agentSpan(spans, 'first');
+    const tool = children(spans, first).find((s) => s.name === 'tool get_weather');
+    expect(tool?.status.statusCode).toBe('ERROR');
+    expect(tool?.status.description).toContain('weather service down for Paris');
+    expect(agentSpan(spans, 'second').parentId).toBeNull();
+    expectNoDanglingParents(spans);
+  });
+});
+
+describe('one-line form: generateText / streamText from @agl/vercel-ai/ai', () => {
+  it('a failed call ends its spans with the error and the next call is its sibling', { timeout: 30_000 }, async () => {
+    registerAglTelemetry();
+    const llm = await startOpenAiTestServer({ respond });
+    try {
+      const model = createOpenAI({ baseURL: llm.baseURL, apiKey: 'k' }).chat('test-model');
+      const get_weather = tool({
+        inputSchema: z.object({ city: z.string() }),
+        execute: async ({ city }) => `sunny in ${city}`,
+      });
+      const call = (prompt: string, functionId: string) => ({
+        model,
+        prompt,
+        tools: { get_weather },
+        stopWhen: stepCountIs(3),
+        maxRetries: 0,
+        experimental_telemetry: { functionId },
+      });
+      const store = new MemoryStore();
+      const rollout = await store.startRollout({ input: {} });
+      await withRolloutContext(
+        { rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store },
+        async () => {
+          await expect(generateText(call('fail: weather?', 'first'))).rejects.toThrow('context length exceeded');
+          const stream = streamText({ ...call('fail: again', 'streamed'), onError: () => undefined });
+          await stream.consumeStream();
+          await generateText(call('weather in Rome?', 'second'));
+        },
+      );
+      await getAglTracer().forceFlush();
+      const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
+      for (const name of ['first', 'streamed']) {
+        const failed = agentSpan(spans, name);
+        expect(failed.status.statusCode).toBe('ERROR');
+        expect(children(spans, failed).map((s) => s.status.statusCode)).toEqual(['ERROR']);
+      }
+      expect(agentSpan(spans, 'second').parentId).toBeNull();
+      expectNoDanglingParents(spans);
+    } finally {
+      await llm.close();
+    }
+  });
+});
