@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LightningStore } from '@agl/core/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeClock } from '@agl/testing';
+import { FakeClock, readJsonFixture, updatingFixtures, writeJsonFixture } from '@agl/testing';
 import { MemoryStore } from '../memory/memory-store';
 import { SqliteStore } from '../sqlite/sqlite-store';
 import { createStoreServer, type StoreServer } from './index';
@@ -11,7 +11,8 @@ import { createStoreServer, type StoreServer } from './index';
 /**
  * Pins, for every route of reference v0 §3.3 (plus the batch extensions, AGL 1.0's event route and OTLP/JSON), one
  * request and the exact JSON the server answers. Requests live in `__fixtures__/wire-requests.json`; the expected
- * answers in `__fixtures__/wire-responses.json` (regenerate with AGL_UPDATE_WIRE_FIXTURES=1, then review the diff).
+ * answers in `__fixtures__/wire-responses.json` (regenerate with AGL_UPDATE_FIXTURES=1, then review the diff;
+ * a plain run never writes it, and a missing file fails).
  * Generated ids are normalised to `ro-1`, `at-1`, `rs-1`... in order of first appearance; the clock is fake.
  */
 
@@ -34,7 +35,7 @@ interface Recorded {
 const FIXTURES = join(import.meta.dirname, '__fixtures__');
 const steps = JSON.parse(readFileSync(join(FIXTURES, 'wire-requests.json'), 'utf8')) as Step[];
 const expectedPath = join(FIXTURES, 'wire-responses.json');
-const update = process.env.AGL_UPDATE_WIRE_FIXTURES === '1' || !existsSync(expectedPath);
+const update = updatingFixtures();
 
 const ID = /\b(ro|at|rs)-[0-9a-f]{8,12}\b/g;
 
@@ -64,7 +65,8 @@ class IdMap {
   }
 
   realize(value: unknown): unknown {
-    if (typeof value === 'string') return value.replace(/\b(ro|at|rs)-\d+\b/g, (name) => this.#toReal.get(name) ?? name);
+    if (typeof value === 'string')
+      return value.replace(/\b(ro|at|rs)-\d+\b/g, (name) => this.#toReal.get(name) ?? name);
     if (Array.isArray(value)) return value.map((item) => this.realize(item));
     if (value !== null && typeof value === 'object') {
       return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.realize(v)]));
@@ -77,66 +79,81 @@ class IdMap {
 // must give the pinned answers.
 const backends: Array<[string, (clock: FakeClock) => LightningStore]> = [
   ['memory', (clock) => new MemoryStore({ clock, scanDebounceSeconds: 0 })],
-  ['sqlite', (clock) => new SqliteStore({ path: join(mkdtempSync(join(tmpdir(), 'agl-wire-')), 'wire.sqlite'), clock, scanDebounceSeconds: 0 })],
+  [
+    'sqlite',
+    (clock) =>
+      new SqliteStore({
+        path: join(mkdtempSync(join(tmpdir(), 'agl-wire-')), 'wire.sqlite'),
+        clock,
+        scanDebounceSeconds: 0,
+      }),
+  ],
 ];
 
-describe.each(backends)('wire format (%s store): one pinned request and exact JSON answer per route', (backend, makeStore) => {
-  const clock = new FakeClock(1_700_000_000);
-  const store = makeStore(clock);
-  let server: StoreServer;
-  const recorded: Recorded[] = [];
+describe.each(backends)(
+  'wire format (%s store): one pinned request and exact JSON answer per route',
+  (backend, makeStore) => {
+    const clock = new FakeClock(1_700_000_000);
+    const store = makeStore(clock);
+    let server: StoreServer;
+    const recorded: Recorded[] = [];
 
-  beforeAll(async () => {
-    server = await createStoreServer({ store, port: 0, clock });
-    const ids = new IdMap();
-    for (const step of steps) {
-      if (step.advance !== undefined) {
-        clock.advance(step.advance);
-        continue;
+    beforeAll(async () => {
+      server = await createStoreServer({ store, port: 0, clock });
+      const ids = new IdMap();
+      for (const step of steps) {
+        if (step.advance !== undefined) {
+          clock.advance(step.advance);
+          continue;
+        }
+        const path = ids.realize(step.path) as string;
+        const body = step.body === undefined ? undefined : JSON.stringify(ids.realize(step.body));
+        const response = await fetch(`${server.url}${path}`, {
+          method: step.method,
+          headers: body === undefined ? {} : { 'content-type': 'application/json' },
+          body,
+        });
+        const text = await response.text();
+        recorded.push({
+          route: step.route ?? '',
+          ...(step.title ? { title: step.title } : {}),
+          request: { method: step.method!, path: step.path!, ...(step.body === undefined ? {} : { body: step.body }) },
+          status: response.status,
+          response: text === '' ? '<empty body>' : ids.normalize(JSON.parse(text)),
+        });
       }
-      const path = ids.realize(step.path) as string;
-      const body = step.body === undefined ? undefined : JSON.stringify(ids.realize(step.body));
-      const response = await fetch(`${server.url}${path}`, {
-        method: step.method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
-        body,
-      });
-      const text = await response.text();
-      recorded.push({
-        route: step.route ?? '',
-        ...(step.title ? { title: step.title } : {}),
-        request: { method: step.method!, path: step.path!, ...(step.body === undefined ? {} : { body: step.body }) },
-        status: response.status,
-        response: text === '' ? '<empty body>' : ids.normalize(JSON.parse(text)),
-      });
-    }
-    if (update && backend === 'memory') writeFileSync(expectedPath, `${JSON.stringify(recorded, null, 2)}\n`);
-  });
-
-  afterAll(async () => {
-    await server.close();
-    await store.close();
-  });
-
-  // Statistics name the backend, and only some backends count span bytes.
-  const comparable = (r: Recorded): unknown => {
-    if (backend === 'memory' || r.route !== '#18') return r.response;
-    const { name: _name, total_span_bytes: _bytes, ...rest } = r.response as Record<string, unknown>;
-    return rest;
-  };
-  const expected = existsSync(expectedPath) ? (JSON.parse(readFileSync(expectedPath, 'utf8')) as Recorded[]) : [];
-
-  it('covers every route of the reference route table (#1-#30 except the dashboard and Prometheus)', () => {
-    const routes = new Set(steps.map((s) => s.route?.split(' ')[0]).filter(Boolean));
-    for (let n = 1; n <= 30; n += 1) expect(routes.has(`#${n}`), `route #${n}`).toBe(true);
-    expect(expected.length).toBe(steps.filter((s) => s.advance === undefined).length);
-  });
-
-  expected.forEach((want, index) => {
-    it(`${want.route}${want.title ? ` (${want.title})` : ''}: ${want.request.method} ${want.request.path} → ${want.status}`, () => {
-      const got = recorded[index]!;
-      expect(got.request).toStrictEqual(want.request);
-      expect({ status: got.status, response: comparable(got) }).toStrictEqual({ status: want.status, response: comparable(want) });
+      if (update && backend === 'memory') writeJsonFixture(expectedPath, recorded);
     });
-  });
-});
+
+    afterAll(async () => {
+      await server.close();
+      await store.close();
+    });
+
+    // Statistics name the backend, and only some backends count span bytes.
+    const comparable = (r: Recorded): unknown => {
+      if (backend === 'memory' || r.route !== '#18') return r.response;
+      const { name: _name, total_span_bytes: _bytes, ...rest } = r.response as Record<string, unknown>;
+      return rest;
+    };
+    // A missing file fails the run (readJsonFixture throws) unless this run is the one generating it.
+    const expected = update && !existsSync(expectedPath) ? [] : readJsonFixture<Recorded[]>(expectedPath);
+
+    it('covers every route of the reference route table (#1-#30 except the dashboard and Prometheus)', () => {
+      const routes = new Set(steps.map((s) => s.route?.split(' ')[0]).filter(Boolean));
+      for (let n = 1; n <= 30; n += 1) expect(routes.has(`#${n}`), `route #${n}`).toBe(true);
+      expect((update ? recorded : expected).length).toBe(steps.filter((s) => s.advance === undefined).length);
+    });
+
+    expected.forEach((want, index) => {
+      it(`${want.route}${want.title ? ` (${want.title})` : ''}: ${want.request.method} ${want.request.path} → ${want.status}`, () => {
+        const got = recorded[index]!;
+        expect(got.request).toStrictEqual(want.request);
+        expect({ status: got.status, response: comparable(got) }).toStrictEqual({
+          status: want.status,
+          response: comparable(want),
+        });
+      });
+    });
+  },
+);
