@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { isCi } from '@agl/testing';
 
 /**
  * The PostgreSQL the tests use: `AGL_TEST_PG_URL` (start one with `eval "$(tools/ci/start-postgres.sh)"`). Outside CI a
- * missing or unreachable server skips the PostgreSQL tests with a message; with `CI=true` it fails them.
+ * missing or unreachable server skips the PostgreSQL tests with a message; in CI (`isCi()`) it fails them.
  */
 export const PG_URL = process.env.AGL_TEST_PG_URL ?? '';
 
@@ -22,7 +23,7 @@ async function probe(): Promise<string | null> {
 }
 
 const problem = await probe();
-const inCi = process.env.CI === 'true' || process.env.CI === '1';
+const inCi = isCi();
 if (problem !== null && !inCi) {
   process.stderr.write(`[agl] skipping PostgreSQL tests: ${problem}. Run: eval "$(tools/ci/start-postgres.sh)"\n`);
 }
@@ -48,7 +49,16 @@ export async function dropSchema(schema: string): Promise<void> {
   }
 }
 
-const TABLES = ['rollouts', 'attempts', 'spans', 'span_sequence_ids', 'rollout_queue', 'resources', 'workers', 'store_meta'];
+const TABLES = [
+  'rollouts',
+  'attempts',
+  'spans',
+  'span_sequence_ids',
+  'rollout_queue',
+  'resources',
+  'workers',
+  'store_meta',
+];
 
 /**
  * Empties a migrated test schema (identities restarted), so a test starts from a store as fresh as a new schema
@@ -58,7 +68,10 @@ export async function emptySchema(schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: PG_URL });
   try {
     await client.connect();
-    const exists = await client.query('SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2', [schema, 'rollouts']);
+    const exists = await client.query(
+      'SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2',
+      [schema, 'rollouts'],
+    );
     if (exists.rowCount === 0) return;
     await client.query(`TRUNCATE ${TABLES.map((t) => `"${schema}".${t}`).join(', ')} RESTART IDENTITY`);
   } finally {
