@@ -16,15 +16,11 @@ const BIN = 'packages/cli/src/bin.ts';
 const REPLAY = join(ROOT, 'packages/store/src/server/__fixtures__/agl03_client_replay.py');
 
 function startServe(args: string[]): { child: ChildProcess; url: Promise<string>; lines: string[]; stderr: string[] } {
-  const child = spawn(
-    process.execPath,
-    ['--conditions=@agl/source', '--import', 'tsx', BIN, 'store', 'serve', ...args],
-    {
-      cwd: ROOT,
-      env: { ...process.env, AGL_STORE_TOKEN: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, ['--conditions=@agl/source', '--import', 'tsx', BIN, 'store', 'serve', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, AGL_STORE_TOKEN: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines: string[] = [];
   const stderr: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (line) => stderr.push(line));
@@ -139,8 +135,7 @@ describe('agl command line', () => {
     expect(run(['--help']).out).toMatch(/store/);
     const help = run(['store', 'serve', '--help']);
     expect(help.code).toBe(0);
-    for (const flag of ['--db', '--memory', '--port', '--host', '--token', '--body-limit', '--cors-origin'])
-      expect(help.out).toContain(flag);
+    for (const flag of ['--db', '--memory', '--port', '--host', '--token', '--body-limit', '--cors-origin']) expect(help.out).toContain(flag);
   });
 
   it('unknown flags are errors with a suggestion', () => {

@@ -1,25 +1,13 @@
 import { spawn } from 'node:child_process';
 import type { LightningStore, Span } from '@agl/core';
 import { TraceToTransitions } from '@agl/core/adapters';
-import {
-  ATTR_AGENT_NAME,
-  ATTR_GEN_AI_AGENT_NAME,
-  ATTR_PROMPT_TOKEN_IDS,
-  ATTR_TOOL_NAME,
-  SPAN_CHAT_COMPLETION,
-} from '@agl/core/semconv';
+import { ATTR_AGENT_NAME, ATTR_GEN_AI_AGENT_NAME, ATTR_PROMPT_TOKEN_IDS, ATTR_TOOL_NAME, SPAN_CHAT_COMPLETION } from '@agl/core/semconv';
 import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAiTestServer } from '../openai-test-server/openai-test-server';
 import type { OpenAiTestServer } from '../openai-test-server/types';
 import { updatingFixtures, writeJsonFixture } from '../fixture-files';
-import {
-  ancestorsOf,
-  expectedWeatherTransitions,
-  normalizeTransitions,
-  WEATHER_TASK,
-  weatherRespond,
-} from './weather-script';
+import { ancestorsOf, expectedWeatherTransitions, normalizeTransitions, WEATHER_TASK, weatherRespond } from './weather-script';
 
 /** Where the agent under test finds the fake model. */
 export interface AdapterConformanceEnv {
@@ -65,17 +53,9 @@ export interface AdapterConformanceOptions {
   timeoutMs?: number;
 }
 
-function runNode(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  cwd?: string,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runNode(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, {
-      env: { ...process.env, ...env },
-      cwd,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -90,8 +70,7 @@ export function assertWeatherSpans(spans: Span[], target: AdapterConformanceTarg
   const transitions = new TraceToTransitions().transitions(spans);
   expect(normalizeTransitions(transitions)).toEqual(expectedWeatherTransitions(target.agentName));
   if (target.systemPrompt ?? true) {
-    for (const t of transitions)
-      expect(t.state.messages[0]).toMatchObject({ role: 'system', content: WEATHER_TASK.system });
+    for (const t of transitions) expect(t.state.messages[0]).toMatchObject({ role: 'system', content: WEATHER_TASK.system });
   }
   if (target.tokenIds) {
     for (const t of transitions) {
@@ -138,9 +117,7 @@ export function describeAdapterConformance(options: AdapterConformanceOptions): 
           const store = options.createStore();
           const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
           const before = llm.requests.length;
-          await withRolloutContext({ rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store }, () =>
-            run(env),
-          );
+          await withRolloutContext({ rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store }, () => run(env));
           await getAglTracer().forceFlush();
           const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
           if (target.fixturePath && updatingFixtures()) writeJsonFixture(target.fixturePath, spans);
@@ -161,48 +138,35 @@ export function describeAdapterConformance(options: AdapterConformanceOptions): 
       const preload = target.preload;
       const serve = options.serveStore;
       if (preload && serve) {
-        it(
-          `${target.name}: the untraced agent file, run with --import ${preload.register}, gives the same transitions`,
-          { timeout },
-          async () => {
-            const store = options.createStore();
-            const server = await serve(store);
-            try {
-              const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
-              const base = {
-                OPENAI_BASE_URL: env.baseURL,
-                OPENAI_API_KEY: env.apiKey,
-                AGL_TEST_MODEL: env.model,
-                NODE_ENV: 'test',
-              };
-              const node = ['--conditions=@agl/source', '--import', 'tsx'];
-              const args = [preload.agentFile, ...(preload.args ?? [])];
-              if (!untracedChecked) {
-                // The same file, untraced, is an ordinary working agent (checked once per suite to save CPU).
-                untracedChecked = true;
-                const plain = await runNode([...node, ...args], base, preload.cwd);
-                expect(plain.code, plain.stderr).toBe(0);
-                expect(plain.stdout).toContain(WEATHER_TASK.answer);
-              }
-              const traced = await runNode(
-                [...node, '--import', preload.register, ...args],
-                {
-                  ...base,
-                  AGL_STORE_URL: server.url,
-                  AGL_ROLLOUT_ID: rollout.rolloutId,
-                  AGL_ATTEMPT_ID: rollout.attempt.attemptId,
-                },
-                preload.cwd,
-              );
-              expect(traced.code, traced.stderr).toBe(0);
-              expect(traced.stdout).toContain(WEATHER_TASK.answer);
-              const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
-              assertWeatherSpans(spans, target);
-            } finally {
-              await server.close();
+        it(`${target.name}: the untraced agent file, run with --import ${preload.register}, gives the same transitions`, { timeout }, async () => {
+          const store = options.createStore();
+          const server = await serve(store);
+          try {
+            const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
+            const base = { OPENAI_BASE_URL: env.baseURL, OPENAI_API_KEY: env.apiKey, AGL_TEST_MODEL: env.model, NODE_ENV: 'test' };
+            const node = ['--conditions=@agl/source', '--import', 'tsx'];
+            const args = [preload.agentFile, ...(preload.args ?? [])];
+            if (!untracedChecked) {
+              // The same file, untraced, is an ordinary working agent (checked once per suite to save CPU).
+              untracedChecked = true;
+              const plain = await runNode([...node, ...args], base, preload.cwd);
+              expect(plain.code, plain.stderr).toBe(0);
+              expect(plain.stdout).toContain(WEATHER_TASK.answer);
             }
-          },
-        );
+            const traced = await runNode([...node, '--import', preload.register, ...args], {
+              ...base,
+              AGL_STORE_URL: server.url,
+              AGL_ROLLOUT_ID: rollout.rolloutId,
+              AGL_ATTEMPT_ID: rollout.attempt.attemptId,
+            }, preload.cwd);
+            expect(traced.code, traced.stderr).toBe(0);
+            expect(traced.stdout).toContain(WEATHER_TASK.answer);
+            const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
+            assertWeatherSpans(spans, target);
+          } finally {
+            await server.close();
+          }
+        });
       }
     }
   });
