@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '@agl/testing';
-import { PG_ENABLED, PG_URL, dropSchema, freshSchema } from './pg-test-env';
+import { PG_ENABLED, PG_URL, dropSchema, freshSchema } from './__fixtures__/pg-test-env';
 import { PG_LATEST_MIGRATION, PostgresStore } from './index';
 
 // PostgreSQL-specific behaviour: several stores (= several servers) on one schema, NOTIFY wake-ups, the watchdog's
