@@ -1,4 +1,5 @@
 import { defineConfig, mergeConfig, type ViteUserConfig } from 'vitest/config';
+import { isCi } from '../packages/testing/src/ci-env';
 
 /**
  * Shared per-package vitest settings: resolve workspace packages to their TypeScript sources (the `@agl/source`
@@ -15,7 +16,7 @@ export function aglVitestProject(name: string, overrides: ViteUserConfig = {}): 
       include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
       testTimeout: 30_000,
       hookTimeout: 30_000,
-      allowOnly: !process.env.CI,
+      allowOnly: !isCi(),
       reporters: ['default', ['json', { outputFile: 'test-artifacts/vitest-results.json' }]],
     },
   });

@@ -5,7 +5,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findFinalReward } from '@agl/core/adapters';
 import { Span, parseWire } from '@agl/core/schema';
-import { roomSelectorRuleLlm, startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
+import { isCi, roomSelectorRuleLlm, startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
 import { PACKAGE_DIR, ensureDashboardBuilt, findChromium, runAgl, serveStore, type ServedStore } from './e2e-support';
 
 /**
@@ -14,7 +14,7 @@ import { PACKAGE_DIR, ensureDashboardBuilt, findChromium, runAgl, serveStore, ty
  * `chromium`, driven by playwright-core) opens every page and checks what it shows against the store's own answers.
  */
 const CHROMIUM = findChromium();
-const IN_CI = Boolean(process.env.CI) && process.env.CI !== 'false' && process.env.CI !== '0';
+const IN_CI = isCi();
 const TOKEN = 'e2e-dashboard-token';
 const ARTIFACTS = join(PACKAGE_DIR, 'test-artifacts');
 const DOCS = join(PACKAGE_DIR, 'docs');

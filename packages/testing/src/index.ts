@@ -11,3 +11,5 @@ export * from './adapter-conformance/index';
 export { emitSpanTree, SpanKind, type SpanSpec } from './emit-span-tree';
 export { roomSelectorRuleLlm } from './room-selector-rule-llm';
 export { adviceCollector, between, failedRuns, ruleEdit, ruleMerge } from './apo-rule-editor';
+export { isCi } from './ci-env';
+export { readJsonFixture, updatingFixtures, UPDATE_FIXTURES_ENV, writeJsonFixture } from './fixture-files';

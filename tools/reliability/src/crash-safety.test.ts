@@ -103,6 +103,8 @@ describe('crash safety: kill -9 of the SQLite store server while a child process
         const db = new Database(dbPath, { readonly: true });
         try {
           expect(db.pragma('integrity_check', { simple: true }), `seed ${seed}`).toBe('ok');
+          // A connection that never asked for WAL reads it from the file: the server wrote in WAL mode.
+          expect(db.pragma('journal_mode', { simple: true }), `seed ${seed}`).toBe('wal');
         } finally {
           db.close();
         }

@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -32,6 +33,18 @@ function startServe(args: string[]): { child: ChildProcess; url: Promise<string>
     child.once('exit', (code) => reject(new Error(`agl store serve exited early (${code}): ${stderr.join('\n')}`)));
   });
   return { child, url, lines, stderr };
+}
+
+/** Resolves once undici (the StoreClient's HTTP client) has written a whole request to `path`: headers and body. */
+function requestWritten(path: string): Promise<void> {
+  return new Promise((resolveWritten) => {
+    const onSent = (message: unknown): void => {
+      if (!(message as { request: { path: string } }).request.path.startsWith(path)) return;
+      unsubscribe('undici:request:bodySent', onSent);
+      resolveWritten();
+    };
+    subscribe('undici:request:bodySent', onSent);
+  });
 }
 
 const exited = (child: ChildProcess) =>
@@ -76,8 +89,12 @@ describe('agl store serve (child process, SQLite file, bearer token)', () => {
     const claimed = await client.dequeueRollout({ workerId: 'w' });
     expect(claimed?.rolloutId).toBe(a!.rolloutId);
     // an in-flight long poll is answered at once when the server starts closing
+    const written = requestWritten('/v1/agl/waits/rollouts');
     const waiting = client.waitForRollouts([b!.rolloutId], { timeoutSeconds: 120 });
-    await new Promise((r) => setTimeout(r, 500)); // let the long poll reach the server
+    await written;
+    // The long poll's bytes are on the server's socket; the server has read them once it answers a request sent after
+    // them (one event loop, which reads every readable socket of a turn before it gets to later ones).
+    expect((await fetch(`${url}/v1/agl/health`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
     serve.child.kill('SIGTERM');
     expect(await waiting).toEqual([]);
     expect(await exited(serve.child)).toBe(0);

@@ -9,6 +9,7 @@ import type { LightningStore } from '@agl/core/store';
 import { StoreClient } from '@agl/store/client';
 import { PostgresStore } from '@agl/store/postgres';
 import { Runner } from '@agl/trainer';
+import { isCi } from '@agl/testing';
 
 // Several `agl store serve --db postgres://…` processes on one database (DESIGN.md "Scale-out path"): runners on
 // different servers, one algorithm, every rollout exactly once; and a server killed with SIGKILL mid-run.
@@ -17,7 +18,7 @@ import { Runner } from '@agl/trainer';
 const ROOT = resolve(import.meta.dirname, '../../../..');
 const BIN = 'packages/cli/src/bin.ts';
 const PG_URL = process.env.AGL_TEST_PG_URL ?? '';
-const IN_CI = process.env.CI === 'true' || process.env.CI === '1';
+const IN_CI = isCi();
 
 async function probe(): Promise<string | null> {
   if (PG_URL === '') return 'AGL_TEST_PG_URL is not set';

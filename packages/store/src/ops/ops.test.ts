@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightningStore } from '@agl/core/store';
 import { FakeClock } from '@agl/testing';
 import { PostgresStore } from '../postgres/index';
-import { PG_ENABLED, PG_URL, dropSchema, freshSchema } from '../postgres/pg-test-env';
+import { PG_ENABLED, PG_URL, dropSchema, freshSchema } from '../postgres/__fixtures__/pg-test-env';
 import { SqliteStore } from '../sqlite/index';
 import { backupStore, exportStore, importStore, pruneStore } from './index';
 

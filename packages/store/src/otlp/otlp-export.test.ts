@@ -77,6 +77,7 @@ describe('POST /v1/traces with real OTLP exporters', () => {
   ] as const) {
     it(`${label}: spans land in the store with ownership, hierarchy, attributes, events and status`, async () => {
       const prefix = label.startsWith('protobuf') ? 'pb' : 'json';
+      const before = Date.now() / 1000;
       const tp = provider(makeExporter(), {
         'agentlightning.rollout_id': first.rolloutId,
         'agentlightning.attempt_id': first.attempt.attemptId,
@@ -84,6 +85,7 @@ describe('POST /v1/traces with real OTLP exporters', () => {
       emit(tp.getTracer('otlp-test'), prefix, second);
       await tp.forceFlush();
       await tp.shutdown();
+      const after = Date.now() / 1000;
 
       const spans = await spansOf(first, prefix);
       expect(Object.keys(spans).sort()).toEqual([`${prefix}.agent`, `${prefix}.llm`]);
@@ -97,8 +99,13 @@ describe('POST /v1/traces with real OTLP exporters', () => {
       expect(llm.attributes).toMatchObject({ 'gen_ai.usage.input_tokens': 12, 'gen_ai.request.temperature': 0.5, prompt_token_ids: [1, 2, 3], ok: true });
       expect(llm.status).toEqual({ statusCode: 'ERROR', description: 'rate limited' });
       expect(llm.events.map((e) => e.name)).toEqual(['gen_ai.choice']);
-      expect(llm.startTime).toBeGreaterThan(1.7e9);
+      // Times are Unix seconds of the wall clock around the export (a ms, µs or ns mix-up is off by 10^3 or more).
+      for (const time of [agent.startTime, agent.endTime, llm.startTime, llm.endTime, llm.events[0]!.timestamp]) {
+        expect(time).toBeGreaterThanOrEqual(before - 2);
+        expect(time).toBeLessThanOrEqual(after + 2);
+      }
       expect(llm.endTime).toBeGreaterThanOrEqual(llm.startTime!);
+      expect(agent.endTime).toBeGreaterThanOrEqual(llm.endTime!);
       expect(llm.resource.attributes['service.name']).toBe('otlp-test');
       expect(llm.sequenceId).toBeGreaterThan(0);
       expect(llm.context).toEqual({ traceId: llm.traceId, spanId: llm.spanId, isRemote: false, traceState: {} });

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '@agl/testing';
-import { PG_ENABLED, PG_URL, dropSchema, freshSchema } from './pg-test-env';
+import { PG_ENABLED, PG_URL, dropSchema, freshSchema } from './__fixtures__/pg-test-env';
 import { PG_LATEST_MIGRATION, PostgresStore } from './index';
 
 // PostgreSQL-specific behaviour: several stores (= several servers) on one schema, NOTIFY wake-ups, the watchdog's
@@ -43,6 +43,34 @@ describe.runIf(PG_ENABLED)('PostgresStore on a shared database', () => {
     expect(new Set(all)).toEqual(new Set(made.map((r) => r.rolloutId)));
     expect((await b.statistics()).totalAttempts).toBe(200);
     expect(results.every((ids) => ids.length > 0)).toBe(true);
+  });
+
+  it('concurrent dequeuers never see an empty queue while unclaimed rollouts remain (SKIP LOCKED, not a lost race)', async () => {
+    const s = schema();
+    const stores = [await open(s), await open(s)];
+    const total = 120;
+    const workers = 8;
+    await stores[0]!.enqueueRollouts(Array.from({ length: total }, (_, i) => ({ input: i })));
+    let claimed = 0;
+    const falseEmpties: number[] = [];
+    const work = async (store: PostgresStore, worker: string): Promise<number> => {
+      let mine = 0;
+      for (;;) {
+        const rollout = await store.dequeueRollout({ workerId: worker });
+        if (rollout === null) {
+          // An honest "empty": every rollout not yet handed out is being claimed by one of the other workers' calls
+          // in flight (one each). More left over means this call lost a race for a row and gave up on the rest.
+          if (total - claimed > workers - 1) falseEmpties.push(total - claimed);
+          return mine;
+        }
+        claimed += 1;
+        mine += 1;
+      }
+    };
+    const counts = await Promise.all(Array.from({ length: workers }, (_, i) => work(stores[i % 2]!, `w${i}`)));
+    expect(falseEmpties, 'rollouts left when a worker was told the queue is empty').toEqual([]);
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(total);
+    expect((await stores[1]!.statistics()).totalAttempts).toBe(total);
   });
 
   it('NOTIFY wakes waitForRollouts and waitForQueue on another server at once (no polling)', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeStoreConformance } from '@agl/testing';
-import { PG_ENABLED, PG_PROBLEM, PG_URL, dropSchema, emptySchema, freshSchema } from './pg-test-env';
+import { PG_ENABLED, PG_PROBLEM, PG_URL, dropSchema, emptySchema, freshSchema } from './__fixtures__/pg-test-env';
 import { PostgresStore } from './index';
 
 describe.runIf(PG_ENABLED)('PostgreSQL for the tests', () => {

@@ -3,7 +3,7 @@ import type { LightningStore } from '@agl/core/store';
 import { describeStoreConformance } from '@agl/testing';
 import { StoreClient } from '../client/index';
 import { createStoreServer } from '../server/index';
-import { PG_ENABLED, PG_URL, dropSchema, emptySchema, freshSchema } from './pg-test-env';
+import { PG_ENABLED, PG_URL, dropSchema, emptySchema, freshSchema } from './__fixtures__/pg-test-env';
 import { PostgresStore } from './index';
 
 /** A LightningStore that sends each call to the next client in turn: every test hops between servers. */

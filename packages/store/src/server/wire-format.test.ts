@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LightningStore } from '@agl/core/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeClock } from '@agl/testing';
+import { FakeClock, readJsonFixture, updatingFixtures, writeJsonFixture } from '@agl/testing';
 import { MemoryStore } from '../memory/memory-store';
 import { SqliteStore } from '../sqlite/sqlite-store';
 import { createStoreServer, type StoreServer } from './index';
@@ -11,7 +11,8 @@ import { createStoreServer, type StoreServer } from './index';
 /**
  * Pins, for every route of reference v0 §3.3 (plus the batch extensions, AGL 1.0's event route and OTLP/JSON), one
  * request and the exact JSON the server answers. Requests live in `__fixtures__/wire-requests.json`; the expected
- * answers in `__fixtures__/wire-responses.json` (regenerate with AGL_UPDATE_WIRE_FIXTURES=1, then review the diff).
+ * answers in `__fixtures__/wire-responses.json` (regenerate with AGL_UPDATE_FIXTURES=1, then review the diff;
+ * a plain run never writes it, and a missing file fails).
  * Generated ids are normalised to `ro-1`, `at-1`, `rs-1`... in order of first appearance; the clock is fake.
  */
 
@@ -34,7 +35,7 @@ interface Recorded {
 const FIXTURES = join(import.meta.dirname, '__fixtures__');
 const steps = JSON.parse(readFileSync(join(FIXTURES, 'wire-requests.json'), 'utf8')) as Step[];
 const expectedPath = join(FIXTURES, 'wire-responses.json');
-const update = process.env.AGL_UPDATE_WIRE_FIXTURES === '1' || !existsSync(expectedPath);
+const update = updatingFixtures();
 
 const ID = /\b(ro|at|rs)-[0-9a-f]{8,12}\b/g;
 
@@ -110,7 +111,7 @@ describe.each(backends)('wire format (%s store): one pinned request and exact JS
         response: text === '' ? '<empty body>' : ids.normalize(JSON.parse(text)),
       });
     }
-    if (update && backend === 'memory') writeFileSync(expectedPath, `${JSON.stringify(recorded, null, 2)}\n`);
+    if (update && backend === 'memory') writeJsonFixture(expectedPath, recorded);
   });
 
   afterAll(async () => {
@@ -124,12 +125,13 @@ describe.each(backends)('wire format (%s store): one pinned request and exact JS
     const { name: _name, total_span_bytes: _bytes, ...rest } = r.response as Record<string, unknown>;
     return rest;
   };
-  const expected = existsSync(expectedPath) ? (JSON.parse(readFileSync(expectedPath, 'utf8')) as Recorded[]) : [];
+  // A missing file fails the run (readJsonFixture throws) unless this run is the one generating it.
+  const expected = update && !existsSync(expectedPath) ? [] : readJsonFixture<Recorded[]>(expectedPath);
 
   it('covers every route of the reference route table (#1-#30 except the dashboard and Prometheus)', () => {
     const routes = new Set(steps.map((s) => s.route?.split(' ')[0]).filter(Boolean));
     for (let n = 1; n <= 30; n += 1) expect(routes.has(`#${n}`), `route #${n}`).toBe(true);
-    expect(expected.length).toBe(steps.filter((s) => s.advance === undefined).length);
+    expect((update ? recorded : expected).length).toBe(steps.filter((s) => s.advance === undefined).length);
   });
 
   expected.forEach((want, index) => {

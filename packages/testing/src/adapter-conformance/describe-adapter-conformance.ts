@@ -1,6 +1,4 @@
 import { spawn } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import type { LightningStore, Span } from '@agl/core';
 import { TraceToTransitions } from '@agl/core/adapters';
 import { ATTR_AGENT_NAME, ATTR_GEN_AI_AGENT_NAME, ATTR_PROMPT_TOKEN_IDS, ATTR_TOOL_NAME, SPAN_CHAT_COMPLETION } from '@agl/core/semconv';
@@ -8,6 +6,7 @@ import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAiTestServer } from '../openai-test-server/openai-test-server';
 import type { OpenAiTestServer } from '../openai-test-server/types';
+import { updatingFixtures, writeJsonFixture } from '../fixture-files';
 import { ancestorsOf, expectedWeatherTransitions, normalizeTransitions, WEATHER_TASK, weatherRespond } from './weather-script';
 
 /** Where the agent under test finds the fake model. */
@@ -37,7 +36,7 @@ export interface AdapterConformanceTarget {
   preload?: { agentFile: string; register: string; args?: string[]; cwd?: string };
   /** The adapter adds `traceparent` + `x-rollout-id` / `x-attempt-id` to the LLM requests (explicit form). */
   propagatesHeaders?: boolean;
-  /** When set and `AGL_RECORD_FIXTURES=1`, the explicit run's spans are written there as JSON. */
+  /** When set and `AGL_UPDATE_FIXTURES=1`, the explicit run's spans are written there as JSON (a plain run never writes). */
   fixturePath?: string;
 }
 
@@ -121,10 +120,7 @@ export function describeAdapterConformance(options: AdapterConformanceOptions): 
           await withRolloutContext({ rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store }, () => run(env));
           await getAglTracer().forceFlush();
           const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
-          if (target.fixturePath && process.env.AGL_RECORD_FIXTURES === '1') {
-            await mkdir(dirname(target.fixturePath), { recursive: true });
-            await writeFile(target.fixturePath, `${JSON.stringify(spans, null, 2)}\n`);
-          }
+          if (target.fixturePath && updatingFixtures()) writeJsonFixture(target.fixturePath, spans);
           assertWeatherSpans(spans, target);
           if (target.propagatesHeaders) {
             const sent = llm.requests.slice(before);

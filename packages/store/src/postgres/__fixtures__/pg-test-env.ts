@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { isCi } from '@agl/testing';
 
 /**
  * The PostgreSQL the tests use: `AGL_TEST_PG_URL` (start one with `eval "$(tools/ci/start-postgres.sh)"`). Outside CI a
- * missing or unreachable server skips the PostgreSQL tests with a message; with `CI=true` it fails them.
+ * missing or unreachable server skips the PostgreSQL tests with a message; in CI (`isCi()`) it fails them.
  */
 export const PG_URL = process.env.AGL_TEST_PG_URL ?? '';
 
@@ -22,7 +23,7 @@ async function probe(): Promise<string | null> {
 }
 
 const problem = await probe();
-const inCi = process.env.CI === 'true' || process.env.CI === '1';
+const inCi = isCi();
 if (problem !== null && !inCi) {
   process.stderr.write(`[agl] skipping PostgreSQL tests: ${problem}. Run: eval "$(tools/ci/start-postgres.sh)"\n`);
 }
