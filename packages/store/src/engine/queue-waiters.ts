@@ -5,6 +5,12 @@
  */
 export class QueueWaiters {
   readonly #waiters = new Set<(woken: boolean) => void>();
+  #generation = 0;
+
+  /** Bumped by every {@link QueueWaiters.wakeAll}: read it before checking the queue, pass it to `wait`. */
+  get generation(): number {
+    return this.#generation;
+  }
 
   /** Number of waits in progress. */
   get size(): number {
@@ -13,14 +19,20 @@ export class QueueWaiters {
 
   /** Resolves every wait in progress with `true`. */
   wakeAll(): void {
+    this.#generation += 1;
     const waiters = [...this.#waiters];
     this.#waiters.clear();
     for (const done of waiters) done(true);
   }
 
-  /** Resolves `true` when woken, `false` after `timeoutMs` or when `signal` aborts. */
-  wait(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+  /**
+   * Resolves `true` when woken, `false` after `timeoutMs` or when `signal` aborts. With `since` (a
+   * {@link QueueWaiters.generation} read before the caller checked the queue), a wake-up that came while the caller was
+   * checking resolves `true` at once instead of being lost.
+   */
+  wait(timeoutMs: number, signal?: AbortSignal, since?: number): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
+      if (since !== undefined && since !== this.#generation) return resolve(true);
       if (signal?.aborted) return resolve(false);
       const done = (woken: boolean): void => {
         clearTimeout(timer);

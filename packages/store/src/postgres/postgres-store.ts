@@ -31,7 +31,14 @@ import {
 import { IdSchema, WaitInput, parseApi } from '../engine/input';
 import { QueueWaiters } from '../engine/queue-waiters';
 import { RolloutWaiters } from '../engine/rollout-waiters';
-import { queryAttempts, queryResources, queryRollouts, querySpans, queryWorkers, withLatestAttempts } from './async-queries';
+import {
+  queryAttempts,
+  queryResources,
+  queryRollouts,
+  querySpans,
+  queryWorkers,
+  withLatestAttempts,
+} from './async-queries';
 import { AsyncStoreEngine } from './async-store-engine';
 import { PgDatabase, redactUrl, type PgConnectionOptions } from './pg-database';
 import { migratePg } from './pg-migrations';
@@ -158,7 +165,6 @@ export class PostgresStore implements LightningStore {
     if (notice.q) this.#queueWaiters.wakeAll();
   }
 
-
   async #open(): Promise<AsyncStoreEngine> {
     if (this.#closed) throw new StoreClosedError(`PostgresStore(${this.url})`);
     await this.#ready;
@@ -178,8 +184,9 @@ export class PostgresStore implements LightningStore {
    */
   async waitForQueue(options: { timeoutMs: number; signal?: AbortSignal }): Promise<boolean> {
     const engine = await this.#open();
+    const since = this.#queueWaiters.generation; // a NOTIFY heard during the read below must not be lost
     if (await engine.read((s) => s.hasQueued())) return true;
-    return this.#queueWaiters.wait(options.timeoutMs, options.signal);
+    return this.#queueWaiters.wait(options.timeoutMs, options.signal, since);
   }
 
   async startRollout(request: StartRolloutRequest): Promise<AttemptedRollout> {
@@ -297,7 +304,11 @@ export class PostgresStore implements LightningStore {
   }
 
   async waitForRollouts(rolloutIds: string[], options?: { timeoutSeconds?: number | null }): Promise<Rollout[]> {
-    const o = parseApi(WaitInput, { rolloutIds, timeoutSeconds: options?.timeoutSeconds ?? null }, 'waitForRollouts arguments');
+    const o = parseApi(
+      WaitInput,
+      { rolloutIds, timeoutSeconds: options?.timeoutSeconds ?? null },
+      'waitForRollouts arguments',
+    );
     const timeout = o.timeoutSeconds ?? null;
     const deadline = timeout === null ? null : Date.now() + timeout * 1000;
     for (;;) {
@@ -330,8 +341,13 @@ export class PostgresStore implements LightningStore {
     try {
       const s = this.#db.qschema;
       const q = await client.query<{ n: string }>(`SELECT COUNT(*) AS n FROM ${s}.rollout_queue`);
-      const r = await client.query<{ status: string; n: string }>(`SELECT status, COUNT(*) AS n FROM ${s}.rollouts GROUP BY status`);
-      return { queueDepth: Number(q.rows[0]?.n ?? 0), rolloutsByStatus: Object.fromEntries(r.rows.map((row) => [row.status, Number(row.n)])) };
+      const r = await client.query<{ status: string; n: string }>(
+        `SELECT status, COUNT(*) AS n FROM ${s}.rollouts GROUP BY status`,
+      );
+      return {
+        queueDepth: Number(q.rows[0]?.n ?? 0),
+        rolloutsByStatus: Object.fromEntries(r.rows.map((row) => [row.status, Number(row.n)])),
+      };
     } finally {
       client.release();
     }
