@@ -105,7 +105,7 @@ export function storeCommand(io: CliIo = processIo): Command {
     .option('--host <host>', 'interface to bind (binding wider than loopback without --token logs a warning)', '127.0.0.1')
     .option('--port <port>', 'port; 0 picks a free one', parsePort, DEFAULT_STORE_PORT)
     .option('--token <token>', 'require "Authorization: Bearer <token>" on every API route (default: $AGL_STORE_TOKEN)')
-    .option('--body-limit <mib>', 'largest request body, in MiB', parsePositive, 32)
+    .option('--body-limit <mib>', 'largest body of the span, OTLP and enqueue routes (and inflated OTLP), in MiB; other routes take 1 MiB', parsePositive, 16)
     .option('--request-timeout <seconds>', 'longest time to receive and answer one request', parsePositive, 60)
     .option('--max-wait <seconds>', 'longest server-side wait of one long poll (clients loop)', parsePositive, DEFAULT_MAX_WAIT_SECONDS)
     .option('--cors-origin <origin...>', 'allow browser calls from these origins ("*" for any); CORS is off by default')

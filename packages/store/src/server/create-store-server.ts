@@ -45,7 +45,7 @@ export interface StoreServerOptions {
   token?: string | null;
   /**
    * Largest body of the ingest routes (spans, span batches, events, OTLP, rollout start and enqueue) in bytes, also the
-   * largest inflated OTLP body; default 32 MiB.
+   * largest inflated OTLP body; default 16 MiB.
    */
   bodyLimit?: number;
   /** Largest body of every other route (searches, updates, control) in bytes; default 1 MiB. */

@@ -1,4 +1,5 @@
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gunzip, gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   convertTraceRequest,
@@ -18,6 +19,8 @@ import { HTTP_ERROR_TYPES, toErrorReply } from '../http-errors';
 import type { RouteContext } from '../route-context';
 
 type OtlpFormat = 'protobuf' | 'json';
+
+const gunzipAsync = promisify(gunzip);
 
 const CONTENT_TYPES: Record<string, OtlpFormat> = {
   'application/x-protobuf': 'protobuf',
@@ -45,7 +48,11 @@ function sendStatus(request: FastifyRequest, reply: FastifyReply, status: number
   return send(request, reply, status, Buffer.from(JSON.stringify({ code, message, detail: message, error_type: errorType })), format);
 }
 
-function requestBody(request: FastifyRequest, bodyLimit: number): Buffer {
+/**
+ * The request body, inflated when gzip-encoded: in zlib's thread pool (off the event loop, which a 32 MiB inflate would
+ * hold for a good part of a second), stopped at `bodyLimit` bytes.
+ */
+async function requestBody(request: FastifyRequest, bodyLimit: number): Promise<Buffer> {
   const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
   const encoding = String(request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
   if (encoding === 'identity' || encoding === '') return raw;
@@ -53,7 +60,7 @@ function requestBody(request: FastifyRequest, bodyLimit: number): Buffer {
     throw Object.assign(new Error(`Unsupported Content-Encoding '${encoding}'; send 'gzip' or an uncompressed body`), { status: 415 });
   }
   try {
-    return gunzipSync(raw, { maxOutputLength: bodyLimit });
+    return await gunzipAsync(raw, { maxOutputLength: bodyLimit });
   } catch (error) {
     const tooLarge = error instanceof RangeError || (error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
     throw Object.assign(
@@ -118,7 +125,7 @@ export function otlpRoutesPlugin(ctx: RouteContext) {
       }
       let body: Buffer;
       try {
-        body = requestBody(request, bodyLimit);
+        body = await requestBody(request, bodyLimit);
       } catch (error) {
         const status = (error as { status?: number }).status ?? 400;
         return sendStatus(request, reply, status, (error as Error).message, status === 413 ? HTTP_ERROR_TYPES.tooLarge : HTTP_ERROR_TYPES.badJson, format);
