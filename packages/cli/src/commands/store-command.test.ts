@@ -118,7 +118,7 @@ describe('agl command line', () => {
     expect(run(['--help']).out).toMatch(/store/);
     const help = run(['store', 'serve', '--help']);
     expect(help.code).toBe(0);
-    for (const flag of ['--db', '--memory', '--port', '--host', '--token', '--body-limit', '--cors-origin']) expect(help.out).toContain(flag);
+    for (const flag of ['--db', '--memory', '--port', '--host', '--token', '--body-limit', '--cors-origin', '--allowed-host']) expect(help.out).toContain(flag);
   });
 
   it('unknown flags are errors with a suggestion', () => {
