@@ -14,7 +14,11 @@ export interface IngestLimits {
 }
 
 /** No limits (in-process callers that trust their input). */
-export const NO_INGEST_LIMITS: IngestLimits = { maxJsonValues: Infinity, maxSpansPerRequest: Infinity, maxAttributesPerSpan: Infinity };
+export const NO_INGEST_LIMITS: IngestLimits = {
+  maxJsonValues: Infinity,
+  maxSpansPerRequest: Infinity,
+  maxAttributesPerSpan: Infinity,
+};
 
 /** A 413 (`AGL_PayloadTooLargeError`) that says which limit a body broke and how to stay under it. */
 export function tooLarge(detail: string): HttpError {
@@ -31,7 +35,11 @@ export function checkSpanCount(count: number, limits: Pick<IngestLimits, 'maxSpa
 }
 
 /** Refuses a span with more than `limits.maxAttributesPerSpan` attributes (413); `where` names it (`spans.3`). */
-export function checkAttributeCount(count: number, where: string, limits: Pick<IngestLimits, 'maxAttributesPerSpan'>): void {
+export function checkAttributeCount(
+  count: number,
+  where: string,
+  limits: Pick<IngestLimits, 'maxAttributesPerSpan'>,
+): void {
   if (count > limits.maxAttributesPerSpan) {
     throw tooLarge(
       `${where}.attributes has ${count} attributes; the server's limit is ${limits.maxAttributesPerSpan} per span. ` +

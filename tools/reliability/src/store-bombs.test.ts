@@ -57,7 +57,11 @@ interface Case {
 }
 
 const P = '/v1/agl';
-const post = (path: string, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }): Omit<FuzzRequest, 'kind'> => ({
+const post = (
+  path: string,
+  body: string | Buffer,
+  headers: Record<string, string> = { 'content-type': 'application/json' },
+): Omit<FuzzRequest, 'kind'> => ({
   method: 'POST',
   path,
   headers,
@@ -67,12 +71,37 @@ const post = (path: string, body: string | Buffer, headers: Record<string, strin
 
 /** Compressed bombs: small on the wire, large once inflated. */
 function compressedBombs(): Case[] {
-  const spansJson = (bytes: number) => Buffer.from(explosion('{"resourceSpans":[{"scopeSpans":[{"spans":[', '{}', bytes, ']}]}]}'));
+  const spansJson = (bytes: number) =>
+    Buffer.from(explosion('{"resourceSpans":[{"scopeSpans":[{"spans":[', '{}', bytes, ']}]}]}'));
   return [
-    { name: 'OTLP JSON, 32 MiB of empty spans in 32 KiB of gzip (finding 3)', request: { ...post('/v1/traces', ''), ...otlp(spansJson(32 * MIB - 64), 'application/json', true), kind: 'bomb' }, status: [413] },
-    { name: 'OTLP JSON, 16 MiB of empty spans in gzip (just under the inflation limit)', request: { ...post('/v1/traces', ''), ...otlp(spansJson(16 * MIB - 64), 'application/json', true), kind: 'bomb' }, status: [413] },
-    { name: 'OTLP protobuf, 8 M empty spans in gzip (just under the inflation limit)', request: { ...post('/v1/traces', ''), ...otlp(emptySpans(8 * MIB - 16), 'application/x-protobuf', true), kind: 'bomb' }, status: [413] },
-    { name: 'OTLP gzip inflating past the limit (64 MiB of zeros)', request: { ...post('/v1/traces', ''), ...otlp(Buffer.alloc(64 * MIB), 'application/x-protobuf', true), kind: 'bomb' }, status: [413] },
+    {
+      name: 'OTLP JSON, 32 MiB of empty spans in 32 KiB of gzip (finding 3)',
+      request: { ...post('/v1/traces', ''), ...otlp(spansJson(32 * MIB - 64), 'application/json', true), kind: 'bomb' },
+      status: [413],
+    },
+    {
+      name: 'OTLP JSON, 16 MiB of empty spans in gzip (just under the inflation limit)',
+      request: { ...post('/v1/traces', ''), ...otlp(spansJson(16 * MIB - 64), 'application/json', true), kind: 'bomb' },
+      status: [413],
+    },
+    {
+      name: 'OTLP protobuf, 8 M empty spans in gzip (just under the inflation limit)',
+      request: {
+        ...post('/v1/traces', ''),
+        ...otlp(emptySpans(8 * MIB - 16), 'application/x-protobuf', true),
+        kind: 'bomb',
+      },
+      status: [413],
+    },
+    {
+      name: 'OTLP gzip inflating past the limit (64 MiB of zeros)',
+      request: {
+        ...post('/v1/traces', ''),
+        ...otlp(Buffer.alloc(64 * MIB), 'application/x-protobuf', true),
+        kind: 'bomb',
+      },
+      status: [413],
+    },
   ];
 }
 
@@ -80,8 +109,16 @@ function compressedBombs(): Case[] {
 function largeSpanBatch(owner: Owner, bytes: number): string {
   const text = 'x'.repeat(Math.floor(bytes / 1000) - 300);
   const spans = Array.from({ length: 1000 }, (_, i) => ({
-    rollout_id: owner.rolloutId, attempt_id: owner.attemptId, sequence_id: i + 1, trace_id: 't-big', span_id: `s-${i}`, parent_id: null,
-    name: 'big', attributes: { 'gen_ai.prompt.0.content': text }, start_time: 1, end_time: 2,
+    rollout_id: owner.rolloutId,
+    attempt_id: owner.attemptId,
+    sequence_id: i + 1,
+    trace_id: 't-big',
+    span_id: `s-${i}`,
+    parent_id: null,
+    name: 'big',
+    attributes: { 'gen_ai.prompt.0.content': text },
+    start_time: 1,
+    end_time: 2,
   }));
   return JSON.stringify({ spans, echo: false });
 }
@@ -94,15 +131,49 @@ interface Owner {
 /** Object explosions: many tiny values, each costing `JSON.parse` (or a protobuf decoder) far more than its bytes. */
 function objectExplosions(owner: Owner): Case[] {
   return [
-    { name: 'span batch, 1,000 valid spans in 16 MiB (the largest accepted body)', request: { ...post(`${P}/spans/batch`, largeSpanBatch(owner, 16 * MIB - 64 * 1024)), kind: 'worst-accepted' }, status: [201] },
-    { name: 'search, 32 MiB of {} (finding 4)', request: { ...post(`${P}/rollouts/search`, explosion('{"junk":[', '{}', 32 * MIB, ']}')), kind: 'explosion' }, status: [413] },
-    { name: 'search, 1 MiB of {} (under the control byte limit)', request: { ...post(`${P}/rollouts/search`, explosion('{"junk":[', '{}', MIB - 64, ']}')), kind: 'explosion' }, status: [413] },
-    { name: 'span batch, 16 MiB of {}', request: { ...post(`${P}/spans/batch`, explosion('{"spans":[', '{}', 16 * MIB - 64, ']}')), kind: 'explosion' }, status: [413] },
-    { name: 'OTLP protobuf, 4 M empty spans, uncompressed', request: { ...post('/v1/traces', emptySpans(4 * MIB), { 'content-type': 'application/x-protobuf' }), kind: 'explosion' }, status: [413] },
+    {
+      name: 'span batch, 1,000 valid spans in 16 MiB (the largest accepted body)',
+      request: { ...post(`${P}/spans/batch`, largeSpanBatch(owner, 16 * MIB - 64 * 1024)), kind: 'worst-accepted' },
+      status: [201],
+    },
+    {
+      name: 'search, 32 MiB of {} (finding 4)',
+      request: { ...post(`${P}/rollouts/search`, explosion('{"junk":[', '{}', 32 * MIB, ']}')), kind: 'explosion' },
+      status: [413],
+    },
+    {
+      name: 'search, 1 MiB of {} (under the control byte limit)',
+      request: { ...post(`${P}/rollouts/search`, explosion('{"junk":[', '{}', MIB - 64, ']}')), kind: 'explosion' },
+      status: [413],
+    },
+    {
+      name: 'span batch, 16 MiB of {}',
+      request: { ...post(`${P}/spans/batch`, explosion('{"spans":[', '{}', 16 * MIB - 64, ']}')), kind: 'explosion' },
+      status: [413],
+    },
+    {
+      name: 'OTLP protobuf, 4 M empty spans, uncompressed',
+      request: {
+        ...post('/v1/traces', emptySpans(4 * MIB), { 'content-type': 'application/x-protobuf' }),
+        kind: 'explosion',
+      },
+      status: [413],
+    },
     // The worst bodies the limits let through: just under the value limit, in the slowest shape to parse.
-    { name: 'span batch, 149,990 distinct keys (accepted by the limits, refused by the schema)', request: { ...post(`${P}/spans/batch`, `{"spans":[],"junk":${distinctKeys(149_990)}}`), kind: 'worst-accepted' }, status: [422] },
+    {
+      name: 'span batch, 149,990 distinct keys (accepted by the limits, refused by the schema)',
+      request: { ...post(`${P}/spans/batch`, `{"spans":[],"junk":${distinctKeys(149_990)}}`), kind: 'worst-accepted' },
+      status: [422],
+    },
     // 74,990 items of `{}` are 149,981 values (a bracket and a comma each).
-    { name: 'enqueue, 74,990 {} (accepted by the limits, refused by the schema)', request: { ...post(`${P}/queues/rollouts/enqueue`, explosion('{"rollouts":[', '{}', 74_990 * 3 + 15, ']}')), kind: 'worst-accepted' }, status: [422] },
+    {
+      name: 'enqueue, 74,990 {} (accepted by the limits, refused by the schema)',
+      request: {
+        ...post(`${P}/queues/rollouts/enqueue`, explosion('{"rollouts":[', '{}', 74_990 * 3 + 15, ']}')),
+        kind: 'worst-accepted',
+      },
+      status: [422],
+    },
   ];
 }
 
@@ -124,75 +195,88 @@ interface Measured {
   peakRssMiB: number;
 }
 
-describe.skipIf(process.platform !== 'linux')('compressed bombs and object explosions against a store server process', () => {
-  let dir: string;
-  let server: StoreProcess;
-  let owner: Owner;
-  const figures: string[] = [];
+describe.skipIf(process.platform !== 'linux')(
+  'compressed bombs and object explosions against a store server process',
+  () => {
+    let dir: string;
+    let server: StoreProcess;
+    let owner: Owner;
+    const figures: string[] = [];
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'agl-bombs-'));
-    server = await startStoreProcess({ dbPath: join(dir, 'agl.sqlite') });
-    // Warm both sides up (first fetch, the server's first JSON and OTLP requests) so the figures are the bodies' own.
-    for (const [path, type, body] of [
-      [`${P}/rollouts/search`, 'application/json', '{}'],
-      ['/v1/traces', 'application/json', '{"resourceSpans":[]}'],
-      ['/v1/traces', 'application/x-protobuf', ''],
-    ]) {
-      await (await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': type! }, body })).arrayBuffer();
-    }
-    const started = await fetch(`${server.url}${P}/rollouts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"input":1}' });
-    const rollout = (await started.json()) as { rollout_id: string; attempt: { attempt_id: string } };
-    owner = { rolloutId: rollout.rollout_id, attemptId: rollout.attempt.attempt_id };
-  });
-  afterAll(async () => {
-    console.log(figures.join('\n'));
-    await server?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  /** Sends one request while probing the health route every 20 ms; the largest probe time is the event-loop stall. */
-  async function measure(request: FuzzRequest): Promise<Measured> {
-    const pid = server.child.pid!;
-    resetPeak(pid);
-    let healthMaxMs = 0;
-    let answered = false;
-    const probe = (async () => {
-      while (!answered) {
-        const started = performance.now();
-        const res = await fetch(`${server.url}${P}/health`, { signal: AbortSignal.timeout(30_000) });
-        await res.arrayBuffer();
-        healthMaxMs = Math.max(healthMaxMs, performance.now() - started);
-        await delay(20);
+    beforeAll(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'agl-bombs-'));
+      server = await startStoreProcess({ dbPath: join(dir, 'agl.sqlite') });
+      // Warm both sides up (first fetch, the server's first JSON and OTLP requests) so the figures are the bodies' own.
+      for (const [path, type, body] of [
+        [`${P}/rollouts/search`, 'application/json', '{}'],
+        ['/v1/traces', 'application/json', '{"resourceSpans":[]}'],
+        ['/v1/traces', 'application/x-protobuf', ''],
+      ]) {
+        await (
+          await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': type! }, body })
+        ).arrayBuffer();
       }
-    })();
-    const started = performance.now();
-    // fetch (undici) reads an answer sent before the body is fully written: a route refuses an oversize body at once.
-    const res = await fetch(`${server.url}${request.path}`, { method: request.method, headers: request.headers, body: request.body })
-      .then(async (answer) => ({ status: answer.status, text: await answer.text() }))
-      .finally(() => {
-        answered = true;
+      const started = await fetch(`${server.url}${P}/rollouts`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"input":1}',
       });
-    const answerMs = performance.now() - started;
-    await probe;
-    return { status: res.status, answerMs, healthMaxMs, peakRssMiB: peakRssMiB(pid) };
-  }
-
-  for (const [family, cases] of [
-    ['compressed-bomb', compressedBombs],
-    ['object-explosion', () => objectExplosions(owner)],
-  ] as const) {
-    it(`${family}: each answer is a 4xx, health answers within ${HEALTH_BUDGET_MS} ms, RSS stays under ${RSS_BUDGET_MIB} MiB`, async () => {
-      for (const c of cases()) {
-        const m = await measure(c.request);
-        figures.push(
-          `${family} | ${c.name} | ${m.status} in ${Math.round(m.answerMs)} ms | health max ${Math.round(m.healthMaxMs)} ms | peak RSS ${Math.round(m.peakRssMiB)} MiB`,
-        );
-        expect(c.status, c.name).toContain(m.status);
-        expect(m.healthMaxMs, c.name).toBeLessThan(HEALTH_BUDGET_MS);
-        expect(m.peakRssMiB, c.name).toBeLessThan(RSS_BUDGET_MIB);
-      }
-      expect((await fetch(`${server.url}${P}/health`)).status).toBe(200);
+      const rollout = (await started.json()) as { rollout_id: string; attempt: { attempt_id: string } };
+      owner = { rolloutId: rollout.rollout_id, attemptId: rollout.attempt.attempt_id };
     });
-  }
-});
+    afterAll(async () => {
+      console.log(figures.join('\n'));
+      await server?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    /** Sends one request while probing the health route every 20 ms; the largest probe time is the event-loop stall. */
+    async function measure(request: FuzzRequest): Promise<Measured> {
+      const pid = server.child.pid!;
+      resetPeak(pid);
+      let healthMaxMs = 0;
+      let answered = false;
+      const probe = (async () => {
+        while (!answered) {
+          const started = performance.now();
+          const res = await fetch(`${server.url}${P}/health`, { signal: AbortSignal.timeout(30_000) });
+          await res.arrayBuffer();
+          healthMaxMs = Math.max(healthMaxMs, performance.now() - started);
+          await delay(20);
+        }
+      })();
+      const started = performance.now();
+      // fetch (undici) reads an answer sent before the body is fully written: a route refuses an oversize body at once.
+      const res = await fetch(`${server.url}${request.path}`, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+      })
+        .then(async (answer) => ({ status: answer.status, text: await answer.text() }))
+        .finally(() => {
+          answered = true;
+        });
+      const answerMs = performance.now() - started;
+      await probe;
+      return { status: res.status, answerMs, healthMaxMs, peakRssMiB: peakRssMiB(pid) };
+    }
+
+    for (const [family, cases] of [
+      ['compressed-bomb', compressedBombs],
+      ['object-explosion', () => objectExplosions(owner)],
+    ] as const) {
+      it(`${family}: each answer is a 4xx, health answers within ${HEALTH_BUDGET_MS} ms, RSS stays under ${RSS_BUDGET_MIB} MiB`, async () => {
+        for (const c of cases()) {
+          const m = await measure(c.request);
+          figures.push(
+            `${family} | ${c.name} | ${m.status} in ${Math.round(m.answerMs)} ms | health max ${Math.round(m.healthMaxMs)} ms | peak RSS ${Math.round(m.peakRssMiB)} MiB`,
+          );
+          expect(c.status, c.name).toContain(m.status);
+          expect(m.healthMaxMs, c.name).toBeLessThan(HEALTH_BUDGET_MS);
+          expect(m.peakRssMiB, c.name).toBeLessThan(RSS_BUDGET_MIB);
+        }
+        expect((await fetch(`${server.url}${P}/health`)).status).toBe(200);
+      });
+    }
+  },
+);

@@ -426,7 +426,10 @@ function resourceSpans(r: WireReader, end: number, result: ConversionResult): vo
  * one `AnyValue`, very deep values): the caller then takes the generated decoder, which also words the error.
  * Messages, values and spans are counted as they are read: past `limits` it throws a 413 `HttpError` at once.
  */
-export function convertTraceRequestProtobuf(body: Uint8Array, limits: IngestLimits = NO_INGEST_LIMITS): ConversionResult | null {
+export function convertTraceRequestProtobuf(
+  body: Uint8Array,
+  limits: IngestLimits = NO_INGEST_LIMITS,
+): ConversionResult | null {
   const buf = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   const r = new WireReader(buf, limits);
   const result: ConversionResult = { spans: [], unowned: [] };

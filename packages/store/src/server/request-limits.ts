@@ -57,7 +57,9 @@ export function routeBodyLimit(request: FastifyRequest | undefined, limits: Requ
 export function registerRequestLimits(app: FastifyInstance, limits: RequestLimits): void {
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    route.bodyLimit ??= methods.some((m) => isIngestRoute(m, route.url ?? '')) ? limits.bodyLimit : limits.controlBodyLimit;
+    route.bodyLimit ??= methods.some((m) => isIngestRoute(m, route.url ?? ''))
+      ? limits.bodyLimit
+      : limits.controlBodyLimit;
   });
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
@@ -82,4 +84,3 @@ export function checkJsonStructure(text: string, maxValues: number): void {
     throw new ValidationError(detail, [{ path: '(body)', message: 'nested too deeply' }], { status: 400 });
   }
 }
-

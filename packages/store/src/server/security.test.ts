@@ -30,7 +30,12 @@ interface Answer {
 }
 
 /** A raw HTTP request: the path is sent as written (no `..` folding) and `Host` can be anything. */
-function raw(server: StoreServer, method: string, path: string, options: { headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<Answer> {
+function raw(
+  server: StoreServer,
+  method: string,
+  path: string,
+  options: { headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | number> = { ...options.headers };
     if (options.body !== undefined) headers['content-length'] = Buffer.byteLength(options.body);
@@ -60,7 +65,10 @@ describe('finding 3: OTLP bodies cost what they weigh', () => {
   it('refuses a gzip body of many empty spans (JSON) with a 413 before converting them', async () => {
     const { server } = await start();
     const body = gzipSync(`{"resourceSpans":[{"scopeSpans":[{"spans":[${items('{}', 500_000)}]}]}]}`);
-    const res = await raw(server, 'POST', '/v1/traces', { headers: { ...JSON_TYPE, 'content-encoding': 'gzip' }, body });
+    const res = await raw(server, 'POST', '/v1/traces', {
+      headers: { ...JSON_TYPE, 'content-encoding': 'gzip' },
+      body,
+    });
     expect(res.status).toBe(413);
     expect(res.json?.message).toMatch(/more than 150000 values.*split the batch/);
   });
@@ -71,7 +79,10 @@ describe('finding 3: OTLP bodies cost what they weigh', () => {
     const spans = Buffer.alloc(100, Buffer.from([0x12, 0x00]));
     const scope = Buffer.concat([Buffer.from([0x12, spans.length]), spans]);
     const body = Buffer.concat([Buffer.from([0x0a, scope.length]), scope]);
-    const res = await raw(server, 'POST', '/v1/traces', { headers: { 'content-type': 'application/x-protobuf' }, body });
+    const res = await raw(server, 'POST', '/v1/traces', {
+      headers: { 'content-type': 'application/x-protobuf' },
+      body,
+    });
     expect(res.status).toBe(413);
     expect(res.headers['content-type']).toMatch(/protobuf/);
   });
@@ -79,7 +90,10 @@ describe('finding 3: OTLP bodies cost what they weigh', () => {
   it('refuses an inflated body past the limit with a 413', async () => {
     const { server } = await start({ bodyLimit: 1024 * 1024 });
     const body = gzipSync(Buffer.alloc(2 * 1024 * 1024));
-    const res = await raw(server, 'POST', '/v1/traces', { headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' }, body });
+    const res = await raw(server, 'POST', '/v1/traces', {
+      headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' },
+      body,
+    });
     expect(res.status).toBe(413);
   });
 });
@@ -87,21 +101,33 @@ describe('finding 3: OTLP bodies cost what they weigh', () => {
 describe('finding 4: search, update and control routes take small bodies, counted before parsing', () => {
   it('refuses a 2 MiB search body with a 413 (the control routes take 1 MiB)', async () => {
     const { server } = await start();
-    const res = await raw(server, 'POST', '/v1/agl/rollouts/search', { headers: JSON_TYPE, body: `{"junk":[${items('{}', 700_000)}]}` });
+    const res = await raw(server, 'POST', '/v1/agl/rollouts/search', {
+      headers: JSON_TYPE,
+      body: `{"junk":[${items('{}', 700_000)}]}`,
+    });
     expect(res.status).toBe(413);
     expect(res.json?.detail).toMatch(/this route's limit of 1048576 bytes/);
   });
 
   it('refuses a body of more values than the limit with a 413 before JSON.parse', async () => {
     const { server } = await start();
-    const res = await raw(server, 'POST', '/v1/agl/rollouts/search', { headers: JSON_TYPE, body: `{"junk":[${items('{}', 300_000)}]}` });
+    const res = await raw(server, 'POST', '/v1/agl/rollouts/search', {
+      headers: JSON_TYPE,
+      body: `{"junk":[${items('{}', 300_000)}]}`,
+    });
     expect(res.status).toBe(413);
-    expect(res.json).toMatchObject({ error_type: 'AGL_PayloadTooLargeError', detail: expect.stringMatching(/more than 150000 values/) });
+    expect(res.json).toMatchObject({
+      error_type: 'AGL_PayloadTooLargeError',
+      detail: expect.stringMatching(/more than 150000 values/),
+    });
   });
 
   it('refuses a span batch of more spans than the limit with a 413', async () => {
     const { server } = await start({ maxSpansPerRequest: 10 });
-    const res = await raw(server, 'POST', '/v1/agl/spans/batch', { headers: JSON_TYPE, body: `{"spans":[${items('{}', 11)}]}` });
+    const res = await raw(server, 'POST', '/v1/agl/spans/batch', {
+      headers: JSON_TYPE,
+      body: `{"spans":[${items('{}', 11)}]}`,
+    });
     expect(res.status).toBe(413);
     expect(res.json?.detail).toMatch(/11 spans.*limit is 10/);
   });
@@ -110,9 +136,14 @@ describe('finding 4: search, update and control routes take small bodies, counte
 describe('finding 5: a loopback server answers only loopback Host names', () => {
   it('refuses a rebound Host with a 403 naming --allowed-host, and answers loopback names', async () => {
     const { server } = await start();
-    const refused = await raw(server, 'GET', '/v1/agl/resources/latest', { headers: { host: 'rebind.attacker.example' } });
+    const refused = await raw(server, 'GET', '/v1/agl/resources/latest', {
+      headers: { host: 'rebind.attacker.example' },
+    });
     expect(refused.status).toBe(403);
-    expect(refused.json).toMatchObject({ error_type: 'AGL_HostNotAllowedError', detail: expect.stringMatching(/--allowed-host/) });
+    expect(refused.json).toMatchObject({
+      error_type: 'AGL_HostNotAllowedError',
+      detail: expect.stringMatching(/--allowed-host/),
+    });
     for (const host of [`127.0.0.1:${server.port}`, `localhost:${server.port}`, `[::1]:${server.port}`, 'localhost']) {
       expect((await raw(server, 'GET', '/v1/agl/health', { headers: { host } })).status).toBe(200);
     }
@@ -120,7 +151,9 @@ describe('finding 5: a loopback server answers only loopback Host names', () => 
 
   it('answers the names given in allowedHosts', async () => {
     const { server } = await start({ allowedHosts: ['agl.internal'] });
-    expect((await raw(server, 'GET', '/v1/agl/health', { headers: { host: `agl.internal:${server.port}` } })).status).toBe(200);
+    expect(
+      (await raw(server, 'GET', '/v1/agl/health', { headers: { host: `agl.internal:${server.port}` } })).status,
+    ).toBe(200);
     expect((await raw(server, 'GET', '/v1/agl/health', { headers: { host: 'other.internal' } })).status).toBe(403);
   });
 });
@@ -134,7 +167,11 @@ describe('finding 6: CORS, secrets, forbidden names and odd ids', () => {
     const nul = await raw(server, 'GET', '/v1/agl/health', { headers: { origin: 'null' } });
     expect(nul.headers['access-control-allow-origin']).toBeUndefined();
     const preflight = await raw(server, 'OPTIONS', '/v1/agl/resources/latest', {
-      headers: { origin: 'http://page.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-agl-reveal-secrets' },
+      headers: {
+        origin: 'http://page.example',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'x-agl-reveal-secrets',
+      },
     });
     expect(String(preflight.headers['access-control-allow-headers'] ?? '')).not.toMatch(/x-agl-reveal-secrets/);
     await expect(start({ corsOrigin: ['http://localhost:5173', 'null'] })).rejects.toThrow(/null origin/);
@@ -143,7 +180,9 @@ describe('finding 6: CORS, secrets, forbidden names and odd ids', () => {
   it('masks resource API keys on every route unless the caller asks with x-agl-reveal-secrets: 1 (and the token)', async () => {
     const { server } = await start({ token: 'tok' });
     const auth = { ...JSON_TYPE, authorization: 'Bearer tok' };
-    const llm = JSON.stringify({ main: { resource_type: 'llm', endpoint: 'http://127.0.0.1:1/v1', model: 'm', api_key: 'sk-secret-123456' } });
+    const llm = JSON.stringify({
+      main: { resource_type: 'llm', endpoint: 'http://127.0.0.1:1/v1', model: 'm', api_key: 'sk-secret-123456' },
+    });
     const added = await raw(server, 'POST', '/v1/agl/resources', { headers: auth, body: llm });
     const updated = await raw(server, 'POST', '/v1/agl/resources/rs-fixed', { headers: auth, body: llm });
     const id = String(added.json?.resources_id);
@@ -164,7 +203,9 @@ describe('finding 6: CORS, secrets, forbidden names and odd ids', () => {
     const reveal = { ...auth, 'x-agl-reveal-secrets': '1' };
     const clear = await raw(server, 'GET', '/v1/agl/resources/latest', { headers: reveal });
     expect(JSON.stringify(clear.json)).toContain('sk-secret-123456');
-    expect((await raw(server, 'GET', '/v1/agl/resources/latest', { headers: { 'x-agl-reveal-secrets': '1' } })).status).toBe(401);
+    expect(
+      (await raw(server, 'GET', '/v1/agl/resources/latest', { headers: { 'x-agl-reveal-secrets': '1' } })).status,
+    ).toBe(401);
     const client = new StoreClient({ url: server.url, token: 'tok', retryDelays: [] });
     const latest = await client.getLatestResources();
     expect(latest?.resources.main).toMatchObject({ apiKey: 'sk-secret-123456' });
@@ -180,7 +221,9 @@ describe('finding 6: CORS, secrets, forbidden names and odd ids', () => {
       const res = await raw(server, 'POST', '/v1/agl/resources', { headers: JSON_TYPE, body });
       expect(res.status).toBe(422);
       expect(res.json?.detail).toContain(`"${name}"`);
-      await expect(store.addResources(JSON.parse(body) as never)).rejects.toSatisfy((e) => ValidationError.isInstance(e) && String((e as Error).message).includes(name));
+      await expect(store.addResources(JSON.parse(body) as never)).rejects.toSatisfy(
+        (e) => ValidationError.isInstance(e) && String((e as Error).message).includes(name),
+      );
     }
     expect(await store.getLatestResources()).toEqual(before);
   });
