@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -61,7 +62,7 @@ describe('agl store serve (child process, SQLite file, bearer token)', () => {
   let url = '';
 
   beforeAll(async () => {
-    serve = startServe(['--port', '0', '--db', db, '--token', TOKEN]);
+    serve = startServe(['--port', '0', '--db', db, '--token', TOKEN, '--allowed-host', 'agl.internal']);
     url = await serve.url;
   }, 90_000);
   afterAll(() => {
@@ -81,6 +82,20 @@ describe('agl store serve (child process, SQLite file, bearer token)', () => {
     expect(result.stdout + result.stderr).toMatch(/REPLAY OK \d+ checks/);
     expect(result.status).toBe(0);
   }, 90_000);
+
+  it('answers only loopback Host names and those of --allowed-host', async () => {
+    const hostStatus = (host: string) =>
+      new Promise<number>((resolveStatus, reject) => {
+        const { hostname, port } = new URL(url);
+        httpGet({ hostname, port, path: '/v1/agl/health', headers: { host } }, (res) => {
+          res.resume();
+          resolveStatus(res.statusCode ?? 0);
+        }).on('error', reject);
+      });
+    expect(await hostStatus('agl.internal')).toBe(200);
+    expect(await hostStatus(`localhost:${new URL(url).port}`)).toBe(200);
+    expect(await hostStatus('rebind.attacker.example')).toBe(403);
+  });
 
   it('answers a StoreClient, refuses a missing token, then drains and closes cleanly on SIGTERM', async () => {
     expect((await fetch(`${url}/v1/agl/rollouts`)).status).toBe(401);
@@ -135,7 +150,7 @@ describe('agl command line', () => {
     expect(run(['--help']).out).toMatch(/store/);
     const help = run(['store', 'serve', '--help']);
     expect(help.code).toBe(0);
-    for (const flag of ['--db', '--memory', '--port', '--host', '--token', '--body-limit', '--cors-origin']) expect(help.out).toContain(flag);
+    for (const flag of ['--db', '--memory', '--port', '--host', '--token', '--body-limit', '--cors-origin', '--allowed-host']) expect(help.out).toContain(flag);
   });
 
   it('unknown flags are errors with a suggestion', () => {

@@ -16,6 +16,8 @@ export interface StoreServeFlags {
   requestTimeout: number;
   maxWait: number;
   corsOrigin?: string[];
+  /** More `Host` names a loopback-bound server answers (`--allowed-host`, repeatable). */
+  allowedHost?: string[];
   /** PostgreSQL connections per server (with a postgres:// --db). */
   pgPoolSize?: number;
   /** One JSON log line per request on stderr. */
@@ -40,6 +42,10 @@ function parsePort(value: string): number {
   const port = Number(value);
   if (!/^\d+$/.test(value) || port > 65535) throw new InvalidArgumentError('use an integer from 0 to 65535 (0 picks a free port).');
   return port;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
 }
 
 function parsePositive(value: string): number {
@@ -67,6 +73,7 @@ export async function serveStore(flags: StoreServeFlags, io: CliIo = processIo):
       requestTimeoutMs: Math.round(flags.requestTimeout * 1000),
       maxWaitSeconds: flags.maxWait,
       corsOrigin: flags.corsOrigin ?? null,
+      allowedHosts: flags.allowedHost ?? [],
       onWarning: (message) => io.err(`warning: ${message}`),
       metrics: flags.metrics !== false,
       requestLog: flags.logJson === true,
@@ -105,10 +112,11 @@ export function storeCommand(io: CliIo = processIo): Command {
     .option('--host <host>', 'interface to bind (binding wider than loopback without --token logs a warning)', '127.0.0.1')
     .option('--port <port>', 'port; 0 picks a free one', parsePort, DEFAULT_STORE_PORT)
     .option('--token <token>', 'require "Authorization: Bearer <token>" on every API route (default: $AGL_STORE_TOKEN)')
-    .option('--body-limit <mib>', 'largest request body, in MiB', parsePositive, 32)
+    .option('--body-limit <mib>', 'largest body of the span, OTLP and enqueue routes (and inflated OTLP), in MiB; other routes take 1 MiB', parsePositive, 16)
     .option('--request-timeout <seconds>', 'longest time to receive and answer one request', parsePositive, 60)
     .option('--max-wait <seconds>', 'longest server-side wait of one long poll (clients loop)', parsePositive, DEFAULT_MAX_WAIT_SECONDS)
-    .option('--cors-origin <origin...>', 'allow browser calls from these origins ("*" for any); CORS is off by default')
+    .option('--cors-origin <origin...>', 'allow browser calls from these origins ("*" for any, without credentials; never "null"); CORS is off by default')
+    .option('--allowed-host <host>', 'answer this Host name too when bound to loopback (repeatable; default: localhost, 127.0.0.1, [::1] only)', collect, [])
     .option('--no-dashboard', 'do not serve the dashboard web app at / (served by default when @agl/dashboard is built)')
     .option('--pg-pool-size <n>', 'PostgreSQL connections of this server (with a postgres:// --db)', parsePositive, 10)
     .option('--log-json', 'write one JSON log line per request to stderr')

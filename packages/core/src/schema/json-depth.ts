@@ -1,23 +1,45 @@
 /** Deepest JSON nesting (objects and arrays) the store server and the gateway accept in a request body. */
 export const MAX_JSON_DEPTH = 256;
 
+/** What {@link jsonStructure} counts in a JSON text. */
+export interface JsonStructure {
+  /** Deepest nesting of objects and arrays. */
+  depth: number;
+  /**
+   * Values inside objects and arrays, counted as brackets plus commas (so an array of n items counts n + 1, an empty
+   * object 1): about what `JSON.parse` will allocate, whatever the values' sizes.
+   */
+  values: number;
+}
+
 /**
- * The nesting depth of a JSON text, counted without parsing (brackets inside strings are skipped), so a hostile body
- * such as 100,000 nested arrays is refused before recursive validation could overflow the stack. Strings, most of a
- * typical body, are skipped with `indexOf` rather than character by character.
+ * The nesting depth and value count of a JSON text, counted without parsing (brackets and commas inside strings are
+ * skipped), so a hostile body is refused before it costs anything: 100,000 nested arrays, which would overflow the
+ * stack of a recursive validator, or 32 MiB of `{},{},...`, which would cost `JSON.parse` a gigabyte. Strings, most
+ * of a typical body, are skipped with `indexOf` rather than character by character. Stops counting as soon as
+ * `stopAt` values are seen (the answer is then `stopAt` or more).
  */
-export function jsonDepth(text: string): number {
+export function jsonStructure(text: string, stopAt = Infinity): JsonStructure {
   let depth = 0;
   let max = 0;
-  for (let i = 0; i < text.length; i++) {
+  let values = 0;
+  for (let i = 0; i < text.length && values < stopAt; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
       i = closingQuote(text, i + 1);
-      if (i < 0) return max;
-    } else if (c === 0x7b || c === 0x5b) max = Math.max(max, ++depth);
+      if (i < 0) break;
+    } else if (c === 0x7b || c === 0x5b) {
+      max = Math.max(max, ++depth);
+      values++;
+    } else if (c === 0x2c) values++;
     else if (c === 0x7d || c === 0x5d) depth--;
   }
-  return max;
+  return { depth: max, values };
+}
+
+/** The nesting depth of a JSON text, counted without parsing (see {@link jsonStructure}). */
+export function jsonDepth(text: string): number {
+  return jsonStructure(text).depth;
 }
 
 /** Index of the quote that ends the JSON string whose content starts at `from`, or -1 when it never ends. */

@@ -53,6 +53,8 @@ export interface TransportRequest {
   timeoutMs?: number;
   /** Cancels the request (long polls cut short by close); an aborted request is never retried. */
   signal?: AbortSignal;
+  /** More request headers (e.g. `x-agl-reveal-secrets`). */
+  headers?: Record<string, string>;
 }
 
 const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -141,7 +143,7 @@ export class HttpTransport {
   }
 
   async #send(request: TransportRequest): Promise<TransportResponse> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+    const headers: Record<string, string> = { ...request.headers, accept: 'application/json' };
     if (this.#token !== null) headers.authorization = `Bearer ${this.#token}`;
     let payload: string | undefined;
     if (request.body !== undefined) {

@@ -31,6 +31,7 @@ import {
 } from '@agl/core/store';
 import { fastParseSpan } from '../engine/fast-span';
 import { HttpTransport, type TransportOptions, type TransportResponse } from './http-transport';
+import { REVEAL_SECRETS_HEADER } from '../server/resource-secrets';
 
 /** Options of {@link StoreClient}: the transport's plus the long-poll chunk and warnings. */
 export interface StoreClientOptions extends TransportOptions {
@@ -57,6 +58,12 @@ const readResources = (value: unknown): ResourcesUpdate => parseWire(ResourcesUp
 // Spans come back by the thousand (addSpans echoes, querySpans): the zod-equivalent fast path first, zod for errors.
 const readSpan = (value: unknown): Span => fastParseSpan(fromWire('span', value)) ?? parseWire(Span, 'span', value, 'span');
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+
+/**
+ * Sent with every resources call: the server masks API keys unless asked (`x-agl-reveal-secrets: 1`, with the token
+ * when the server has one), and a runner needs its LLM's key in clear. An AGL 0.3 server ignores the header.
+ */
+const REVEAL: Record<string, string> = { [REVEAL_SECRETS_HEADER]: '1' };
 
 function readPage<T>(value: unknown, read: (item: unknown) => T, askedLimit: number | undefined): PaginatedResult<T> {
   const page = (value ?? {}) as Json;
@@ -121,14 +128,14 @@ export class StoreClient implements LightningStore {
     if (this.#closed) throw new StoreClosedError('StoreClient');
   }
 
-  async #get(path: string): Promise<unknown> {
+  async #get(path: string, headers?: Record<string, string>): Promise<unknown> {
     this.#open();
-    return (await this.#http.call({ method: 'GET', path })).body ?? null;
+    return (await this.#http.call({ method: 'GET', path, headers })).body ?? null;
   }
 
-  async #post(path: string, body?: unknown): Promise<unknown> {
+  async #post(path: string, body?: unknown, headers?: Record<string, string>): Promise<unknown> {
     this.#open();
-    return (await this.#http.call({ method: 'POST', path, body })).body ?? null;
+    return (await this.#http.call({ method: 'POST', path, body, headers })).body ?? null;
   }
 
   async startRollout(request: StartRolloutRequest): Promise<AttemptedRollout> {
@@ -295,20 +302,20 @@ export class StoreClient implements LightningStore {
   }
 
   async addResources(resources: NamedResourcesInput): Promise<ResourcesUpdate> {
-    return readResources(await this.#post(`${P}/resources`, namedResourcesToWire(resources)));
+    return readResources(await this.#post(`${P}/resources`, namedResourcesToWire(resources), REVEAL));
   }
 
   async updateResources(resourcesId: string, resources: NamedResourcesInput): Promise<ResourcesUpdate> {
-    return readResources(await this.#post(`${P}/resources/${enc(resourcesId)}`, namedResourcesToWire(resources)));
+    return readResources(await this.#post(`${P}/resources/${enc(resourcesId)}`, namedResourcesToWire(resources), REVEAL));
   }
 
   async getLatestResources(): Promise<ResourcesUpdate | null> {
-    const value = await this.#get(`${P}/resources/latest`);
+    const value = await this.#get(`${P}/resources/latest`, REVEAL);
     return value === null ? null : readResources(value);
   }
 
   async getResourcesById(resourcesId: string): Promise<ResourcesUpdate | null> {
-    const value = await this.#get(`${P}/resources/${enc(resourcesId)}`);
+    const value = await this.#get(`${P}/resources/${enc(resourcesId)}`, REVEAL);
     return value === null ? null : readResources(value);
   }
 
@@ -317,7 +324,7 @@ export class StoreClient implements LightningStore {
     for (const [key, value] of Object.entries(pageBody(options))) query.set(key, String(value));
     if (options.resourcesId != null) query.set('resources_id', options.resourcesId);
     if (options.resourcesIdContains != null) query.set('resources_id_contains', options.resourcesIdContains);
-    return readPage(await this.#get(`${P}/resources?${query.toString()}`), readResources, options.limit);
+    return readPage(await this.#get(`${P}/resources?${query.toString()}`, REVEAL), readResources, options.limit);
   }
 
   async updateWorker(workerId: string, update: { heartbeatStats?: Json } = {}): Promise<Worker> {

@@ -7,9 +7,12 @@ import {
   RolloutConfig,
   RolloutMode,
   RolloutStatus,
+  NamedResources,
   WorkerStatus,
   parseApi,
 } from '@agl/core/schema';
+import { ValidationError } from '@agl/core/errors';
+import { isForbiddenKey, isRecord } from '@agl/core/guards';
 
 /** Validates input with zod and throws `ValidationError` naming the field; re-exported for the backends. */
 export { parseApi };
@@ -17,6 +20,24 @@ export { parseApi };
 const Id = z.string().min(1);
 /** A rollout, attempt, worker or resources id: a non-empty string. */
 export const IdSchema = Id;
+
+/** The 422 for a resource named `__proto__`, `constructor` or `prototype`: such a name would reach the prototype. */
+export function forbiddenResourceName(name: string): ValidationError {
+  return new ValidationError(
+    `Invalid resources: the resource name "${name}" is not allowed (it names an object prototype key). Choose another name.`,
+    [{ path: name, message: 'forbidden resource name' }],
+    { status: 422 },
+  );
+}
+
+/** Validates a named-resources map; a forbidden name (`__proto__`, ...) is refused, never dropped. */
+export function parseNamedResources(value: unknown): NamedResources {
+  if (isRecord(value)) {
+    const forbidden = Object.keys(value).find(isForbiddenKey);
+    if (forbidden !== undefined) throw forbiddenResourceName(forbidden);
+  }
+  return parseApi(NamedResources, value, 'resources');
+}
 
 const Page = {
   limit: z.number().int().min(-1).default(-1),

@@ -1,6 +1,5 @@
 import { NotFoundError } from '@agl/core/errors';
 import {
-  NamedResources,
   Span as SpanSchema,
   assertAttemptTransition,
   assertRolloutTransition,
@@ -30,6 +29,7 @@ import {
   WorkerOption,
   WorkerUpdateInput,
   parseApi,
+  parseNamedResources,
 } from './input';
 import { fastParseSpan } from './fast-span';
 import {
@@ -483,7 +483,7 @@ export class StoreEngine {
   // ---------------------------------------------------------------- resources and workers
 
   addResources(resources: unknown): ResourcesUpdate {
-    const parsed = parseApi(NamedResources, resources, 'resources');
+    const parsed = parseNamedResources(resources);
     return this.#tx(() => {
       const now = this.#clock.now();
       const record: ResourcesUpdate = { resourcesId: newResourcesId(), createTime: now, updateTime: now, version: 1, resources: parsed };
@@ -494,7 +494,7 @@ export class StoreEngine {
 
   updateResources(resourcesId: unknown, resources: unknown): ResourcesUpdate {
     const id = parseApi(IdSchema, resourcesId, 'resourcesId');
-    const parsed = parseApi(NamedResources, resources, 'resources');
+    const parsed = parseNamedResources(resources);
     return this.#tx(() => {
       const now = this.#clock.now();
       const existing = this.#s.getResources(id);

@@ -7,6 +7,7 @@ import {
   type ConversionResult,
   type DecodedOtlpSpan,
 } from './otlp-to-spans';
+import { NO_INGEST_LIMITS, checkSpanCount, tooManyValues, type IngestLimits } from '../ingest-limits';
 
 /** Thrown inside the reader when the bytes are not what it expects; the caller then takes the generated decoder. */
 class Unexpected extends Error {}
@@ -25,9 +26,25 @@ const MAX_DEPTH = 32;
 class WireReader {
   readonly buf: Buffer;
   pos = 0;
+  readonly limits: IngestLimits;
+  /** Messages and values read so far, and spans among them: counted as read, so a bomb stops at its first excess. */
+  values = 0;
+  spans = 0;
 
-  constructor(buf: Buffer) {
+  constructor(buf: Buffer, limits: IngestLimits) {
     this.buf = buf;
+    this.limits = limits;
+  }
+
+  /** Counts one more message or value read (a 413 past `maxJsonValues`). */
+  tick(): void {
+    if (++this.values > this.limits.maxJsonValues) throw tooManyValues(this.limits.maxJsonValues);
+  }
+
+  /** Counts one more span read (a 413 past `maxSpansPerRequest`). */
+  tickSpan(): void {
+    this.tick();
+    checkSpanCount(++this.spans, this.limits);
   }
 
   /**
@@ -127,6 +144,7 @@ function messages(r: WireReader, end: number, read: (stop: number) => void): voi
   fields(r, end, (no, wire) => {
     if (no !== 1) return false;
     expect(wire, BYTES);
+    r.tick();
     read(r.delimited(end));
     return true;
   });
@@ -233,11 +251,13 @@ function keyValue(r: WireReader, end: number, depth: number): [string, unknown] 
 
 /** Adds the `KeyValue` ending at `end` to an attribute map. */
 function attribute(r: WireReader, end: number, out: Attributes): void {
+  r.tick();
   const [key, value] = keyValue(r, end, 0);
   putAttribute(out, key, value);
 }
 
 function span(r: WireReader, end: number): DecodedOtlpSpan {
+  r.tickSpan();
   const s: DecodedOtlpSpan = {
     traceId: '',
     spanId: '',
@@ -314,6 +334,7 @@ function span(r: WireReader, end: number): DecodedOtlpSpan {
 }
 
 function event(r: WireReader, end: number): DecodedOtlpSpan['events'][number] {
+  r.tick();
   const e: DecodedOtlpSpan['events'][number] = { name: '', attributes: emptyRecord<AttributeValue>(), timestamp: null };
   fields(r, end, (no, wire) => {
     if (no === 1) {
@@ -332,6 +353,7 @@ function event(r: WireReader, end: number): DecodedOtlpSpan['events'][number] {
 }
 
 function link(r: WireReader, end: number): DecodedOtlpSpan['links'][number] {
+  r.tick();
   const l: DecodedOtlpSpan['links'][number] = { traceId: '', spanId: '', attributes: emptyRecord<AttributeValue>() };
   fields(r, end, (no, wire) => {
     if (no === 1 || no === 2) {
@@ -374,6 +396,7 @@ function resourceSpans(r: WireReader, end: number, result: ConversionResult): vo
       });
     } else if (no === 2) {
       expect(wire, BYTES);
+      r.tick();
       const stop = r.delimited(end);
       fields(r, stop, (sno, swire) => {
         if (sno === 1) {
@@ -392,7 +415,7 @@ function resourceSpans(r: WireReader, end: number, result: ConversionResult): vo
     } else return false;
     return true;
   });
-  for (const s of spans) collectSpan(result, s, resourceAttributes, schemaUrl);
+  for (const s of spans) collectSpan(result, s, resourceAttributes, schemaUrl, r.limits);
 }
 
 /**
@@ -401,10 +424,14 @@ function resourceSpans(r: WireReader, end: number, result: ConversionResult): vo
  * their plain copies and base64 ids first (that was most of the OTLP route's time). Returns null for anything it does
  * not read the way the generated decoder does (truncated or malformed bytes, an unexpected wire type, two members of
  * one `AnyValue`, very deep values): the caller then takes the generated decoder, which also words the error.
+ * Messages, values and spans are counted as they are read: past `limits` it throws a 413 `HttpError` at once.
  */
-export function convertTraceRequestProtobuf(body: Uint8Array): ConversionResult | null {
+export function convertTraceRequestProtobuf(
+  body: Uint8Array,
+  limits: IngestLimits = NO_INGEST_LIMITS,
+): ConversionResult | null {
   const buf = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  const r = new WireReader(buf);
+  const r = new WireReader(buf, limits);
   const result: ConversionResult = { spans: [], unowned: [] };
   try {
     messages(r, buf.length, (stop) => resourceSpans(r, stop, result));

@@ -80,9 +80,9 @@ function hexIdsToBytes(node: unknown): void {
  * Decodes an OTLP/HTTP JSON body (ids in hex, as the OTLP spec requires) through the same generated message type,
  * so both encodings give identical plain objects.
  */
-export function decodeTraceRequestJson(body: Uint8Array): PlainTraceRequest {
+export function decodeTraceRequestJson(body: Uint8Array | string): PlainTraceRequest {
   let parsed: unknown;
-  const text = Buffer.from(body).toString('utf8');
+  const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
   if (text.trim() === '') return {};
   try {
     parsed = JSON.parse(text);

@@ -1,6 +1,7 @@
 import { ATTR_ATTEMPT_ID, ATTR_ROLLOUT_ID, ATTR_SPAN_SEQUENCE_ID } from '@agl/core/semconv';
 import { emptyRecord, type AttributeValue, type Attributes, type SpanInput, type StatusCode } from '@agl/core/schema';
 import type { PlainTraceRequest } from './otlp-proto';
+import { NO_INGEST_LIMITS, checkAttributeCount, checkSpanCount, type IngestLimits } from '../ingest-limits';
 
 /** One OTLP span turned into an AGL span; `sequenceId` is `null` when the sender gave none (the store issues one). */
 export interface ConvertedSpan {
@@ -119,10 +120,18 @@ export interface DecodedOtlpSpan {
 }
 
 /**
- * Adds one decoded span to `result`, owned by the `agentlightning.rollout_id` / `attempt_id` / `span_sequence_id`
+ * Adds one decoded span to `result` (a 413 `HttpError` past `limits`), owned by the `agentlightning.rollout_id` / `attempt_id` / `span_sequence_id`
  * attributes of the span or its resource (the span wins), or to `unowned` when it has none.
  */
-export function collectSpan(result: ConversionResult, raw: DecodedOtlpSpan, resourceAttributes: Attributes, schemaUrl: string): void {
+export function collectSpan(
+  result: ConversionResult,
+  raw: DecodedOtlpSpan,
+  resourceAttributes: Attributes,
+  schemaUrl: string,
+  limits: IngestLimits,
+): void {
+  checkSpanCount(result.spans.length + result.unowned.length + 1, limits);
+  checkAttributeCount(Object.keys(raw.attributes).length, `span "${raw.name}"`, limits);
   const pick = (key: string): AttributeValue | undefined => raw.attributes[key] ?? resourceAttributes[key];
   const rolloutId = pick(ATTR_ROLLOUT_ID);
   const attemptId = pick(ATTR_ATTEMPT_ID);
@@ -166,7 +175,7 @@ export function collectSpan(result: ConversionResult, raw: DecodedOtlpSpan, reso
  * Converts a decoded `ExportTraceServiceRequest` (the plain objects of `decodeTraceRequestJson`) to AGL spans
  * (reference v0 §3.4). Protobuf bodies usually take `convertTraceRequestProtobuf`, which reads the bytes directly.
  */
-export function convertTraceRequest(request: PlainTraceRequest): ConversionResult {
+export function convertTraceRequest(request: PlainTraceRequest, limits: IngestLimits = NO_INGEST_LIMITS): ConversionResult {
   const result: ConversionResult = { spans: [], unowned: [] };
   for (const resourceSpans of asArray(request.resourceSpans)) {
     const resource = (resourceSpans.resource ?? {}) as Plain;
@@ -196,6 +205,7 @@ export function convertTraceRequest(request: PlainTraceRequest): ConversionResul
           },
           resourceAttributes,
           schemaUrl,
+          limits,
         );
       }
     }

@@ -1,6 +1,5 @@
 import { NotFoundError } from '@agl/core/errors';
 import {
-  NamedResources,
   Span as SpanSchema,
   assertAttemptTransition,
   assertRolloutTransition,
@@ -31,6 +30,7 @@ import {
   WorkerOption,
   WorkerUpdateInput,
   parseApi,
+  parseNamedResources,
 } from '../engine/input';
 import {
   newAttemptRecord,
@@ -386,7 +386,7 @@ export class AsyncStoreEngine {
   // ---------------------------------------------------------------- resources and workers
 
   async addResources(resources: unknown): Promise<ResourcesUpdate> {
-    const parsed = parseApi(NamedResources, resources, 'resources');
+    const parsed = parseNamedResources(resources);
     return this.#tx(async (t) => {
       const now = this.#clock.now();
       const record: ResourcesUpdate = { resourcesId: newResourcesId(), createTime: now, updateTime: now, version: 1, resources: parsed };
@@ -397,7 +397,7 @@ export class AsyncStoreEngine {
 
   async updateResources(resourcesId: unknown, resources: unknown): Promise<ResourcesUpdate> {
     const id = parseApi(IdSchema, resourcesId, 'resourcesId');
-    const parsed = parseApi(NamedResources, resources, 'resources');
+    const parsed = parseNamedResources(resources);
     return this.#tx(async (t) => {
       const now = this.#clock.now();
       const existing = await t.s.getResources(id);

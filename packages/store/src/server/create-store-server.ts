@@ -1,11 +1,22 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import cors from '@fastify/cors';
+import fastifyCors from '@fastify/cors';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { UserError, ValidationError } from '@agl/core/errors';
+import { UserError } from '@agl/core/errors';
 import { systemClock, type Clock, type LightningStore } from '@agl/core/store';
 import { HTTP_ERROR_TYPES, toErrorReply } from './http-errors';
-import { MAX_JSON_DEPTH, jsonDepth } from '@agl/core/schema';
-import { API_PREFIX, JsonText, parseJsonBody, sendJson, type RouteContext } from './route-context';
+import { isLoopbackHost } from '@agl/core/net';
+import { API_PREFIX, sendJson, type RouteContext } from './route-context';
+import {
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_CONTROL_BODY_LIMIT,
+  DEFAULT_MAX_ATTRIBUTES_PER_SPAN,
+  DEFAULT_MAX_JSON_VALUES,
+  DEFAULT_MAX_SPANS_PER_REQUEST,
+  registerRequestLimits,
+  routeBodyLimit,
+  type RequestLimits,
+} from './request-limits';
+import { corsOptions, registerHostCheck, registerPathIdCheck } from './request-guards';
 import { registerEventRoutes } from './routes/event-routes';
 import { registerExtRoutes } from './routes/ext-routes';
 import { isStaticAppRequest, registerStaticRoutes } from './routes/ext-static-routes';
@@ -13,13 +24,10 @@ import { registerMiscRoutes } from './routes/misc-routes';
 import { otlpRoutesPlugin } from './routes/otlp-routes';
 import { registerResourceWorkerRoutes } from './routes/resource-worker-routes';
 import { registerRolloutRoutes } from './routes/rollout-routes';
-import { SPAN_BATCH_ROUTE, registerSpanRoutes } from './routes/span-routes';
+import { registerSpanRoutes } from './routes/span-routes';
 import { registerMetricsRoute } from './metrics';
 import { registerRequestLog, type RequestLogOption } from './request-log';
-import { utf8Text } from '../utf8-text';
 
-/** Default request body limit: 32 MiB. */
-export const DEFAULT_BODY_LIMIT = 32 * 1024 * 1024;
 /** Default store server port (AGL 0.3's). */
 export const DEFAULT_STORE_PORT = 4747;
 /** Default cap of one long-poll `POST /waits/rollouts`, in seconds. */
@@ -35,13 +43,32 @@ export interface StoreServerOptions {
   port?: number;
   /** When set, every route except `/v1/agl/health` requires `Authorization: Bearer <token>`. */
   token?: string | null;
-  /** Largest request body in bytes (also the largest decompressed OTLP body); default 32 MiB. */
+  /**
+   * Largest body of the ingest routes (spans, span batches, events, OTLP, rollout start and enqueue) in bytes, also the
+   * largest inflated OTLP body; default 16 MiB.
+   */
   bodyLimit?: number;
+  /** Largest body of every other route (searches, updates, control) in bytes; default 1 MiB. */
+  controlBodyLimit?: number;
+  /** Largest number of JSON values (array items, object members) in one body, counted before parsing; default 150,000. */
+  maxJsonValues?: number;
+  /** Largest number of spans in one request (span batch, OTLP export); default 10,000. */
+  maxSpansPerRequest?: number;
+  /** Largest number of attributes of one span; default 1,000. */
+  maxAttributesPerSpan?: number;
+  /**
+   * More `Host` names a loopback-bound server answers (besides `localhost`, `127.x.x.x` and `[::1]`), e.g. the name a
+   * reverse proxy forwards. Ignored when bound wider than loopback. Default none.
+   */
+  allowedHosts?: readonly string[];
   /** Longest time to receive a request and compute its answer, in ms (long polls excluded); default 60 000. */
   requestTimeoutMs?: number;
   /** Longest server-side wait of one `POST /waits/rollouts`, in seconds; default 30. Clients loop. */
   maxWaitSeconds?: number;
-  /** Allowed CORS origins (`*` for any). CORS is off when absent. */
+  /**
+   * Allowed CORS origins. `*` allows any origin but `null`, without credentials; a list allows those origins, with
+   * credentials; `null` is refused. CORS is off when absent.
+   */
   corsOrigin?: string | string[] | null;
   /** Time source of the event route; default the wall clock. */
   clock?: Clock;
@@ -76,8 +103,6 @@ export interface StoreServer {
   close(): Promise<void>;
 }
 
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/i;
-
 function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }
@@ -92,8 +117,16 @@ function validateOptions(options: StoreServerOptions): void {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new UserError(`Invalid port ${port}: use an integer from 0 to 65535 (0 picks a free port).`);
   }
-  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
-  if (!Number.isInteger(limit) || limit <= 0) throw new UserError(`Invalid bodyLimit ${limit}: use a positive number of bytes.`);
+  for (const [name, fallback] of [
+    ['bodyLimit', DEFAULT_BODY_LIMIT],
+    ['controlBodyLimit', DEFAULT_CONTROL_BODY_LIMIT],
+    ['maxJsonValues', DEFAULT_MAX_JSON_VALUES],
+    ['maxSpansPerRequest', DEFAULT_MAX_SPANS_PER_REQUEST],
+    ['maxAttributesPerSpan', DEFAULT_MAX_ATTRIBUTES_PER_SPAN],
+  ] as const) {
+    const limit = options[name] ?? fallback;
+    if (!Number.isInteger(limit) || limit <= 0) throw new UserError(`Invalid ${name} ${limit}: use a positive integer.`);
+  }
   if (options.token === '') throw new UserError('The token is empty: pass a non-empty --token, or none at all.');
 }
 
@@ -108,11 +141,17 @@ function validateOptions(options: StoreServerOptions): void {
 export async function createStoreServer(options: StoreServerOptions): Promise<StoreServer> {
   validateOptions(options);
   const host = options.host ?? '127.0.0.1';
-  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const limits: RequestLimits = {
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    controlBodyLimit: options.controlBodyLimit ?? DEFAULT_CONTROL_BODY_LIMIT,
+    maxJsonValues: options.maxJsonValues ?? DEFAULT_MAX_JSON_VALUES,
+    maxSpansPerRequest: options.maxSpansPerRequest ?? DEFAULT_MAX_SPANS_PER_REQUEST,
+    maxAttributesPerSpan: options.maxAttributesPerSpan ?? DEFAULT_MAX_ATTRIBUTES_PER_SPAN,
+  };
   const requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
   const token = options.token ?? null;
   const warn = options.onWarning ?? ((message: string) => process.emitWarning(message, { code: 'AGL_STORE_SERVER' }));
-  if (token === null && !LOOPBACK.test(host)) {
+  if (token === null && !isLoopbackHost(host)) {
     warn(
       `The store server binds ${host} without a token: anyone who can reach this machine can read and change the store. ` +
         'Pass --token (or set AGL_STORE_TOKEN), or bind 127.0.0.1.',
@@ -132,50 +171,29 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
     clock: options.clock ?? systemClock,
     maxWaitSeconds: options.maxWaitSeconds ?? DEFAULT_MAX_WAIT_SECONDS,
     closing,
+    limits,
   };
 
+  const cors = options.corsOrigin === undefined || options.corsOrigin === null ? null : corsOptions(options.corsOrigin);
   const app = Fastify({
     logger: options.logger ?? false,
-    bodyLimit,
+    bodyLimit: Math.max(limits.bodyLimit, limits.controlBodyLimit),
     requestTimeout: requestTimeoutMs,
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     // Errors fastify raises before routing (a malformed percent-encoding in the path) get the same JSON body.
-    frameworkErrors: (error, _request, reply) => {
-      const mapped = toErrorReply(error, { bodyLimit });
+    frameworkErrors: (error, request, reply) => {
+      const mapped = toErrorReply(error, { bodyLimit: routeBodyLimit(request, limits) });
       const detail = error.code === 'FST_ERR_BAD_URL' ? `${mapped.body.detail}: percent-encode ids in the URL path (encodeURIComponent).` : mapped.body.detail;
       return sendJson(reply, mapped.status, { ...mapped.body, detail });
     },
   });
 
-  app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    const text = utf8Text(body as Buffer);
-    if (text.trim() === '') return done(null, undefined);
-    const depth = jsonDepth(text);
-    if (depth > MAX_JSON_DEPTH) {
-      const detail = `JSON body is nested ${depth} levels deep; the limit is ${MAX_JSON_DEPTH}. Send flatter data (e.g. a JSON string for deep structures).`;
-      return done(new ValidationError(detail, [{ path: '(body)', message: 'nested too deeply' }], { status: 400 }), undefined);
-    }
-    // Span batches are parsed by their route, which keeps attribute maps as text where the store allows it.
-    if (request.routeOptions.url === SPAN_BATCH_ROUTE) return done(null, new JsonText(text));
-    try {
-      done(null, parseJsonBody(text));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
-  });
+  registerHostCheck(app, host, options.allowedHosts ?? []);
+  registerRequestLimits(app, limits);
 
-  if (options.corsOrigin !== undefined && options.corsOrigin !== null) {
-    const origins = Array.isArray(options.corsOrigin) ? options.corsOrigin : [options.corsOrigin];
-    await app.register(cors, {
-      origin: origins.includes('*') ? true : origins,
-      credentials: true,
-      methods: ['GET', 'POST', 'OPTIONS'],
-      exposedHeaders: ['x-agl-wait-pending'],
-    });
-  }
+  if (cors !== null) await app.register(fastifyCors, cors);
 
   if (token !== null) {
     const expected = digest(`Bearer ${token}`);
@@ -196,6 +214,7 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
     });
   }
 
+  registerPathIdCheck(app);
   app.addHook('onRequest', async (request, reply) => {
     if (request.url.startsWith(`${API_PREFIX}/waits/`)) return;
     const timer = setTimeout(() => {
@@ -217,7 +236,7 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
   });
 
   app.setErrorHandler((error, request, reply) => {
-    const mapped = toErrorReply(error, { bodyLimit });
+    const mapped = toErrorReply(error, { bodyLimit: routeBodyLimit(request, limits) });
     if (mapped.status >= 500) request.log.error({ err: error }, 'store server fault');
     return sendJson(reply, mapped.status, mapped.body);
   });
@@ -237,7 +256,7 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
   registerEventRoutes(app, ctx);
   registerExtRoutes(app, ctx);
   if (options.staticDir) registerStaticRoutes(app, options.staticDir);
-  await app.register(otlpRoutesPlugin(ctx, bodyLimit));
+  await app.register(otlpRoutesPlugin(ctx));
 
   await app.listen({ host, port: options.port ?? DEFAULT_STORE_PORT });
   const address = app.server.address();

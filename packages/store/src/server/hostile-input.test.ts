@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../memory/memory-store';
 import { createStoreServer, type StoreServer } from './index';
-import { MAX_JSON_DEPTH, jsonDepth } from '@agl/core/schema';
+import { MAX_JSON_DEPTH, jsonDepth, jsonStructure } from '@agl/core/schema';
 
 /** Regressions found by the fuzzing in tools/reliability: each answer is a 4xx with a JSON detail, never a 500. */
 describe('hostile input', () => {
@@ -40,6 +40,12 @@ describe('hostile input', () => {
     expect(jsonDepth(JSON.stringify(tricky))).toBe(1);
     expect(jsonDepth('[["abc\\\\"]]')).toBe(2);
     expect(jsonDepth('[["abc\\"]]]]')).toBe(2);
+  });
+
+  it('counts JSON values (brackets and commas outside strings) without parsing, stopping at the asked bound', () => {
+    expect(jsonStructure('[{},{}]')).toEqual({ depth: 2, values: 4 });
+    expect(jsonStructure('{"a":[1,2],"b":"x,{[\\\\"}')).toEqual({ depth: 2, values: 4 });
+    expect(jsonStructure('[1,2,3,4,5,6]', 3).values).toBe(3);
   });
 
   it('refuses a body nested deeper than the limit with a 400 instead of overflowing the stack', async () => {

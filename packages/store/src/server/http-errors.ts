@@ -26,6 +26,7 @@ export interface ErrorBody {
 /** Stable `error_type` values for failures that are not thrown by the store. */
 export const HTTP_ERROR_TYPES = {
   auth: 'AGL_AuthenticationError',
+  hostNotAllowed: 'AGL_HostNotAllowedError',
   badJson: 'AGL_ValidationError',
   tooLarge: 'AGL_PayloadTooLargeError',
   mediaType: 'AGL_UnsupportedMediaTypeError',
@@ -88,8 +89,8 @@ export function toErrorReply(error: unknown, options: { bodyLimit: number }): Er
           status: 413,
           body: {
             detail:
-              `Request body is larger than the server's limit of ${options.bodyLimit} bytes. ` +
-              'Send fewer items per request (split the batch), or start the server with a larger --body-limit.',
+              `Request body is larger than this route's limit of ${options.bodyLimit} bytes. ` +
+              'Send fewer items per request (split the batch); the span, OTLP and enqueue routes take up to --body-limit.',
             error_type: HTTP_ERROR_TYPES.tooLarge,
           },
         };

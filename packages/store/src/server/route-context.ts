@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { ValidationError } from '@agl/core/errors';
 import { parseWire, type WireShape } from '@agl/core/schema';
 import type { Clock, LightningStore } from '@agl/core/store';
+import type { RequestLimits } from './request-limits';
 
 /** What every route module gets. */
 export interface RouteContext {
@@ -12,10 +13,15 @@ export interface RouteContext {
   maxWaitSeconds: number;
   /** Resolves when the server starts closing, so long polls can answer early. */
   closing: Promise<void>;
+  /** What one request may cost (body sizes, values, spans, attributes). */
+  limits: RequestLimits;
 }
 
 /** Prefix of the AGL 0.3 REST routes. */
 export const API_PREFIX = '/v1/agl';
+
+/** The span batch route's path; its JSON body reaches it as {@link JsonText}. */
+export const SPAN_BATCH_ROUTE = `${API_PREFIX}/spans/batch`;
 
 /** Sends `value` as JSON with `status` (`null` is sent as the JSON literal `null`). */
 export function sendJson(reply: FastifyReply, status: number, value: unknown): FastifyReply {

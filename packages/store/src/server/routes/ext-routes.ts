@@ -5,7 +5,7 @@ import type { QueryRolloutsOptions } from '@agl/core/store';
 import { fieldError } from '../http-errors';
 import { normalizeQuery, parseEnvelope } from '../request-schemas';
 import { API_PREFIX, sendJson, type RouteContext } from '../route-context';
-import { maskSecrets } from './ext-mask-secrets';
+import { maskSecrets } from '../resource-secrets';
 import { RolloutSummaries, rewardStats, type RolloutSummary } from './ext-rollout-summaries';
 
 /** Prefix of AGL's extension routes (dashboard helpers that AGL 0.3's protocol cannot answer). */

@@ -1,4 +1,5 @@
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gunzip, gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   convertTraceRequest,
@@ -8,11 +9,18 @@ import {
   encodeRpcStatus,
   encodeTraceResponse,
   ingestOtlpSpans,
+  type ConversionResult,
 } from '../../otlp/index';
+import { ValidationError } from '@agl/core/errors';
+import type { IngestLimits } from '../../ingest-limits';
+import { checkJsonStructure } from '../request-limits';
+import { utf8Text } from '../../utf8-text';
 import { HTTP_ERROR_TYPES, toErrorReply } from '../http-errors';
 import type { RouteContext } from '../route-context';
 
 type OtlpFormat = 'protobuf' | 'json';
+
+const gunzipAsync = promisify(gunzip);
 
 const CONTENT_TYPES: Record<string, OtlpFormat> = {
   'application/x-protobuf': 'protobuf',
@@ -40,7 +48,11 @@ function sendStatus(request: FastifyRequest, reply: FastifyReply, status: number
   return send(request, reply, status, Buffer.from(JSON.stringify({ code, message, detail: message, error_type: errorType })), format);
 }
 
-function requestBody(request: FastifyRequest, bodyLimit: number): Buffer {
+/**
+ * The request body, inflated when gzip-encoded: in zlib's thread pool (off the event loop, which a 32 MiB inflate would
+ * hold for a good part of a second), stopped at `bodyLimit` bytes.
+ */
+async function requestBody(request: FastifyRequest, bodyLimit: number): Promise<Buffer> {
   const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
   const encoding = String(request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
   if (encoding === 'identity' || encoding === '') return raw;
@@ -48,13 +60,13 @@ function requestBody(request: FastifyRequest, bodyLimit: number): Buffer {
     throw Object.assign(new Error(`Unsupported Content-Encoding '${encoding}'; send 'gzip' or an uncompressed body`), { status: 415 });
   }
   try {
-    return gunzipSync(raw, { maxOutputLength: bodyLimit });
+    return await gunzipAsync(raw, { maxOutputLength: bodyLimit });
   } catch (error) {
     const tooLarge = error instanceof RangeError || (error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
     throw Object.assign(
       new Error(
         tooLarge
-          ? `Decompressed OTLP body is larger than the server's limit of ${bodyLimit} bytes; export smaller batches or raise --body-limit`
+          ? `Decompressed OTLP body is larger than the server's limit of ${bodyLimit} bytes; export smaller batches, or start the server with a larger --body-limit`
           : `Unable to decompress gzip body: ${(error as Error).message}`,
       ),
       { status: tooLarge ? 413 : 400 },
@@ -63,10 +75,37 @@ function requestBody(request: FastifyRequest, bodyLimit: number): Buffer {
 }
 
 /**
+ * Protobuf is read straight from the bytes, counting what it reads against `limits`. What that reader declines goes
+ * through the generated decoder, which allocates a message for as little as 2 bytes and cannot be stopped midway: it
+ * runs only on bodies too small to exceed the value limit that way; a larger body it declines is a 400.
+ */
+function convertProtobuf(body: Buffer, limits: IngestLimits): ConversionResult {
+  const converted = convertTraceRequestProtobuf(body, limits);
+  if (converted !== null) return converted;
+  if (body.length > 2 * limits.maxJsonValues) {
+    throw new ValidationError(
+      `Unable to parse OTLP traces payload: the ${body.length}-byte protobuf body is not a well-formed ExportTraceServiceRequest. ` +
+        'Send an ExportTraceServiceRequest as the OpenTelemetry exporters write it.',
+      [{ path: '(body)', message: 'malformed protobuf' }],
+      { status: 400 },
+    );
+  }
+  return convertTraceRequest(decodeTraceRequestProtobuf(body), limits);
+}
+
+/** OTLP/JSON: its structure is counted (depth, values) before it is parsed, like every JSON body of the server. */
+function convertJson(body: Buffer, limits: IngestLimits): ConversionResult {
+  const text = utf8Text(body);
+  if (text.trim() !== '') checkJsonStructure(text, limits.maxJsonValues);
+  return convertTraceRequest(decodeTraceRequestJson(text), limits);
+}
+
+/**
  * `POST /v1/traces` (OTLP/HTTP protobuf and JSON, gzip in and out) and the 501 answers for metrics, logs and profiles.
  * Registered as an encapsulated plugin: its content-type parser takes every body as raw bytes.
  */
-export function otlpRoutesPlugin(ctx: RouteContext, bodyLimit: number) {
+export function otlpRoutesPlugin(ctx: RouteContext) {
+  const bodyLimit = ctx.limits.bodyLimit;
   return async function otlpRoutes(app: FastifyInstance): Promise<void> {
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
@@ -86,16 +125,13 @@ export function otlpRoutesPlugin(ctx: RouteContext, bodyLimit: number) {
       }
       let body: Buffer;
       try {
-        body = requestBody(request, bodyLimit);
+        body = await requestBody(request, bodyLimit);
       } catch (error) {
         const status = (error as { status?: number }).status ?? 400;
         return sendStatus(request, reply, status, (error as Error).message, status === 413 ? HTTP_ERROR_TYPES.tooLarge : HTTP_ERROR_TYPES.badJson, format);
       }
       try {
-        // Protobuf is read straight from the bytes; what that reader declines goes through the generated decoder.
-        const converted =
-          (format === 'protobuf' ? convertTraceRequestProtobuf(body) : null) ??
-          convertTraceRequest(format === 'protobuf' ? decodeTraceRequestProtobuf(body) : decodeTraceRequestJson(body));
+        const converted = format === 'protobuf' ? convertProtobuf(body, ctx.limits) : convertJson(body, ctx.limits);
         const result = await ingestOtlpSpans(ctx.store, converted);
         const partial =
           result.rejected > 0

@@ -12,15 +12,22 @@ import {
   rejectNulls,
 } from '../request-schemas';
 import { API_PREFIX, parseWireAt, sendJson, type RouteContext } from '../route-context';
+import { resourcesForCaller } from '../resource-secrets';
+import { forbiddenResourceName } from '../../engine/input';
+import { isForbiddenKey } from '@agl/core/guards';
 
 type ResourcesParams = { resources_id: string };
 type WorkerParams = { worker_id: string };
 
-/** A NamedResources body: each value is validated as a resource; error paths keep the resource name verbatim. */
+/**
+ * A NamedResources body: each value is validated as a resource; error paths keep the resource name verbatim; a name
+ * such as `__proto__` is a 422 that names it.
+ */
 function parseNamedResources(raw: unknown): NamedResourcesInput {
   const body = bodyObject(raw, 'resources', false);
   const out: NamedResourcesInput = {};
   for (const [name, value] of Object.entries(body)) {
+    if (isForbiddenKey(name)) throw forbiddenResourceName(name);
     out[name] = parseWireAt(Resource, 'resource', value, name, 'resources');
   }
   const check = NamedResources.safeParse(out);
@@ -78,26 +85,26 @@ export function registerResourceWorkerRoutes(app: FastifyInstance, ctx: RouteCon
       resourcesId: body.resources_id ?? null,
       resourcesIdContains: body.resources_id_contains ?? null,
     });
-    return sendJson(reply, 200, { ...page, items: toWire('resourcesUpdate', page.items) });
+    return sendJson(reply, 200, { ...page, items: toWire('resourcesUpdate', page.items.map((u) => resourcesForCaller(request, u))) });
   });
 
   app.post(`${P}/resources`, async (request, reply) => {
     const update = await ctx.store.addResources(parseNamedResources(request.body));
-    return sendJson(reply, 201, toWire('resourcesUpdate', update));
+    return sendJson(reply, 201, toWire('resourcesUpdate', resourcesForCaller(request, update)));
   });
 
-  app.get(`${P}/resources/latest`, async (_request, reply) => {
-    const update = await ctx.store.getLatestResources();
+  app.get(`${P}/resources/latest`, async (request, reply) => {
+    const update = resourcesForCaller(request, await ctx.store.getLatestResources());
     return sendJson(reply, 200, update === null ? null : toWire('resourcesUpdate', update));
   });
 
   app.post<{ Params: ResourcesParams }>(`${P}/resources/:resources_id`, async (request, reply) => {
     const update = await ctx.store.updateResources(request.params.resources_id, parseNamedResources(request.body));
-    return sendJson(reply, 200, toWire('resourcesUpdate', update));
+    return sendJson(reply, 200, toWire('resourcesUpdate', resourcesForCaller(request, update)));
   });
 
   app.get<{ Params: ResourcesParams }>(`${P}/resources/:resources_id`, async (request, reply) => {
-    const update = await ctx.store.getResourcesById(request.params.resources_id);
+    const update = resourcesForCaller(request, await ctx.store.getResourcesById(request.params.resources_id));
     return sendJson(reply, 200, update === null ? null : toWire('resourcesUpdate', update));
   });
 }

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { ValidationError } from '@agl/core/errors';
-import { Span, fromWire, toWire, toWireJson, type SpanInput } from '@agl/core/schema';
+import { isRecord } from '@agl/core/guards';
+import { Span, fromWire, jsonStructure, toWire, toWireJson, type SpanInput } from '@agl/core/schema';
 import type { LightningStore, PaginatedResult, QuerySpansOptions } from '@agl/core/store';
 import {
   NextSequenceBatchBody,
@@ -12,7 +13,8 @@ import {
   pageOptions,
   parseEnvelope,
 } from '../request-schemas';
-import { API_PREFIX, JsonText, parseJsonBody, parseWireAt, sendJson, sendJsonText, type RouteContext } from '../route-context';
+import { API_PREFIX, JsonText, SPAN_BATCH_ROUTE, parseJsonBody, parseWireAt, sendJson, sendJsonText, type RouteContext } from '../route-context';
+import { checkAttributeCount, checkSpanCount } from '../../ingest-limits';
 import { extractSpanAttributes } from '../span-batch-attributes';
 
 /** `echo: false` (an AGL extension the StoreClient sends): answer `{ inserted: [indexes] }` instead of the spans. */
@@ -60,8 +62,6 @@ async function answerSpanQuery(ctx: RouteContext, reply: FastifyReply, raw: unkn
   return sendJson(reply, 200, { ...page, items: toWire('span', page.items) });
 }
 
-/** The batch route's path; its JSON body reaches it as {@link JsonText}. */
-export const SPAN_BATCH_ROUTE = `${API_PREFIX}/spans/batch`;
 
 /** A store that can keep attribute maps as JSON text (SQLite, see `EngineStore.addSpansWithAttributesJson`). */
 interface AttributeTextStore {
@@ -92,6 +92,9 @@ async function addSpansKeepingAttributeText(ctx: RouteContext, body: string): Pr
   if (!keepsAttributeText(ctx.store)) return null;
   const extracted = extractSpanAttributes(body);
   if (extracted === null) return null;
+  // A map of at most `maxAttributesPerSpan` values has at most that many members; larger ones are counted exactly below.
+  const { maxAttributesPerSpan } = ctx.limits;
+  if (extracted.attributesJson.some((text) => text !== null && jsonStructure(text, maxAttributesPerSpan + 1).values > maxAttributesPerSpan)) return null;
   let envelope: z.infer<typeof SpanBatchEnvelope>;
   try {
     envelope = SpanBatchEnvelope.parse(JSON.parse(extracted.reduced));
@@ -99,6 +102,7 @@ async function addSpansKeepingAttributeText(ctx: RouteContext, body: string): Pr
     return null;
   }
   if (envelope.echo !== false || envelope.spans.length !== extracted.attributesJson.length || envelope.spans.length === 0) return null;
+  checkSpanCount(envelope.spans.length, ctx.limits);
   const spans = envelope.spans.map((item) => fromWire('span', item) as Span);
   try {
     const stored = await ctx.store.addSpansWithAttributesJson(spans, extracted.attributesJson);
@@ -115,6 +119,7 @@ export function registerSpanRoutes(app: FastifyInstance, ctx: RouteContext): voi
 
   app.post(`${P}/spans`, async (request, reply) => {
     const span = parseWireAt(Span, 'span', bodyObject(request.body, 'span', false), '', 'span');
+    checkAttributeCount(Object.keys(span.attributes).length, 'span', ctx.limits);
     const stored = await ctx.store.addSpan(span);
     return sendJson(reply, 201, stored === null ? null : toWire('span', stored));
   });
@@ -126,7 +131,11 @@ export function registerSpanRoutes(app: FastifyInstance, ctx: RouteContext): voi
     const envelope = parseEnvelope(SpanBatchEnvelope, bodyObject(body === null ? request.body : parseJsonBody(body), 'span batch', false), 'span batch');
     // The store validates every span before it writes any (the hottest route, so only once); when it refuses one, zod
     // names the bad field in wire spelling (`spans.3.sequence_id`).
+    checkSpanCount(envelope.spans.length, ctx.limits);
     const spans = envelope.spans.map((item) => fromWire('span', item) as Span);
+    spans.forEach((span, i) => {
+      if (isRecord(span.attributes)) checkAttributeCount(Object.keys(span.attributes).length, `spans.${i}`, ctx.limits);
+    });
     let stored: Span[] = [];
     try {
       if (spans.length > 0) stored = await ctx.store.addSpans(spans);
