@@ -46,7 +46,7 @@ export interface GatewayOptions {
   host?: string;
   /**
    * Host names (`Host` header, port ignored) a gateway bound to a loopback address answers besides `localhost`,
-   * `127.0.0.1` and `[::1]` (`--allowed-host`). Other `Host` values get 421 `host_not_allowed` (DNS rebinding).
+   * `127.0.0.1` and `[::1]` (`--allowed-host`). Other `Host` values get 403 `host_not_allowed` (DNS rebinding).
    * Ignored when `host` is not a loopback address.
    */
   allowedHosts?: readonly string[];
@@ -211,7 +211,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const pathname = query < 0 ? url : url.slice(0, query);
     if (!hostHeaderAllowed(host, req.headers.host, allowedHosts)) {
       return sendError(res, {
-        status: 421,
+        status: 403,
         errorType: 'host_not_allowed',
         detail: hostRefusedDetail(req.headers.host),
       });

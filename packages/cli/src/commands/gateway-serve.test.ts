@@ -118,7 +118,7 @@ describe('agl gateway serve', () => {
         'agl.internal',
       ]);
       try {
-        expect(await healthWithHost(gw.url, 'rebind.attacker.example')).toBe(421);
+        expect(await healthWithHost(gw.url, 'rebind.attacker.example')).toBe(403);
         expect(await healthWithHost(gw.url, 'agl.internal:4748')).toBe(200);
         await store.addResources({ main_llm: { resourceType: 'llm', endpoint: other.baseURL, model: 'policy' } });
         const rollout = await store.startRollout({ input: null, mode: 'val' });
