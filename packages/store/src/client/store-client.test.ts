@@ -6,7 +6,8 @@ import { MemoryStore } from '../memory/memory-store';
 import { createStoreServer } from '../server/index';
 import { StoreClient } from './index';
 
-type Reply = { status: number; body?: unknown; headers?: Record<string, string> } | 'destroy' | { delayMs: number; then: Reply };
+type Reply =
+  { status: number; body?: unknown; headers?: Record<string, string> } | 'destroy' | { delayMs: number; then: Reply };
 interface Seen {
   method: string;
   path: string;
@@ -15,7 +16,10 @@ interface Seen {
 }
 
 /** A real HTTP server on 127.0.0.1 that answers from a script, per path; records every request. */
-async function scriptedServer(script: Record<string, Reply[]>, fallback: Reply = { status: 200, body: { status: 'ok' } }) {
+async function scriptedServer(
+  script: Record<string, Reply[]>,
+  fallback: Reply = { status: 200, body: { status: 'ok' } },
+) {
   const seen: Seen[] = [];
   const answer = (res: ServerResponse, reply: Reply): void => {
     if (reply === 'destroy') {
@@ -34,7 +38,12 @@ async function scriptedServer(script: Record<string, Reply[]>, fallback: Reply =
     req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
     req.on('end', () => {
       const path = (req.url ?? '').split('?')[0]!;
-      seen.push({ method: req.method ?? '', path, body: raw === '' ? undefined : JSON.parse(raw), headers: req.headers });
+      seen.push({
+        method: req.method ?? '',
+        path,
+        body: raw === '' ? undefined : JSON.parse(raw),
+        headers: req.headers,
+      });
       answer(res, script[path]?.shift() ?? fallback);
     });
   });
@@ -58,7 +67,15 @@ function client(url: string, extra: Partial<ConstructorParameters<typeof StoreCl
 
 const STATS = '/v1/agl/statistics';
 const HEALTH = '/v1/agl/health';
-const stats = { name: 'X', total_rollouts: 0, total_attempts: 0, total_spans: 0, total_resources: 0, total_workers: 0, uptime: 1 };
+const stats = {
+  name: 'X',
+  total_rollouts: 0,
+  total_attempts: 0,
+  total_spans: 0,
+  total_resources: 0,
+  total_workers: 0,
+  uptime: 1,
+};
 
 describe('StoreClient retry contract (reference v0 §3.5, checklist 33-34 with our 4xx policy)', () => {
   it('a store fault is a 500 and is attempted 4 times with 1, 2, 5 s backoff before raising', async () => {
@@ -66,13 +83,20 @@ describe('StoreClient retry contract (reference v0 §3.5, checklist 33-34 with o
     let calls = 0;
     const failing = new Proxy(backing, {
       get(target, key, receiver) {
-        if (key === 'statistics') return async () => { calls += 1; throw new Error('disk on fire'); };
+        if (key === 'statistics')
+          return async () => {
+            calls += 1;
+            throw new Error('disk on fire');
+          };
         const value = Reflect.get(target, key, receiver) as unknown;
         return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
       },
     }) as LightningStore;
     const server = await createStoreServer({ store: failing, port: 0 });
-    closers.push(() => backing.close(), () => server.close());
+    closers.push(
+      () => backing.close(),
+      () => server.close(),
+    );
     const { c, slept } = client(server.url);
     const error = await c.statistics().catch((e: unknown) => e as Error & { status?: number });
     expect(error.name).toBe('AGL_HttpError');
@@ -83,7 +107,14 @@ describe('StoreClient retry contract (reference v0 §3.5, checklist 33-34 with o
   });
 
   it('a 4xx other than 408 is raised after one call, typed', async () => {
-    const s = await scriptedServer({ '/v1/agl/rollouts/ro-x': [{ status: 404, body: { detail: 'Rollout ro-x not found', error_type: 'AGL_NotFoundError', entity: 'rollout', id: 'ro-x' } }] });
+    const s = await scriptedServer({
+      '/v1/agl/rollouts/ro-x': [
+        {
+          status: 404,
+          body: { detail: 'Rollout ro-x not found', error_type: 'AGL_NotFoundError', entity: 'rollout', id: 'ro-x' },
+        },
+      ],
+    });
     closers.push(s.close);
     const { c } = client(s.url);
     const error = (await c.updateRollout('ro-x', { status: 'failed' }).then(
@@ -112,7 +143,10 @@ describe('StoreClient retry contract (reference v0 §3.5, checklist 33-34 with o
   }
 
   it('stops retrying when the health probe fails', async () => {
-    const s = await scriptedServer({ [STATS]: [{ status: 503, body: { detail: 'down' } }], [HEALTH]: Array(10).fill({ status: 503 }) });
+    const s = await scriptedServer({
+      [STATS]: [{ status: 503, body: { detail: 'down' } }],
+      [HEALTH]: Array(10).fill({ status: 503 }),
+    });
     closers.push(s.close);
     const { c, slept } = client(s.url);
     await expect(c.statistics()).rejects.toMatchObject({ status: 503 });
@@ -125,7 +159,10 @@ describe('StoreClient retry contract (reference v0 §3.5, checklist 33-34 with o
     const s = await scriptedServer({});
     await s.close();
     const { c } = client(s.url, { retryDelays: [] });
-    await expect(c.statistics()).rejects.toMatchObject({ name: 'AGL_ConnectionError', message: expect.stringMatching(/agl store serve/) });
+    await expect(c.statistics()).rejects.toMatchObject({
+      name: 'AGL_ConnectionError',
+      message: expect.stringMatching(/agl store serve/),
+    });
   });
 
   it('sends the bearer token', async () => {
@@ -141,7 +178,11 @@ describe('StoreClient dequeue, batches and waits', () => {
   it('dequeue is never retried: a 500 gives null/[] and one warning; a 4xx is raised', async () => {
     const DQ = '/v1/agl/queues/rollouts/dequeue';
     const s = await scriptedServer({
-      [DQ]: [{ status: 500, body: { detail: 'x' } }, { status: 500, body: { detail: 'x' } }, { status: 422, body: { detail: 'limit: bad', error_type: 'AGL_ValidationError' } }],
+      [DQ]: [
+        { status: 500, body: { detail: 'x' } },
+        { status: 500, body: { detail: 'x' } },
+        { status: 422, body: { detail: 'limit: bad', error_type: 'AGL_ValidationError' } },
+      ],
     });
     closers.push(s.close);
     const warnings: string[] = [];
@@ -170,29 +211,92 @@ describe('StoreClient dequeue, batches and waits', () => {
 
   it('falls back to one POST /spans per span against a server without /spans/batch (AGL 0.3)', async () => {
     const span = (id: string) => ({
-      rollout_id: 'ro-1', attempt_id: 'at-1', sequence_id: 1, trace_id: 't', span_id: id, parent_id: null, name: 'n',
-      status: { status_code: 'UNSET', description: null }, attributes: {}, events: [], links: [], start_time: null, end_time: null,
-      context: null, parent: null, resource: { attributes: {}, schema_url: '' },
+      rollout_id: 'ro-1',
+      attempt_id: 'at-1',
+      sequence_id: 1,
+      trace_id: 't',
+      span_id: id,
+      parent_id: null,
+      name: 'n',
+      status: { status_code: 'UNSET', description: null },
+      attributes: {},
+      events: [],
+      links: [],
+      start_time: null,
+      end_time: null,
+      context: null,
+      parent: null,
+      resource: { attributes: {}, schema_url: '' },
     });
     const s = await scriptedServer({
       '/v1/agl/spans/batch': [{ status: 404, body: { detail: 'Not Found' } }],
-      '/v1/agl/spans': [{ status: 201, body: span('a') }, { status: 201, body: null }, { status: 201, body: span('c') }],
+      '/v1/agl/spans': [
+        { status: 201, body: span('a') },
+        { status: 201, body: null },
+        { status: 201, body: span('c') },
+      ],
     });
     closers.push(s.close);
     const { c } = client(s.url);
-    const input = (id: string) => ({ rolloutId: 'ro-1', attemptId: 'at-1', sequenceId: 1, traceId: 't', spanId: id, parentId: null, name: 'n', startTime: null, endTime: null });
+    const input = (id: string) => ({
+      rolloutId: 'ro-1',
+      attemptId: 'at-1',
+      sequenceId: 1,
+      traceId: 't',
+      spanId: id,
+      parentId: null,
+      name: 'n',
+      startTime: null,
+      endTime: null,
+    });
     const stored = await c.addSpans([input('a'), input('b'), input('c')]);
     expect(stored.map((x) => x.spanId)).toEqual(['a', 'c']);
     await c.addSpans([input('d')]).catch(() => undefined);
     expect(s.count('/v1/agl/spans/batch')).toBe(1);
   });
 
+  it('addSpans splits a large call into requests the server accepts (at most 1,000 spans each), in order', async () => {
+    const store = new MemoryStore();
+    const server = await createStoreServer({ store, port: 0, maxSpansPerRequest: 1000 });
+    closers.push(
+      () => store.close(),
+      () => server.close(),
+    );
+    const { c } = client(server.url);
+    const r = await store.startRollout({ input: 1 });
+    const spans = Array.from({ length: 2500 }, (_, i) => ({
+      rolloutId: r.rolloutId,
+      attemptId: r.attempt.attemptId,
+      sequenceId: i + 1,
+      traceId: 't',
+      spanId: `s${i}`,
+      parentId: null,
+      name: 'n',
+      startTime: null,
+      endTime: null,
+    }));
+    const stored = await c.addSpans(spans);
+    expect(stored.map((x) => x.spanId)).toEqual(spans.map((x) => x.spanId));
+    expect((await store.querySpans({ rolloutId: r.rolloutId })).items.length).toBe(2500);
+  });
+
   it('waitForQueue shares one long poll among callers, and a server without the route (AGL 0.3) makes it throw once and never ask again', async () => {
     const QUEUE = '/v1/agl/waits/queue';
-    const s = await scriptedServer({ [QUEUE]: [{ delayMs: 100, then: { status: 200, body: { queued: true } } }, { status: 404, body: { detail: 'Not Found' } }] });
+    const s = await scriptedServer({
+      [QUEUE]: [
+        { delayMs: 100, then: { status: 200, body: { queued: true } } },
+        { status: 404, body: { detail: 'Not Found' } },
+      ],
+    });
     closers.push(s.close);
     const { c } = client(s.url);
-    expect(await Promise.all([c.waitForQueue({ timeoutMs: 5000 }), c.waitForQueue({ timeoutMs: 5000 }), c.waitForQueue({ timeoutMs: 5000 })])).toEqual([true, true, true]);
+    expect(
+      await Promise.all([
+        c.waitForQueue({ timeoutMs: 5000 }),
+        c.waitForQueue({ timeoutMs: 5000 }),
+        c.waitForQueue({ timeoutMs: 5000 }),
+      ]),
+    ).toEqual([true, true, true]);
     expect(s.count(QUEUE)).toBe(1);
     expect((s.seen[0]!.body as { timeout: number }).timeout).toBe(5);
     await expect(c.waitForQueue({ timeoutMs: 5000 })).rejects.toMatchObject({ status: 404 });
@@ -201,7 +305,17 @@ describe('StoreClient dequeue, batches and waits', () => {
   });
 
   it('waitForRollouts long-polls in capped chunks while the server reports pending rollouts', async () => {
-    const rollout = { rollout_id: 'ro-1', input: 1, start_time: 1, end_time: 2, mode: null, resources_id: null, status: 'succeeded', config: { timeout_seconds: null, unresponsive_seconds: null, max_attempts: 1, retry_condition: [] }, metadata: {} };
+    const rollout = {
+      rollout_id: 'ro-1',
+      input: 1,
+      start_time: 1,
+      end_time: 2,
+      mode: null,
+      resources_id: null,
+      status: 'succeeded',
+      config: { timeout_seconds: null, unresponsive_seconds: null, max_attempts: 1, retry_condition: [] },
+      metadata: {},
+    };
     const WAIT = '/v1/agl/waits/rollouts';
     const s = await scriptedServer({
       [WAIT]: [
@@ -220,7 +334,10 @@ describe('StoreClient dequeue, batches and waits', () => {
   it('against the real server: a long wait returns as soon as the rollout finishes; unknown ids do not keep it waiting', async () => {
     const store = new MemoryStore();
     const server = await createStoreServer({ store, port: 0, maxWaitSeconds: 1 });
-    closers.push(() => store.close(), () => server.close());
+    closers.push(
+      () => store.close(),
+      () => server.close(),
+    );
     const { c } = client(server.url, { waitChunkSeconds: 5 });
     const r = await store.startRollout({ input: 1 });
     const waiting = c.waitForRollouts([r.rolloutId, 'ro-unknown'], { timeoutSeconds: 60 });

@@ -49,15 +49,25 @@ type Json = Record<string, unknown>;
 
 function readRollout(value: unknown): Rollout | AttemptedRollout {
   const attempted = typeof value === 'object' && value !== null && (value as Json).attempt != null;
-  return attempted ? parseWire(AttemptedRollout, 'rollout', value, 'rollout') : parseWire(Rollout, 'rollout', value, 'rollout');
+  return attempted
+    ? parseWire(AttemptedRollout, 'rollout', value, 'rollout')
+    : parseWire(Rollout, 'rollout', value, 'rollout');
 }
 const readAttempted = (value: unknown): AttemptedRollout => parseWire(AttemptedRollout, 'rollout', value, 'rollout');
 const readAttempt = (value: unknown): Attempt => parseWire(Attempt, 'attempt', value, 'attempt');
 const readWorker = (value: unknown): Worker => parseWire(Worker, 'worker', value, 'worker');
-const readResources = (value: unknown): ResourcesUpdate => parseWire(ResourcesUpdate, 'resourcesUpdate', value, 'resources');
+const readResources = (value: unknown): ResourcesUpdate =>
+  parseWire(ResourcesUpdate, 'resourcesUpdate', value, 'resources');
 // Spans come back by the thousand (addSpans echoes, querySpans): the zod-equivalent fast path first, zod for errors.
-const readSpan = (value: unknown): Span => fastParseSpan(fromWire('span', value)) ?? parseWire(Span, 'span', value, 'span');
+const readSpan = (value: unknown): Span =>
+  fastParseSpan(fromWire('span', value)) ?? parseWire(Span, 'span', value, 'span');
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+
+/**
+ * Most spans {@link StoreClient.addSpans} sends in one request: well under the store server's defaults (10,000 spans,
+ * 150,000 JSON values per request) for spans of up to ~100 attributes.
+ */
+const SPANS_PER_REQUEST = 1000;
 
 /**
  * Sent with every resources call: the server masks API keys unless asked (`x-agl-reveal-secrets: 1`, with the token
@@ -153,7 +163,9 @@ export class StoreClient implements LightningStore {
     this.#open();
     if (requests.length === 0) return [];
     const body = { rollouts: requests.map((r) => toWire('enqueueRequest', r)) };
-    return list(await this.#post(`${P}/queues/rollouts/enqueue`, body)).map((r) => parseWire(Rollout, 'rollout', r, 'rollout'));
+    return list(await this.#post(`${P}/queues/rollouts/enqueue`, body)).map((r) =>
+      parseWire(Rollout, 'rollout', r, 'rollout'),
+    );
   }
 
   async dequeueRollout(options: { workerId?: string | null } = {}): Promise<AttemptedRollout | null> {
@@ -171,11 +183,15 @@ export class StoreClient implements LightningStore {
     try {
       response = await this.#http.call({ method: 'POST', path: `${P}/queues/rollouts/dequeue`, body, retry: false });
     } catch (error) {
-      const transient = ConnectionError.isInstance(error) || (HttpError.isInstance(error) && (error.status >= 500 || error.status === 408));
+      const transient =
+        ConnectionError.isInstance(error) ||
+        (HttpError.isInstance(error) && (error.status >= 500 || error.status === 408));
       if (!transient) throw error;
       if (!this.#dequeueWarned) {
         this.#dequeueWarned = true;
-        this.#warn(`Dequeue from ${this.url} failed and is not retried (a claim may be lost; the watchdog recovers it): ${(error as Error).message}`);
+        this.#warn(
+          `Dequeue from ${this.url} failed and is not retried (a claim may be lost; the watchdog recovers it): ${(error as Error).message}`,
+        );
       }
       return [];
     }
@@ -238,13 +254,28 @@ export class StoreClient implements LightningStore {
     return value === null ? null : readSpan(value);
   }
 
+  /**
+   * Stores spans in batches of at most {@link SPANS_PER_REQUEST} per request, so a large call stays under the server's
+   * per-request limits (spans, JSON values). Batches are sent in order; a failing one rejects the call, and the batches
+   * before it stay stored.
+   */
   async addSpans(spans: SpanInput[]): Promise<Span[]> {
     this.#open();
+    if (spans.length <= SPANS_PER_REQUEST) return this.#addSpanBatch(spans);
+    const stored: Span[] = [];
+    for (let start = 0; start < spans.length; start += SPANS_PER_REQUEST) {
+      stored.push(...(await this.#addSpanBatch(spans.slice(start, start + SPANS_PER_REQUEST))));
+    }
+    return stored;
+  }
+
+  async #addSpanBatch(spans: SpanInput[]): Promise<Span[]> {
     if (spans.length === 0) return [];
     if (this.#spanBatch) {
       try {
         // `echo: false`: the server answers with the indexes it stored, not the spans (half the bytes of a batch).
-        const answer = (await this.#post(`${P}/spans/batch`, { spans: toWire('span', spans), echo: false })) as Json | unknown[];
+        const answer = (await this.#post(`${P}/spans/batch`, { spans: toWire('span', spans), echo: false })) as
+          Json | unknown[];
         if (Array.isArray(answer)) return answer.map(readSpan); // a server that ignores `echo`
         // The stored spans are the inputs the server kept: validated here directly (one copy), not through the wire
         // spelling and back (three).
@@ -270,7 +301,9 @@ export class StoreClient implements LightningStore {
     return Number(value.sequence_id);
   }
 
-  async getNextSpanSequenceIds(pairs: ReadonlyArray<readonly [rolloutId: string, attemptId: string]>): Promise<number[]> {
+  async getNextSpanSequenceIds(
+    pairs: ReadonlyArray<readonly [rolloutId: string, attemptId: string]>,
+  ): Promise<number[]> {
     this.#open();
     if (pairs.length === 0) return [];
     if (this.#sequenceBatch) {
@@ -288,7 +321,11 @@ export class StoreClient implements LightningStore {
   }
 
   async querySpans(options: QuerySpansOptions): Promise<PaginatedResult<Span>> {
-    const body: Json = { ...pageBody({ sortBy: 'sequence_id', ...options }), rollout_id: options.rolloutId, filter_logic: options.filterLogic ?? 'and' };
+    const body: Json = {
+      ...pageBody({ sortBy: 'sequence_id', ...options }),
+      rollout_id: options.rolloutId,
+      filter_logic: options.filterLogic ?? 'and',
+    };
     setIfPresent(body, 'attempt_id', options.attemptId);
     setIfPresent(body, 'trace_id', options.traceId);
     setIfPresent(body, 'trace_id_contains', options.traceIdContains);
@@ -306,7 +343,9 @@ export class StoreClient implements LightningStore {
   }
 
   async updateResources(resourcesId: string, resources: NamedResourcesInput): Promise<ResourcesUpdate> {
-    return readResources(await this.#post(`${P}/resources/${enc(resourcesId)}`, namedResourcesToWire(resources), REVEAL));
+    return readResources(
+      await this.#post(`${P}/resources/${enc(resourcesId)}`, namedResourcesToWire(resources), REVEAL),
+    );
   }
 
   async getLatestResources(): Promise<ResourcesUpdate | null> {
@@ -354,13 +393,20 @@ export class StoreClient implements LightningStore {
    */
   async waitForQueue(options: { timeoutMs: number; signal?: AbortSignal }): Promise<boolean> {
     this.#open();
-    if (!this.#queueWaits) throw new HttpError(404, `${this.url} has no queue long poll (POST ${P}/waits/queue); poll dequeue instead.`);
+    if (!this.#queueWaits)
+      throw new HttpError(404, `${this.url} has no queue long poll (POST ${P}/waits/queue); poll dequeue instead.`);
     if (options.signal?.aborted) return false;
     let shared = this.#queueWait;
     if (!shared) {
       const seconds = Math.max(0, Math.min(options.timeoutMs / 1000, this.#waitChunk));
       shared = this.#http
-        .call({ method: 'POST', path: `${P}/waits/queue`, body: { timeout: seconds }, timeoutMs: seconds * 1000 + 30_000, signal: this.#closing.signal })
+        .call({
+          method: 'POST',
+          path: `${P}/waits/queue`,
+          body: { timeout: seconds },
+          timeoutMs: seconds * 1000 + 30_000,
+          signal: this.#closing.signal,
+        })
         .then((response) => (response.body as Json | null)?.queued === true)
         .catch((error: unknown) => {
           if (this.#closing.signal.aborted) return false;
@@ -409,7 +455,9 @@ export class StoreClient implements LightningStore {
 
   async statistics(): Promise<StoreStatistics> {
     const value = (await this.#get(`${P}/statistics`)) as Json;
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [snakeToCamel(k), v])) as unknown as StoreStatistics;
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [snakeToCamel(k), v]),
+    ) as unknown as StoreStatistics;
   }
 
   /** Closes the keep-alive connections. The server and its store stay up. */
@@ -423,7 +471,11 @@ export class StoreClient implements LightningStore {
 
 /** Keys the caller passed that the API does not know, in wire spelling, so the server can name them in its 422. */
 function extraKeys(update: object, known: readonly string[]): Json {
-  return Object.fromEntries(Object.entries(update).filter(([k]) => !known.includes(k)).map(([k, v]) => [camelToSnake(k), v]));
+  return Object.fromEntries(
+    Object.entries(update)
+      .filter(([k]) => !known.includes(k))
+      .map(([k, v]) => [camelToSnake(k), v]),
+  );
 }
 
 function namedResourcesToWire(resources: NamedResourcesInput): Json {
@@ -431,5 +483,9 @@ function namedResourcesToWire(resources: NamedResourcesInput): Json {
 }
 
 function isMissingRoute(error: unknown): boolean {
-  return HttpError.isInstance(error) && (error.status === 404 || error.status === 405) && error.errorType !== 'AGL_NotFoundError';
+  return (
+    HttpError.isInstance(error) &&
+    (error.status === 404 || error.status === 405) &&
+    error.errorType !== 'AGL_NotFoundError'
+  );
 }
