@@ -1,8 +1,9 @@
-import { TraceFlags, type Context } from '@opentelemetry/api';
+import { SpanStatusCode, TraceFlags, type Context } from '@opentelemetry/api';
 import type { ReadableSpan, Span as SdkSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Span, SpanInput } from '../schema/index';
 import { ConcurrencyLimit } from '../concurrency-limit';
 import type { LightningStore } from '../store/index';
+import { exportSpansSync, storeReopenSpec, type ExitExportGroup } from './exit-export';
 import { getRolloutContext, type RolloutContext } from './rollout-context';
 import { hrTimeToSeconds, spanFromOpenTelemetry } from './span-conversion';
 
@@ -77,6 +78,10 @@ function preciseTimes(span: ReadableSpan): { startTime: number | null; endTime: 
 export class LightningSpanProcessor implements SpanProcessor {
   readonly #owners = new WeakMap<object, RolloutContext>();
   readonly #liveOwners = new Map<string, RolloutContext>();
+  /** Spans of a rollout started and not ended yet, in start order (closed with an error when the process ends). */
+  readonly #open = new Map<string, SdkSpan>();
+  /** Batches taken off the queue whose delivery has not settled (exported again synchronously at exit). */
+  readonly #inFlight = new Set<QueuedSpan[]>();
   #queue: QueuedSpan[] = [];
   readonly #maxQueueSize: number;
   readonly #maxBatch: number;
@@ -127,12 +132,14 @@ export class LightningSpanProcessor implements SpanProcessor {
     if (!ctx) return;
     this.#owners.set(span, ctx);
     this.#liveOwners.set(span.spanContext().spanId, ctx);
+    this.#open.set(span.spanContext().spanId, span);
   }
 
   onEnd(span: ReadableSpan): void {
     const spanId = span.spanContext().spanId;
     const ctx = this.#owners.get(span);
     this.#liveOwners.delete(spanId);
+    this.#open.delete(spanId);
     if (!ctx) {
       this.#stats.unowned += 1;
       return;
@@ -165,6 +172,53 @@ export class LightningSpanProcessor implements SpanProcessor {
   async shutdown(): Promise<void> {
     await this.forceFlush();
     this.#shutdown = true;
+  }
+
+  /**
+   * Ends every span of a rollout that is still open (the innermost first) with an ERROR status and `message`: what a
+   * crash leaves behind (the agent span, the chain around the failed call, a call cut off mid-flight). Returns how many.
+   */
+  closeOpenSpans(message: string): number {
+    const open = [...this.#open.values()].reverse();
+    for (const span of open) {
+      if (span.ended) continue;
+      span.setStatus({ code: SpanStatusCode.ERROR, message });
+      span.end();
+    }
+    this.#open.clear();
+    return open.length;
+  }
+
+  /**
+   * Exports, synchronously, every span queued or on its way to the store (deliveries in flight are sent again: the
+   * store keeps one copy per span id). For `process.on('exit')`, where no promise settles any more: a worker thread
+   * reopens each store that has a {@link storeReopenSpec} (the HTTP `StoreClient`) while this thread waits, at most
+   * `timeoutMs`. Spans of stores that cannot be reopened (in-process stores) are left alone. Returns how many spans were
+   * handed over; an error is reported through the logger.
+   */
+  exportPendingSync(timeoutMs: number): number {
+    this.#clearTimer();
+    const queued = this.#queue.splice(0);
+    this.#takenTotal += queued.length;
+    const pending = [...[...this.#inFlight].flat(), ...queued];
+    this.#inFlight.clear();
+    const groups = new Map<LightningStore, ExitExportGroup | null>();
+    for (const item of pending) {
+      let group = groups.get(item.ctx.store);
+      if (group === undefined) {
+        const spec = storeReopenSpec(item.ctx.store);
+        group = spec ? { spec, spans: [] } : null;
+        groups.set(item.ctx.store, group);
+      }
+      const owner = { rolloutId: item.ctx.rolloutId, attemptId: item.ctx.attemptId, sequenceId: 0 };
+      group?.spans.push(spanFromOpenTelemetry(item.span, owner, { startTime: item.startTime, endTime: item.endTime }));
+    }
+    const ready = [...groups.values()].filter((g): g is ExitExportGroup => g !== null);
+    const count = ready.reduce((n, g) => n + g.spans.length, 0);
+    const error = exportSpansSync(ready, timeoutMs);
+    if (error) this.#fail(count, error);
+    else this.#stats.exported += count;
+    return count;
   }
 
   #drop(span: ReadableSpan, ctx: RolloutContext): void {
@@ -224,6 +278,7 @@ export class LightningSpanProcessor implements SpanProcessor {
         while (this.#undelivered >= window && this.#deliveries.size > 0) await Promise.race(this.#deliveries);
         this.#next = null;
         const batch = this.#queue.splice(0, window);
+        if (batch.length > 0) this.#inFlight.add(batch);
         this.#takenTotal += batch.length;
         this.#undelivered += batch.length;
         const byStore = new Map<LightningStore, QueuedSpan[]>();
@@ -233,6 +288,7 @@ export class LightningSpanProcessor implements SpanProcessor {
           else byStore.set(item.ctx.store, [item]);
         }
         const numbered = await Promise.all([...byStore].map(([store, items]) => this.#number(store, items)));
+        const settled: Promise<void>[] = [];
         for (const group of numbered) {
           if (!group) continue; // its numbering failed and was counted
           for (let i = 0; i < group.items.length; i += this.#maxBatch) {
@@ -248,8 +304,10 @@ export class LightningSpanProcessor implements SpanProcessor {
                 this.#reportDrops();
               });
             this.#deliveries.add(delivery);
+            settled.push(delivery);
           }
         }
+        void Promise.all(settled).then(() => this.#inFlight.delete(batch));
       })
       .catch(() => undefined);
     this.#next = next;
