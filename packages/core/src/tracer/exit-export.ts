@@ -9,7 +9,10 @@ import type { LightningStore } from '../store/index';
  */
 export const STORE_REOPEN: unique symbol = Symbol.for('agl.store.reopen') as never;
 
-/** How a worker thread opens a store again: `new (await import(module))[exportName](options)`. */
+/**
+ * How a worker thread opens a store again: `new (await import(module))[exportName](options)`. The worker runs with no
+ * loader and no `--conditions`, so `module` must be JavaScript.
+ */
 export interface StoreReopenSpec {
   /** Module specifier or URL the worker imports. */
   module: string;
@@ -59,31 +62,6 @@ const { workerData } = require('node:worker_threads');
 })();
 `;
 
-/** `--import` / `--require` values that are AGL preloads: the exporter thread must not instrument itself again. */
-const PRELOAD = /(^|[/\\])register(\.[cm]?[jt]s)?$/;
-
-/** The parent's `execArgv` (loaders, `--conditions`) without the AGL preloads and debugger flags. */
-export function exporterExecArgv(execArgv: readonly string[] = process.execArgv): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < execArgv.length; i += 1) {
-    const arg = execArgv[i]!;
-    if (arg.startsWith('--inspect')) continue;
-    const eq = /^(--import|--require|-r)=(.*)$/.exec(arg);
-    if (eq) {
-      if (!PRELOAD.test(eq[2]!)) out.push(arg);
-      continue;
-    }
-    if (arg === '--import' || arg === '--require' || arg === '-r') {
-      const value = execArgv[i + 1] ?? '';
-      i += 1;
-      if (!PRELOAD.test(value)) out.push(arg, value);
-      continue;
-    }
-    out.push(arg);
-  }
-  return out;
-}
-
 /**
  * Exports spans synchronously, for `process.on('exit')` where nothing asynchronous runs any more: a worker thread
  * opens each store again and adds the spans while this thread blocks on `Atomics.wait` (at most `timeoutMs`).
@@ -98,7 +76,8 @@ export function exportSpansSync(groups: ExitExportGroup[], timeoutMs: number): s
       eval: true,
       workerData: { groups, flag, port: port2 },
       transferList: [port2],
-      execArgv: exporterExecArgv(),
+      // None of the app's flags: no preload instruments this thread again, no loader slows its start.
+      execArgv: [],
       stdout: true,
       stderr: true,
     });

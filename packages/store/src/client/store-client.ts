@@ -121,7 +121,9 @@ export class StoreClient implements LightningStore {
    * try each.
    */
   [Symbol.for('agl.store.reopen')](): { module: string; exportName: string; options: StoreClientOptions } {
-    return { module: import.meta.resolve('@agl/store/client'), exportName: 'StoreClient', options: this.#reopen };
+    // The exporter thread runs no TypeScript loader: from the workspace sources (`@agl/source`), use the built client.
+    const module = import.meta.resolve('@agl/store/client').replace(/\/src\/client\/index\.ts$/, '/dist/client/index.js');
+    return { module, exportName: 'StoreClient', options: this.#reopen };
   }
 
   /** `{url}/v1/traces`, for OTLP exporters. */

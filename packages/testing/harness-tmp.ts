@@ -1,0 +1,17 @@
+import { MemoryStore } from '@agl/store';
+import { createStoreServer } from '@agl/store/server';
+import { startOpenAiTestServer, failingWeatherRespond, runNode, SOURCE_NODE_FLAGS } from '@agl/testing';
+const [agentFile, register, ...rest] = process.argv.slice(2);
+const llm = await startOpenAiTestServer({ respond: failingWeatherRespond });
+const store = new MemoryStore();
+const server = await createStoreServer({ store, port: 0 });
+const rollout = await store.startRollout({ input: {} });
+const base = { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'k', AGL_TEST_MODEL: 'test-model' };
+const args = [agentFile!, ...rest];
+const plain = await runNode([...SOURCE_NODE_FLAGS, ...args], base);
+const traced = await runNode([...SOURCE_NODE_FLAGS, '--import', register!, ...args], { ...base, AGL_STORE_URL: server.url, AGL_ROLLOUT_ID: rollout.rolloutId, AGL_ATTEMPT_ID: rollout.attempt.attemptId });
+console.log('PLAIN', JSON.stringify(plain, null, 1));
+console.log('TRACED', JSON.stringify(traced, null, 1));
+const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
+console.log(spans.map((s) => `${s.sequenceId} ${s.name} ${s.status.statusCode} ${s.status.description ?? ''}`).join('\n'));
+await server.close(); await llm.close();
