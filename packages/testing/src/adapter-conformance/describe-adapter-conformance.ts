@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAiTestServer } from '../openai-test-server/openai-test-server';
 import type { OpenAiTestServer } from '../openai-test-server/types';
 import { assertFailingRunSpans, failingWeatherRespond } from './failing-run';
-import { runNode, SOURCE_NODE_FLAGS } from './run-node';
+import { runNode, SOURCE_NODE_FLAGS, stableRun } from './run-node';
 import { ancestorsOf, expectedWeatherTransitions, normalizeTransitions, WEATHER_TASK, weatherRespond } from './weather-script';
 
 /** Where the agent under test finds the fake model. */
@@ -199,7 +199,7 @@ export function describeAdapterConformance(options: AdapterConformanceOptions): 
               AGL_ATTEMPT_ID: rollout.attempt.attemptId,
             }, preload.cwd);
             expect(plain.code, 'the untraced agent fails').not.toBe(0);
-            expect(traced).toEqual(plain);
+            expect(stableRun(traced)).toEqual(stableRun(plain));
             assertFailingRunSpans((await store.querySpans({ rolloutId: rollout.rolloutId })).items, target.agentName);
           } finally {
             await server.close();

@@ -14,4 +14,4 @@ export {
   type NormalizedTransition,
 } from './weather-script';
 export { failingWeatherRespond, assertFailingRunSpans, FAILING_MODEL_MESSAGE } from './failing-run';
-export { runNode, SOURCE_NODE_FLAGS, type NodeRun } from './run-node';
+export { runNode, stableRun, SOURCE_NODE_FLAGS, type NodeRun } from './run-node';

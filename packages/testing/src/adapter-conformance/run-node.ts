@@ -22,3 +22,13 @@ export function runNode(args: string[], env: NodeJS.ProcessEnv, cwd?: string): P
 
 /** Node flags that run the TypeScript sources of the workspace (`@agl/source` condition, tsx). */
 export const SOURCE_NODE_FLAGS = ['--conditions=@agl/source', '--import', 'tsx'] as const;
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+
+/**
+ * A run with the ids a framework draws afresh each run (UUIDs, e.g. LangGraph's `pregelTaskId` in a printed error)
+ * masked, so two runs of one program compare equal when they behave the same.
+ */
+export function stableRun(run: NodeRun): NodeRun {
+  return { code: run.code, stdout: run.stdout.replace(UUID, '<uuid>'), stderr: run.stderr.replace(UUID, '<uuid>') };
+}
