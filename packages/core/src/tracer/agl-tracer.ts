@@ -116,6 +116,14 @@ export class AglTracer implements RolloutTracer {
     await Promise.all([this.processor.forceFlush(), ...this.#otherProcessors.map((p) => p.forceFlush())]);
   }
 
+  /**
+   * Ends the spans still open (of one attempt, with `owner`) with an ERROR status and `message`, so they are exported
+   * with the next flush; the runner calls it when a rollout fails. Returns how many were ended.
+   */
+  closeOpenSpans(message: string, owner?: { rolloutId: string; attemptId: string }): number {
+    return this.processor.closeOpenSpans(message, owner);
+  }
+
   /** Flushes and stops; removes the exit hooks. */
   async shutdown(): Promise<void> {
     this.#uninstallExit?.();

@@ -71,7 +71,9 @@ export function installExitFlush(flush: () => Promise<void>, hooks: ExitFlushHoo
   };
   const onExit = (code: number): void => {
     closeOpen(
-      crash ? `the process crashed: ${describeCrash(crash.error)}` : `the process exited with code ${code} before the span ended`,
+      crash
+        ? `the process crashed: ${describeCrash(crash.error)}`
+        : `the process exited with code ${code} before the span ended`,
     );
     hooks.exportSync?.(EXIT_FLUSH_TIMEOUT_MS);
   };

@@ -175,18 +175,22 @@ export class LightningSpanProcessor implements SpanProcessor {
   }
 
   /**
-   * Ends every span of a rollout that is still open (the innermost first) with an ERROR status and `message`: what a
-   * crash leaves behind (the agent span, the chain around the failed call, a call cut off mid-flight). Returns how many.
+   * Ends every span that is still open (the innermost first) with an ERROR status and `message`: what a crash or a
+   * failed rollout leaves behind (the agent span, the chain around the failed call, a call cut off mid-flight). With
+   * `owner`, only that attempt's spans. Returns how many were ended.
    */
-  closeOpenSpans(message: string): number {
-    const open = [...this.#open.values()].reverse();
-    for (const span of open) {
+  closeOpenSpans(message: string, owner?: { rolloutId: string; attemptId: string }): number {
+    let closed = 0;
+    for (const [spanId, span] of [...this.#open].reverse()) {
+      const ctx = this.#owners.get(span);
+      if (owner && (ctx?.rolloutId !== owner.rolloutId || ctx.attemptId !== owner.attemptId)) continue;
+      this.#open.delete(spanId);
       if (span.ended) continue;
       span.setStatus({ code: SpanStatusCode.ERROR, message });
       span.end();
+      closed += 1;
     }
-    this.#open.clear();
-    return open.length;
+    return closed;
   }
 
   /**

@@ -10,7 +10,11 @@ export interface NodeRun {
 /** Runs `node <args>` with `env` added to this process's environment and collects its exit code and output. */
 export function runNode(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<NodeRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, {
+      env: { ...process.env, ...env },
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
