@@ -75,11 +75,11 @@ describe('exit export', () => {
     expect(tracer.processor.closeOpenSpans('the process exited with code 1 before the span ended')).toBe(1);
     expect(tracer.processor.exportPendingSync(10_000)).toBe(2);
     const stored = readSpans(file);
-    expect(stored.map((s) => [s.name, s.status.statusCode])).toEqual([
+    expect(stored.map((s) => [s.name, s.status?.statusCode])).toEqual([
       ['llm', 'UNSET'],
       ['agent', 'ERROR'],
     ]);
-    expect(stored[1]!.status.description).toBe('the process exited with code 1 before the span ended');
+    expect(stored[1]!.status?.description).toBe('the process exited with code 1 before the span ended');
     expect(tracer.stats()).toMatchObject({ queued: 0, exported: 2 });
   });
 
@@ -97,7 +97,7 @@ describe('exit export', () => {
     const live = withRolloutContext(other, () => tracer.getTracer().startSpan('other-agent'));
     expect(tracer.closeOpenSpans('the rollout failed: boom', failed)).toBe(1);
     await tracer.forceFlush();
-    expect(stored.map((s) => [s.rolloutId, s.name, s.status.statusCode])).toEqual([
+    expect(stored.map((s) => [s.rolloutId, s.name, s.status?.statusCode])).toEqual([
       ['ro-failed', 'failed-agent', 'ERROR'],
     ]);
     live.end();

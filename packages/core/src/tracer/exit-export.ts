@@ -1,4 +1,4 @@
-import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import type { SpanInput } from '../schema/index';
 import type { LightningStore } from '../store/index';
 
@@ -39,16 +39,27 @@ export interface ExitExportGroup {
   spans: SpanInput[];
 }
 
-// Runs in the worker: numbers and adds each group's spans through a fresh store client, then wakes the main thread.
+// Runs in the exporter thread: imports store modules when asked to warm up, and on a job numbers and adds each group's
+// spans through a fresh store, answers on the port, then wakes the main thread (blocked in Atomics.wait).
 const WORKER_SOURCE = `
 const { workerData } = require('node:worker_threads');
-(async () => {
-  const { groups, flag, port } = workerData;
+const { port } = workerData;
+const modules = new Map();
+const load = (module) => {
+  let loading = modules.get(module);
+  if (!loading) {
+    loading = import(module);
+    loading.catch(() => undefined);
+    modules.set(module, loading);
+  }
+  return loading;
+};
+port.on('message', async (message) => {
+  if (message.type === 'warm') return void load(message.module);
   let error = null;
-  for (const group of groups) {
+  for (const group of message.groups) {
     try {
-      const mod = await import(group.spec.module);
-      const store = new mod[group.spec.exportName](group.spec.options);
+      const store = new (await load(group.spec.module))[group.spec.exportName](group.spec.options);
       const ids = await store.getNextSpanSequenceIds(group.spans.map((s) => [s.rolloutId, s.attemptId]));
       group.spans.forEach((s, i) => { if (typeof ids[i] === 'number') s.sequenceId = ids[i]; });
       await store.addSpans(group.spans);
@@ -56,37 +67,71 @@ const { workerData } = require('node:worker_threads');
       error = (e && e.message) || String(e);
     }
   }
-  port.postMessage({ error });
-  Atomics.store(flag, 0, 1);
-  Atomics.notify(flag, 0);
-})();
+  port.postMessage({ id: message.id, error });
+  Atomics.store(message.flag, 0, 1);
+  Atomics.notify(message.flag, 0);
+});
 `;
 
+let exporter: { worker: Worker; port: MessagePort; warmed: Set<string> } | null = null;
+let jobs = 0;
+
+/** The exporter thread, started on first use; unref'ed, so it never keeps the process alive. */
+function exporterThread(): NonNullable<typeof exporter> {
+  if (exporter) return exporter;
+  const { port1, port2 } = new MessageChannel();
+  const worker = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: { port: port2 },
+    transferList: [port2],
+    // None of the app's flags: no preload instruments this thread again, no loader slows its start.
+    execArgv: [],
+    // What the thread prints (a store warning) never reaches the app's stdout / stderr.
+    stdout: true,
+    stderr: true,
+  });
+  worker.unref();
+  port1.unref();
+  exporter = { worker, port: port1, warmed: new Set() };
+  return exporter;
+}
+
 /**
- * Exports spans synchronously, for `process.on('exit')` where nothing asynchronous runs any more: a worker thread
+ * Starts the exporter thread and has it import the store module now, so an exit later only pays the store round
+ * trips. The tracer calls it when it first queues a span for a store that has a {@link StoreReopenSpec}.
+ */
+export function warmExitExporter(spec: StoreReopenSpec): void {
+  try {
+    const thread = exporterThread();
+    if (thread.warmed.has(spec.module)) return;
+    thread.warmed.add(spec.module);
+    thread.port.postMessage({ type: 'warm', module: spec.module });
+  } catch {
+    // no worker threads here: the exit export will report it
+  }
+}
+
+/**
+ * Exports spans synchronously, for `process.on('exit')` where nothing asynchronous runs any more: the exporter thread
  * opens each store again and adds the spans while this thread blocks on `Atomics.wait` (at most `timeoutMs`).
  * Returns the error message, or `null` when every group reached its store.
  */
 export function exportSpansSync(groups: ExitExportGroup[], timeoutMs: number): string | null {
   if (groups.length === 0) return null;
   const flag = new Int32Array(new SharedArrayBuffer(4));
-  const { port1, port2 } = new MessageChannel();
+  const id = (jobs += 1);
+  let thread: NonNullable<typeof exporter>;
   try {
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: { groups, flag, port: port2 },
-      transferList: [port2],
-      // None of the app's flags: no preload instruments this thread again, no loader slows its start.
-      execArgv: [],
-      stdout: true,
-      stderr: true,
-    });
-    worker.unref();
+    thread = exporterThread();
+    thread.port.postMessage({ type: 'export', id, groups, flag });
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }
   if (Atomics.wait(flag, 0, 0, timeoutMs) === 'timed-out') return `the store did not answer within ${timeoutMs} ms`;
-  const answer = receiveMessageOnPort(port1)?.message as { error: string | null } | undefined;
-  port1.close();
-  return answer?.error ?? null;
+  // Skip the late answer of an earlier job that timed out.
+  for (let received = receiveMessageOnPort(thread.port); received; received = receiveMessageOnPort(thread.port)) {
+    const answer = received.message as { id: number; error: string | null };
+    if (answer.id === id) return answer.error;
+  }
+  return null;
 }

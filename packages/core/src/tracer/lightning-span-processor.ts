@@ -3,7 +3,7 @@ import type { ReadableSpan, Span as SdkSpan, SpanProcessor } from '@opentelemetr
 import type { Span, SpanInput } from '../schema/index';
 import { ConcurrencyLimit } from '../concurrency-limit';
 import type { LightningStore } from '../store/index';
-import { exportSpansSync, storeReopenSpec, type ExitExportGroup } from './exit-export';
+import { exportSpansSync, storeReopenSpec, warmExitExporter, type ExitExportGroup } from './exit-export';
 import { getRolloutContext, type RolloutContext } from './rollout-context';
 import { hrTimeToSeconds, spanFromOpenTelemetry } from './span-conversion';
 
@@ -82,6 +82,8 @@ export class LightningSpanProcessor implements SpanProcessor {
   readonly #open = new Map<string, SdkSpan>();
   /** Batches taken off the queue whose delivery has not settled (exported again synchronously at exit). */
   readonly #inFlight = new Set<QueuedSpan[]>();
+  /** Stores already seen by {@link #warm}. */
+  readonly #warmedStores = new WeakSet<LightningStore>();
   #queue: QueuedSpan[] = [];
   readonly #maxQueueSize: number;
   readonly #maxBatch: number;
@@ -151,6 +153,7 @@ export class LightningSpanProcessor implements SpanProcessor {
     }
     this.#queue.push({ span, ctx, ...preciseTimes(span) });
     this.#queuedTotal += 1;
+    this.#warm(ctx.store);
     if (this.#queue.length >= this.#maxBatch) this.#scheduleNow();
     else this.#scheduleLater();
   }
@@ -223,6 +226,14 @@ export class LightningSpanProcessor implements SpanProcessor {
     if (error) this.#fail(count, error);
     else this.#stats.exported += count;
     return count;
+  }
+
+  /** A store that can be reopened from another thread gets the exit exporter ready (once per store). */
+  #warm(store: LightningStore): void {
+    if (this.#warmedStores.has(store)) return;
+    this.#warmedStores.add(store);
+    const spec = storeReopenSpec(store);
+    if (spec) warmExitExporter(spec);
   }
 
   #drop(span: ReadableSpan, ctx: RolloutContext): void {

@@ -27,12 +27,15 @@ export function runNode(args: string[], env: NodeJS.ProcessEnv, cwd?: string): P
 /** Node flags that run the TypeScript sources of the workspace (`@agl/source` condition, tsx). */
 export const SOURCE_NODE_FLAGS = ['--conditions=@agl/source', '--import', 'tsx'] as const;
 
-const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+/** What differs between two runs of one program for reasons of their own: drawn ids and the clock. */
+const VOLATILE: [RegExp, string][] = [
+  [/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, '<uuid>'], // e.g. LangGraph's pregelTaskId
+  [/\b(call|chatcmpl|resp)[-_][0-9a-z]+/gi, '$1_<id>'], // ids the test server draws
+  [/\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d \w{3} \d{4} \d\d:\d\d:\d\d GMT/g, '<date>'], // an HTTP Date header
+];
 
-/**
- * A run with the ids a framework draws afresh each run (UUIDs, e.g. LangGraph's `pregelTaskId` in a printed error)
- * masked, so two runs of one program compare equal when they behave the same.
- */
+/** A run with those parts masked, so two runs of one program compare equal when they behave the same. */
 export function stableRun(run: NodeRun): NodeRun {
-  return { code: run.code, stdout: run.stdout.replace(UUID, '<uuid>'), stderr: run.stderr.replace(UUID, '<uuid>') };
+  const mask = (text: string): string => VOLATILE.reduce((out, [pattern, to]) => out.replace(pattern, to), text);
+  return { code: run.code, stdout: mask(run.stdout), stderr: mask(run.stderr) };
 }
