@@ -7,7 +7,7 @@ import type { LightningStore } from '../store/index';
  * it again: `store[STORE_REOPEN]()` returns a {@link StoreReopenSpec}. Stores inside the process (memory, SQLite) have
  * none: their spans die with the process anyway.
  */
-export const STORE_REOPEN: unique symbol = Symbol.for('agl.store.reopen') as never;
+export const STORE_REOPEN: unique symbol = Symbol.for('agl.store.reopen');
 
 /**
  * How a worker thread opens a store again: `new (await import(module))[exportName](options)`. The worker runs with no

@@ -18,7 +18,7 @@ export {
 } from './lightning-span-processor';
 export { AglTracer, getAglTracer, setAglTracer, ensureContextManager, type AglTracerOptions } from './agl-tracer';
 export { installExitFlush, onProcessEnd, type ExitFlushHooks } from './exit-flush';
-export { STORE_REOPEN, storeReopenSpec, exportSpansSync, warmExitExporter, type StoreReopenSpec, type ExitExportGroup } from './exit-export';
+export { STORE_REOPEN, type StoreReopenSpec } from './exit-export';
 export { spanFromOpenTelemetry, hrTimeToSeconds, preciseNowMs } from './span-conversion';
 export {
   emitReward,

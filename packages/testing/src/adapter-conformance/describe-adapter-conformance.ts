@@ -178,8 +178,11 @@ export function describeAdapterConformance(options: AdapterConformanceOptions): 
           const store = options.createStore();
           const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
           const ctx = { rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store };
-          // Most frameworks reject; some report the error another way (streamText's onError) and resolve.
-          await withRolloutContext(ctx, () => run(failingEnv)).catch(() => undefined);
+          // Most frameworks reject; some report the error another way (streamText's onError) and resolve. On a
+          // rejection, do what the runner does: close the spans the rollout left open, then flush.
+          await withRolloutContext(ctx, () => run(failingEnv)).catch((error: unknown) => {
+            getAglTracer().closeOpenSpans(`the rollout failed: ${String(error)}`, ctx);
+          });
           await getAglTracer().forceFlush();
           assertFailingRunSpans((await store.querySpans({ rolloutId: rollout.rolloutId })).items, target.agentName);
         });
