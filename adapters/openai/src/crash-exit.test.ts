@@ -99,6 +99,21 @@ describe('openai-node programs that end badly, with and without the preload', ()
   );
 
   it(
+    'sigterm-mid-call: killed by SIGTERM while a call is in flight; the call is closed with an error',
+    { timeout: 60_000 },
+    async () => {
+      const { plain, spans } = await runBoth('sigterm-mid-call', slow);
+      expect(plain.code).toBeNull(); // ended by the signal, with and without AGL
+      const calls = llmSpans(spans);
+      expect(calls).toHaveLength(1);
+      expect(calls[0]!.status).toEqual({
+        statusCode: 'ERROR',
+        description: 'the process got SIGTERM before the span ended',
+      });
+    },
+  );
+
+  it(
     'unread-stream: the stream prints as without AGL, and its span arrives marked unread',
     { timeout: 60_000 },
     async () => {

@@ -4,6 +4,7 @@
 //   tla            await main() at top level: a rejected top-level await           (model answers 400 mid-run)
 //   tool-throws    the tool throws, uncaught
 //   exit-mid-call  process.exit(3) from a timer while a call is still in flight
+//   sigterm-mid-call  SIGTERM (no handler of its own) while a call is still in flight
 //   unread-stream  asks for a stream, never reads it, prints it, and ends normally
 import OpenAI from 'openai';
 import { inspect } from 'node:util';
@@ -26,6 +27,7 @@ function getWeather(args: { city: string }): string {
 async function main(): Promise<void> {
   const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'What is the weather in Paris?' }];
   if (mode === 'exit-mid-call') setTimeout(() => process.exit(3), 300);
+  if (mode === 'sigterm-mid-call') setTimeout(() => process.kill(process.pid, 'SIGTERM'), 300);
   for (let step = 0; step < 5; step += 1) {
     const message = (await client.chat.completions.create({ model, messages, tools })).choices[0]!.message;
     messages.push(message);
