@@ -71,8 +71,8 @@ function sameName<T extends object>(fn: T, original: { name: string }): T {
 /**
  * Re-points a streamed result's `iterator` (an own property of the SDK's `Stream`) so every chunk is folded into the
  * span, which ends with the stream. The stand-in is an async generator function of the same name, so the stream prints
- * as before. A stream nobody reads still ends its span, marked `agentlightning.stream.unread`, when it is garbage collected or the
- * process ends.
+ * as before. A stream nobody reads still ends its span, marked `agentlightning.stream.unread`, when it is garbage
+ * collected or the process ends.
  */
 function observeStream(stream: { iterator: () => AsyncIterator<unknown> }, kind: OpenAiApiKind, span: Span): void {
   const original = stream.iterator;
