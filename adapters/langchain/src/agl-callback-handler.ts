@@ -2,9 +2,10 @@ import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import type { Serialized } from '@langchain/core/load/serializable';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { LLMResult } from '@langchain/core/outputs';
-import { context, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
+import { context, SpanKind, trace, type Span, type Tracer } from '@opentelemetry/api';
 import { SPAN_CHAT_COMPLETION, SPAN_COMPLETION } from '@agl/core/semconv';
 import {
+  recordSpanError,
   agentSpanAttributes,
   contentText,
   fromOpenAiChatRequest,
@@ -111,10 +112,7 @@ export class AglCallbackHandler extends BaseCallbackHandler {
     if (!run) return;
     this.#runs.delete(runId);
     if (attributes) run.span.setAttributes(attributes as Record<string, string>);
-    if (error !== undefined) {
-      run.span.recordException(error instanceof Error ? error : String(error));
-      run.span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
-    }
+    if (error !== undefined) recordSpanError(run.span, error);
     run.span.end();
   }
 

@@ -1,5 +1,5 @@
-import { context, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
-import { SPAN_CHAT_COMPLETION } from '@agl/core/semconv';
+import { context, SpanKind, trace, type Span, type Tracer } from '@opentelemetry/api';
+import { ATTR_STREAM_UNREAD, SPAN_CHAT_COMPLETION } from '@agl/core/semconv';
 import {
   fromOpenAiChatRequest,
   fromOpenAiChatResponse,
@@ -7,6 +7,8 @@ import {
   fromOpenAiResponsesResponse,
   getAglTracer,
   llmRequestAttributes,
+  onProcessEnd,
+  recordSpanError,
   llmRequestHeaders,
   llmResponseAttributes,
   type LlmResponse,
@@ -42,18 +44,47 @@ function finish(span: Span, response: LlmResponse): void {
 }
 
 function fail(span: Span, err: unknown): void {
-  span.recordException(err instanceof Error ? err : String(err));
-  span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+  recordSpanError(span, err);
   span.end();
 }
 
-/** Re-points a streamed result's iterator so every chunk is folded into the span, which ends with the stream. */
+/** Spans of streams returned to the app and not read yet: ended as unread when the stream is collected. */
+const unreadStreams = new FinalizationRegistry<Span>((span) => endUnread(span));
+/** The same spans, ended as unread when the process ends (`onProcessEnd`). */
+const pendingUnread = new Set<Span>();
+onProcessEnd(() => {
+  for (const span of pendingUnread) endUnread(span);
+});
+
+function endUnread(span: Span): void {
+  if (!pendingUnread.delete(span)) return;
+  span.setAttribute(ATTR_STREAM_UNREAD, true);
+  span.end();
+}
+
+/** Gives `fn` the name of the function it stands in for, so `console.log` / `util.inspect` print the same thing. */
+function sameName<T extends object>(fn: T, original: { name: string }): T {
+  Object.defineProperty(fn, 'name', { value: original.name, configurable: true });
+  return fn;
+}
+
+/**
+ * Re-points a streamed result's `iterator` (an own property of the SDK's `Stream`) so every chunk is folded into the
+ * span, which ends with the stream. The stand-in is an async generator function of the same name, so the stream prints
+ * as before. A stream nobody reads still ends its span, marked `agentlightning.stream.unread`, when it is garbage
+ * collected or the process ends.
+ */
 function observeStream(stream: { iterator: () => AsyncIterator<unknown> }, kind: OpenAiApiKind, span: Span): void {
-  const original = stream.iterator.bind(stream);
-  stream.iterator = async function* observed() {
+  const original = stream.iterator;
+  const token = {};
+  pendingUnread.add(span);
+  unreadStreams.register(stream, span, token);
+  stream.iterator = sameName(async function* iterator(this: unknown) {
+    unreadStreams.unregister(token);
+    pendingUnread.delete(span);
     const acc = kind === 'chat' ? new ChatChunkAccumulator() : new ResponsesEventAccumulator();
     try {
-      for await (const chunk of { [Symbol.asyncIterator]: original }) {
+      for await (const chunk of { [Symbol.asyncIterator]: () => original.call(this) }) {
         acc.add(chunk);
         yield chunk;
       }
@@ -62,11 +93,64 @@ function observeStream(stream: { iterator: () => AsyncIterator<unknown> }, kind:
       fail(span, err);
       throw err;
     }
-  } as () => AsyncIterator<unknown>;
+  }, original) as () => AsyncIterator<unknown>;
 }
 
 const isStream = (v: unknown): v is { iterator: () => AsyncIterator<unknown> } =>
   typeof v === 'object' && v !== null && typeof (v as { iterator?: unknown }).iterator === 'function';
+
+/** The parts of the SDK's `APIPromise` the wrapper hooks into (own fields, set by its constructor). */
+interface ApiPromiseFields {
+  responsePromise: Promise<unknown>;
+  parseResponse: (this: unknown, ...args: unknown[]) => Promise<unknown>;
+}
+
+const isApiPromise = (v: unknown): v is ApiPromiseFields =>
+  typeof v === 'object' &&
+  v !== null &&
+  typeof (v as Partial<ApiPromiseFields>).parseResponse === 'function' &&
+  typeof (v as Partial<ApiPromiseFields>).responsePromise?.then === 'function';
+
+/**
+ * Ends the span with the call's outcome without adding a reaction of our own to the promise the app awaits: an extra
+ * reaction would cut V8's async stack trace, and a crash would print another stack than without AGL. The SDK's
+ * `APIPromise` keeps its `responsePromise` and `parseResponse` as own fields; both are replaced in line (same keys, a
+ * function of the same kind and name), so the error travels one straight chain and the parsed body passes through
+ * our `parseResponse`. Other promise-likes are observed with `then`.
+ */
+function observeResult(result: PromiseLike<unknown>, kind: OpenAiApiKind, span: Span): void {
+  let done = false;
+  const onValue = (value: unknown): void => {
+    if (done) return;
+    done = true;
+    if (isStream(value)) observeStream(value, kind, span);
+    else finish(span, kind === 'chat' ? fromOpenAiChatResponse(value) : fromOpenAiResponsesResponse(value));
+  };
+  const onError = (err: unknown): void => {
+    if (done) return;
+    done = true;
+    fail(span, err);
+  };
+  if (!isApiPromise(result)) {
+    result.then(onValue, onError);
+    return;
+  }
+  const parse = result.parseResponse;
+  result.responsePromise = result.responsePromise.then(undefined, (err: unknown) => {
+    onError(err);
+    throw err;
+  });
+  result.parseResponse = sameName(async function (this: unknown, ...args: unknown[]) {
+    try {
+      const value = await parse.apply(this, args);
+      onValue(value);
+      return value;
+    } catch (err) {
+      onError(err);
+      throw err;
+    }
+  }, parse);
+}
 
 /**
  * Wraps one `create` method (chat.completions or responses) so each call writes an `openai.chat.completion` span in
@@ -94,13 +178,7 @@ export function wrapCreate(original: CreateFn, kind: OpenAiApiKind, options: Ins
       span.end();
       return result;
     }
-    (result as PromiseLike<unknown>).then(
-      (value) => {
-        if (isStream(value)) observeStream(value, kind, span);
-        else finish(span, kind === 'chat' ? fromOpenAiChatResponse(value) : fromOpenAiResponsesResponse(value));
-      },
-      (err: unknown) => fail(span, err),
-    );
+    observeResult(result as PromiseLike<unknown>, kind, span);
     return result;
   };
   Object.defineProperty(wrapped, WRAPPED, { value: true });

@@ -4,7 +4,10 @@ import { fromOpenAiResponsesResponse } from '@agl/core/tracer';
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Folds streamed `chat.completion.chunk`s (vLLM extras included) into one normalised response. */
+/**
+ * Folds streamed `chat.completion.chunk`s (vLLM extras and legacy `function_call` deltas included) into one normalised
+ * response.
+ */
 export class ChatChunkAccumulator {
   #id: string | undefined;
   #model: string | undefined;
@@ -29,6 +32,12 @@ export class ChatChunkAccumulator {
     if (typeof choice.finish_reason === 'string') this.#finish = choice.finish_reason;
     const delta = isObj(choice.delta) ? choice.delta : {};
     if (typeof delta.content === 'string') this.#content += delta.content;
+    if (isObj(delta.function_call)) {
+      // legacy `functions` API: one call, streamed as name and argument pieces, without an id
+      const call = (this.#calls[0] ??= { id: '', name: '', arguments: '' });
+      if (typeof delta.function_call.name === 'string') call.name += delta.function_call.name;
+      if (typeof delta.function_call.arguments === 'string') call.arguments += delta.function_call.arguments;
+    }
     if (Array.isArray(delta.tool_calls)) {
       for (const part of delta.tool_calls.filter(isObj)) {
         const index = typeof part.index === 'number' ? part.index : this.#calls.length;

@@ -145,6 +145,11 @@ export const ATTR_GEN_AI_REQUEST_TEMPERATURE = 'gen_ai.request.temperature';
 export const ATTR_GEN_AI_REQUEST_MAX_TOKENS = 'gen_ai.request.max_tokens';
 export const ATTR_GEN_AI_REQUEST_TOP_P = 'gen_ai.request.top_p';
 export const ATTR_GEN_AI_REQUEST_STREAMING = 'gen_ai.request.streaming';
+/**
+ * `true` on the span of a streamed LLM call whose stream the app never read: the span ended when the stream was
+ * garbage collected or the process ended, with no completion.
+ */
+export const ATTR_STREAM_UNREAD = 'agentlightning.stream.unread';
 /** Prefix: `gen_ai.request.functions.{k}.name|description|parameters`. */
 export const ATTR_GEN_AI_REQUEST_FUNCTIONS = 'gen_ai.request.functions';
 export const ATTR_GEN_AI_RESPONSE_ID = 'gen_ai.response.id';

@@ -165,3 +165,47 @@ describe('normalizeLlmCall: agentlightning.operation form (LiteLLM / Weave)', ()
     });
   });
 });
+
+describe('normalizeLlmCall: legacy function calling (functions / function_call)', () => {
+  it('reads a flattened function_call, the function result message and the offered functions', () => {
+    const call = normalizeLlmCall({
+      'gen_ai.request.functions.0.name': 'get_weather',
+      'gen_ai.request.functions.0.parameters': '{"type":"object"}',
+      'gen_ai.prompt.0.role': 'user',
+      'gen_ai.prompt.0.content': 'weather in Paris?',
+      'gen_ai.prompt.1.role': 'assistant',
+      'gen_ai.prompt.1.function_call.name': 'get_weather',
+      'gen_ai.prompt.1.function_call.arguments': '{"city":"Paris"}',
+      'gen_ai.prompt.2.role': 'function',
+      'gen_ai.prompt.2.name': 'get_weather',
+      'gen_ai.prompt.2.content': 'sunny',
+      'gen_ai.completion.0.role': 'assistant',
+      'gen_ai.completion.0.finish_reason': 'function_call',
+      'gen_ai.completion.0.function_call.name': 'get_weather',
+      'gen_ai.completion.0.function_call.arguments': '{"city":"Lyon"}',
+    });
+    expect(call?.messages[1]).toMatchObject({
+      role: 'assistant',
+      toolCalls: [{ id: '', name: 'get_weather', arguments: '{"city":"Paris"}' }],
+    });
+    expect(call?.messages[2]).toMatchObject({ role: 'function', name: 'get_weather', content: 'sunny' });
+    expect(call?.choices[0]).toMatchObject({
+      toolCalls: [{ name: 'get_weather', arguments: '{"city":"Lyon"}' }],
+      finishReason: 'function_call',
+    });
+    expect(call?.tools?.map((t) => t.function.name)).toEqual(['get_weather']);
+  });
+
+  it('reads function_call in the operation form (raw OpenAI messages)', () => {
+    const call = normalizeLlmCall({
+      'agentlightning.operation.input.messages.0.role': 'user',
+      'agentlightning.operation.input.messages.0.content': 'weather?',
+      'agentlightning.operation.input.functions.0.name': 'get_weather',
+      'agentlightning.operation.output.choices.0.message.role': 'assistant',
+      'agentlightning.operation.output.choices.0.message.function_call.name': 'get_weather',
+      'agentlightning.operation.output.choices.0.message.function_call.arguments': '{}',
+    });
+    expect(call?.choices[0]?.toolCalls).toEqual([{ id: '', name: 'get_weather', arguments: '{}' }]);
+    expect(call?.tools?.[0]?.function.name).toBe('get_weather');
+  });
+});

@@ -142,7 +142,8 @@ export function chatMessageFromOpenAi(raw: unknown, defaultRole = 'user'): ChatM
   if (!isRec(raw)) return null;
   const inner = isRec(raw.message) ? raw.message : raw;
   const message: ChatMessage = { role: str(inner.role) ?? defaultRole, content: normalizeContent(inner.content) };
-  const toolCalls = toolCallsOf(inner.tool_calls);
+  // A legacy `function_call` (`functions` API, or OpenLLMetry's `…function_call.name|arguments`) is one call without id.
+  const toolCalls = toolCallsOf(inner.tool_calls ?? (isRec(inner.function_call) ? [inner.function_call] : undefined));
   if (toolCalls.length > 0) message.toolCalls = toolCalls;
   const toolCallId = str(inner.tool_call_id);
   if (toolCallId) message.toolCallId = toolCallId;

@@ -2,3 +2,4 @@
 export * from './llm-span';
 export * from './openai-payload';
 export * from './process-rollout-env';
+export * from './span-error';

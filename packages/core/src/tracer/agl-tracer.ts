@@ -20,7 +20,10 @@ export interface AglTracerOptions extends LightningSpanProcessorOptions {
   resourceAttributes?: Record<string, string | number | boolean>;
   /** More processors (e.g. an OTLP exporter), run after the store processor. */
   spanProcessors?: SpanProcessor[];
-  /** Flush on `beforeExit`, SIGTERM and SIGINT. Default true. */
+  /**
+   * Flush on `beforeExit`, SIGTERM and SIGINT, and on `exit` (process.exit, crashes) close the open spans with an error
+   * and export what is left synchronously. Default true.
+   */
   exitHooks?: boolean;
   /**
    * Attributes kept per span. OpenTelemetry's default (128) silently drops the rest, and a flattened LLM conversation
@@ -72,7 +75,12 @@ export class AglTracer implements RolloutTracer {
       spanLimits: { attributeCountLimit: options.maxAttributesPerSpan ?? 8192 },
     });
     ensureContextManager();
-    if (options.exitHooks ?? true) this.#uninstallExit = installExitFlush(() => this.forceFlush());
+    if (options.exitHooks ?? true) {
+      this.#uninstallExit = installExitFlush(() => this.forceFlush(), {
+        closeOpenSpans: (message) => this.processor.closeOpenSpans(message),
+        exportSync: (timeoutMs) => this.processor.exportPendingSync(timeoutMs),
+      });
+    }
   }
 
   /** An OpenTelemetry tracer of this provider. */
@@ -106,6 +114,14 @@ export class AglTracer implements RolloutTracer {
    */
   async forceFlush(): Promise<void> {
     await Promise.all([this.processor.forceFlush(), ...this.#otherProcessors.map((p) => p.forceFlush())]);
+  }
+
+  /**
+   * Ends the spans still open (of one attempt, with `owner`) with an ERROR status and `message`, so they are exported
+   * with the next flush; the runner calls it when a rollout fails. Returns how many were ended.
+   */
+  closeOpenSpans(message: string, owner?: { rolloutId: string; attemptId: string }): number {
+    return this.processor.closeOpenSpans(message, owner);
   }
 
   /** Flushes and stops; removes the exit hooks. */

@@ -17,7 +17,8 @@ export {
   type TracerLogger,
 } from './lightning-span-processor';
 export { AglTracer, getAglTracer, setAglTracer, ensureContextManager, type AglTracerOptions } from './agl-tracer';
-export { installExitFlush } from './exit-flush';
+export { installExitFlush, onProcessEnd, type ExitFlushHooks } from './exit-flush';
+export { STORE_REOPEN, type StoreReopenSpec } from './exit-export';
 export { spanFromOpenTelemetry, hrTimeToSeconds, preciseNowMs } from './span-conversion';
 export {
   emitReward,

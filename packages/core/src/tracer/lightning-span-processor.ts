@@ -1,8 +1,9 @@
-import { TraceFlags, type Context } from '@opentelemetry/api';
+import { SpanStatusCode, TraceFlags, type Context } from '@opentelemetry/api';
 import type { ReadableSpan, Span as SdkSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Span, SpanInput } from '../schema/index';
 import { ConcurrencyLimit } from '../concurrency-limit';
 import type { LightningStore } from '../store/index';
+import { exportSpansSync, storeReopenSpec, warmExitExporter, type ExitExportGroup } from './exit-export';
 import { getRolloutContext, type RolloutContext } from './rollout-context';
 import { hrTimeToSeconds, spanFromOpenTelemetry } from './span-conversion';
 
@@ -77,6 +78,12 @@ function preciseTimes(span: ReadableSpan): { startTime: number | null; endTime: 
 export class LightningSpanProcessor implements SpanProcessor {
   readonly #owners = new WeakMap<object, RolloutContext>();
   readonly #liveOwners = new Map<string, RolloutContext>();
+  /** Spans of a rollout started and not ended yet, in start order (closed with an error when the process ends). */
+  readonly #open = new Map<string, SdkSpan>();
+  /** Batches taken off the queue whose delivery has not settled (exported again synchronously at exit). */
+  readonly #inFlight = new Set<QueuedSpan[]>();
+  /** Stores already seen by {@link #warm}. */
+  readonly #warmedStores = new WeakSet<LightningStore>();
   #queue: QueuedSpan[] = [];
   readonly #maxQueueSize: number;
   readonly #maxBatch: number;
@@ -127,12 +134,14 @@ export class LightningSpanProcessor implements SpanProcessor {
     if (!ctx) return;
     this.#owners.set(span, ctx);
     this.#liveOwners.set(span.spanContext().spanId, ctx);
+    this.#open.set(span.spanContext().spanId, span);
   }
 
   onEnd(span: ReadableSpan): void {
     const spanId = span.spanContext().spanId;
     const ctx = this.#owners.get(span);
     this.#liveOwners.delete(spanId);
+    this.#open.delete(spanId);
     if (!ctx) {
       this.#stats.unowned += 1;
       return;
@@ -144,6 +153,7 @@ export class LightningSpanProcessor implements SpanProcessor {
     }
     this.#queue.push({ span, ctx, ...preciseTimes(span) });
     this.#queuedTotal += 1;
+    this.#warm(ctx.store);
     if (this.#queue.length >= this.#maxBatch) this.#scheduleNow();
     else this.#scheduleLater();
   }
@@ -165,6 +175,65 @@ export class LightningSpanProcessor implements SpanProcessor {
   async shutdown(): Promise<void> {
     await this.forceFlush();
     this.#shutdown = true;
+  }
+
+  /**
+   * Ends every span that is still open (the innermost first) with an ERROR status and `message`: what a crash or a
+   * failed rollout leaves behind (the agent span, the chain around the failed call, a call cut off mid-flight). With
+   * `owner`, only that attempt's spans. Returns how many were ended.
+   */
+  closeOpenSpans(message: string, owner?: { rolloutId: string; attemptId: string }): number {
+    let closed = 0;
+    for (const [spanId, span] of [...this.#open].reverse()) {
+      const ctx = this.#owners.get(span);
+      if (owner && (ctx?.rolloutId !== owner.rolloutId || ctx.attemptId !== owner.attemptId)) continue;
+      this.#open.delete(spanId);
+      if (span.ended) continue;
+      span.setStatus({ code: SpanStatusCode.ERROR, message });
+      span.end();
+      closed += 1;
+    }
+    return closed;
+  }
+
+  /**
+   * Exports, synchronously, every span queued or on its way to the store (deliveries in flight are sent again: the
+   * store keeps one copy per span id). For `process.on('exit')`, where no promise settles any more: a worker thread
+   * reopens each store that has a {@link storeReopenSpec} (the HTTP `StoreClient`) while this thread waits, at most
+   * `timeoutMs`. Spans of stores that cannot be reopened (in-process stores) are left alone. Returns how many spans were
+   * handed over; an error is reported through the logger.
+   */
+  exportPendingSync(timeoutMs: number): number {
+    this.#clearTimer();
+    const queued = this.#queue.splice(0);
+    this.#takenTotal += queued.length;
+    const pending = [...[...this.#inFlight].flat(), ...queued];
+    this.#inFlight.clear();
+    const groups = new Map<LightningStore, ExitExportGroup | null>();
+    for (const item of pending) {
+      let group = groups.get(item.ctx.store);
+      if (group === undefined) {
+        const spec = storeReopenSpec(item.ctx.store);
+        group = spec ? { spec, spans: [] } : null;
+        groups.set(item.ctx.store, group);
+      }
+      const owner = { rolloutId: item.ctx.rolloutId, attemptId: item.ctx.attemptId, sequenceId: 0 };
+      group?.spans.push(spanFromOpenTelemetry(item.span, owner, { startTime: item.startTime, endTime: item.endTime }));
+    }
+    const ready = [...groups.values()].filter((g): g is ExitExportGroup => g !== null);
+    const count = ready.reduce((n, g) => n + g.spans.length, 0);
+    const error = exportSpansSync(ready, timeoutMs);
+    if (error) this.#fail(count, error);
+    else this.#stats.exported += count;
+    return count;
+  }
+
+  /** A store that can be reopened from another thread gets the exit exporter ready (once per store). */
+  #warm(store: LightningStore): void {
+    if (this.#warmedStores.has(store)) return;
+    this.#warmedStores.add(store);
+    const spec = storeReopenSpec(store);
+    if (spec) warmExitExporter(spec);
   }
 
   #drop(span: ReadableSpan, ctx: RolloutContext): void {
@@ -224,6 +293,7 @@ export class LightningSpanProcessor implements SpanProcessor {
         while (this.#undelivered >= window && this.#deliveries.size > 0) await Promise.race(this.#deliveries);
         this.#next = null;
         const batch = this.#queue.splice(0, window);
+        if (batch.length > 0) this.#inFlight.add(batch);
         this.#takenTotal += batch.length;
         this.#undelivered += batch.length;
         const byStore = new Map<LightningStore, QueuedSpan[]>();
@@ -233,6 +303,7 @@ export class LightningSpanProcessor implements SpanProcessor {
           else byStore.set(item.ctx.store, [item]);
         }
         const numbered = await Promise.all([...byStore].map(([store, items]) => this.#number(store, items)));
+        const settled: Promise<void>[] = [];
         for (const group of numbered) {
           if (!group) continue; // its numbering failed and was counted
           for (let i = 0; i < group.items.length; i += this.#maxBatch) {
@@ -248,8 +319,10 @@ export class LightningSpanProcessor implements SpanProcessor {
                 this.#reportDrops();
               });
             this.#deliveries.add(delivery);
+            settled.push(delivery);
           }
         }
+        void Promise.all(settled).then(() => this.#inFlight.delete(batch));
       })
       .catch(() => undefined);
     this.#next = next;

@@ -20,10 +20,19 @@ function chatToolCalls(value: unknown): LlmToolCall[] | undefined {
   });
 }
 
-/** One Chat Completions message (request or response side). */
+/**
+ * A legacy `function_call` ({ name, arguments }, the `functions` API before tools) as a tool call. It has no id: the
+ * `function` message that answers it names the function instead.
+ */
+function legacyFunctionCall(value: unknown): LlmToolCall[] | undefined {
+  if (!isObj(value) || str(value.name) === undefined) return undefined;
+  return [{ id: '', name: str(value.name) ?? '', arguments: args(value.arguments) }];
+}
+
+/** One Chat Completions message (request or response side); a legacy `function_call` counts as a tool call. */
 export function fromOpenAiChatMessage(message: Obj): LlmMessage {
   const out: LlmMessage = { role: str(message.role) ?? 'user', content: contentText(message.content) };
-  const calls = chatToolCalls(message.tool_calls);
+  const calls = chatToolCalls(message.tool_calls) ?? legacyFunctionCall(message.function_call);
   if (calls) out.toolCalls = calls;
   const toolCallId = str(message.tool_call_id);
   if (toolCallId) out.toolCallId = toolCallId;
@@ -43,7 +52,7 @@ function chatTools(value: unknown): LlmToolDefinition[] | undefined {
   });
 }
 
-/** A Chat Completions request body. */
+/** A Chat Completions request body; legacy `functions` are read as the offered tools when there are no `tools`. */
 export function fromOpenAiChatRequest(body: unknown, provider?: string): LlmRequest {
   const b = isObj(body) ? body : {};
   const messages = Array.isArray(b.messages) ? b.messages.filter(isObj).map(fromOpenAiChatMessage) : [];
@@ -55,7 +64,7 @@ export function fromOpenAiChatRequest(body: unknown, provider?: string): LlmRequ
     topP: num(b.top_p),
     streaming: typeof b.stream === 'boolean' ? b.stream : undefined,
     messages,
-    tools: chatTools(b.tools),
+    tools: chatTools(b.tools) ?? chatTools(b.functions),
   };
 }
 

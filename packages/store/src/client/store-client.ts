@@ -116,9 +116,12 @@ export class StoreClient implements LightningStore {
   #queueWaits = true;
   #queueWait: Promise<boolean> | null = null;
   readonly #closing = new AbortController();
+  readonly #reopen: StoreClientOptions;
 
   constructor(options: StoreClientOptions) {
     this.#http = new HttpTransport(options);
+    const { url, fallbackUrls, token, requestTimeoutMs, connectTimeoutMs } = options;
+    this.#reopen = { url, fallbackUrls, token, requestTimeoutMs, connectTimeoutMs, retryDelays: [], healthRetryDelays: [] };
     this.#waitChunk = options.waitChunkSeconds ?? 30;
     this.#now = options.monotonicNow ?? (() => performance.now() / 1000);
     this.#warn = options.onWarning ?? ((message) => process.emitWarning(message, { code: 'AGL_STORE_CLIENT' }));
@@ -127,6 +130,17 @@ export class StoreClient implements LightningStore {
   /** The server's base URL. */
   get url(): string {
     return this.#http.baseUrl;
+  }
+
+  /**
+   * How the AGL tracer's exporter thread opens this store again when the process exits (`STORE_REOPEN` of
+   * `@agl/core/tracer`, the key spelled out here so the client does not load the tracer): same servers and token, one
+   * try each.
+   */
+  [Symbol.for('agl.store.reopen')](): { module: string; exportName: string; options: StoreClientOptions } {
+    // The exporter thread runs no TypeScript loader: from the workspace sources (`@agl/source`), use the built client.
+    const module = import.meta.resolve('@agl/store/client').replace(/\/src\/client\/index\.ts$/, '/dist/client/index.js');
+    return { module, exportName: 'StoreClient', options: this.#reopen };
   }
 
   /** `{url}/v1/traces`, for OTLP exporters. */

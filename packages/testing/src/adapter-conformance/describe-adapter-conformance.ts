@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import type { LightningStore, Span } from '@agl/core';
 import { TraceToTransitions } from '@agl/core/adapters';
 import { ATTR_AGENT_NAME, ATTR_GEN_AI_AGENT_NAME, ATTR_PROMPT_TOKEN_IDS, ATTR_TOOL_NAME, SPAN_CHAT_COMPLETION } from '@agl/core/semconv';
@@ -7,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAiTestServer } from '../openai-test-server/openai-test-server';
 import type { OpenAiTestServer } from '../openai-test-server/types';
 import { updatingFixtures, writeJsonFixture } from '../fixture-files';
+import { assertFailingRunSpans, failingWeatherRespond } from './failing-run';
+import { runNode, SOURCE_NODE_FLAGS, stableRun } from './run-node';
 import { ancestorsOf, expectedWeatherTransitions, normalizeTransitions, WEATHER_TASK, weatherRespond } from './weather-script';
 
 /** Where the agent under test finds the fake model. */
@@ -53,18 +54,6 @@ export interface AdapterConformanceOptions {
   timeoutMs?: number;
 }
 
-function runNode(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 /** Checks the spans of one weather run: transitions, agent names, tree structure, token ids. */
 export function assertWeatherSpans(spans: Span[], target: AdapterConformanceTarget): void {
   const transitions = new TraceToTransitions().transitions(spans);
@@ -96,19 +85,30 @@ export function assertWeatherSpans(spans: Span[], target: AdapterConformanceTarg
  * {@link startOpenAiTestServer} through a two-step tool-using agent (call `get_weather`, then answer), and the spans
  * must give the same normalised transitions through `TraceToTransitions` for every adapter, in the explicit form and in
  * the preload form (the same untraced agent file, run with `--import <register>`).
+ *
+ * The failing-run leg (issue 43) runs the same agent against a model that answers 400 after the tool result: the
+ * explicit form must keep every span of the rollout that threw; the preload form must exit with the same code and print
+ * exactly what the untraced run prints, and its spans (the open agent span closed with an error) must reach the store.
  */
 export function describeAdapterConformance(options: AdapterConformanceOptions): void {
   const timeout = options.timeoutMs ?? 120_000;
   let untracedChecked = false;
   describe(`adapter conformance: ${options.name}`, () => {
     let llm: OpenAiTestServer;
+    let failingLlm: OpenAiTestServer;
     let env: AdapterConformanceEnv;
+    let failingEnv: AdapterConformanceEnv;
 
     beforeAll(async () => {
       llm = await startOpenAiTestServer({ respond: weatherRespond });
+      failingLlm = await startOpenAiTestServer({ respond: failingWeatherRespond });
       env = { baseURL: llm.baseURL, apiKey: 'sk-agl-test', model: WEATHER_TASK.model };
+      failingEnv = { ...env, baseURL: failingLlm.baseURL };
     });
-    afterAll(() => llm.close());
+    afterAll(async () => {
+      await llm.close();
+      await failingLlm.close();
+    });
 
     for (const target of options.targets) {
       if (target.explicit) {
@@ -144,7 +144,7 @@ export function describeAdapterConformance(options: AdapterConformanceOptions): 
           try {
             const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
             const base = { OPENAI_BASE_URL: env.baseURL, OPENAI_API_KEY: env.apiKey, AGL_TEST_MODEL: env.model, NODE_ENV: 'test' };
-            const node = ['--conditions=@agl/source', '--import', 'tsx'];
+            const node = [...SOURCE_NODE_FLAGS];
             const args = [preload.agentFile, ...(preload.args ?? [])];
             if (!untracedChecked) {
               // The same file, untraced, is an ordinary working agent (checked once per suite to save CPU).
@@ -163,6 +163,43 @@ export function describeAdapterConformance(options: AdapterConformanceOptions): 
             expect(traced.stdout).toContain(WEATHER_TASK.answer);
             const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
             assertWeatherSpans(spans, target);
+          } finally {
+            await server.close();
+          }
+        });
+      }
+      if (target.explicit) {
+        const run = target.explicit;
+        it(`${target.name}: failing run (400 from the model mid-run), explicit form keeps every span`, { timeout }, async () => {
+          const store = options.createStore();
+          const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
+          const ctx = { rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store };
+          // Most frameworks reject; some report the error another way (streamText's onError) and resolve. On a
+          // rejection, do what the runner does: close the spans the rollout left open, then flush.
+          await withRolloutContext(ctx, () => run(failingEnv)).catch((error: unknown) => {
+            getAglTracer().closeOpenSpans(`the rollout failed: ${String(error)}`, ctx);
+          });
+          await getAglTracer().forceFlush();
+          assertFailingRunSpans((await store.querySpans({ rolloutId: rollout.rolloutId })).items, target.agentName);
+        });
+      }
+      if (preload && serve) {
+        it(`${target.name}: failing run with --import ${preload.register} exits and prints as without it, spans stored`, { timeout }, async () => {
+          const store = options.createStore();
+          const server = await serve(store);
+          try {
+            const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
+            const base = { OPENAI_BASE_URL: failingEnv.baseURL, OPENAI_API_KEY: env.apiKey, AGL_TEST_MODEL: env.model, NODE_ENV: 'test' };
+            const args = [preload.agentFile, ...(preload.args ?? [])];
+            const plain = await runNode([...SOURCE_NODE_FLAGS, ...args], base, preload.cwd);
+            const traced = await runNode([...SOURCE_NODE_FLAGS, '--import', preload.register, ...args], {
+              ...base,
+              AGL_STORE_URL: server.url,
+              AGL_ROLLOUT_ID: rollout.rolloutId,
+              AGL_ATTEMPT_ID: rollout.attempt.attemptId,
+            }, preload.cwd);
+            expect(stableRun(traced)).toEqual(stableRun(plain));
+            assertFailingRunSpans((await store.querySpans({ rolloutId: rollout.rolloutId })).items, target.agentName);
           } finally {
             await server.close();
           }

@@ -13,3 +13,5 @@ export {
   ancestorsOf,
   type NormalizedTransition,
 } from './weather-script';
+export { failingWeatherRespond, assertFailingRunSpans, FAILING_MODEL_MESSAGE } from './failing-run';
+export { runNode, stableRun, SOURCE_NODE_FLAGS, type NodeRun } from './run-node';

@@ -3,10 +3,15 @@ import { sendJson, type SseWriter } from './http-io';
 import { logprobsContent, openAiUsage, type ReplyPlan } from './reply-plan';
 import { toyTokenize } from './toy-tokenizer';
 
-/** Non-streaming `chat.completion` body (with vLLM extras when `return_token_ids` was asked). */
+/**
+ * Non-streaming `chat.completion` body (with vLLM extras when `return_token_ids` was asked). A request with legacy
+ * `functions` gets its first call as `message.function_call` (finish reason `function_call`).
+ */
 export function chatCompletionBody(plan: ReplyPlan): Record<string, unknown> {
   const message: Record<string, unknown> = { role: 'assistant', content: plan.toolCalls.length > 0 && plan.content === '' ? null : plan.content, refusal: null };
-  if (plan.toolCalls.length > 0) {
+  const legacy = plan.legacyFunctions ? plan.toolCalls[0] : undefined;
+  if (legacy) message.function_call = { name: legacy.name, arguments: legacy.arguments };
+  else if (plan.toolCalls.length > 0) {
     message.tool_calls = plan.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
   }
   const choice: Record<string, unknown> = {
@@ -35,7 +40,10 @@ export function sendChatCompletion(res: ServerResponse, plan: ReplyPlan): void {
   sendJson(res, 200, chatCompletionBody(plan));
 }
 
-/** Stream `chat.completion.chunk`s: role, content pieces, tool-call deltas, finish, optional usage chunk, `[DONE]`. */
+/**
+ * Stream `chat.completion.chunk`s: role, content pieces, tool-call deltas (or one legacy `function_call` delta), finish,
+ * optional usage chunk, `[DONE]`.
+ */
 export async function streamChatCompletion(sse: SseWriter, plan: ReplyPlan, includeUsage: boolean): Promise<void> {
   const chunk = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}, finish: string | null = null): Record<string, unknown> => ({
     id: plan.id,
@@ -53,7 +61,9 @@ export async function streamChatCompletion(sse: SseWriter, plan: ReplyPlan, incl
     if (plan.logprobs) extra.logprobs = { content: logprobsContent([piece]), refusal: null };
     await sse.send(chunk({ content: piece }, extra));
   }
-  for (const [index, call] of plan.toolCalls.entries()) {
+  const legacy = plan.legacyFunctions ? plan.toolCalls[0] : undefined;
+  if (legacy) await sse.send(chunk({ function_call: { name: legacy.name, arguments: legacy.arguments } }));
+  for (const [index, call] of (legacy ? [] : plan.toolCalls).entries()) {
     await sse.send(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
     const half = Math.ceil(call.arguments.length / 2);
     for (const part of [call.arguments.slice(0, half), call.arguments.slice(half)]) {

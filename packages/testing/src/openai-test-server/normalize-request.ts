@@ -22,6 +22,8 @@ function chatMessages(body: Obj): TestLlmMessage[] {
   return raw.filter(isObj).map((m) => {
     const msg: TestLlmMessage = { role: str(m.role), content: contentText(m.content) };
     if (typeof m.tool_call_id === 'string') msg.toolCallId = m.tool_call_id;
+    if (typeof m.name === 'string') msg.name = m.name;
+    if (isObj(m.function_call)) msg.toolCalls = [{ id: '', name: str(m.function_call.name), arguments: str(m.function_call.arguments) }];
     if (Array.isArray(m.tool_calls)) {
       msg.toolCalls = m.tool_calls.filter(isObj).map((c) => {
         const fn = isObj(c.function) ? c.function : {};
@@ -33,7 +35,7 @@ function chatMessages(body: Obj): TestLlmMessage[] {
 }
 
 function chatTools(body: Obj): TestLlmTool[] {
-  const raw = Array.isArray(body.tools) ? body.tools : [];
+  const raw = Array.isArray(body.tools) ? body.tools : Array.isArray(body.functions) ? body.functions : [];
   return raw.filter(isObj).map((t) => {
     const fn = isObj(t.function) ? t.function : t;
     return { name: str(fn.name), description: typeof fn.description === 'string' ? fn.description : undefined, parameters: fn.parameters ?? fn.input_schema };

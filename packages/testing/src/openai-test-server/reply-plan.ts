@@ -11,7 +11,9 @@ export interface ReplyPlan {
   /** Content split into streamable pieces (toy tokens). */
   pieces: string[];
   toolCalls: { id: string; name: string; arguments: string }[];
-  finishReason: 'stop' | 'length' | 'tool_calls';
+  finishReason: 'stop' | 'length' | 'tool_calls' | 'function_call';
+  /** The request offered legacy `functions` (no `tools`): the call goes out as `function_call`. */
+  legacyFunctions: boolean;
   promptTokenIds: number[];
   completionTokenIds: number[];
   returnTokenIds: boolean;
@@ -34,6 +36,7 @@ export function planReply(request: TestLlmRequest, reply: TestLlmReply, idPrefix
   const toolText = toolCalls.map((c) => `<tool_call>${c.name}${c.arguments}</tool_call>`).join('');
   const promptTokenIds = request.api === 'completion' ? toyTokenize(request.messages[0]?.content ?? '') : toyChatPromptIds(request.messages);
   const body = request.body;
+  const legacyFunctions = Array.isArray(body.functions) && !Array.isArray(body.tools);
   return {
     id: `${idPrefix}${randomUUID().replaceAll('-', '').slice(0, 24)}`,
     created: Math.floor(Date.now() / 1000),
@@ -41,7 +44,8 @@ export function planReply(request: TestLlmRequest, reply: TestLlmReply, idPrefix
     content,
     pieces: toyPieces(content),
     toolCalls,
-    finishReason: reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
+    finishReason: reply.finishReason ?? (toolCalls.length > 0 ? (legacyFunctions ? 'function_call' : 'tool_calls') : 'stop'),
+    legacyFunctions,
     promptTokenIds,
     completionTokenIds: [...toyTokenize(content), ...toyTokenize(toolText)],
     returnTokenIds: body.return_token_ids === true,

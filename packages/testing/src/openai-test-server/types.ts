@@ -9,6 +9,8 @@ export interface TestLlmMessage {
   content: string;
   toolCallId?: string;
   toolCalls?: { id: string; name: string; arguments: string }[];
+  /** `name` of a legacy `function` result message (or any named message). */
+  name?: string;
 }
 
 /** A tool the caller offered, normalised. */
@@ -42,8 +44,11 @@ export interface TestLlmToolCall {
 export interface TestLlmReply {
   content?: string;
   toolCalls?: TestLlmToolCall[];
-  /** Defaults to `tool_calls` when tool calls are present, else `stop`. */
-  finishReason?: 'stop' | 'length' | 'tool_calls';
+  /**
+   * Defaults to `tool_calls` when tool calls are present (`function_call` when the request offered legacy `functions`),
+   * else `stop`.
+   */
+  finishReason?: 'stop' | 'length' | 'tool_calls' | 'function_call';
   /** Extra milliseconds before the response starts (per request). */
   latencyMs?: number;
   /** Answer with an HTTP error instead. */

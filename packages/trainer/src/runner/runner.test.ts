@@ -2,7 +2,7 @@ import { getRewardValue } from '@agl/core/adapters';
 import { MemoryStore } from '@agl/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { litAgent } from '../agent/lit-agent';
-import { emitReward } from '@agl/core/tracer';
+import { emitReward, getAglTracer } from '@agl/core/tracer';
 import { Runner } from './runner';
 import type { RunnerLogger } from './hooks';
 
@@ -109,6 +109,26 @@ describe('Runner (in-process workers)', () => {
     expect(seen).toEqual([[{ q: 1 }, 'Worker-1', 'train']]);
     const worker = await store.getWorkerById('Worker-1');
     expect(worker).not.toBeNull();
+  });
+
+  it('a rollout whose agent throws keeps every span it made: those it left open are closed with an error', async () => {
+    store = new MemoryStore({ scanDebounceSeconds: 0 });
+    const agent = litAgent({
+      rollout: async () => {
+        const tracer = getAglTracer().getTracer('test');
+        tracer.startSpan('agent-left-open'); // a framework's agent span the throw never ended
+        tracer.startSpan('finished-step').end();
+        throw new Error('tool exploded');
+      },
+    });
+    const r = await store.enqueueRollout({ input: 'x' });
+    await drain(store, new Runner({ store, agent, nWorkers: 1, pollIntervalSeconds: 0.01, logger: quiet }), [r.rolloutId]);
+    const spans = (await store.querySpans({ rolloutId: r.rolloutId })).items;
+    expect(spans.find((s) => s.name === 'finished-step')?.status.statusCode).toBe('UNSET');
+    expect(spans.find((s) => s.name === 'agent-left-open')?.status).toEqual({
+      statusCode: 'ERROR',
+      description: 'the rollout failed: tool exploded',
+    });
   });
 
   it('records a throw as an exception span, fails the attempt, and retries per the rollout config', async () => {

@@ -33,9 +33,13 @@ export function rewardOfResult(result: unknown): number | null {
   return numeric;
 }
 
-/** Write an exception span for the attempt of `ctx`, then flush. */
+/**
+ * Close the attempt's spans the failure left open (its agent span, a call cut off) with an error, write an exception
+ * span, then flush: a failed rollout keeps every span it made.
+ */
 export async function writeExceptionSpan(ctx: RolloutContext, error: unknown): Promise<void> {
   const err = error instanceof Error ? error : new Error(String(error));
+  (ctx.tracer ?? getAglTracer()).closeOpenSpans?.(`the rollout failed: ${err.message}`, ctx);
   await withRolloutContext(ctx, async () => {
     emitException(err);
   });

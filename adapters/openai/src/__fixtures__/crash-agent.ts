@@ -1,0 +1,65 @@
+// An ordinary openai-node tool agent with no AGL code, ending badly in the ways real programs do. The mode is argv[2]:
+//   exit-in-catch  main().catch((e) => { console.error(...); process.exit(1) })   (model answers 400 mid-run)
+//   unhandled      main() not awaited: an unhandled rejection                       (model answers 400 mid-run)
+//   tla            await main() at top level: a rejected top-level await           (model answers 400 mid-run)
+//   tool-throws    the tool throws, uncaught
+//   exit-mid-call  process.exit(3) from a timer while a call is still in flight
+//   sigterm-mid-call  SIGTERM (no handler of its own) while a call is still in flight
+//   unread-stream  asks for a stream, never reads it, prints it, and ends normally
+import OpenAI from 'openai';
+import { inspect } from 'node:util';
+
+const client = new OpenAI({ maxRetries: 0 });
+const model = process.env.AGL_TEST_MODEL ?? 'test-model';
+const mode = process.argv[2];
+const tools: OpenAI.ChatCompletionTool[] = [
+  {
+    type: 'function',
+    function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+  },
+];
+
+function getWeather(args: { city: string }): string {
+  if (mode === 'tool-throws') throw new Error(`weather service down for ${args.city}`);
+  return `sunny in ${args.city}`;
+}
+
+async function main(): Promise<void> {
+  const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'What is the weather in Paris?' }];
+  if (mode === 'exit-mid-call') setTimeout(() => process.exit(3), 300);
+  if (mode === 'sigterm-mid-call') setTimeout(() => process.kill(process.pid, 'SIGTERM'), 300);
+  for (let step = 0; step < 5; step += 1) {
+    const message = (await client.chat.completions.create({ model, messages, tools })).choices[0]!.message;
+    messages.push(message);
+    if (!message.tool_calls?.length) {
+      console.log(message.content);
+      return;
+    }
+    for (const call of message.tool_calls) {
+      if (call.type !== 'function') continue;
+      messages.push({
+        role: 'tool',
+        tool_call_id: call.id,
+        content: getWeather(JSON.parse(call.function.arguments) as { city: string }),
+      });
+    }
+  }
+}
+
+if (mode === 'unread-stream') {
+  const stream = await client.chat.completions.create({
+    model,
+    messages: [{ role: 'user', content: 'hi' }],
+    stream: true,
+  });
+  console.log(inspect(stream, { depth: 0 }), stream instanceof Object, Object.keys(stream).join(','));
+} else if (mode === 'exit-in-catch') {
+  main().catch((error: unknown) => {
+    console.error('agent failed:', error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+} else if (mode === 'unhandled') {
+  void main();
+} else {
+  await main();
+}
