@@ -102,6 +102,9 @@ describe('agl train / rollouts / spans / export transitions against real stores'
     expect(spans.out).toMatch(/1\s+openai\.chat\.completion/u);
     expect(spans.out).toMatch(/2\s+agentlightning\.annotation.*reward=1/u);
     expect(spans.out).toContain('2 spans');
+    const latest = await cli('spans', 'latest', '--store', db);
+    expect(latest.code, latest.err).toBe(0);
+    expect(latest.out).toMatch(/^rollout ro-\S+\n/u);
 
     const out = join(dir, 'transitions.jsonl');
     const exported = await cli('export', 'transitions', '--out', out, '--store', db);

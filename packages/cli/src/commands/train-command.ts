@@ -85,7 +85,7 @@ export function trainCommand(io: CliIo = processIo): Command {
         // The CLI prints its own progress display and summary (or JSON).
         quiet: true,
         algorithm: resolveTrainAlgorithm({ name: flags.algorithm, module, io }),
-        store: flags.storeUrl ?? flags.store ?? storeUrl ?? process.env.AGL_STORE_URL ?? store,
+        store: flags.storeUrl ?? flags.store ?? storeUrl ?? (process.env.AGL_STORE_URL || undefined) ?? store,
         storeToken: flags.token || token || process.env.AGL_STORE_TOKEN || undefined,
         nRunners: flags.runners ?? config.nRunners,
         workerMode: flags.workerMode ?? config.workerMode,
