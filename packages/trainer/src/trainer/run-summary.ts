@@ -50,7 +50,7 @@ export function formatRunSummary(summary: RunSummary): string[] {
   const flags = storeFlagsFor(summary.location);
   lines.push(`  store: ${summary.location}`);
   lines.push(`  next:  npx agl rollouts list${flags}  # status, final reward, attempts`);
-  lines.push(`         npx agl spans <rolloutId>${flags}  # the LLM calls and rewards of one rollout`);
+  lines.push(`         npx agl spans latest${flags}  # the LLM calls and rewards of the newest rollout`);
   if (flags.startsWith(' --store-url')) lines.push(`         open ${summary.location.replace(/\/+$/u, '')}/  # the dashboard`);
   else lines.push(`         npx agl store serve${flags.replace('--store', '--db')}  # the dashboard, at the URL it prints`);
   return lines;
