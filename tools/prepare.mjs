@@ -33,10 +33,14 @@ for (const glob of workspaces) {
     const result = spawnSync(command, { cwd: dir, env, shell: true, encoding: 'utf8' });
     if (result.status !== 0) {
       process.stderr.write(`${result.stdout ?? ''}${result.stderr ?? ''}`);
-      process.stderr.write(`prepare: \`${command}\` failed in ${dir} (exit ${result.status}); \`npm run build\` shows the full error.\n`);
+      process.stderr.write(
+        `prepare: \`${command}\` failed in ${dir} (exit ${result.status}); \`npm run build\` shows the full error.\n`,
+      );
       process.exit(1);
     }
     built.push(manifest.name);
   }
 }
-console.log(`prepare: built the JavaScript of ${built.length} packages and the dashboard in ${((Date.now() - started) / 1000).toFixed(1)}s (npm run build adds the type declarations).`);
+console.log(
+  `prepare: built the JavaScript of ${built.length} packages and the dashboard in ${((Date.now() - started) / 1000).toFixed(1)}s (npm run build adds the type declarations).`,
+);

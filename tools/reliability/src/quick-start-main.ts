@@ -14,9 +14,20 @@ const started = Date.now();
 const work = join(REPO_ROOT, '.quick-start');
 rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
-const llm = await startOpenAiTestServer({ respond: (r) => (/Capital of France/u.test(r.messages.at(-1)?.content ?? '') ? { content: 'Paris' } : defaultRespond(r)) });
+const llm = await startOpenAiTestServer({
+  respond: (r) =>
+    /Capital of France/u.test(r.messages.at(-1)?.content ?? '') ? { content: 'Paris' } : defaultRespond(r),
+});
 // npm_config_offline: `npx` must find this clone's `agl`, never ask the registry.
-const env = { ...process.env, OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'sk-quick-start', AGL_STORE_URL: '', AGL_STORE_TOKEN: '', npm_config_offline: 'true', NODE_OPTIONS: '' };
+const env = {
+  ...process.env,
+  OPENAI_BASE_URL: llm.baseURL,
+  OPENAI_API_KEY: 'sk-quick-start',
+  AGL_STORE_URL: '',
+  AGL_STORE_TOKEN: '',
+  npm_config_offline: 'true',
+  NODE_OPTIONS: '',
+};
 const log = (r: CommandResult): void => {
   process.stdout.write(`${r.ok ? 'ok  ' : 'FAIL'} ${r.seconds.toFixed(1)}s  ${r.command}\n`);
   if (!r.ok) process.stdout.write(`${r.output.trim().split('\n').slice(-30).join('\n')}\n`);
@@ -24,10 +35,14 @@ const log = (r: CommandResult): void => {
 const results: CommandResult[] = [];
 try {
   const help = await runCommandLine('npx --no-install agl --help', { cwd: work, env, timeoutMs: 120_000 });
-  if (help.ok && !/\bstore\b/u.test(help.output)) Object.assign(help, { ok: false, output: `${help.output}\n(the help does not list the store command)` });
+  if (help.ok && !/\bstore\b/u.test(help.output))
+    Object.assign(help, { ok: false, output: `${help.output}\n(the help does not list the store command)` });
   results.push(help);
   log(help);
-  if (help.ok) results.push(...(await runReadme(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8'), { cwd: work, env, onResult: log })));
+  if (help.ok)
+    results.push(
+      ...(await runReadme(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8'), { cwd: work, env, onResult: log })),
+    );
 } finally {
   await llm.close();
 }
@@ -50,6 +65,8 @@ const report = {
 };
 mkdirSync(join(REPO_ROOT, 'tools/ci/test-artifacts'), { recursive: true });
 writeFileSync(join(REPO_ROOT, 'tools/ci/test-artifacts/quick-start-results.json'), JSON.stringify(report, null, 2));
-console.log(`quick start: ${report.numPassedTests} passed, ${report.numFailedTests} failed in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+console.log(
+  `quick start: ${report.numPassedTests} passed, ${report.numFailedTests} failed in ${((Date.now() - started) / 1000).toFixed(1)}s`,
+);
 if (failed.length === 0) rmSync(work, { recursive: true, force: true });
 process.exit(failed.length ? 1 : 0);

@@ -36,12 +36,19 @@ export function formatRunSummary(summary: RunSummary): string[] {
   if (p === null) {
     lines.push(`${label}: done in ${seconds}.`);
   } else {
-    const counts = [`${p.succeeded} succeeded`, `${p.failed} failed`, ...(p.cancelled ? [`${p.cancelled} cancelled`] : []), ...(p.queuing + p.running > 0 ? [`${p.queuing + p.running} unfinished`] : [])];
+    const counts = [
+      `${p.succeeded} succeeded`,
+      `${p.failed} failed`,
+      ...(p.cancelled ? [`${p.cancelled} cancelled`] : []),
+      ...(p.queuing + p.running > 0 ? [`${p.queuing + p.running} unfinished`] : []),
+    ];
     const reward =
       p.meanReward === null
         ? 'no final reward recorded (return a number from the agent, or call emitReward)'
         : `mean final reward ${p.meanReward.toFixed(3)}`;
-    lines.push(`${label}: ${p.total} rollout${p.total === 1 ? '' : 's'} in ${seconds}: ${counts.join(', ')}; ${reward}.`);
+    lines.push(
+      `${label}: ${p.total} rollout${p.total === 1 ? '' : 's'} in ${seconds}: ${counts.join(', ')}; ${reward}.`,
+    );
   }
   if (summary.location === null) {
     lines.push('  store: the LightningStore instance passed to the Trainer');
@@ -51,8 +58,12 @@ export function formatRunSummary(summary: RunSummary): string[] {
   lines.push(`  store: ${summary.location}`);
   lines.push(`  next:  npx agl rollouts list${flags}  # status, final reward, attempts`);
   lines.push(`         npx agl spans latest${flags}  # the LLM calls and rewards of the newest rollout`);
-  if (flags.startsWith(' --store-url')) lines.push(`         open ${summary.location.replace(/\/+$/u, '')}/  # the dashboard`);
-  else lines.push(`         npx agl store serve${flags.replace('--store', '--db')}  # the dashboard, at the URL it prints`);
+  if (flags.startsWith(' --store-url'))
+    lines.push(`         open ${summary.location.replace(/\/+$/u, '')}/  # the dashboard`);
+  else
+    lines.push(
+      `         npx agl store serve${flags.replace('--store', '--db')}  # the dashboard, at the URL it prints`,
+    );
   return lines;
 }
 
@@ -60,7 +71,11 @@ export function formatRunSummary(summary: RunSummary): string[] {
  * A progress callback that writes one {@link formatProgress} line every `everySeconds` of a run (nothing for a run
  * shorter than that), so a long run shows it is alive.
  */
-export function periodicProgressLines(write: (line: string) => void, label: string, everySeconds = 10): (snapshot: ProgressSnapshot) => void {
+export function periodicProgressLines(
+  write: (line: string) => void,
+  label: string,
+  everySeconds = 10,
+): (snapshot: ProgressSnapshot) => void {
   let next = everySeconds;
   return (snapshot) => {
     if (snapshot.elapsedSeconds < next) return;

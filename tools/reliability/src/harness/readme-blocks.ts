@@ -42,10 +42,17 @@ export function isServerCommand(command: string): boolean {
 }
 
 /** Runs one command line with bash (pipefail), capturing stdout and stderr together. */
-export function runCommandLine(command: string, o: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<CommandResult> {
+export function runCommandLine(
+  command: string,
+  o: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<CommandResult> {
   const started = Date.now();
   return new Promise((done) => {
-    const child = spawn('bash', ['-o', 'pipefail', '-c', command], { cwd: o.cwd, env: o.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['-o', 'pipefail', '-c', command], {
+      cwd: o.cwd,
+      env: o.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -64,11 +71,19 @@ export function runCommandLine(command: string, o: { cwd: string; env: NodeJS.Pr
  * Starts a server command, waits for its `AGL_STORE_URL=` / URL line, checks that `/` answers (for the store: the
  * dashboard's page), stops it with SIGINT and expects a clean stop.
  */
-function runServerCommand(command: string, o: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<CommandResult> {
+function runServerCommand(
+  command: string,
+  o: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<CommandResult> {
   const started = Date.now();
   return new Promise((done) => {
     // Its own process group, signalled as a whole like Ctrl-C in a terminal (`npx` does not pass SIGINT on).
-    const child = spawn('bash', ['-c', command], { cwd: o.cwd, env: o.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn('bash', ['-c', command], {
+      cwd: o.cwd,
+      env: o.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     const signalGroup = (signal: NodeJS.Signals): void => {
       try {
         process.kill(-child.pid!, signal);
@@ -106,7 +121,12 @@ function runServerCommand(command: string, o: { cwd: string; env: NodeJS.Process
       // `npx` itself ends with 130 on SIGINT, as after Ctrl-C; the server must have stopped cleanly.
       const stopped = code === 0 || ((code === 130 || signal === 'SIGINT') && /stopped cleanly/u.test(output));
       if (!stopped && problem === null) problem = `exit code ${String(code ?? signal)} after SIGINT`;
-      done({ command, ok: problem === null, output: problem ? `${output}\n${problem}` : output, seconds: (Date.now() - started) / 1000 });
+      done({
+        command,
+        ok: problem === null,
+        output: problem ? `${output}\n${problem}` : output,
+        seconds: (Date.now() - started) / 1000,
+      });
     });
   });
 }
@@ -115,7 +135,10 @@ function runServerCommand(command: string, o: { cwd: string; env: NodeJS.Process
  * Runs the runnable blocks of a README in `cwd`, in order: writes each `file=` block, runs each command of each `run`
  * block (a server command is started, checked and stopped). Stops at the first failing command.
  */
-export async function runReadme(markdown: string, o: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; onResult?: (r: CommandResult) => void }): Promise<CommandResult[]> {
+export async function runReadme(
+  markdown: string,
+  o: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; onResult?: (r: CommandResult) => void },
+): Promise<CommandResult[]> {
   const env = o.env ?? process.env;
   const timeoutMs = o.timeoutMs ?? 180_000;
   const results: CommandResult[] = [];
