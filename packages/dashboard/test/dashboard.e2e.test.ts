@@ -105,6 +105,8 @@ describe.skipIf(CHROMIUM === null && !IN_CI)('dashboard end to end (chromium + a
     const stats = await api<{ total_rollouts: number }>('/v1/agl/statistics');
     expect(stats.total_rollouts).toBeGreaterThan(50);
     await expect.poll(() => page.getByTestId('rollouts-total').textContent()).toBe(String(stats.total_rollouts));
+    // The banner names the file the server serves.
+    await expect.poll(() => page.getByTestId('store-label').textContent()).toBe(join(dir, 'store.sqlite'));
     expect(await page.getByTestId('rollout-row').count()).toBe(25);
     await shot('rollouts', true);
     // Reload: the token comes from sessionStorage, no second prompt.

@@ -66,6 +66,9 @@ describe('agl store serve (child process, SQLite file, bearer token)', () => {
     await vi.waitFor(() => expect(serve.lines.length).toBeGreaterThanOrEqual(2), { timeout: 10_000 });
     expect(serve.lines[0]).toBe(`AGL_STORE_URL=${url}`);
     expect(serve.lines[1]).toMatch(new RegExp(`^Dashboard: ${url}/`));
+    await vi.waitFor(() => expect(serve.lines).toContain(`Store: ${db}`), { timeout: 10_000 });
+    const info = await fetch(`${url}/v1/agl/ext/info`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(await info.json()).toEqual({ store: db });
   });
 
   it("AGL 0.3's LightningStoreClient request sequence (python3 replay) gets the right status and shape for every call", () => {

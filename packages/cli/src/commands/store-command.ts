@@ -60,6 +60,7 @@ export async function serveStore(flags: StoreServeFlags, io: CliIo = processIo):
   try {
     server = await createStoreServer({
       staticDir,
+      storeLabel: label,
       store,
       host: flags.host,
       port: flags.port,

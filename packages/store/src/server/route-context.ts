@@ -12,6 +12,8 @@ export interface RouteContext {
   maxWaitSeconds: number;
   /** Resolves when the server starts closing, so long polls can answer early. */
   closing: Promise<void>;
+  /** What the server serves, for people (`GET /ext/info`). */
+  storeLabel?: string | null;
 }
 
 /** Prefix of the AGL 0.3 REST routes. */
