@@ -113,9 +113,10 @@ describe('packaging: npm pack every public package, install the tarballs, run th
       for (const readme of readmes) {
         const cwd = join(project, `readme-${relative(REPO_ROOT, readme).replace(/[\\/]/gu, '_')}`);
         mkdirSync(cwd, { recursive: true });
-        const results = await runReadme(readFileSync(readme, 'utf8'), { cwd, env });
+        // `--port 0`: other test runs on this machine may hold 4747 (tools/ci/quick-start.sh runs the commands verbatim).
+        const results = await runReadme(readFileSync(readme, 'utf8'), { cwd, env, serverArgs: ['--port', '0'] });
         const failed = results.find((r) => !r.ok);
-        expect(failed ? `${relative(REPO_ROOT, readme)}: \`${failed.command}\` failed:\n${failed.output.slice(-1500)}` : null).toBeNull();
+        if (failed) expect.fail(`${relative(REPO_ROOT, readme)}: \`${failed.command}\` failed:\n${failed.output.slice(-1500)}`);
         expect(results.length, readme).toBeGreaterThan(0);
       }
     } finally {

@@ -137,7 +137,14 @@ function runServerCommand(
  */
 export async function runReadme(
   markdown: string,
-  o: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; onResult?: (r: CommandResult) => void },
+  o: {
+    cwd: string;
+    env?: NodeJS.ProcessEnv;
+    timeoutMs?: number;
+    onResult?: (r: CommandResult) => void;
+    /** Flags appended to server commands (e.g. `--port 0` where port 4747 may be taken). */
+    serverArgs?: string[];
+  },
 ): Promise<CommandResult[]> {
   const env = o.env ?? process.env;
   const timeoutMs = o.timeoutMs ?? 180_000;
@@ -150,8 +157,9 @@ export async function runReadme(
       continue;
     }
     for (const command of block.commands) {
-      const run = isServerCommand(command) ? runServerCommand : runCommandLine;
-      const result = await run(command, { cwd: o.cwd, env, timeoutMs });
+      const server = isServerCommand(command);
+      const line = server && o.serverArgs ? `${command.replace(/\s+#.*$/u, '')} ${o.serverArgs.join(' ')}` : command;
+      const result = await (server ? runServerCommand : runCommandLine)(line, { cwd: o.cwd, env, timeoutMs });
       results.push(result);
       o.onResult?.(result);
       if (!result.ok) return results;
