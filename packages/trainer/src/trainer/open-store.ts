@@ -24,12 +24,25 @@ export interface OpenedStore {
  */
 export async function openStore(options: { store?: LightningStore | string | null; storePath?: string; token?: string | null }): Promise<OpenedStore> {
   const { store } = options;
-  if (store && typeof store === 'object') return { store, url: null, token: options.token ?? null, owned: false, location: null };
+  if (store && typeof store === 'object') return { store, url: null, token: options.token ?? null, owned: false, location: instanceLocation(store) };
   if (typeof store === 'string' && /^https?:\/\//u.test(store)) {
     return { store: new StoreClient({ url: store, token: options.token ?? undefined }), url: store, token: options.token ?? null, owned: true, location: store };
   }
   const path = resolve(typeof store === 'string' ? store : (options.storePath ?? DEFAULT_STORE_PATH));
   await mkdir(dirname(path), { recursive: true });
-  const shown = relative(process.cwd(), path);
-  return { store: new SqliteStore({ path }), url: null, token: null, owned: true, location: shown && !shown.startsWith('..') && !isAbsolute(shown) ? shown : path };
+  return { store: new SqliteStore({ path }), url: null, token: null, owned: true, location: shownPath(path) };
+}
+
+/** A path relative to the working directory when it is inside it, else absolute. */
+function shownPath(path: string): string {
+  const full = resolve(path);
+  const shown = relative(process.cwd(), full);
+  return shown && !shown.startsWith('..') && !isAbsolute(shown) ? shown : full;
+}
+
+/** Where a store instance keeps its data, when it says: a SQLite file or a server URL. */
+function instanceLocation(store: LightningStore): string | null {
+  if (store instanceof SqliteStore) return store.path === ':memory:' ? null : shownPath(store.path);
+  if (store instanceof StoreClient) return store.url;
+  return null;
 }

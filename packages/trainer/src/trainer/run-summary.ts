@@ -7,7 +7,7 @@ export interface RunSummary {
   label: string;
   progress: ProgressSnapshot | null;
   durationSeconds: number;
-  /** The SQLite file or URL the rollouts are in; `null` for a store instance passed in. */
+  /** The SQLite file or URL the rollouts are in; `null` for a store instance that does not say (memory, PostgreSQL). */
   location: string | null;
 }
 
@@ -51,7 +51,7 @@ export function formatRunSummary(summary: RunSummary): string[] {
     );
   }
   if (summary.location === null) {
-    lines.push('  store: the LightningStore instance passed to the Trainer');
+    lines.push('  store: the LightningStore instance passed to the Trainer (memory or PostgreSQL)');
     return lines;
   }
   const flags = storeFlagsFor(summary.location);

@@ -55,7 +55,7 @@ export interface FitResult {
   runner: RunnerStats;
   progress: ProgressSnapshot | null;
   durationSeconds: number;
-  /** The SQLite file or URL the run wrote to; `null` for a store instance passed in. */
+  /** The SQLite file or URL the run wrote to; `null` for a store instance that does not say (memory, PostgreSQL). */
   storeLocation: string | null;
 }
 
