@@ -45,13 +45,13 @@ The entry module (.ts through tsx, or .js) exports:
 
 Example:
   // train.ts
-  import { APO } from '@agl/apo';
-  export const agent = async (task, resources) => ...;  // resources.prompt.template is the prompt being optimised
+  export const agent = async (task, resources) => ...;  // resources.prompt.template: the prompt APO optimises
   export const train = 'train.jsonl';
   export const val = 'val.jsonl';
+  export const apo = { gradientModel: 'gpt-5-mini', applyEditModel: 'gpt-4.1-mini' };
   export const config = { nRunners: 4, initialResources: { prompt: { resourceType: 'prompt_template', template: '...', engine: 'f-string' } } };
 
-  npx agl train train.ts --algorithm apo
+  NODE_OPTIONS="--import @agl/openai/register" npx agl train train.ts --algorithm apo   # the preload traces the LLM calls
 
 At the end it prints the rollouts by status, the mean final reward, where the store is and the commands that show
 the run (--quiet: nothing, --json: one JSON line).`;
