@@ -213,7 +213,8 @@ describe('APO on an untraced agent', () => {
   it('warns once per round that the rollouts hold no LLM span, naming the preload that traces the agent', async () => {
     const events: Extract<ApoEvent, { type: 'untraced' }>[] = [];
     const warnings: string[] = [];
-    const onWarning = (w: Error & { code?: string }): void => void (w.code === 'AGL_APO_UNTRACED' && warnings.push(w.message));
+    const onWarning = (w: Error & { code?: string }): void =>
+      void (w.code === 'AGL_APO_UNTRACED' && warnings.push(w.message));
     process.on('warning', onWarning);
     try {
       await new Trainer({

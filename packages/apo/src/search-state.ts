@@ -92,7 +92,7 @@ export class SearchState {
     this.#untracedRounds.add(round);
     const message =
       `APO ${round === 0 ? 'seed validation' : `round ${round}`}: none of the ${ev.experiments.length} rollouts it evaluated holds an LLM span, ` +
-      'so the critique model sees no conversation and optimises blind. Trace the agent\'s LLM calls with the preload of ' +
+      "so the critique model sees no conversation and optimises blind. Trace the agent's LLM calls with the preload of " +
       'its framework: `node --import @agl/openai/register train.js` (or @agl/langchain/register, ' +
       '@agl/openai-agents/register, @agl/vercel-ai/register); with the CLI, ' +
       '`NODE_OPTIONS="--import @agl/openai/register" npx agl train entry.ts --algorithm apo`.';
