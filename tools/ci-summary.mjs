@@ -1,4 +1,4 @@
-// Sums the vitest JSON reports of every project into one closing "N passed, N failed" line, after the name and
+// Sums the vitest JSON reports (and the quick start's report of the same shape) of every project into one closing "N passed, N failed" line, after the name and
 // first lines of each failure.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -11,22 +11,27 @@ const failures = [];
 for (const group of ['packages', 'adapters', 'examples', 'tools']) {
   if (!existsSync(group)) continue;
   for (const name of readdirSync(group)) {
-    const file = join(group, name, 'test-artifacts', 'vitest-results.json');
-    if (!existsSync(file)) continue;
-    const report = JSON.parse(readFileSync(file, 'utf8'));
-    projects += 1;
-    passed += report.numPassedTests;
-    failed += report.numFailedTests;
-    skipped += report.numPendingTests + (report.numTodoTests ?? 0);
-    for (const result of report.testResults ?? []) {
-      const where = relative(process.cwd(), result.name);
-      for (const test of result.assertionResults ?? []) {
-        if (test.status !== 'failed') continue;
-        const message = (test.failureMessages ?? []).join('\n').split('\n').slice(0, 8).join('\n    ');
-        failures.push(`FAILED ${where} > ${test.fullName}\n    ${message}`);
-      }
-      if (result.status === 'failed' && (result.assertionResults ?? []).length === 0) {
-        failures.push(`FAILED ${where}: ${String(result.message ?? '').split('\n')[0]}`);
+    const dir = join(group, name, 'test-artifacts');
+    if (!existsSync(dir)) continue;
+    // vitest-results.json (npm test), vitest-pack-results.json (npm run test:build), quick-start-results.json (tools/ci).
+    for (const report of readdirSync(dir)
+      .filter((f) => f.endsWith('results.json'))
+      .sort()
+      .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')))) {
+      projects += 1;
+      passed += report.numPassedTests;
+      failed += report.numFailedTests;
+      skipped += report.numPendingTests + (report.numTodoTests ?? 0);
+      for (const result of report.testResults ?? []) {
+        const where = relative(process.cwd(), result.name);
+        for (const test of result.assertionResults ?? []) {
+          if (test.status !== 'failed') continue;
+          const message = (test.failureMessages ?? []).join('\n').split('\n').slice(0, 8).join('\n    ');
+          failures.push(`FAILED ${where} > ${test.fullName}\n    ${message}`);
+        }
+        if (result.status === 'failed' && (result.assertionResults ?? []).length === 0) {
+          failures.push(`FAILED ${where}: ${String(result.message ?? '').split('\n')[0]}`);
+        }
       }
     }
   }

@@ -15,6 +15,8 @@ export type ApoEvent =
     }
   | { type: 'round'; round: number; leader: string; leaderScore: number; bestVersion: string; bestScore: number }
   | { type: 'budget-exhausted'; message: string }
+  /** The rollouts of a round (0: the seed's validation) hold no LLM span: the critique sees no conversation. */
+  | { type: 'untraced'; round: number; rollouts: number; message: string }
   | { type: 'done'; bestVersion: string; bestScore: number };
 
 /** Options of {@link APO} (defaults as AGL 0.3). */

@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemoryStore } from '@agl/store';
 import { startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadApoCandidates, type ApoResult } from './index';
-import { runApo, SEED_PROMPT } from './__fixtures__/run-apo';
+import { Trainer } from '@agl/trainer';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { APO, loadApoCandidates, type ApoEvent, type ApoResult } from './index';
+import { runApo, SEED_PROMPT, TRAIN, VAL } from './__fixtures__/run-apo';
 import { roomSelectorRuleLlm as ruleLlm } from '@agl/testing';
 
 let llm: OpenAiTestServer;
@@ -205,5 +206,39 @@ describe('APO reflective (GEPA-style) search', () => {
     } finally {
       await narrow.close();
     }
+  });
+});
+
+describe('APO on an untraced agent', () => {
+  it('warns once per round that the rollouts hold no LLM span, naming the preload that traces the agent', async () => {
+    const events: Extract<ApoEvent, { type: 'untraced' }>[] = [];
+    const warnings: string[] = [];
+    const onWarning = (w: Error & { code?: string }): void =>
+      void (w.code === 'AGL_APO_UNTRACED' && warnings.push(w.message));
+    process.on('warning', onWarning);
+    try {
+      await new Trainer({
+        algorithm: new APO({
+          llm: { baseURL: llm.baseURL, retryBaseDelayMs: 1 },
+          beamWidth: 1,
+          branchFactor: 2,
+          beamRounds: 2,
+          gradientBatchSize: 2,
+          valBatchSize: 2,
+          onEvent: (e) => void (e.type === 'untraced' && events.push(e)),
+        }),
+        store: new MemoryStore(),
+        nRunners: 2,
+        pollIntervalSeconds: 0.01,
+        quiet: true,
+        initialResources: { system_prompt: { resourceType: 'prompt_template', template: SEED_PROMPT } },
+      }).fit(async () => 0.5, { train: TRAIN.slice(0, 4), val: VAL.slice(0, 2) });
+      await vi.waitFor(() => expect(warnings).toHaveLength(3));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(events.map((e) => e.round)).toEqual([0, 1, 2]);
+    expect(warnings[1]).toMatch(/^APO round 1: none of the \d+ rollouts it evaluated holds an LLM span/u);
+    expect(warnings[1]).toContain('--import @agl/openai/register');
   });
 });

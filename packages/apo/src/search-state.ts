@@ -33,6 +33,7 @@ export class SearchState {
   budgetExhausted = false;
   roundsCompleted = 0;
   #counter = 0;
+  readonly #untracedRounds = new Set<number>();
 
   constructor(o: {
     options: ResolvedApoOptions;
@@ -73,10 +74,30 @@ export class SearchState {
   /** Evaluate and record the score under the candidate. */
   async evaluate(candidate: Candidate, tasks: readonly unknown[], mode: RolloutMode, key: string): Promise<Evaluation> {
     const ev = await this.evaluator.evaluate(candidate, tasks, mode, key);
+    this.#warnIfUntraced(key, ev);
     const list = this.scores.get(candidate.version) ?? [];
     list.push({ key, score: ev.score, n: ev.experiments.length });
     this.scores.set(candidate.version, list);
     return ev;
+  }
+
+  /**
+   * Once per round: when none of the evaluated rollouts holds an LLM span, the critique model would read empty
+   * `<experiment>` blocks, so say how to trace the agent (a Node warning, plus an `untraced` event).
+   */
+  #warnIfUntraced(key: string, ev: Evaluation): void {
+    const round = Number(/^r(\d+)\//u.exec(key)?.[1] ?? 0);
+    if (ev.experiments.length === 0 || this.#untracedRounds.has(round)) return;
+    if (ev.experiments.some((e) => e.messages.length > 0)) return;
+    this.#untracedRounds.add(round);
+    const message =
+      `APO ${round === 0 ? 'seed validation' : `round ${round}`}: none of the ${ev.experiments.length} rollouts it evaluated holds an LLM span, ` +
+      "so the critique model sees no conversation and optimises blind. Trace the agent's LLM calls with the preload of " +
+      'its framework: `node --import @agl/openai/register train.js` (or @agl/langchain/register, ' +
+      '@agl/openai-agents/register, @agl/vercel-ai/register); with the CLI, ' +
+      '`NODE_OPTIONS="--import @agl/openai/register" npx agl train entry.ts --algorithm apo`.';
+    process.emitWarning(message, { code: 'AGL_APO_UNTRACED' });
+    this.emit({ type: 'untraced', round, rollouts: ev.experiments.length, message });
   }
 
   /** Keep `candidate` as the best when `score` is strictly greater. */

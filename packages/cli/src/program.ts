@@ -17,7 +17,9 @@ export function createProgram(options: { io?: CliIo; version?: string } = {}): C
   const io = options.io ?? processIo;
   const program = new Command('agl')
     .description('AGL: train AI agents from their traces (store server, training, rollouts, spans, exports)')
-    .version(options.version ?? '0.1.0');
+    .version(options.version ?? '0.1.0')
+    // An option belongs to the command it follows (`agl store --port` is `store`'s, `agl store serve --port` `serve`'s).
+    .enablePositionalOptions();
   for (const factory of Object.values(registry) as CommandFactory[]) program.addCommand(factory(io));
   configure(program);
   return program;

@@ -86,7 +86,13 @@ describe.skipIf(CHROMIUM === null && !IN_CI)('dashboard end to end (chromium + a
     await expect.poll(() => served.lines.find((l) => l.startsWith('Dashboard:'))).toBe(`Dashboard: ${served.url}/ (the API is at ${served.url}/v1/agl)`);
     const index = await fetch(`${served.url}/`);
     expect(index.status).toBe(200);
-    expect(await index.text()).toContain('<div id="root">');
+    const html = await index.text();
+    expect(html).toContain('<div id="root">');
+    // The page names its icon, so browsers do not ask for a missing /favicon.ico.
+    expect(html).toContain('<link rel="icon" type="image/svg+xml" href="/favicon.svg" />');
+    const icon = await fetch(`${served.url}/favicon.svg`);
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get('content-type')).toBe('image/svg+xml');
     expect((await fetch(`${served.url}/v1/agl/rollouts`)).status).toBe(401);
   });
 
@@ -99,6 +105,8 @@ describe.skipIf(CHROMIUM === null && !IN_CI)('dashboard end to end (chromium + a
     const stats = await api<{ total_rollouts: number }>('/v1/agl/statistics');
     expect(stats.total_rollouts).toBeGreaterThan(50);
     await expect.poll(() => page.getByTestId('rollouts-total').textContent()).toBe(String(stats.total_rollouts));
+    // The banner names the file the server serves.
+    await expect.poll(() => page.getByTestId('store-label').textContent()).toBe(join(dir, 'store.sqlite'));
     expect(await page.getByTestId('rollout-row').count()).toBe(25);
     await shot('rollouts', true);
     // Reload: the token comes from sessionStorage, no second prompt.

@@ -12,4 +12,5 @@ export { Baseline, taskIdOf, type BaselineOptions } from './trainer/baseline';
 export type { Algorithm, AlgorithmRunOptions, TraceAdapter } from './trainer/algorithm';
 export { openStore, DEFAULT_STORE_PATH, type OpenedStore } from './trainer/open-store';
 export { progressSnapshot, watchProgress, finalRewardOf, type ProgressSnapshot } from './trainer/progress';
+export { formatProgress, formatRunSummary, storeFlagsFor, type RunSummary } from './trainer/run-summary';
 export { loadDataset, type DatasetSource } from './dataset/load-dataset';

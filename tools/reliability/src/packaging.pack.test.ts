@@ -1,8 +1,10 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultRespond, startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
+import { runnableBlocks, runReadme } from './harness/readme-blocks';
 import { REPO_ROOT, firstTsBlock, packageImports, workspacePackages, type WorkspacePackage } from './harness/workspace-packages';
 
 const run = promisify(execFile);
@@ -35,6 +37,14 @@ describe('packaging: npm pack every public package, install the tarballs, run th
       mkdirSync(target, { recursive: true });
       await run('tar', ['-xzf', file, '-C', target, '--strip-components=1']);
     }
+    // The bin links `npm install` would make: each tarball's bins, and tsx (a dependency of @agl/cli).
+    const bin = join(project, 'node_modules', '.bin');
+    mkdirSync(bin, { recursive: true });
+    for (const name of tarballs.keys()) {
+      const manifest = JSON.parse(readFileSync(join(project, 'node_modules', name, 'package.json'), 'utf8')) as { bin?: Record<string, string> };
+      for (const [command, target] of Object.entries(manifest.bin ?? {})) symlinkSync(relative(bin, join(project, 'node_modules', name, target)), join(bin, command));
+    }
+    symlinkSync(relative(bin, join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs')), join(bin, 'tsx'));
   }, 180_000);
   afterAll(() => {
     if (project) rmSync(project, { recursive: true, force: true });
@@ -87,6 +97,30 @@ describe('packaging: npm pack every public package, install the tarballs, run th
       const snippet = firstTsBlock(readFileSync(join(pkg.dir, 'README.md'), 'utf8'))!;
       const result = await runSnippet(pkg, snippet, 'run');
       expect(result.code, `${pkg.name}: ${result.output.slice(-800)}`).toBe(0);
+    }
+  }, 300_000);
+
+  it('runs every runnable block of README.md and of the package READMEs, as written, against the test LLM', async () => {
+    const readmes = [join(REPO_ROOT, 'README.md'), ...publicPackages.map((p) => join(p.dir, 'README.md'))].filter(
+      (file) => existsSync(file) && runnableBlocks(readFileSync(file, 'utf8')).length > 0,
+    );
+    expect(readmes.map((f) => relative(REPO_ROOT, f))).toContain('README.md');
+    let llm: OpenAiTestServer | undefined;
+    try {
+      llm = await startOpenAiTestServer({ respond: (r) => (/Capital of France/u.test(r.messages.at(-1)?.content ?? '') ? { content: 'Paris' } : defaultRespond(r)) });
+      // npm_config_offline: `npx agl` must find the installed bin, never ask the registry.
+      const env = { ...process.env, NODE_OPTIONS: '', OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'sk-pack-check', AGL_STORE_URL: '', AGL_STORE_TOKEN: '', npm_config_offline: 'true' };
+      for (const readme of readmes) {
+        const cwd = join(project, `readme-${relative(REPO_ROOT, readme).replace(/[\\/]/gu, '_')}`);
+        mkdirSync(cwd, { recursive: true });
+        // `--port 0`: other test runs on this machine may hold 4747 (tools/ci/quick-start.sh runs the commands verbatim).
+        const results = await runReadme(readFileSync(readme, 'utf8'), { cwd, env, serverArgs: ['--port', '0'] });
+        const failed = results.find((r) => !r.ok);
+        if (failed) expect.fail(`${relative(REPO_ROOT, readme)}: \`${failed.command}\` failed:\n${failed.output.slice(-1500)}`);
+        expect(results.length, readme).toBeGreaterThan(0);
+      }
+    } finally {
+      await llm?.close();
     }
   }, 300_000);
 

@@ -81,7 +81,9 @@ describe('agl train / rollouts / spans / export transitions against real stores'
   it('agl rollouts list / show, agl spans and agl export transitions read the store', async () => {
     const list = await cli('rollouts', 'list', '--store', db);
     expect(list.code, list.err).toBe(0);
-    expect(list.out).toMatch(/^ROLLOUT\s+STATUS\s+MODE\s+ATTEMPTS/mu);
+    expect(list.out).toMatch(/^ROLLOUT\s+STATUS\s+MODE\s+REWARD\s+ATTEMPTS/mu);
+    expect(list.out).toMatch(/\ssucceeded\s+val\s+1\s+1\s/u);
+    expect(list.out).toMatch(/\sfailed\s+train\s+-\s+1\s/u);
     expect(list.out).toContain('5 of 5 rollouts');
     const failed = JSON.parse((await cli('rollouts', 'list', '--store', db, '--status', 'failed', '--json')).out) as { items: { rollout_id: string; input: { id: string } }[]; total: number };
     expect(failed.total).toBe(1);
@@ -100,6 +102,9 @@ describe('agl train / rollouts / spans / export transitions against real stores'
     expect(spans.out).toMatch(/1\s+openai\.chat\.completion/u);
     expect(spans.out).toMatch(/2\s+agentlightning\.annotation.*reward=1/u);
     expect(spans.out).toContain('2 spans');
+    const latest = await cli('spans', 'latest', '--store', db);
+    expect(latest.code, latest.err).toBe(0);
+    expect(latest.out).toMatch(/^rollout ro-\S+\n/u);
 
     const out = join(dir, 'transitions.jsonl');
     const exported = await cli('export', 'transitions', '--out', out, '--store', db);
@@ -142,7 +147,9 @@ describe('agl train / rollouts / spans / export transitions against real stores'
       server = await createStoreServer({ store, port: 0, token: 'tok2' });
       const run = await runChild(['train', ENTRY, '--store-url', server.url, '--no-progress'], { CI: '1', TEST_LLM_URL: llm.baseURL, AGL_STORE_TOKEN: 'tok2' });
       expect(run.code, run.stderr).toBe(0);
-      expect(run.stdout).toMatch(/done in [\d.]+s: rollouts 5\/5 done \(4 ok, 1 failed\)/u);
+      expect(run.stdout).toMatch(/^agl train: 5 rollouts in [\d.]+s: 4 succeeded, 1 failed; mean final reward 1\.000\.$/mu);
+      expect(run.stdout).toContain(`store: ${server.url}`);
+      expect(run.stdout).toContain(`npx agl rollouts list --store-url ${server.url}`);
       expect(run.stdout).not.toContain('[agl train]');
       expect((await store.queryRollouts({ statusIn: ['succeeded'] })).total).toBe(4);
     } finally {
@@ -158,6 +165,12 @@ describe('agl train / rollouts / spans / export transitions against real stores'
     const bad = await cli('rollouts', 'list', '--status', 'done', '--store', db);
     expect(bad.code).toBe(1);
     expect(bad.err).toContain('--status got "done"');
+    let trainHelp = '';
+    const train = createProgram().commands.find((c) => c.name() === 'train')!;
+    train.configureOutput({ writeOut: (text) => void (trainHelp += text) });
+    train.outputHelp();
+    for (const name of ['agent', 'train', 'val', 'algorithm', 'apo', 'config']) expect(trainHelp).toMatch(new RegExp(`^  ${name}\\s`, 'mu'));
+    expect(trainHelp).toContain('--quiet');
     for (const help of [['train', '--help'], ['rollouts', 'list', '--help'], ['spans', '--help'], ['export', 'transitions', '--help']]) {
       expect((await parseOnly(...help)).code).toBe(0);
     }

@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { isAttemptedRollout, RolloutStatus, toWire, type Rollout, type RolloutMode } from '@agl/core';
 import { NotFoundError, UserError } from '@agl/core/errors';
+import { finalRewardOf } from '@agl/trainer';
 import { openCliStore, withStoreFlags, type StoreFlags } from './store-options';
 import { isoTime, processIo, table, type CliIo } from './output';
 
@@ -11,6 +12,11 @@ function parseList<T extends string>(value: string | undefined, allowed: readonl
     if (!allowed.includes(item as T)) throw new UserError(`--${flag} got ${JSON.stringify(item)}; use one or more of ${allowed.join(', ')} (comma-separated).`);
   }
   return items as T[];
+}
+
+/** A reward for the table: up to 3 decimals, no trailing zeros. */
+function formatReward(value: number): string {
+  return String(Number(value.toFixed(3)));
 }
 
 async function requireRollout(store: Awaited<ReturnType<typeof openCliStore>>['store'], id: string): Promise<Rollout> {
@@ -26,7 +32,7 @@ export function rolloutsCommand(io: CliIo = processIo): Command {
   withStoreFlags(
     cmd
       .command('list')
-      .description('list rollouts (newest first)')
+      .description('list rollouts (newest first) with the final reward of each one\'s latest attempt')
       .option('--status <statuses>', `filter by status, comma-separated (${RolloutStatus.options.join(', ')})`)
       .addOption(new Option('--mode <mode>', 'filter by mode').choices(['train', 'val', 'test']))
       .option('--limit <n>', 'maximum rows', (v) => Number.parseInt(v, 10), 50)
@@ -37,8 +43,17 @@ export function rolloutsCommand(io: CliIo = processIo): Command {
       const statusIn = parseList(opts.status, RolloutStatus.options, 'status');
       const page = await store.queryRollouts({ statusIn, modeIn: opts.mode ? [opts.mode as NonNullable<RolloutMode>] : undefined, limit: opts.limit, sortBy: 'startTime', sortOrder: 'desc' });
       if (opts.json) return io.out(JSON.stringify({ items: page.items.map((r) => toWire('rollout', r)), total: page.total }, null, 2));
-      const rows = page.items.map((r) => [r.rolloutId, r.status, r.mode ?? '-', isAttemptedRollout(r) ? String(r.attempt.sequenceId) : '-', isoTime(r.startTime), isoTime(r.endTime)]);
-      io.out(table(['ROLLOUT', 'STATUS', 'MODE', 'ATTEMPTS', 'STARTED', 'ENDED'], rows));
+      const rewards = await Promise.all(page.items.map((r) => finalRewardOf(store, r.rolloutId)));
+      const rows = page.items.map((r, i) => [
+        r.rolloutId,
+        r.status,
+        r.mode ?? '-',
+        rewards[i] === null ? '-' : formatReward(rewards[i]!),
+        isAttemptedRollout(r) ? String(r.attempt.sequenceId) : '-',
+        isoTime(r.startTime),
+        isoTime(r.endTime),
+      ]);
+      io.out(table(['ROLLOUT', 'STATUS', 'MODE', 'REWARD', 'ATTEMPTS', 'STARTED', 'ENDED'], rows));
       io.out(`${page.items.length} of ${page.total} rollouts`);
     } finally {
       await close();

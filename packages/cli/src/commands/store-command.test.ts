@@ -1,10 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { type Command, CommanderError } from 'commander';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -14,11 +15,15 @@ import { createProgram } from '../program';
 
 const ROOT = resolve(import.meta.dirname, '../../../..');
 const BIN = 'packages/cli/src/bin.ts';
+/** tsx's loader by path, so a child started in a temporary folder finds it. */
+const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const REPLAY = join(ROOT, 'packages/store/src/server/__fixtures__/agl03_client_replay.py');
 
-function startServe(args: string[]): { child: ChildProcess; url: Promise<string>; lines: string[]; stderr: string[] } {
-  const child = spawn(process.execPath, ['--conditions=@agl/source', '--import', 'tsx', BIN, 'store', 'serve', ...args], {
-    cwd: ROOT,
+/** `agl store serve <args>`, or with `command: []` AGL 0.3's form `agl store <args>`. */
+function startServe(args: string[], o: { cwd?: string; command?: string[] } = {}): { child: ChildProcess; url: Promise<string>; lines: string[]; stderr: string[] } {
+  const cwd = o.cwd ?? ROOT;
+  const child = spawn(process.execPath, ['--conditions=@agl/source', '--import', TSX, join(ROOT, BIN), 'store', ...(o.command ?? ['serve']), ...args], {
+    cwd,
     env: { ...process.env, AGL_STORE_TOKEN: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -75,6 +80,9 @@ describe('agl store serve (child process, SQLite file, bearer token)', () => {
     await vi.waitFor(() => expect(serve.lines.length).toBeGreaterThanOrEqual(2), { timeout: 10_000 });
     expect(serve.lines[0]).toBe(`AGL_STORE_URL=${url}`);
     expect(serve.lines[1]).toMatch(new RegExp(`^Dashboard: ${url}/`));
+    await vi.waitFor(() => expect(serve.lines).toContain(`Store: ${db}`), { timeout: 10_000 });
+    const info = await fetch(`${url}/v1/agl/ext/info`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(await info.json()).toEqual({ store: db });
   });
 
   it("AGL 0.3's LightningStoreClient request sequence (python3 replay) gets the right status and shape for every call", () => {
@@ -127,6 +135,27 @@ describe('agl store serve (child process, SQLite file, bearer token)', () => {
   }, 60_000);
 });
 
+describe("agl store with AGL 0.3's flags (a Python user's start command)", () => {
+  it('`agl store --host --port --cors-origin … --log-level` serves the default store .agl/store.sqlite and says so', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'agl-cli-store03-'));
+    const serve = startServe(['--host', '127.0.0.1', '--port', '0', '--cors-origin', 'http://a.test', '--cors-origin', 'http://b.test', '--log-level', 'INFO'], { cwd, command: [] });
+    try {
+      const url = await serve.url;
+      await vi.waitFor(() => expect(serve.lines.length).toBeGreaterThanOrEqual(3), { timeout: 10_000 });
+      expect(serve.lines).toContain('Store: .agl/store.sqlite');
+      const preflight = await fetch(`${url}/v1/agl/health`, { headers: { origin: 'http://b.test' } });
+      expect(preflight.status).toBe(200);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('http://b.test');
+      serve.child.kill('SIGTERM');
+      expect(await exited(serve.child)).toBe(0);
+      expect(existsSync(join(cwd, '.agl', 'store.sqlite'))).toBe(true);
+    } finally {
+      if (serve.child.exitCode === null) serve.child.kill('SIGKILL');
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
+
 describe('agl command line', () => {
   function run(argv: string[]): { out: string; err: string; code: number } {
     let out = '';
@@ -151,6 +180,9 @@ describe('agl command line', () => {
     const help = run(['store', 'serve', '--help']);
     expect(help.code).toBe(0);
     for (const flag of ['--db', '--memory', '--port', '--host', '--token', '--body-limit', '--cors-origin', '--allowed-host']) expect(help.out).toContain(flag);
+    expect(help.out).toContain('(default: ".agl/store.sqlite")');
+    const store = run(['store', '--help']);
+    for (const flag of ['--host', '--port', '--cors-origin', '--log-level']) expect(store.out).toContain(flag);
   });
 
   it('unknown flags are errors with a suggestion', () => {

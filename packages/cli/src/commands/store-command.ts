@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createStoreServer, DEFAULT_MAX_WAIT_SECONDS, DEFAULT_STORE_PORT } from '@agl/store/server';
+import { DEFAULT_STORE_PATH } from '@agl/trainer';
 import { processIo, type CliIo } from './output';
 import { openServeStore } from './store-open';
 import { addStoreOpsCommands } from './store-ops-command';
@@ -65,6 +66,7 @@ export async function serveStore(flags: StoreServeFlags, io: CliIo = processIo):
   try {
     server = await createStoreServer({
       staticDir,
+      storeLabel: label,
       store,
       host: flags.host,
       port: flags.port,
@@ -88,6 +90,7 @@ export async function serveStore(flags: StoreServeFlags, io: CliIo = processIo):
       ? `Dashboard: ${server.url}/ (the API is at ${server.url}/v1/agl)`
       : `Dashboard: ${server.url}/ is off (${flags.dashboard === false ? '--no-dashboard' : 'build it: npm run build -w packages/dashboard'}); the API is at ${server.url}/v1/agl`,
   );
+  io.out(`Store: ${label}`);
   io.err(`agl store: serving ${label} on ${server.url}; Ctrl-C to stop.`);
 
   await serveUntilSignal({
@@ -101,27 +104,47 @@ export async function serveStore(flags: StoreServeFlags, io: CliIo = processIo):
   });
 }
 
-/** `agl store serve`. */
-export function storeCommand(io: CliIo = processIo): Command {
-  const cmd = new Command('store').description('run an AGL store server, and export, import, prune or back up a store');
+/** The flags of `agl store serve`, on `cmd`; AGL 0.3's `agl store` takes the network ones too. */
+function addServeOptions(cmd: Command, { python }: { python: boolean }): Command {
   cmd
-    .command('serve')
-    .description('serve a store over HTTP (Agent Lightning 0.3 protocol, OTLP/HTTP traces, AGL 1.0 events)')
-    .option('--db <path|url>', 'SQLite database file, or postgres://user:pass@host:port/db[?schema=name] for PostgreSQL', './agl.sqlite')
-    .addOption(new Option('--memory', 'use an in-memory store (nothing is persisted)').conflicts('db'))
     .option('--host <host>', 'interface to bind (binding wider than loopback without --token logs a warning)', '127.0.0.1')
     .option('--port <port>', 'port; 0 picks a free one', parsePort, DEFAULT_STORE_PORT)
+    .option('--cors-origin <origin...>', 'allow browser calls from these origins ("*" for any, without credentials; never "null"; repeatable); CORS is off by default', collect);
+  if (python) return cmd.addOption(new Option('--log-level <level>', 'accepted for AGL 0.3 compatibility (AGL logs errors and warnings; --log-json on `store serve` logs every request)').choices(['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL', 'debug', 'info', 'warning', 'error', 'critical']));
+  return cmd
+    .option('--db <path|url>', 'SQLite database file, or postgres://user:pass@host:port/db[?schema=name] for PostgreSQL', DEFAULT_STORE_PATH)
+    .addOption(new Option('--memory', 'use an in-memory store (nothing is persisted)').conflicts('db'))
     .option('--token <token>', 'require "Authorization: Bearer <token>" on every API route (default: $AGL_STORE_TOKEN)')
     .option('--body-limit <mib>', 'largest body of the span, OTLP and enqueue routes (and inflated OTLP), in MiB; other routes take 1 MiB', parsePositive, 16)
     .option('--request-timeout <seconds>', 'longest time to receive and answer one request', parsePositive, 60)
     .option('--max-wait <seconds>', 'longest server-side wait of one long poll (clients loop)', parsePositive, DEFAULT_MAX_WAIT_SECONDS)
-    .option('--cors-origin <origin...>', 'allow browser calls from these origins ("*" for any, without credentials; never "null"); CORS is off by default')
     .option('--allowed-host <host>', 'answer this Host name too when bound to loopback (repeatable; default: localhost, 127.0.0.1, [::1] only)', collect, [])
     .option('--no-dashboard', 'do not serve the dashboard web app at / (served by default when @agl/dashboard is built)')
     .option('--pg-pool-size <n>', 'PostgreSQL connections of this server (with a postgres:// --db)', parsePositive, 10)
     .option('--log-json', 'write one JSON log line per request to stderr')
-    .option('--no-metrics', 'do not serve Prometheus metrics at /metrics')
-    .action(async (flags: StoreServeFlags) => serveStore(flags, io));
+    .option('--no-metrics', 'do not serve Prometheus metrics at /metrics');
+}
+
+/** Every default of `agl store serve`, for `agl store --port …` (AGL 0.3's start command). */
+function serveDefaults(): StoreServeFlags {
+  return addServeOptions(new Command('serve'), { python: false }).opts<StoreServeFlags>();
+}
+
+/**
+ * `agl store serve|export|import|prune|backup`. `agl store --host H --port P [--cors-origin O]… [--log-level L]`, AGL
+ * 0.3's command that starts its store server, runs `serve` with those flags, so a Python user's start command works.
+ */
+export function storeCommand(io: CliIo = processIo): Command {
+  // Positional options: `--port` before `serve` is `agl store`'s, after it `serve`'s.
+  const cmd = new Command('store').enablePositionalOptions().description(
+    'run an AGL store server, and export, import, prune or back up a store; `agl store --port 4747` (AGL 0.3 flags --host, --port, --cors-origin, --log-level) runs `agl store serve`',
+  );
+  addServeOptions(cmd, { python: true }).action(async (flags: Pick<StoreServeFlags, 'host' | 'port' | 'corsOrigin'>) =>
+    serveStore({ ...serveDefaults(), host: flags.host, port: flags.port, corsOrigin: flags.corsOrigin }, io),
+  );
+  addServeOptions(cmd.command('serve').description('serve a store over HTTP (Agent Lightning 0.3 protocol, OTLP/HTTP traces, AGL 1.0 events)'), { python: false }).action(
+    async (flags: StoreServeFlags) => serveStore(flags, io),
+  );
   addStoreOpsCommands(cmd, io);
   return cmd;
 }

@@ -1,3 +1,5 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import type { LightningStore } from '@agl/core/store';
 import { MemoryStore } from '@agl/store';
 import { isPostgresUrl } from '@agl/store/ops';
@@ -22,5 +24,6 @@ export async function openServeStore(flags: ServeStoreSelection): Promise<{ stor
     const store = await PostgresStore.open({ connectionString: flags.db, poolSize: flags.pgPoolSize === undefined ? undefined : Math.max(1, Math.round(flags.pgPoolSize)) });
     return { store, label: `${store.url} (schema ${store.schema})` };
   }
+  await mkdir(dirname(resolve(flags.db)), { recursive: true });
   return { store: new SqliteStore({ path: flags.db }), label: flags.db };
 }

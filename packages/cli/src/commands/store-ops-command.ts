@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { UserError } from '@agl/core/errors';
 import { backupStore, exportStore, importStore, pruneStore } from '@agl/store/ops';
+import { DEFAULT_STORE_PATH } from '@agl/trainer';
 import { processIo, type CliIo } from './output';
 
 const DB_HELP = 'the store: a SQLite file or a postgres:// URL (?schema=name selects the schema)';
@@ -23,7 +24,7 @@ export function addStoreOpsCommands(cmd: Command, io: CliIo = processIo): void {
   cmd
     .command('export')
     .description('write the whole store to a portable JSON Lines dump (any backend; loads with `agl store import`)')
-    .option('--db <path|url>', DB_HELP, './agl.sqlite')
+    .option('--db <path|url>', DB_HELP, DEFAULT_STORE_PATH)
     .requiredOption('--out <file>', 'dump file to write (.jsonl)')
     .action(async (opts: { db: string; out: string }) => {
       const c = await exportStore({ db: opts.db, out: opts.out });
@@ -36,7 +37,7 @@ export function addStoreOpsCommands(cmd: Command, io: CliIo = processIo): void {
   cmd
     .command('import')
     .description('load a dump into an empty store, in one transaction (e.g. SQLite → PostgreSQL migration)')
-    .option('--db <path|url>', `${DB_HELP}; must be empty`, './agl.sqlite')
+    .option('--db <path|url>', `${DB_HELP}; must be empty`, DEFAULT_STORE_PATH)
     .requiredOption('--in <file>', 'dump written by `agl store export`')
     .action(async (opts: { db: string; in: string }) => {
       const c = await importStore({ db: opts.db, in: opts.in });
@@ -49,7 +50,7 @@ export function addStoreOpsCommands(cmd: Command, io: CliIo = processIo): void {
   cmd
     .command('prune')
     .description('retention: delete finished rollouts (with their attempts and spans); queued and running ones stay')
-    .option('--db <path|url>', DB_HELP, './agl.sqlite')
+    .option('--db <path|url>', DB_HELP, DEFAULT_STORE_PATH)
     .option('--before <date>', 'delete finished rollouts that ended before this date', parseDate)
     .option('--keep-last <n>', 'keep the newest n rollouts, delete older finished ones', parseCount)
     .option('--dry-run', 'only count what would be deleted')
@@ -66,7 +67,7 @@ export function addStoreOpsCommands(cmd: Command, io: CliIo = processIo): void {
   cmd
     .command('backup')
     .description("SQLite: an online backup (safe while servers write); PostgreSQL: prints the pg_dump commands")
-    .option('--db <path|url>', DB_HELP, './agl.sqlite')
+    .option('--db <path|url>', DB_HELP, DEFAULT_STORE_PATH)
     .requiredOption('--out <file>', 'backup file to write (never overwritten)')
     .action(async (opts: { db: string; out: string }) => {
       const r = await backupStore({ db: opts.db, out: opts.out });

@@ -20,7 +20,7 @@ export function withStoreFlags(cmd: Command): Command {
 
 /** Open the store the flags select: `--store-url`/`$AGL_STORE_URL` over HTTP, else the SQLite file or PostgreSQL URL. */
 export async function openCliStore(flags: StoreFlags): Promise<{ store: LightningStore; close(): Promise<void> }> {
-  const url = flags.storeUrl ?? process.env.AGL_STORE_URL;
+  const url = flags.storeUrl ?? (process.env.AGL_STORE_URL || undefined);
   const token = flags.token || process.env.AGL_STORE_TOKEN || null;
   const target = url ?? flags.store ?? DEFAULT_STORE_PATH;
   if (isPostgresUrl(target)) {

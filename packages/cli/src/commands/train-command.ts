@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { UserError } from '@agl/core/errors';
-import { Trainer, type DatasetSource, type TrainerOptions } from '@agl/trainer';
-import { createProgressDisplay, formatProgress } from '../progress/progress-display';
+import { formatRunSummary, Trainer, type DatasetSource, type TrainerOptions } from '@agl/trainer';
+import { createProgressDisplay } from '../progress/progress-display';
 import { loadEntryModule } from './load-entry';
 import { processIo, type CliIo } from './output';
 import { reportTrainAlgorithm, resolveTrainAlgorithm, TRAIN_ALGORITHMS } from './train-algorithm';
@@ -22,6 +22,7 @@ interface TrainFlags {
   gateway?: boolean;
   progress: boolean;
   json?: boolean;
+  quiet?: boolean;
   algorithm?: string;
 }
 
@@ -31,10 +32,35 @@ function positiveInt(value: string): number {
   return n;
 }
 
+/** What `agl train --help` says about the entry module's exports (the CLI README has the same list). */
+const ENTRY_HELP = `
+The entry module (.ts through tsx, or .js) exports:
+  agent      required: a function (task, resources, context) => reward, a litAgent(...) or a processAgent(...)
+  train      the training tasks: an array, an (async) iterable, or a .json / .jsonl path
+  val        the validation tasks, same forms
+  algorithm  an Algorithm instance (default: Baseline, which runs every task once, no learning)
+  apo        APO options, read by --algorithm apo | apo-reflective
+  config     Trainer options (nRunners, workerMode, gateway, initialResources, adapter, hooks, reward, ...) and
+             store / storeUrl / token; command-line flags override them
+
+Example:
+  // train.ts
+  export const agent = async (task, resources) => ...;  // resources.prompt.template: the prompt APO optimises
+  export const train = 'train.jsonl';
+  export const val = 'val.jsonl';
+  export const apo = { gradientModel: 'gpt-5-mini', applyEditModel: 'gpt-4.1-mini' };
+  export const config = { nRunners: 4, initialResources: { prompt: { resourceType: 'prompt_template', template: '...', engine: 'f-string' } } };
+
+  NODE_OPTIONS="--import @agl/openai/register" npx agl train train.ts --algorithm apo   # the preload traces the LLM calls
+
+At the end it prints the rollouts by status, the mean final reward, where the store is and the commands that show
+the run (--quiet: nothing, --json: one JSON line).`;
+
 /** `agl train <entry>`: load the entry module and run `Trainer.fit` with its agent, algorithm and datasets. */
 export function trainCommand(io: CliIo = processIo): Command {
   return new Command('train')
-    .description('train an agent: the entry module exports `agent` and optionally `algorithm`, `train`, `val`, `config`')
+    .description('train an agent: the entry module exports `agent` and optionally `train`, `val`, `algorithm`, `apo`, `config`')
+    .addHelpText('after', ENTRY_HELP)
     .argument('<entry>', 'a .ts or .js module')
     .option('--store-url <url>', 'use a running `agl store serve` instead of the embedded store')
     .option('--store <path>', 'embedded SQLite store file (default .agl/store.sqlite)')
@@ -44,6 +70,7 @@ export function trainCommand(io: CliIo = processIo): Command {
     .option('--gateway', 'process agents: route their LLM calls through a loopback AGL gateway (spans with token ids)')
     .option('--no-progress', 'no live progress display')
     .option('--json', 'print the result as JSON')
+    .option('--quiet', 'print nothing but errors: no progress, no summary')
     .addOption(new Option('--algorithm <name>', 'algorithm instead of the entry\'s `algorithm` export (apo reads the entry\'s `apo` options)').choices([...TRAIN_ALGORITHMS]))
     .action(async (entry: string, flags: TrainFlags) => {
       const { path, module } = await loadEntryModule(entry);
@@ -52,11 +79,13 @@ export function trainCommand(io: CliIo = processIo): Command {
       }
       const config = (module.config ?? {}) as TrainEntryConfig;
       const { storeUrl, store, token, ...trainerConfig } = config;
-      const display = flags.progress ? createProgressDisplay({ title: 'agl train' }) : null;
+      const display = flags.progress && !flags.quiet ? createProgressDisplay({ title: 'agl train' }) : null;
       const options: TrainerOptions = {
         ...trainerConfig,
+        // The CLI prints its own progress display and summary (or JSON).
+        quiet: true,
         algorithm: resolveTrainAlgorithm({ name: flags.algorithm, module, io }),
-        store: flags.storeUrl ?? flags.store ?? storeUrl ?? process.env.AGL_STORE_URL ?? store,
+        store: flags.storeUrl ?? flags.store ?? storeUrl ?? (process.env.AGL_STORE_URL || undefined) ?? store,
         storeToken: flags.token || token || process.env.AGL_STORE_TOKEN || undefined,
         nRunners: flags.runners ?? config.nRunners,
         workerMode: flags.workerMode ?? config.workerMode,
@@ -77,11 +106,12 @@ export function trainCommand(io: CliIo = processIo): Command {
           signal: abort.signal,
         });
         await display?.finish(result.progress);
-        if (!flags.json) reportTrainAlgorithm(options.algorithm, io);
         if (flags.json) {
-          io.out(JSON.stringify({ runner: result.runner, progress: result.progress, duration_seconds: result.durationSeconds }));
-        } else {
-          io.out(`done in ${result.durationSeconds.toFixed(1)}s: ${result.progress ? formatProgress(result.progress) : `${result.runner.succeeded} succeeded, ${result.runner.failed} failed`}`);
+          io.out(JSON.stringify({ runner: result.runner, progress: result.progress, duration_seconds: result.durationSeconds, store: result.storeLocation }));
+        } else if (!flags.quiet) {
+          reportTrainAlgorithm(options.algorithm, io);
+          const summary = formatRunSummary({ label: 'agl train', progress: result.progress, durationSeconds: result.durationSeconds, location: result.storeLocation });
+          for (const line of summary) io.out(line);
         }
       } catch (err) {
         await display?.finish(null);

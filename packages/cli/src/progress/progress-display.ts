@@ -1,12 +1,7 @@
 import { Listr } from 'listr2';
-import type { ProgressSnapshot } from '@agl/trainer';
+import { formatProgress, type ProgressSnapshot } from '@agl/trainer';
 
-/** One-line summary of a progress snapshot. */
-export function formatProgress(s: ProgressSnapshot): string {
-  const finished = s.succeeded + s.failed + s.cancelled;
-  const reward = s.meanReward === null ? 'n/a' : s.meanReward.toFixed(3);
-  return `rollouts ${finished}/${s.total} done (${s.succeeded} ok, ${s.failed} failed${s.cancelled ? `, ${s.cancelled} cancelled` : ''}), ${s.running} running, ${s.queuing} queued · mean reward ${reward} · ${s.rate.toFixed(1)}/s · ${s.elapsedSeconds.toFixed(1)}s`;
-}
+export { formatProgress };
 
 /** Where progress goes. */
 export interface ProgressDisplay {

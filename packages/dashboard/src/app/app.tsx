@@ -65,6 +65,7 @@ export function App({ baseUrl = '' }: AppProps) {
   const [token, setToken] = useState<string | null>(loadToken);
   const [auth, setAuth] = useState<'checking' | 'ok' | 'needed' | 'refused'>('checking');
   const [stats, setStats] = useState<StoreStatistics | null>(null);
+  const [storeLabel, setStoreLabel] = useState<string | null>(null);
   const [offline, setOffline] = useState<string | null>(null);
   const client = useMemo(() => new ApiClient({ baseUrl, token }), [baseUrl, token]);
   const location = useLocation();
@@ -78,6 +79,10 @@ export function App({ baseUrl = '' }: AppProps) {
           setStats(s);
           setAuth('ok');
           setOffline(null);
+          client.storeLabel().then(
+            (label) => !cancelled && setStoreLabel(label),
+            () => undefined,
+          );
         },
         (error: unknown) => {
           if (cancelled) return;
@@ -110,6 +115,11 @@ export function App({ baseUrl = '' }: AppProps) {
             </Link>
           ))}
         </nav>
+        {storeLabel ? (
+          <span className="stats muted" data-testid="store-label" title="The store this server serves">
+            {storeLabel}
+          </span>
+        ) : null}
         <span className="stats muted" data-testid="store-stats">
           {stats ? `${stats.total_rollouts} rollouts · ${stats.total_spans} spans · ${stats.total_workers} runners` : ''}
         </span>

@@ -81,6 +81,8 @@ export interface StoreServerOptions {
    * client-side routes; the API under `/v1` stays token-protected. Off when absent.
    */
   staticDir?: string | null;
+  /** What the server serves, for people (the SQLite file, the PostgreSQL URL); `GET /v1/agl/ext/info` answers it. */
+  storeLabel?: string | null;
   /** Receives warnings (wide bind without token); default `process.emitWarning`. */
   onWarning?: (message: string) => void;
   /** Serve Prometheus metrics at `GET /metrics` (behind the token when one is set); default true. */
@@ -172,6 +174,7 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
     maxWaitSeconds: options.maxWaitSeconds ?? DEFAULT_MAX_WAIT_SECONDS,
     closing,
     limits,
+    storeLabel: options.storeLabel ?? null,
   };
 
   const cors = options.corsOrigin === undefined || options.corsOrigin === null ? null : corsOptions(options.corsOrigin);

@@ -15,6 +15,8 @@ export interface RouteContext {
   closing: Promise<void>;
   /** What one request may cost (body sizes, values, spans, attributes). */
   limits: RequestLimits;
+  /** What the server serves, for people (`GET /ext/info`). */
+  storeLabel?: string | null;
 }
 
 /** Prefix of the AGL 0.3 REST routes. */

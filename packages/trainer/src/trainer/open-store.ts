@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import type { LightningStore } from '@agl/core';
 import { StoreClient } from '@agl/store/client';
 import { SqliteStore } from '@agl/store/sqlite';
@@ -14,6 +14,8 @@ export interface OpenedStore {
   url: string | null;
   token: string | null;
   owned: boolean;
+  /** Where the store is, for people: the SQLite file (relative to the working directory when inside it), the URL, or `null` for an instance. */
+  location: string | null;
 }
 
 /**
@@ -22,11 +24,25 @@ export interface OpenedStore {
  */
 export async function openStore(options: { store?: LightningStore | string | null; storePath?: string; token?: string | null }): Promise<OpenedStore> {
   const { store } = options;
-  if (store && typeof store === 'object') return { store, url: null, token: options.token ?? null, owned: false };
+  if (store && typeof store === 'object') return { store, url: null, token: options.token ?? null, owned: false, location: instanceLocation(store) };
   if (typeof store === 'string' && /^https?:\/\//u.test(store)) {
-    return { store: new StoreClient({ url: store, token: options.token ?? undefined }), url: store, token: options.token ?? null, owned: true };
+    return { store: new StoreClient({ url: store, token: options.token ?? undefined }), url: store, token: options.token ?? null, owned: true, location: store };
   }
   const path = resolve(typeof store === 'string' ? store : (options.storePath ?? DEFAULT_STORE_PATH));
   await mkdir(dirname(path), { recursive: true });
-  return { store: new SqliteStore({ path }), url: null, token: null, owned: true };
+  return { store: new SqliteStore({ path }), url: null, token: null, owned: true, location: shownPath(path) };
+}
+
+/** A path relative to the working directory when it is inside it, else absolute. */
+function shownPath(path: string): string {
+  const full = resolve(path);
+  const shown = relative(process.cwd(), full);
+  return shown && !shown.startsWith('..') && !isAbsolute(shown) ? shown : full;
+}
+
+/** Where a store instance keeps its data, when it says: a SQLite file or a server URL. */
+function instanceLocation(store: LightningStore): string | null {
+  if (store instanceof SqliteStore) return store.path === ':memory:' ? null : shownPath(store.path);
+  if (store instanceof StoreClient) return store.url;
+  return null;
 }

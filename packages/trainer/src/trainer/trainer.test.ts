@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { emitReward } from '@agl/core/tracer';
 import { SqliteStore } from '@agl/store/sqlite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { litAgent } from '../agent/lit-agent';
 import type { Algorithm } from './algorithm';
 import { Baseline } from './baseline';
@@ -31,7 +31,7 @@ describe('Trainer', () => {
       },
     });
     const result = await new Trainer({ store: path, nRunners: 2, onProgress: (s) => snapshots.push(s), progressIntervalSeconds: 0.05 }).dev(agent as never, { dataset });
-    expect(seen.sort()).toEqual(['a:train', 'b:train', 'c:train']);
+    expect(seen.sort()).toEqual(['a:val', 'b:val', 'c:val']);
     expect(result.runner).toEqual({ started: 3, succeeded: 3, failed: 0 });
     expect(result.progress).toMatchObject({ succeeded: 3, failed: 0, total: 3, meanReward: 2 });
     expect(snapshots.at(-1)).toEqual(result.progress);
@@ -64,6 +64,32 @@ describe('Trainer', () => {
     });
     expect(calls).toEqual([[[1, 2], [3], 'function', { p: { resourceType: 'prompt_template', template: 'x' } }, false], 0.25]);
     expect(result.runner.succeeded).toBe(1);
+  });
+
+  it('fit() and dev() end with a summary on stderr (rollouts by status, mean reward, the store, next commands) unless quiet', async () => {
+    const lines: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    try {
+      const path = join(dir, 'summary.sqlite');
+      const agent = async (task: { x: number }): Promise<number> => {
+        if (task.x === 3) throw new Error('boom');
+        return task.x / 2;
+      };
+      await new Trainer({ store: path }).dev(agent as never, { dataset: [{ x: 1 }, { x: 2 }, { x: 3 }] });
+      const text = lines.join('');
+      expect(text).toMatch(/^dev: 3 rollouts in \d+\.\ds: 2 succeeded, 1 failed; mean final reward 0\.750\.$/mu);
+      expect(text).toContain(`store: ${path}`);
+      expect(text).toContain(`npx agl rollouts list --store ${path}`);
+      expect(text).toContain(`npx agl store serve --db ${path}`);
+      lines.length = 0;
+      await new Trainer({ store: path, quiet: true }).dev(agent as never, { dataset: [{ x: 1 }] });
+      expect(lines.join('')).toBe('');
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('Baseline refuses empty datasets and the trainer rejects a bad nRunners', async () => {

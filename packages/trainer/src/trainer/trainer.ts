@@ -13,6 +13,7 @@ import { Baseline } from './baseline';
 import { defaultAdapter } from './default-adapter';
 import { openStore } from './open-store';
 import { watchProgress, type ProgressSnapshot } from './progress';
+import { formatRunSummary, periodicProgressLines } from './run-summary';
 
 /** Options of {@link Trainer}. */
 export interface TrainerOptions {
@@ -42,6 +43,11 @@ export interface TrainerOptions {
   /** Called about once per `progressIntervalSeconds` (default 1) and once at the end. */
   onProgress?: (snapshot: ProgressSnapshot) => void;
   progressIntervalSeconds?: number;
+  /**
+   * No output. By default `fit` and `dev` write to stderr a progress line every 10 s of a long run, and at the end a
+   * summary: rollouts by status, the mean final reward, where the store is, and the `agl` commands that show the run.
+   */
+  quiet?: boolean;
 }
 
 /** What `fit` and `dev` return. */
@@ -49,6 +55,8 @@ export interface FitResult {
   runner: RunnerStats;
   progress: ProgressSnapshot | null;
   durationSeconds: number;
+  /** The SQLite file or URL the run wrote to; `null` for a store instance that does not say (memory, PostgreSQL). */
+  storeLocation: string | null;
 }
 
 /**
@@ -66,19 +74,33 @@ export class Trainer {
 
   /** Train `agent` on `train` (and validate on `val`) with the configured algorithm. */
   async fit(agent: AgentLike | ProcessAgent | undefined, data: { train?: DatasetSource; val?: DatasetSource; signal?: AbortSignal } = {}): Promise<FitResult> {
-    return this.#execute(agent, this.#options.algorithm ?? new Baseline(), data);
+    return this.#execute('fit', agent, this.#options.algorithm ?? new Baseline(), data);
   }
 
-  /** Run `dataset` once with `Baseline` (or the configured algorithm when it is a Baseline): a dry run, no learning. */
+  /**
+   * Run `dataset` (then `val`) once with `Baseline` (or the configured algorithm when it is a Baseline): a dry run, no
+   * learning. Its rollouts have mode `val` (the agent's `validationRollout` runs), so they never pass for training data.
+   * AGL 0.3's `dev(agent, train, val)` labels its train dataset `train`; here `dev` takes no train dataset.
+   */
   async dev(agent: AgentLike | ProcessAgent | undefined, data: { dataset?: DatasetSource; val?: DatasetSource; signal?: AbortSignal } = {}): Promise<FitResult> {
     const algorithm = this.#options.algorithm instanceof Baseline ? this.#options.algorithm : new Baseline();
-    return this.#execute(agent, algorithm, { train: data.dataset, val: data.val, signal: data.signal });
+    const [dataset, val] = await Promise.all([loadDataset(data.dataset), loadDataset(data.val)]);
+    return this.#execute('dev', agent, algorithm, { train: [], val: [...dataset, ...val], signal: data.signal });
   }
 
-  async #execute(agent: AgentLike | ProcessAgent | undefined, algorithm: Algorithm, data: { train?: DatasetSource; val?: DatasetSource; signal?: AbortSignal }): Promise<FitResult> {
+  async #execute(label: string, agent: AgentLike | ProcessAgent | undefined, algorithm: Algorithm, data: { train?: DatasetSource; val?: DatasetSource; signal?: AbortSignal }): Promise<FitResult> {
     const o = this.#options;
     const started = Date.now();
     const [train, val] = await Promise.all([loadDataset(data.train), loadDataset(data.val)]);
+    const write = (line: string): void => void process.stderr.write(`${line}\n`);
+    const printProgress = o.quiet ? undefined : periodicProgressLines(write, label);
+    const onProgress =
+      printProgress && o.onProgress
+        ? (s: ProgressSnapshot) => {
+            printProgress(s);
+            o.onProgress?.(s);
+          }
+        : (printProgress ?? o.onProgress);
     const opened = await openStore({ store: o.store, token: o.storeToken });
     const stop = new AbortController();
     const signal = data.signal ? AbortSignal.any([data.signal, stop.signal]) : stop.signal;
@@ -98,7 +120,7 @@ export class Trainer {
       pollIntervalSeconds: o.pollIntervalSeconds ?? 0.05,
       heartbeatIntervalSeconds: o.heartbeatIntervalSeconds,
     });
-    const watcher = watchProgress({ store: opened.store, intervalSeconds: o.progressIntervalSeconds ?? 1, onProgress: o.onProgress, startedAt: started });
+    const watcher = watchProgress({ store: opened.store, intervalSeconds: o.progressIntervalSeconds ?? (o.onProgress ? 1 : 5), onProgress, startedAt: started });
     const running = runner.run({ signal });
     let runnerError: unknown;
     running.catch((err: unknown) => {
@@ -115,6 +137,8 @@ export class Trainer {
       progress = await watcher.stop();
       if (opened.owned) await opened.store.close();
     }
-    return { runner: runner.stats, progress, durationSeconds: (Date.now() - started) / 1000 };
+    const result: FitResult = { runner: runner.stats, progress, durationSeconds: (Date.now() - started) / 1000, storeLocation: opened.location };
+    if (!o.quiet) for (const line of formatRunSummary({ label, progress, durationSeconds: result.durationSeconds, location: opened.location })) write(line);
+    return result;
   }
 }

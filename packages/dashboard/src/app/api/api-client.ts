@@ -199,6 +199,12 @@ export class ApiClient {
     return body;
   }
 
+  /** What the server serves, e.g. its SQLite file (`GET /v1/agl/ext/info`); `null` when it does not say. */
+  async storeLabel(): Promise<string | null> {
+    const body = (await this.#get('/v1/agl/ext/info')) as { store?: unknown };
+    return typeof body.store === 'string' ? body.store : null;
+  }
+
   /** Store counters (`GET /v1/agl/statistics`). */
   async statistics(): Promise<StoreStatistics> {
     return Statistics.parse(await this.#get('/v1/agl/statistics'));

@@ -83,7 +83,7 @@ describe.each(backends)('ext routes over HTTP (%s store)', (_name, makeStore) =>
   beforeAll(async () => {
     store = makeStore();
     ({ rewards } = await fill(store));
-    server = await createStoreServer({ store, port: 0, token: TOKEN });
+    server = await createStoreServer({ store, port: 0, token: TOKEN, storeLabel: '.agl/store.sqlite' });
   });
   afterAll(async () => {
     await server.close();
@@ -94,6 +94,11 @@ describe.each(backends)('ext routes over HTTP (%s store)', (_name, makeStore) =>
     const res = await get('/v1/agl/ext/rollouts', null);
     expect(res.status).toBe(401);
     expect(res.body.error_type).toBe('AGL_AuthenticationError');
+  });
+
+  it('says which store it serves (GET /ext/info, behind the token)', async () => {
+    expect((await get('/v1/agl/ext/info', null)).status).toBe(401);
+    expect(await get('/v1/agl/ext/info')).toEqual({ status: 200, body: { store: '.agl/store.sqlite' } });
   });
 
   it('joins rollouts with final reward, attempt count, duration and worker; total counts every match', async () => {

@@ -120,6 +120,9 @@ function pageBounds(limit: number | undefined, offset: number | undefined): { li
 export function registerExtRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const summaries = new RolloutSummaries({ store: ctx.store, clock: ctx.clock });
 
+  // Which store this server serves (the dashboard shows it).
+  app.get(`${EXT_PREFIX}/info`, async (_request, reply) => sendJson(reply, 200, { store: ctx.storeLabel ?? null }));
+
   app.get(`${EXT_PREFIX}/rollouts`, async (request, reply) => {
     const q = parseEnvelope(ExtRolloutQuery, normalizeQuery(request.query, ['status_in', 'mode_in']), 'rollout table query');
     const { limit, offset } = pageBounds(q.limit, q.offset);
