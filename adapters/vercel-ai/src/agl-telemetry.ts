@@ -45,6 +45,9 @@ function live(state: CallState | undefined): CallState | undefined {
   return s;
 }
 
+/** The error of a step whose model call failed inside `streamText` (which reports it to `onError` only). */
+const STEP_FAILED = "The model call of this step failed before the step finished (see the call's onError).";
+
 const calls = new AsyncLocalStorage<CallState>();
 const open: CallState[] = [];
 
@@ -264,7 +267,9 @@ export function createAglTelemetryIntegration(options: AglTelemetryOptions = {})
     },
     onFinish() {
       const state = current();
-      if (state) close(state);
+      // A step still open here never finished: its model call failed, and `streamText` reported the error to its
+      // `onError` and finished anyway. Close the step and the agent with an error.
+      if (state) close(state, state.step ? new Error(STEP_FAILED) : undefined);
     },
   };
 }
