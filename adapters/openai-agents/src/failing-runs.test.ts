@@ -1,11 +1,17 @@
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Span } from '@agl/core';
 import { ATTR_TOOL_CALL_ID, SPAN_CHAT_COMPLETION } from '@agl/core/semconv';
 import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
 import { createStoreServer } from '@agl/store/server';
-import { startOpenAiTestServer, type OpenAiTestServer, type TestLlmReply, type TestLlmRequest } from '@agl/testing';
+import {
+  runNode,
+  SOURCE_NODE_FLAGS,
+  startOpenAiTestServer,
+  type OpenAiTestServer,
+  type TestLlmReply,
+  type TestLlmRequest,
+} from '@agl/testing';
 import { run } from '@openai/agents';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,23 +29,8 @@ function respond(request: TestLlmRequest): TestLlmReply {
   return { content: result.content.includes('sunny') ? 'It is sunny in Paris.' : 'The weather service is down.' };
 }
 
-function runNode(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--conditions=@agl/source', '--import', 'tsx', ...args], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** Runs a TypeScript fixture from the sources, as `node <args>`. */
+const runSource = (args: string[], env: NodeJS.ProcessEnv) => runNode([...SOURCE_NODE_FLAGS, ...args], env);
 
 const named = (spans: Span[], name: string): Span[] => spans.filter((s) => s.name === name);
 
@@ -84,8 +75,8 @@ describe('openai-agents apps, untraced and with --import @agl/openai-agents/regi
       NODE_ENV: 'production',
       ...extraEnv,
     };
-    const plain = await runNode([app, mode], env);
-    const traced = await runNode(['--import', '@agl/openai-agents/register', app, mode], {
+    const plain = await runSource([app, mode], env);
+    const traced = await runSource(['--import', '@agl/openai-agents/register', app, mode], {
       ...env,
       AGL_STORE_URL: server.url,
       AGL_ROLLOUT_ID: rollout.rolloutId,
@@ -118,7 +109,7 @@ describe('openai-agents apps, untraced and with --import @agl/openai-agents/regi
         NODE_ENV: 'production',
         AGL_OPENAI_AGENTS_EXCLUSIVE: '1',
       };
-      const traced = await runNode(['--import', '@agl/openai-agents/register', app, 'dashboard'], {
+      const traced = await runSource(['--import', '@agl/openai-agents/register', app, 'dashboard'], {
         ...env,
         AGL_STORE_URL: server.url,
         AGL_ROLLOUT_ID: rollout.rolloutId,

@@ -1,11 +1,17 @@
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createOpenAI } from '@ai-sdk/openai';
 import type { Span } from '@agl/core';
 import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
 import { createStoreServer } from '@agl/store/server';
-import { startOpenAiTestServer, type OpenAiTestServer, type TestLlmReply, type TestLlmRequest } from '@agl/testing';
+import {
+  runNode,
+  SOURCE_NODE_FLAGS,
+  startOpenAiTestServer,
+  type OpenAiTestServer,
+  type TestLlmReply,
+  type TestLlmRequest,
+} from '@agl/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { registerAglTelemetry } from './agl-telemetry';
@@ -22,23 +28,8 @@ function respond(request: TestLlmRequest): TestLlmReply {
   return { toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] };
 }
 
-function runNode(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--conditions=@agl/source', '--import', 'tsx', ...args], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** Runs a TypeScript fixture from the sources, as `node <args>`. */
+const runSource = (args: string[], env: NodeJS.ProcessEnv) => runNode([...SOURCE_NODE_FLAGS, ...args], env);
 
 /** Every parent id names a stored span of the rollout: no span hangs under one that was never written. */
 function expectNoDanglingParents(spans: Span[]): void {
@@ -71,8 +62,8 @@ describe('failing calls: the same script untraced and with --import @agl/vercel-
   async function runBoth(mode: string): Promise<{ stdout: string; spans: Span[] }> {
     const rollout = await store.startRollout({ input: { mode } });
     const env = { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'sk-agl-test', AGL_TEST_MODEL: 'test-model' };
-    const plain = await runNode([script, mode], env);
-    const traced = await runNode(['--import', '@agl/vercel-ai/register', script, mode], {
+    const plain = await runSource([script, mode], env);
+    const traced = await runSource(['--import', '@agl/vercel-ai/register', script, mode], {
       ...env,
       AGL_STORE_URL: server.url,
       AGL_ROLLOUT_ID: rollout.rolloutId,
