@@ -45,8 +45,8 @@ function parsePort(value: string): number {
   return port;
 }
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 function parsePositive(value: string): number {
