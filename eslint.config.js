@@ -12,29 +12,78 @@ const boundaries = (allowTesting) => [
     checkDynamicDependenciesExceptions: ['.*'],
     depConstraints: [
       { sourceTag: 'type:core', onlyDependOnLibsWithTags: allowTesting ? ['type:testing'] : [] },
-      { sourceTag: 'type:runtime', onlyDependOnLibsWithTags: ['type:core', 'type:runtime', ...(allowTesting ? ['type:testing'] : [])] },
-      { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:core', 'type:runtime', ...(allowTesting ? ['type:testing'] : [])] },
-      { sourceTag: 'type:adapter', onlyDependOnLibsWithTags: ['type:core', 'type:runtime', ...(allowTesting ? ['type:testing'] : [])] },
+      {
+        sourceTag: 'type:runtime',
+        onlyDependOnLibsWithTags: ['type:core', 'type:runtime', ...(allowTesting ? ['type:testing'] : [])],
+      },
+      {
+        sourceTag: 'type:app',
+        onlyDependOnLibsWithTags: ['type:core', 'type:runtime', ...(allowTesting ? ['type:testing'] : [])],
+      },
+      {
+        sourceTag: 'type:adapter',
+        onlyDependOnLibsWithTags: ['type:core', 'type:runtime', ...(allowTesting ? ['type:testing'] : [])],
+      },
       { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:core', 'type:runtime'] },
-      { sourceTag: 'type:example', onlyDependOnLibsWithTags: ['type:core', 'type:runtime', 'type:adapter', 'type:testing'] },
-      { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:core', 'type:runtime', 'type:adapter', 'type:testing', 'type:app'] },
+      {
+        sourceTag: 'type:example',
+        onlyDependOnLibsWithTags: ['type:core', 'type:runtime', 'type:adapter', 'type:testing'],
+      },
+      {
+        sourceTag: 'type:tool',
+        onlyDependOnLibsWithTags: ['type:core', 'type:runtime', 'type:adapter', 'type:testing', 'type:app'],
+      },
     ],
   },
 ];
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/.nx/**', '**/coverage/**', '**/test-artifacts/**', '**/*.d.ts', '**/__fixtures__/**'] },
+  {
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '**/.nx/**',
+      '**/coverage/**',
+      '**/test-artifacts/**',
+      '**/*.d.ts',
+      '**/__fixtures__/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts', '**/*.tsx', '**/*.js', '**/*.mjs'],
     plugins: { '@nx': nx },
-    languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { process: 'readonly', console: 'readonly', URL: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', fetch: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly', structuredClone: 'readonly', queueMicrotask: 'readonly', setImmediate: 'readonly' } },
+    languageOptions: {
+      ecmaVersion: 2023,
+      sourceType: 'module',
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        Buffer: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        fetch: 'readonly',
+        AbortController: 'readonly',
+        AbortSignal: 'readonly',
+        TextEncoder: 'readonly',
+        TextDecoder: 'readonly',
+        structuredClone: 'readonly',
+        queueMicrotask: 'readonly',
+        setImmediate: 'readonly',
+      },
+    },
     rules: {
       '@nx/enforce-module-boundaries': boundaries(false),
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-explicit-any': 'error',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       'max-lines': ['warn', { max: 500, skipBlankLines: true, skipComments: true }],
       'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' }],
     },

@@ -2,7 +2,7 @@ import { aglTsupConfig } from '@agl/tsup-preset';
 
 export default aglTsupConfig({
   entry: {
-    'index': 'src/index.ts',
-    'register': 'src/register.ts',
+    index: 'src/index.ts',
+    register: 'src/register.ts',
   },
 });

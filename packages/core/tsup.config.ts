@@ -2,16 +2,16 @@ import { aglTsupConfig } from '@agl/tsup-preset';
 
 export default aglTsupConfig({
   entry: {
-    'index': 'src/index.ts',
+    index: 'src/index.ts',
     'schema/index': 'src/schema/index.ts',
-    'semconv': 'src/semconv.ts',
+    semconv: 'src/semconv.ts',
     'seeded-random': 'src/seeded-random.ts',
     'errors/index': 'src/errors/index.ts',
     'tracer/index': 'src/tracer/index.ts',
     'adapters/index': 'src/adapters/index.ts',
     'algorithms/index': 'src/algorithms/index.ts',
     'store/index': 'src/store/index.ts',
-    'guards': 'src/guards.ts',
+    guards: 'src/guards.ts',
     'net/loopback-host': 'src/net/loopback-host.ts',
   },
 });

@@ -2,7 +2,7 @@ import { aglTsupConfig } from '@agl/tsup-preset';
 
 export default aglTsupConfig({
   entry: {
-    'index': 'src/index.ts',
+    index: 'src/index.ts',
     'sqlite/index': 'src/sqlite/index.ts',
     'postgres/index': 'src/postgres/index.ts',
     'ops/index': 'src/ops/index.ts',

@@ -2,6 +2,6 @@ import { aglTsupConfig } from '@agl/tsup-preset';
 
 export default aglTsupConfig({
   entry: {
-    'index': 'src/index.ts',
+    index: 'src/index.ts',
   },
 });

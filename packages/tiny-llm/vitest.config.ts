@@ -6,6 +6,7 @@ const config = aglVitestProject('tiny-llm', { test: { testTimeout: 60_000 } });
 // `require('long')` inside tfjs's CommonJS bundle picks long's ESM build and tfjs fails at load
 // ("Long.fromString is not a function"). Vite adds import/require per import kind anyway, so drop it here.
 const ssrResolve = (config as { ssr?: { resolve?: { conditions?: string[] } } }).ssr?.resolve;
-if (ssrResolve?.conditions) ssrResolve.conditions = ssrResolve.conditions.filter((c) => c !== 'import' && c !== 'module');
+if (ssrResolve?.conditions)
+  ssrResolve.conditions = ssrResolve.conditions.filter((c) => c !== 'import' && c !== 'module');
 
 export default config;

@@ -2,7 +2,7 @@ import { aglTsupConfig } from '@agl/tsup-preset';
 
 export default aglTsupConfig({
   entry: {
-    'index': 'src/index.ts',
+    index: 'src/index.ts',
     'export/index': 'src/export/index.ts',
     // forked by Runner workerMode 'process'; must sit at dist/runner/worker-process-main.js
     'runner/worker-process-main': 'src/runner/worker-process-main.ts',

@@ -30,15 +30,21 @@ const ROUNDS = 5;
 let untracedTotal = 0;
 let tracedTotal = 0;
 for (let round = 0; round < ROUNDS; round += 1) {
-  
   untracedTotal += await withRolloutContext(ctx, () => measure([]));
-  
+
   tracedTotal += await withRolloutContext(ctx, () => measure([handler]));
 }
 const untraced = untracedTotal / ROUNDS;
 const traced = tracedTotal / ROUNDS;
 const spans = (await store.querySpans({ rolloutId: rollout.rolloutId, limit: 0 })).total;
-const summary = { adapter: '@agl/langchain', calls: PER_ROUND * 5, untracedUsPerCall: +untraced.toFixed(1), tracedUsPerCall: +traced.toFixed(1), overheadUsPerCall: +(traced - untraced).toFixed(1), spansStored: spans };
+const summary = {
+  adapter: '@agl/langchain',
+  calls: PER_ROUND * 5,
+  untracedUsPerCall: +untraced.toFixed(1),
+  tracedUsPerCall: +traced.toFixed(1),
+  overheadUsPerCall: +(traced - untraced).toFixed(1),
+  spansStored: spans,
+};
 console.log(JSON.stringify(summary));
 // `--json <file>`: the same figures into a file (collected by `npm run bench` at the root, tools/bench).
 const jsonAt = process.argv.indexOf('--json');

@@ -40,11 +40,16 @@ interface RunRecord {
 export function fromLangChainMessage(message: BaseMessage): LlmMessage {
   const m = message as unknown as Obj & { _getType?: () => string; getType?: () => string };
   const type = m.getType?.() ?? m._getType?.() ?? String(m.type ?? 'human');
-  const role = type === 'human' ? 'user' : type === 'ai' ? 'assistant' : type === 'generic' ? String(m.role ?? 'user') : type;
+  const role =
+    type === 'human' ? 'user' : type === 'ai' ? 'assistant' : type === 'generic' ? String(m.role ?? 'user') : type;
   const out: LlmMessage = { role, content: contentText(m.content) };
   const calls = Array.isArray(m.tool_calls) ? m.tool_calls.filter(isObj) : [];
   if (calls.length > 0) {
-    out.toolCalls = calls.map((c) => ({ id: String(c.id ?? ''), name: String(c.name ?? ''), arguments: JSON.stringify(c.args ?? {}) }));
+    out.toolCalls = calls.map((c) => ({
+      id: String(c.id ?? ''),
+      name: String(c.name ?? ''),
+      arguments: JSON.stringify(c.args ?? {}),
+    }));
     if (out.content === '') out.content = null;
   }
   if (typeof m.tool_call_id === 'string') out.toolCallId = m.tool_call_id;
@@ -56,7 +61,8 @@ export function fromLangChainResult(output: LLMResult): LlmResponse {
   const generation = output.generations[0]?.[0] as (Obj & { message?: BaseMessage; generationInfo?: Obj }) | undefined;
   const message = generation?.message as unknown as Obj | undefined;
   const kwargs = isObj(message?.additional_kwargs) ? message.additional_kwargs : {};
-  if (isObj(kwargs.__raw_response) && Array.isArray(kwargs.__raw_response.choices)) return fromOpenAiChatResponse(kwargs.__raw_response);
+  if (isObj(kwargs.__raw_response) && Array.isArray(kwargs.__raw_response.choices))
+    return fromOpenAiChatResponse(kwargs.__raw_response);
   const meta = isObj(message?.response_metadata) ? message.response_metadata : {};
   const usage = isObj(message?.usage_metadata) ? message.usage_metadata : {};
   const tokenUsage = isObj(output.llmOutput?.tokenUsage) ? (output.llmOutput.tokenUsage as Obj) : {};
@@ -99,7 +105,14 @@ export class AglCallbackHandler extends BaseCallbackHandler {
     this.#provider = options.provider;
   }
 
-  #start(name: string, runId: string, parentRunId: string | undefined, attributes: Obj, agent: string | null, kind = SpanKind.INTERNAL): void {
+  #start(
+    name: string,
+    runId: string,
+    parentRunId: string | undefined,
+    attributes: Obj,
+    agent: string | null,
+    kind = SpanKind.INTERNAL,
+  ): void {
     const parent = parentRunId ? this.#runs.get(parentRunId) : undefined;
     const ctx = parent ? trace.setSpan(context.active(), parent.span) : context.active();
     const tracer = this.#tracer ?? getAglTracer().getTracer('@agl/langchain');
@@ -131,10 +144,18 @@ export class AglCallbackHandler extends BaseCallbackHandler {
     const parentAgent = parentRunId ? (this.#runs.get(parentRunId)?.agent ?? null) : null;
     const agentName = typeof metadata?.lc_agent_name === 'string' ? metadata.lc_agent_name : undefined;
     const isAgent =
-      !parentRunId || (agentName === name && parentAgent !== name) || (GRAPH_CLASSES.has(String(cls)) && parentAgent !== name);
+      !parentRunId ||
+      (agentName === name && parentAgent !== name) ||
+      (GRAPH_CLASSES.has(String(cls)) && parentAgent !== name);
     const attributes: Obj = { 'langchain.run.type': 'chain', 'langchain.chain.name': name };
     if (isAgent) Object.assign(attributes, agentSpanAttributes(agentName && !parentRunId ? agentName : name));
-    this.#start(isAgent ? `agent ${name}` : `chain ${name}`, runId, parentRunId, attributes, isAgent ? String(attributes['agent.name']) : null);
+    this.#start(
+      isAgent ? `agent ${name}` : `chain ${name}`,
+      runId,
+      parentRunId,
+      attributes,
+      isAgent ? String(attributes['agent.name']) : null,
+    );
   }
 
   override handleChainEnd(_outputs: unknown, runId: string): void {
@@ -163,7 +184,13 @@ export class AglCallbackHandler extends BaseCallbackHandler {
     this.#start(SPAN_CHAT_COMPLETION, runId, parentRunId, llmRequestAttributes(request), null, SpanKind.CLIENT);
   }
 
-  override handleLLMStart(llm: Serialized, prompts: string[], runId: string, parentRunId?: string, extraParams?: Obj): void {
+  override handleLLMStart(
+    llm: Serialized,
+    prompts: string[],
+    runId: string,
+    parentRunId?: string,
+    extraParams?: Obj,
+  ): void {
     const params = isObj(extraParams?.invocation_params) ? extraParams.invocation_params : {};
     const request = fromOpenAiChatRequest(params, this.#provider);
     request.messages = prompts.map((p) => ({ role: 'user', content: p }));
@@ -190,7 +217,13 @@ export class AglCallbackHandler extends BaseCallbackHandler {
     toolCallId?: string,
   ): void {
     const name = runName ?? 'tool';
-    this.#start(`tool ${name}`, runId, parentRunId, toolSpanAttributes({ name, parameters: input, callId: toolCallId ?? null }), null);
+    this.#start(
+      `tool ${name}`,
+      runId,
+      parentRunId,
+      toolSpanAttributes({ name, parameters: input, callId: toolCallId ?? null }),
+      null,
+    );
   }
 
   override handleToolEnd(output: unknown, runId: string): void {

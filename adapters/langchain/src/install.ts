@@ -22,7 +22,9 @@ let installed: AglCallbackHandler | null = null;
  * code that runs *after* the caller only when no `await` came before it. Call it at the top of your entry module (or
  * use the preload) before starting servers or workers. Idempotent.
  */
-export function installAglLangChain(options: AglCallbackHandlerOptions & { fromDir?: string } = {}): AglCallbackHandler {
+export function installAglLangChain(
+  options: AglCallbackHandlerOptions & { fromDir?: string } = {},
+): AglCallbackHandler {
   if (installed) return installed;
   const handler = new AglCallbackHandler(options);
   const modules: ContextModule[] = [esmContext];

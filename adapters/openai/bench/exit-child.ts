@@ -17,7 +17,8 @@ if (mode === 'pending-cold' || mode === 'pending-warm') {
   tracer.startSpan('first-call').end(); // the first span starts the exporter thread
   // An agent runs for a while before it fails (model calls, tools); 'pending-cold' crashes at once.
   if (mode === 'pending-warm') await new Promise((resolve) => setTimeout(resolve, 2_000));
-  for (let i = 0; i < 19; i += 1) tracer.startSpan(`step-${i}`, { attributes: { 'gen_ai.prompt.0.content': 'x'.repeat(500) } }).end();
+  for (let i = 0; i < 19; i += 1)
+    tracer.startSpan(`step-${i}`, { attributes: { 'gen_ai.prompt.0.content': 'x'.repeat(500) } }).end();
 } else {
   for (let i = 0; i < 21; i += 1) tracer.startSpan(`step-${i}`).end();
   await getAglTracer().forceFlush(); // nothing left for the exit hook

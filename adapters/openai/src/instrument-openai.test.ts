@@ -8,8 +8,10 @@ import { createStoreServer } from '@agl/store/server';
 import { instrumentOpenAI } from './instrument-openai';
 import { runChatAgent, runResponsesAgent } from './__fixtures__/weather-agent';
 
-const fixture = (name: string): string => fileURLToPath(new URL(`../../../packages/core/src/adapters/__fixtures__/openai/${name}.json`, import.meta.url));
-const client = (env: { baseURL: string; apiKey: string }): OpenAI => instrumentOpenAI(new OpenAI({ baseURL: env.baseURL, apiKey: env.apiKey, maxRetries: 0 }));
+const fixture = (name: string): string =>
+  fileURLToPath(new URL(`../../../packages/core/src/adapters/__fixtures__/openai/${name}.json`, import.meta.url));
+const client = (env: { baseURL: string; apiKey: string }): OpenAI =>
+  instrumentOpenAI(new OpenAI({ baseURL: env.baseURL, apiKey: env.apiKey, maxRetries: 0 }));
 
 describeAdapterConformance({
   name: '@agl/openai',
@@ -22,7 +24,10 @@ describeAdapterConformance({
       tokenIds: true,
       propagatesHeaders: true,
       explicit: async (env) => void (await runChatAgent(client(env), env.model)),
-      preload: { agentFile: fileURLToPath(new URL('./__fixtures__/weather-agent.ts', import.meta.url)), register: '@agl/openai/register' },
+      preload: {
+        agentFile: fileURLToPath(new URL('./__fixtures__/weather-agent.ts', import.meta.url)),
+        register: '@agl/openai/register',
+      },
       fixturePath: fixture('chat-completions'),
     },
     {
@@ -49,12 +54,19 @@ describe('responses.create streaming', () => {
       const openai = client({ baseURL: llm.baseURL, apiKey: 'k' });
       const store = new MemoryStore();
       const rollout = await store.startRollout({ input: {} });
-      await withRolloutContext({ rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store }, async () => {
-        const stream = await openai.responses.create({ model: 'm', input: 'What is the weather in Paris?', stream: true });
-        const types: string[] = [];
-        for await (const event of stream) types.push(event.type);
-        expect(types.at(-1)).toBe('response.completed');
-      });
+      await withRolloutContext(
+        { rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store },
+        async () => {
+          const stream = await openai.responses.create({
+            model: 'm',
+            input: 'What is the weather in Paris?',
+            stream: true,
+          });
+          const types: string[] = [];
+          for await (const event of stream) types.push(event.type);
+          expect(types.at(-1)).toBe('response.completed');
+        },
+      );
       await getAglTracer().forceFlush();
       const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
       expect(spans).toHaveLength(1);

@@ -33,7 +33,8 @@ const WRAPPED = Symbol.for('agl.openai.wrapped');
 
 function mergeHeaders(ours: Record<string, string>, theirs: unknown): Record<string, unknown> {
   if (!theirs) return ours;
-  if (typeof Headers !== 'undefined' && theirs instanceof Headers) return { ...ours, ...Object.fromEntries(theirs.entries()) };
+  if (typeof Headers !== 'undefined' && theirs instanceof Headers)
+    return { ...ours, ...Object.fromEntries(theirs.entries()) };
   if (Array.isArray(theirs)) return { ...ours, ...Object.fromEntries(theirs as [string, string][]) };
   return { ...ours, ...(theirs as Record<string, unknown>) };
 }
@@ -160,8 +161,14 @@ export function wrapCreate(original: CreateFn, kind: OpenAiApiKind, options: Ins
   if ((original as unknown as Record<symbol, unknown>)[WRAPPED]) return original;
   const wrapped: CreateFn = function (this: unknown, body, requestOptions) {
     const tracer = options.tracer ?? getAglTracer().getTracer('@agl/openai');
-    const request = kind === 'chat' ? fromOpenAiChatRequest(body, options.provider) : fromOpenAiResponsesRequest(body, options.provider);
-    const span = tracer.startSpan(SPAN_CHAT_COMPLETION, { kind: SpanKind.CLIENT, attributes: llmRequestAttributes(request) });
+    const request =
+      kind === 'chat'
+        ? fromOpenAiChatRequest(body, options.provider)
+        : fromOpenAiResponsesRequest(body, options.provider);
+    const span = tracer.startSpan(SPAN_CHAT_COMPLETION, {
+      kind: SpanKind.CLIENT,
+      attributes: llmRequestAttributes(request),
+    });
     const ctx = trace.setSpan(context.active(), span);
     const opts =
       options.propagateHeaders === false
@@ -190,7 +197,11 @@ interface Patchable {
 }
 
 /** Replaces `target.create` with its traced version (idempotent). */
-export function patchCreate(target: Patchable | undefined, kind: OpenAiApiKind, options: InstrumentOpenAIOptions = {}): boolean {
+export function patchCreate(
+  target: Patchable | undefined,
+  kind: OpenAiApiKind,
+  options: InstrumentOpenAIOptions = {},
+): boolean {
   if (!target || typeof target.create !== 'function') return false;
   target.create = wrapCreate(target.create, kind, options);
   return true;

@@ -15,7 +15,9 @@ const require = createRequire(pathToFileURL(`${process.cwd()}/`).href);
 try {
   const cjs = require('openai') as { default?: unknown; OpenAI?: unknown };
   instrumentOpenAIClass(cjs.OpenAI ?? cjs.default ?? cjs);
-  const esm = (await import(pathToFileURL(require.resolve('openai')).href.replace(/\.js$/, '.mjs'))) as { default?: unknown };
+  const esm = (await import(pathToFileURL(require.resolve('openai')).href.replace(/\.js$/, '.mjs'))) as {
+    default?: unknown;
+  };
   instrumentOpenAIClass(esm.default);
 } catch {
   const esm = (await import('openai')) as { default?: unknown };

@@ -28,7 +28,8 @@ export class ChatChunkAccumulator {
     const choice = Array.isArray(chunk.choices) ? chunk.choices.find(isObj) : undefined;
     if (!choice) return;
     if (Array.isArray(choice.token_ids)) this.#tokenIds.push(...(choice.token_ids as number[]));
-    if (isObj(choice.logprobs) && Array.isArray(choice.logprobs.content)) this.#logprobs.push(...choice.logprobs.content);
+    if (isObj(choice.logprobs) && Array.isArray(choice.logprobs.content))
+      this.#logprobs.push(...choice.logprobs.content);
     if (typeof choice.finish_reason === 'string') this.#finish = choice.finish_reason;
     const delta = isObj(choice.delta) ? choice.delta : {};
     if (typeof delta.content === 'string') this.#content += delta.content;
@@ -77,7 +78,8 @@ export class ResponsesEventAccumulator {
   #final: unknown;
 
   add(event: unknown): void {
-    if (isObj(event) && (event.type === 'response.completed' || event.type === 'response.incomplete')) this.#final = event.response;
+    if (isObj(event) && (event.type === 'response.completed' || event.type === 'response.incomplete'))
+      this.#final = event.response;
   }
 
   result(): LlmResponse {

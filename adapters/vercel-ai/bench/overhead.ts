@@ -13,7 +13,10 @@ const model = new MockLanguageModelV3({
   doGenerate: async () => ({
     content: [{ type: 'text', text: 'It is sunny.' }],
     finishReason: { unified: 'stop', raw: 'stop' },
-    usage: { inputTokens: { total: 9, noCache: 9, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 4, text: 4, reasoning: 0 } },
+    usage: {
+      inputTokens: { total: 9, noCache: 9, cacheRead: 0, cacheWrite: 0 },
+      outputTokens: { total: 4, text: 4, reasoning: 0 },
+    },
     warnings: [],
   }),
 });
@@ -45,7 +48,14 @@ for (let round = 0; round < ROUNDS; round += 1) {
 const untraced = untracedTotal / ROUNDS;
 const traced = tracedTotal / ROUNDS;
 const spans = (await store.querySpans({ rolloutId: rollout.rolloutId, limit: 0 })).total;
-const summary = { adapter: '@agl/vercel-ai', calls: PER_ROUND * 5, untracedUsPerCall: +untraced.toFixed(1), tracedUsPerCall: +traced.toFixed(1), overheadUsPerCall: +(traced - untraced).toFixed(1), spansStored: spans };
+const summary = {
+  adapter: '@agl/vercel-ai',
+  calls: PER_ROUND * 5,
+  untracedUsPerCall: +untraced.toFixed(1),
+  tracedUsPerCall: +traced.toFixed(1),
+  overheadUsPerCall: +(traced - untraced).toFixed(1),
+  spansStored: spans,
+};
 console.log(JSON.stringify(summary));
 // `--json <file>`: the same figures into a file (collected by `npm run bench` at the root, tools/bench).
 const jsonAt = process.argv.indexOf('--json');

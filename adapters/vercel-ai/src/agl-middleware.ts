@@ -27,14 +27,22 @@ export function aglMiddleware(options: { tracer?: Tracer } = {}): LanguageModelM
     specificationVersion: 'v3',
     async wrapGenerate({ doGenerate, params, model }) {
       const tracer = options.tracer ?? getAglTracer().getTracer('@agl/vercel-ai');
-      const request = { provider: model.provider.split('.')[0], model: model.modelId, messages: fromModelMessages(undefined, params.prompt) };
-      const span = tracer.startSpan(SPAN_CHAT_COMPLETION, { kind: SpanKind.CLIENT, attributes: llmRequestAttributes(request) });
+      const request = {
+        provider: model.provider.split('.')[0],
+        model: model.modelId,
+        messages: fromModelMessages(undefined, params.prompt),
+      };
+      const span = tracer.startSpan(SPAN_CHAT_COMPLETION, {
+        kind: SpanKind.CLIENT,
+        attributes: llmRequestAttributes(request),
+      });
       const ctx = trace.setSpan(context.active(), span);
       params.headers = { ...llmRequestHeaders(ctx), ...params.headers };
       try {
         const result = await context.with(ctx, doGenerate);
         const body = result.response?.body;
-        const response = isObj(body) && Array.isArray(body.choices) ? fromOpenAiChatResponse(body) : fromOpenAiResponsesResponse(body);
+        const response =
+          isObj(body) && Array.isArray(body.choices) ? fromOpenAiChatResponse(body) : fromOpenAiResponsesResponse(body);
         span.setAttributes(llmResponseAttributes(response));
         return result;
       } catch (err) {

@@ -13,7 +13,8 @@ import { registerAglTelemetry } from './agl-telemetry';
 import { generateWeather, streamWeather } from './__fixtures__/weather-agent';
 
 const agentFile = fileURLToPath(new URL('./__fixtures__/weather-agent.ts', import.meta.url));
-const fixture = (name: string): string => fileURLToPath(new URL(`../../../packages/core/src/adapters/__fixtures__/vercel-ai/${name}.json`, import.meta.url));
+const fixture = (name: string): string =>
+  fileURLToPath(new URL(`../../../packages/core/src/adapters/__fixtures__/vercel-ai/${name}.json`, import.meta.url));
 
 describeAdapterConformance({
   name: '@agl/vercel-ai',
@@ -52,7 +53,12 @@ describe('aglMiddleware (explicit wrapLanguageModel option)', () => {
       const store = new MemoryStore();
       const rollout = await store.startRollout({ input: {} });
       await withRolloutContext({ rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store }, () =>
-        generateText({ model, prompt: 'What is 2 + 3?', providerOptions: { openai: { logprobs: true } }, maxRetries: 0 }),
+        generateText({
+          model,
+          prompt: 'What is 2 + 3?',
+          providerOptions: { openai: { logprobs: true } },
+          maxRetries: 0,
+        }),
       );
       await getAglTracer().forceFlush();
       const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
@@ -72,34 +78,51 @@ describe('aglMiddleware (explicit wrapLanguageModel option)', () => {
 });
 
 describe('call nesting', () => {
-  it('keeps sequential calls as siblings and nests a call made inside a tool under that tool', { timeout: 30_000 }, async () => {
-    registerAglTelemetry();
-    const llm = await startOpenAiTestServer({
-      respond: (r) => (r.tools.length > 0 && !r.messages.some((m) => m.role === 'tool') ? { toolCalls: [{ name: 'ask', arguments: { q: 'x' } }] } : { content: 'ok' }),
-    });
-    try {
-      const openai = createOpenAI({ baseURL: llm.baseURL, apiKey: 'k' });
-      const model = openai.chat('test-model');
-      const store = new MemoryStore();
-      const rollout = await store.startRollout({ input: {} });
-      await withRolloutContext({ rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store }, async () => {
-        await generateText({ model, prompt: 'first', experimental_telemetry: { functionId: 'first' } });
-        const ask = tool({
-          inputSchema: z.object({ q: z.string() }),
-          execute: async () => (await generateText({ model, prompt: 'inner', experimental_telemetry: { functionId: 'inner' } })).text,
-        });
-        await generateText({ model, prompt: 'outer', tools: { ask }, stopWhen: stepCountIs(3), experimental_telemetry: { functionId: 'outer' } });
+  it(
+    'keeps sequential calls as siblings and nests a call made inside a tool under that tool',
+    { timeout: 30_000 },
+    async () => {
+      registerAglTelemetry();
+      const llm = await startOpenAiTestServer({
+        respond: (r) =>
+          r.tools.length > 0 && !r.messages.some((m) => m.role === 'tool')
+            ? { toolCalls: [{ name: 'ask', arguments: { q: 'x' } }] }
+            : { content: 'ok' },
       });
-      await getAglTracer().forceFlush();
-      const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
-      const byName = (name: string) => spans.find((s) => s.name === name)!;
-      expect(byName('agent first').parentId).toBeNull();
-      expect(byName('agent outer').parentId).toBeNull();
-      expect(byName('agent inner').parentId).toBe(byName('tool ask').spanId);
-      expect(byName('tool ask').parentId).toBe(byName('agent outer').spanId);
-      expect(new TraceToTransitions({ agentMatch: 'inner' }).transitions(spans)).toHaveLength(1);
-    } finally {
-      await llm.close();
-    }
-  });
+      try {
+        const openai = createOpenAI({ baseURL: llm.baseURL, apiKey: 'k' });
+        const model = openai.chat('test-model');
+        const store = new MemoryStore();
+        const rollout = await store.startRollout({ input: {} });
+        await withRolloutContext(
+          { rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store },
+          async () => {
+            await generateText({ model, prompt: 'first', experimental_telemetry: { functionId: 'first' } });
+            const ask = tool({
+              inputSchema: z.object({ q: z.string() }),
+              execute: async () =>
+                (await generateText({ model, prompt: 'inner', experimental_telemetry: { functionId: 'inner' } })).text,
+            });
+            await generateText({
+              model,
+              prompt: 'outer',
+              tools: { ask },
+              stopWhen: stepCountIs(3),
+              experimental_telemetry: { functionId: 'outer' },
+            });
+          },
+        );
+        await getAglTracer().forceFlush();
+        const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
+        const byName = (name: string) => spans.find((s) => s.name === name)!;
+        expect(byName('agent first').parentId).toBeNull();
+        expect(byName('agent outer').parentId).toBeNull();
+        expect(byName('agent inner').parentId).toBe(byName('tool ask').spanId);
+        expect(byName('tool ask').parentId).toBe(byName('agent outer').spanId);
+        expect(new TraceToTransitions({ agentMatch: 'inner' }).transitions(spans)).toHaveLength(1);
+      } finally {
+        await llm.close();
+      }
+    },
+  );
 });

@@ -68,4 +68,3 @@ function critique(text: string): string {
     .map((b) => `- ${prefix}${b}`)
     .join('\n');
 }
-

@@ -34,7 +34,10 @@ export function calcAgent(options: { gatewayUrl: string; maxTokens?: number }): 
     const agent = createAgent({ model, tools: [calculator], name: 'calc-x' });
     let answer = '';
     try {
-      const out = await agent.invoke({ messages: [{ role: 'user', content: task.question }] }, { recursionLimit: 6, signal: ctx.signal });
+      const out = await agent.invoke(
+        { messages: [{ role: 'user', content: task.question }] },
+        { recursionLimit: 6, signal: ctx.signal },
+      );
       const last = out.messages.at(-1);
       answer = typeof last?.content === 'string' ? last.content : '';
     } catch {

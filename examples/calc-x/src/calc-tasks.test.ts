@@ -7,7 +7,16 @@ describe('Calc-X tasks and tokenizers', () => {
     const pairs = new TinyTokenizer(calcTokenizer('digit-pairs'));
     const digits = new TinyTokenizer(calcTokenizer('digits'));
     expect(pairs.encode('1234*567').map((id) => pairs.decode([id]))).toEqual(['12', '34', '*', '56', '7']);
-    expect(digits.encode('1234*567').map((id) => digits.decode([id]))).toEqual(['1', '2', '3', '4', '*', '5', '6', '7']);
+    expect(digits.encode('1234*567').map((id) => digits.decode([id]))).toEqual([
+      '1',
+      '2',
+      '3',
+      '4',
+      '*',
+      '5',
+      '6',
+      '7',
+    ]);
     expect(digits.decode(digits.encode('-4450'))).toBe('-4450');
   });
 
@@ -29,6 +38,7 @@ describe('Calc-X tasks and tokenizers', () => {
     expect(share('+-**', '*')).toBeCloseTo(1 / 2, 1);
     expect(share('+-**', '+')).toBeCloseTo(1 / 4, 1);
     expect(share('*', '*')).toBe(1);
-    for (const bad of ['', '+/', '+ -', 'x']) expect(() => parseOps(bad)).toThrow(/may hold only \+, - and \*.*e\.g\. \+-\*\*/);
+    for (const bad of ['', '+/', '+ -', 'x'])
+      expect(() => parseOps(bad)).toThrow(/may hold only \+, - and \*.*e\.g\. \+-\*\*/);
   });
 });

@@ -12,7 +12,7 @@ export const EVEN_OPS = '+-*';
 
 /** Operands 100–9999 whose hash falls in the held-out fifth are validation-only; the rest are for training. */
 export function isValOperand(n: number): boolean {
-  return ((Math.imul(n, 2654435761) >>> 0) % 5) === 0;
+  return (Math.imul(n, 2654435761) >>> 0) % 5 === 0;
 }
 
 /** Evaluates `a<op>b` (the calculator tool); anything else is an error string. */
@@ -29,7 +29,10 @@ export function evaluate(expression: string): string {
  * of the tasks are products). Throws a message that names the value and the fix.
  */
 export function parseOps(ops: string): string {
-  if (!/^[-+*]+$/.test(ops)) throw new Error(`the operator mix ${JSON.stringify(ops)} may hold only +, - and * (a repeat weighs an operator up), e.g. +-**`);
+  if (!/^[-+*]+$/.test(ops))
+    throw new Error(
+      `the operator mix ${JSON.stringify(ops)} may hold only +, - and * (a repeat weighs an operator up), e.g. +-**`,
+    );
   return ops;
 }
 
@@ -61,7 +64,12 @@ export const CALC_TOOL: WireTool = {
   function: {
     name: 'calc',
     description: 'Evaluate an arithmetic expression such as 1234*567.',
-    parameters: { type: 'object', properties: { e: { type: 'string', description: 'the expression' } }, required: ['e'], additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: { e: { type: 'string', description: 'the expression' } },
+      required: ['e'],
+      additionalProperties: false,
+    },
   },
 };
 
@@ -71,7 +79,17 @@ export function demonstration(task: CalcTask): SftExample {
     tools: [CALC_TOOL],
     messages: [
       { role: 'user', content: task.question },
-      { role: 'assistant', content: '', tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'calc', arguments: JSON.stringify({ e: task.question }) } }] },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [
+          {
+            id: 'call_0',
+            type: 'function',
+            function: { name: 'calc', arguments: JSON.stringify({ e: task.question }) },
+          },
+        ],
+      },
       { role: 'tool', tool_call_id: 'call_0', content: task.answer },
       { role: 'assistant', content: task.answer },
     ],

@@ -37,7 +37,18 @@ for (const seed of seeds) {
   let warmStartFrom: string | undefined;
   for (const control of ['none', 'shuffled-rewards', 'zero-advantages'] as const) {
     const workDir = await mkdtemp(join(tmpdir(), `calc-x-${control}-${seed}-`));
-    const options: CalcXOptions = { seed, control, workDir, warmStartFrom, rounds, sftSteps, sftStopAt, negativeCredit, trainOps, model };
+    const options: CalcXOptions = {
+      seed,
+      control,
+      workDir,
+      warmStartFrom,
+      rounds,
+      sftSteps,
+      sftStopAt,
+      negativeCredit,
+      trainOps,
+      model,
+    };
     const r = await runCalcX(options);
     warmStartFrom ??= join(workDir, 'weights');
     rows.push({ control, seed, baseline: r.baselineReward, trained: r.trainedReward, seconds: r.seconds });

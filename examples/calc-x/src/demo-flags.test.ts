@@ -7,13 +7,21 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Runs `npm run demo`'s script with `args`; bad flags exit before anything starts, so this takes a second or two. */
 function demo(args: string[]): { status: number | null; stderr: string } {
-  const r = spawnSync(process.execPath, ['--conditions=@agl/source', '--import', 'tsx', 'src/demo.ts', ...args], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, ['--conditions=@agl/source', '--import', 'tsx', 'src/demo.ts', ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return { status: r.status, stderr: r.stderr };
 }
 
 describe('npm run demo flags', () => {
   it('refuses a numeric flag that is not a number, naming the flag and the value', () => {
-    for (const [flag, value] of [['rounds', 'abc'], ['sft-stop-at', ''], ['rl-lr', '1e-3x']]) {
+    for (const [flag, value] of [
+      ['rounds', 'abc'],
+      ['sft-stop-at', ''],
+      ['rl-lr', '1e-3x'],
+    ]) {
       const r = demo([`--${flag}`, value!]);
       expect(r.status).toBe(2);
       expect(r.stderr).toContain(`--${flag} ${value}: not a number; give a number, e.g. --${flag} 40`);

@@ -47,7 +47,8 @@ const segments = flagChoice('segment-positions', values['segment-positions'], ['
 const shifts = flagChoice('token-shifts', values['token-shifts'], ['1', '2'] as const);
 const trainOps = flagOps('train-ops', values['train-ops']);
 const t0 = Date.now();
-const log = (line: string): void => console.log(`[calc-x ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${line}`);
+const log = (line: string): void =>
+  console.log(`[calc-x ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${line}`);
 const result = await runCalcX({
   seed: num('seed'),
   rounds: num('rounds'),
@@ -78,10 +79,17 @@ await copyFile(result.pngPath, here(values.png));
 console.log('');
 console.log(`validation reward before RL (after warm start): ${result.baselineReward.toFixed(3)}`);
 console.log(`validation reward after RL:                     ${result.trainedReward.toFixed(3)}`);
-console.log(`GRPO rounds ${result.steps}; wall ${result.seconds.toFixed(1)} s (warm start ${result.warmStartSteps} SFT steps, ${result.warmStartSeconds.toFixed(1)} s); CPU ${result.cpuSeconds.toFixed(1)} s (main thread + workers)`);
+console.log(
+  `GRPO rounds ${result.steps}; wall ${result.seconds.toFixed(1)} s (warm start ${result.warmStartSteps} SFT steps, ${result.warmStartSeconds.toFixed(1)} s); CPU ${result.cpuSeconds.toFixed(1)} s (main thread + workers)`,
+);
 console.log(`reward curve: ${here(values.png)}; store, weights and metrics.jsonl: ${result.workDir}`);
 if (values['summary-json']) {
-  const summary = { baselineReward: result.baselineReward, trainedReward: result.trainedReward, steps: result.steps, seconds: result.seconds };
+  const summary = {
+    baselineReward: result.baselineReward,
+    trainedReward: result.trainedReward,
+    steps: result.steps,
+    seconds: result.seconds,
+  };
   await writeFile(here(values['summary-json']), `${JSON.stringify(summary, null, 2)}\n`);
   console.log(`summary: ${here(values['summary-json'])}`);
 }

@@ -48,7 +48,10 @@ export function rewardCurvePng(options: { series: CurveSeries[]; width?: number;
   const xs = options.series.flatMap((s) => s.points.map((p) => p[0]));
   const xMin = Math.min(...xs, 0);
   const xMax = Math.max(...xs, xMin + 1);
-  const toPx = ([x, y]: [number, number]): [number, number] => [pad + ((x - xMin) / (xMax - xMin)) * (w - 2 * pad), h - pad - Math.min(Math.max(y, 0), 1) * (h - 2 * pad)];
+  const toPx = ([x, y]: [number, number]): [number, number] => [
+    pad + ((x - xMin) / (xMax - xMin)) * (w - 2 * pad),
+    h - pad - Math.min(Math.max(y, 0), 1) * (h - 2 * pad),
+  ];
   for (const s of options.series) {
     const pts = s.points.map(toPx);
     for (let i = 0; i < pts.length; i += 1) {

@@ -12,53 +12,72 @@ afterAll(async () => {
 });
 
 describe('Calc-X pipeline (short, fixed seed)', () => {
-  it('runs warm start, validation, GRPO rounds and a resume through the real agent, gateway, store and tiny server', { timeout: 240_000 }, async () => {
-    const workDir = await mkdtemp(join(tmpdir(), 'calc-x-it-'));
-    dirs.push(workDir);
-    const lines: string[] = [];
-    const settings = { seed: 3, sftSteps: 8, tasksPerRound: 2, groupSize: 3, valEvery: 0, valSize: 3, nRunners: 4, workDir, log: (l: string) => lines.push(l) };
-    // `sftStopAt: 0` is met at the first check, so the warm start stops after 8 of its 16 steps.
-    const first = await runCalcX({ ...settings, sftSteps: 16, sftStopAt: 0, rounds: 1 });
-    expect(first.validations.map((v) => v.round)).toEqual([0, 1]);
-    expect(first.warmStartSteps).toBe(8);
-    expect(lines.filter((l) => l.startsWith('warm start'))).toEqual([expect.stringMatching(/^warm start: 8\/16 SFT steps, loss \d+\.\d{3}, probe tasks solved 0\.000$/)]);
-    // A second run on the same work dir resumes from the checkpoint and state.json: no warm start, only round 2.
-    lines.length = 0;
-    const result = await runCalcX({ ...settings, rounds: 2 });
-    expect(lines[0]).toMatch(/^resuming after round 1/);
-    expect(lines.some((l) => l.startsWith('warm start'))).toBe(false);
-    expect(result.steps).toBe(1);
-    expect(result.validations.map((v) => v.round)).toEqual([0, 1, 2]);
-    expect(lines.some((l) => l.startsWith('round 2:'))).toBe(true);
-    const metrics = (await readFile(join(workDir, 'grpo', 'metrics.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { round: number; nSamples: number; resourcesId: string });
-    expect(metrics.map((m) => m.round)).toEqual([1, 2]);
-    // At least one trajectory-level sample per rollout (a second call whose prompt does not continue the first exactly,
-    // e.g. after a malformed tool call, becomes its own sample), with token ids from the gateway spans.
-    for (const m of metrics) expect(m.nSamples).toBeGreaterThanOrEqual(6);
-    expect((await readFile(result.pngPath)).subarray(1, 4).toString('ascii')).toBe('PNG');
+  it(
+    'runs warm start, validation, GRPO rounds and a resume through the real agent, gateway, store and tiny server',
+    { timeout: 240_000 },
+    async () => {
+      const workDir = await mkdtemp(join(tmpdir(), 'calc-x-it-'));
+      dirs.push(workDir);
+      const lines: string[] = [];
+      const settings = {
+        seed: 3,
+        sftSteps: 8,
+        tasksPerRound: 2,
+        groupSize: 3,
+        valEvery: 0,
+        valSize: 3,
+        nRunners: 4,
+        workDir,
+        log: (l: string) => lines.push(l),
+      };
+      // `sftStopAt: 0` is met at the first check, so the warm start stops after 8 of its 16 steps.
+      const first = await runCalcX({ ...settings, sftSteps: 16, sftStopAt: 0, rounds: 1 });
+      expect(first.validations.map((v) => v.round)).toEqual([0, 1]);
+      expect(first.warmStartSteps).toBe(8);
+      expect(lines.filter((l) => l.startsWith('warm start'))).toEqual([
+        expect.stringMatching(/^warm start: 8\/16 SFT steps, loss \d+\.\d{3}, probe tasks solved 0\.000$/),
+      ]);
+      // A second run on the same work dir resumes from the checkpoint and state.json: no warm start, only round 2.
+      lines.length = 0;
+      const result = await runCalcX({ ...settings, rounds: 2 });
+      expect(lines[0]).toMatch(/^resuming after round 1/);
+      expect(lines.some((l) => l.startsWith('warm start'))).toBe(false);
+      expect(result.steps).toBe(1);
+      expect(result.validations.map((v) => v.round)).toEqual([0, 1, 2]);
+      expect(lines.some((l) => l.startsWith('round 2:'))).toBe(true);
+      const metrics = (await readFile(join(workDir, 'grpo', 'metrics.jsonl'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { round: number; nSamples: number; resourcesId: string });
+      expect(metrics.map((m) => m.round)).toEqual([1, 2]);
+      // At least one trajectory-level sample per rollout (a second call whose prompt does not continue the first exactly,
+      // e.g. after a malformed tool call, becomes its own sample), with token ids from the gateway spans.
+      for (const m of metrics) expect(m.nSamples).toBeGreaterThanOrEqual(6);
+      expect((await readFile(result.pngPath)).subarray(1, 4).toString('ascii')).toBe('PNG');
 
-    const store = new SqliteStore({ path: join(workDir, 'store.sqlite') });
-    try {
-      const rollouts = (await store.queryRollouts({ limit: 100 })).items;
-      const train = rollouts.filter((r) => r.mode === 'train');
-      expect(train).toHaveLength(12);
-      expect(new Set(train.map((r) => (r.metadata as { task_id?: string }).task_id)).size).toBeLessThanOrEqual(4);
-      // Round 2's rollouts ran on the weights the first update saved (Contract 4), re-published on resume with the
-      // restarted server's endpoint, and the gateway routed them there.
-      const round2 = train.filter((r) => (r.metadata as { round?: number }).round === 2);
-      const ids = new Set(round2.map((r) => r.resourcesId));
-      expect(ids.size).toBe(1);
-      const published = await store.getResourcesById([...ids][0]!);
-      expect(JSON.stringify(published?.resources)).toContain('agl-tiny@grpo-1');
-      const spans = (await store.querySpans({ rolloutId: round2[0]!.rolloutId })).items;
-      const gatewaySpan = spans.find((s) => s.attributes['agl.gateway'] === true);
-      expect(gatewaySpan?.attributes['gen_ai.response.model']).toBe('agl-tiny@grpo-1');
-      // The zero-code preload traced the LangChain agent itself.
-      expect(spans.some((s) => s.name === 'calc-x' || s.attributes['agent.name'] === 'calc-x')).toBe(true);
-    } finally {
-      await store.close();
-    }
-  });
+      const store = new SqliteStore({ path: join(workDir, 'store.sqlite') });
+      try {
+        const rollouts = (await store.queryRollouts({ limit: 100 })).items;
+        const train = rollouts.filter((r) => r.mode === 'train');
+        expect(train).toHaveLength(12);
+        expect(new Set(train.map((r) => (r.metadata as { task_id?: string }).task_id)).size).toBeLessThanOrEqual(4);
+        // Round 2's rollouts ran on the weights the first update saved (Contract 4), re-published on resume with the
+        // restarted server's endpoint, and the gateway routed them there.
+        const round2 = train.filter((r) => (r.metadata as { round?: number }).round === 2);
+        const ids = new Set(round2.map((r) => r.resourcesId));
+        expect(ids.size).toBe(1);
+        const published = await store.getResourcesById([...ids][0]!);
+        expect(JSON.stringify(published?.resources)).toContain('agl-tiny@grpo-1');
+        const spans = (await store.querySpans({ rolloutId: round2[0]!.rolloutId })).items;
+        const gatewaySpan = spans.find((s) => s.attributes['agl.gateway'] === true);
+        expect(gatewaySpan?.attributes['gen_ai.response.model']).toBe('agl-tiny@grpo-1');
+        // The zero-code preload traced the LangChain agent itself.
+        expect(spans.some((s) => s.name === 'calc-x' || s.attributes['agent.name'] === 'calc-x')).toBe(true);
+      } finally {
+        await store.close();
+      }
+    },
+  );
 });
 
 describe('linearDecay (--rl-lr-end)', () => {

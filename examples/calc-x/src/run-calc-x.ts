@@ -5,7 +5,14 @@ import { join } from 'node:path';
 import type { NegativeCredit } from '@agl/core/algorithms';
 import { startGateway } from '@agl/gateway';
 import { SqliteStore } from '@agl/store/sqlite';
-import { GRPO, startTinyServer, TinyGrpoBackend, TinyTrainer, type GrpoRoundRecord, type TinyConfig } from '@agl/tiny-llm';
+import {
+  GRPO,
+  startTinyServer,
+  TinyGrpoBackend,
+  TinyTrainer,
+  type GrpoRoundRecord,
+  type TinyConfig,
+} from '@agl/tiny-llm';
 import { Trainer } from '@agl/trainer';
 import { calcAgent } from './calc-agent';
 import { calcTokenizer, demonstration, EVEN_OPS, makeTasks, type CALC_TOKENIZERS } from './calc-tasks';
@@ -79,7 +86,15 @@ export interface CalcXResult {
 }
 
 /** The policy's shape: both token shifts, so a position sees the two tokens before it (copying digits needs them). */
-export const DEFAULT_MODEL: Partial<Omit<TinyConfig, 'vocabSize'>> = { dModel: 48, nLayers: 3, nHeads: 4, dFF: 192, maxSeqLen: 128, prevTokenEmbedding: true, prev2TokenEmbedding: true };
+export const DEFAULT_MODEL: Partial<Omit<TinyConfig, 'vocabSize'>> = {
+  dModel: 48,
+  nLayers: 3,
+  nHeads: 4,
+  dFF: 192,
+  maxSeqLen: 128,
+  prevTokenEmbedding: true,
+  prev2TokenEmbedding: true,
+};
 
 /** The default settings (`npm run demo` with no flags): under 4 minutes on a quiet 2-core machine. */
 export const CALC_X_DEFAULTS = {
@@ -105,7 +120,11 @@ export const CALC_X_DEFAULTS = {
 } satisfies CalcXOptions;
 
 /** The RL learning rate of round `n` when `rlLearningRateEnd` is set (linear from `rlLearningRate`), else undefined. */
-export function linearDecay(o: { rlLearningRate: number; rlLearningRateEnd?: number; rounds: number }): ((round: number) => number) | undefined {
+export function linearDecay(o: {
+  rlLearningRate: number;
+  rlLearningRateEnd?: number;
+  rounds: number;
+}): ((round: number) => number) | undefined {
   const { rlLearningRate: from, rlLearningRateEnd: to, rounds } = o;
   if (to === undefined) return undefined;
   return (round) => from + (to - from) * Math.min(1, (round - 1) / Math.max(1, rounds - 1));
@@ -122,7 +141,11 @@ export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
   const workDir = options.workDir ?? (await mkdtemp(join(tmpdir(), 'calc-x-')));
   await mkdir(workDir, { recursive: true });
   const weightsDir = join(workDir, 'weights');
-  const server = await startTinyServer({ weightsDir, init: { config: { ...DEFAULT_MODEL, ...options.model }, tokenizer: calcTokenizer(options.tokenizer), seed }, samplingSeed: seed });
+  const server = await startTinyServer({
+    weightsDir,
+    init: { config: { ...DEFAULT_MODEL, ...options.model }, tokenizer: calcTokenizer(options.tokenizer), seed },
+    samplingSeed: seed,
+  });
   const closers: Array<() => Promise<unknown>> = [() => server.close()];
   try {
     const ckpt = join(workDir, 'grpo', 'trainer.ckpt');
@@ -134,35 +157,68 @@ export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
     if (resumed) {
       // Resume after a crash: weights + Adam state from the checkpoint, the round and resources from state.json.
       log(`resuming after round ${resumed.round} from ${ckpt}`);
-      trainer = await TinyTrainer.create({ weightsDir, checkpoint: ckpt, reference: { version: 'warm' }, optimizer: { learningRate: options.rlLearningRate } });
+      trainer = await TinyTrainer.create({
+        weightsDir,
+        checkpoint: ckpt,
+        reference: { version: 'warm' },
+        optimizer: { learningRate: options.rlLearningRate },
+      });
       const last = grpoVersions.at(-1);
       if (last) await server.loadWeights(last);
     } else if (options.warmStartFrom) {
       await copyFile(join(options.warmStartFrom, 'warm.agltiny'), join(weightsDir, 'warm.agltiny'));
       log(`warm start: reusing ${join(options.warmStartFrom, 'warm.agltiny')}`);
       await server.loadWeights('warm');
-      trainer = await TinyTrainer.create({ weightsDir, version: 'warm', reference: 'initial', optimizer: { learningRate: options.rlLearningRate } });
+      trainer = await TinyTrainer.create({
+        weightsDir,
+        version: 'warm',
+        reference: 'initial',
+        optimizer: { learningRate: options.rlLearningRate },
+      });
     } else {
       // Warm start: SFT on demonstrations the task generates itself (train operands only), a fixed budget or up to
       // the first check that meets `sftStopAt`.
       const { sftSteps, sftStopAt } = options;
-      const sft = await TinyTrainer.create({ weightsDir, version: 'v0', optimizer: { learningRate: options.sftLearningRate } });
-      const demos = makeTasks({ n: 2000, seed: seed * 7919 + 1, split: 'train', ops: options.trainOps }).map(demonstration);
-      const probe = sftStopAt === null ? undefined : await sft.sftRows(makeTasks({ n: 128, seed: seed * 7919 + 5, split: 'train', ops: options.trainOps }).map(demonstration));
+      const sft = await TinyTrainer.create({
+        weightsDir,
+        version: 'v0',
+        optimizer: { learningRate: options.sftLearningRate },
+      });
+      const demos = makeTasks({ n: 2000, seed: seed * 7919 + 1, split: 'train', ops: options.trainOps }).map(
+        demonstration,
+      );
+      const probe =
+        sftStopAt === null
+          ? undefined
+          : await sft.sftRows(
+              makeTasks({ n: 128, seed: seed * 7919 + 5, split: 'train', ops: options.trainOps }).map(demonstration),
+            );
       const warmStarted = Date.now();
       const batch = 8;
       while (warmStartSteps < sftSteps) {
-        const res = await sft.sft({ examples: demos, steps: Math.min(batch, sftSteps - warmStartSteps), batchSize: options.sftBatchSize, seed: seed + warmStartSteps });
+        const res = await sft.sft({
+          examples: demos,
+          steps: Math.min(batch, sftSteps - warmStartSteps),
+          batchSize: options.sftBatchSize,
+          seed: seed + warmStartSteps,
+        });
         warmStartSteps += res.length;
         const solved = probe ? (await sft.sftAccuracy(probe)).exactMatch : undefined;
-        log(`warm start: ${warmStartSteps}/${sftSteps} SFT steps, loss ${res.at(-1)?.loss.toFixed(3)}${solved === undefined ? '' : `, probe tasks solved ${solved.toFixed(3)}`}`);
+        log(
+          `warm start: ${warmStartSteps}/${sftSteps} SFT steps, loss ${res.at(-1)?.loss.toFixed(3)}${solved === undefined ? '' : `, probe tasks solved ${solved.toFixed(3)}`}`,
+        );
         if (solved !== undefined && sftStopAt !== null && solved >= sftStopAt) break;
       }
       await sft.save({ version: 'warm', overwrite: true });
       await sft.close();
       warmStartSeconds = (Date.now() - warmStarted) / 1000;
       await server.loadWeights('warm');
-      trainer = await TinyTrainer.create({ weightsDir, version: 'warm', reference: 'initial', optimizer: { learningRate: options.rlLearningRate } });
+      trainer = await TinyTrainer.create({
+        weightsDir,
+        version: 'warm',
+        reference: 'initial',
+        optimizer: { learningRate: options.rlLearningRate },
+      });
     }
     closers.unshift(() => trainer.close());
 
@@ -171,7 +227,17 @@ export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
     const gateway = await startGateway({ store, port: 0 });
     closers.unshift(() => gateway.close());
 
-    const backend = new TinyGrpoBackend({ trainer, server, firstVersion: grpoVersions.length + 1, servedVersion: resumed ? (grpoVersions.at(-1) ?? 'warm') : undefined, clipEps: options.clipEps, klCoef: options.klCoef, stepsPerTrain: options.stepsPerRound, learningRate: linearDecay(options), samplingParameters: { temperature: options.trainTemperature } });
+    const backend = new TinyGrpoBackend({
+      trainer,
+      server,
+      firstVersion: grpoVersions.length + 1,
+      servedVersion: resumed ? (grpoVersions.at(-1) ?? 'warm') : undefined,
+      clipEps: options.clipEps,
+      klCoef: options.klCoef,
+      stepsPerTrain: options.stepsPerRound,
+      learningRate: linearDecay(options),
+      samplingParameters: { temperature: options.trainTemperature },
+    });
     const algorithm = new GRPO({
       backend,
       rounds: options.rounds,
@@ -184,11 +250,18 @@ export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
       checkpointDir: join(workDir, 'grpo'),
       onValidation: ({ round, reward }) => log(`validation after round ${round}: reward ${reward.toFixed(3)}`),
       onRound: (r) =>
-        log(`round ${r.round}: train reward ${r.trainReward.toFixed(3)}, ${r.nSamples} samples, loss ${r.metrics?.loss.toFixed(4) ?? '-'}, clip ${r.metrics?.clipFraction?.toFixed(3) ?? '-'}, ${r.seconds.toFixed(1)} s`),
+        log(
+          `round ${r.round}: train reward ${r.trainReward.toFixed(3)}, ${r.nSamples} samples, loss ${r.metrics?.loss.toFixed(4) ?? '-'}, clip ${r.metrics?.clipFraction?.toFixed(3) ?? '-'}, ${r.seconds.toFixed(1)} s`,
+        ),
     });
     const train = makeTasks({ n: 500, seed: seed * 7919 + 2, split: 'train', ops: options.trainOps });
     const val = makeTasks({ n: options.valSize, seed: seed * 7919 + 3, split: 'val' });
-    const fitter = new Trainer({ algorithm, store, nRunners: options.nRunners, initialResources: backend.resourcesFor('warm') });
+    const fitter = new Trainer({
+      algorithm,
+      store,
+      nRunners: options.nRunners,
+      initialResources: backend.resourcesFor('warm'),
+    });
     await fitter.fit(calcAgent({ gatewayUrl: gateway.url }), { train, val });
 
     const validations = algorithm.validations;

@@ -108,4 +108,3 @@ function critique(text: string): string {
   const prefix = text.includes('- Critique:') ? 'Critique: ' : '';
   return bullets.map((b) => `- ${prefix}${b}`).join('\n');
 }
-

@@ -20,7 +20,9 @@ const ARTIFACTS = join(PACKAGE_DIR, 'test-artifacts');
 const DOCS = join(PACKAGE_DIR, 'docs');
 
 if (CHROMIUM === null && !IN_CI) {
-  console.warn('dashboard e2e skipped: no `chromium` on PATH. Install it with tools/ci/install-chromium.sh (apt-get install -y chromium).');
+  console.warn(
+    'dashboard e2e skipped: no `chromium` on PATH. Install it with tools/ci/install-chromium.sh (apt-get install -y chromium).',
+  );
 }
 
 describe.skipIf(CHROMIUM === null && !IN_CI)('dashboard end to end (chromium + agl store serve + APO run)', () => {
@@ -36,10 +38,14 @@ describe.skipIf(CHROMIUM === null && !IN_CI)('dashboard end to end (chromium + a
     return (await res.json()) as T;
   };
   const requireChromium = () =>
-    expect(CHROMIUM, 'CI=true but `chromium` is not installed: run tools/ci/install-chromium.sh (apt-get install -y chromium).').not.toBeNull();
+    expect(
+      CHROMIUM,
+      'CI=true but `chromium` is not installed: run tools/ci/install-chromium.sh (apt-get install -y chromium).',
+    ).not.toBeNull();
   const shot = async (name: string, docs = false) => {
     await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-    if (docs && process.env.AGL_DASHBOARD_DOCS === '1') await copyFile(join(ARTIFACTS, `${name}.png`), join(DOCS, `${name}.png`));
+    if (docs && process.env.AGL_DASHBOARD_DOCS === '1')
+      await copyFile(join(ARTIFACTS, `${name}.png`), join(DOCS, `${name}.png`));
   };
 
   beforeAll(async () => {
@@ -68,7 +74,14 @@ describe.skipIf(CHROMIUM === null && !IN_CI)('dashboard end to end (chromium + a
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
     });
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   }, 240_000);
@@ -83,7 +96,9 @@ describe.skipIf(CHROMIUM === null && !IN_CI)('dashboard end to end (chromium + a
   it('serves the app at / without a token while the API still needs one', async () => {
     requireChromium();
     expect(served.lines.join('\n')).toMatch(/^AGL_STORE_URL=/);
-    await expect.poll(() => served.lines.find((l) => l.startsWith('Dashboard:'))).toBe(`Dashboard: ${served.url}/ (the API is at ${served.url}/v1/agl)`);
+    await expect
+      .poll(() => served.lines.find((l) => l.startsWith('Dashboard:')))
+      .toBe(`Dashboard: ${served.url}/ (the API is at ${served.url}/v1/agl)`);
     const index = await fetch(`${served.url}/`);
     expect(index.status).toBe(200);
     const html = await index.text();
@@ -157,7 +172,9 @@ describe.skipIf(CHROMIUM === null && !IN_CI)('dashboard end to end (chromium + a
   it('lists every resources version, switches versions and diffs them, with the API key masked', async () => {
     requireChromium();
     await page.getByRole('link', { name: 'Resources' }).click();
-    const resources = await api<{ total: number; items: Array<{ resources_id: string; resources: unknown }> }>('/v1/agl/resources?sort_by=update_time');
+    const resources = await api<{ total: number; items: Array<{ resources_id: string; resources: unknown }> }>(
+      '/v1/agl/resources?sort_by=update_time',
+    );
     await expect.poll(() => page.getByTestId('version-row').count()).toBe(resources.total);
     const first = resources.items[0]!.resources_id;
     await page.getByTestId('version-row').first().click();
@@ -166,11 +183,17 @@ describe.skipIf(CHROMIUM === null && !IN_CI)('dashboard end to end (chromium + a
     expect(await page.content()).not.toContain('sk-e2e-test-key');
     // A version whose resources differ from the one before it (APO's edits depend on which rollouts failed, so which
     // versions differ, and whether lines were added or removed, varies from run to run): its diff shows the change.
-    const changed = resources.items.findIndex((v, i) => i > 0 && JSON.stringify(v.resources) !== JSON.stringify(resources.items[i - 1]!.resources));
+    const changed = resources.items.findIndex(
+      (v, i) => i > 0 && JSON.stringify(v.resources) !== JSON.stringify(resources.items[i - 1]!.resources),
+    );
     expect(changed, `the APO run published ${resources.total} versions with the same resources`).toBeGreaterThan(0);
     await page.getByTestId('version-row').nth(changed).click();
-    await expect.poll(() => page.getByTestId('selected-version').textContent()).toBe(resources.items[changed]!.resources_id);
-    await expect.poll(async () => (await page.getByTestId('diff-add').count()) + (await page.getByTestId('diff-del').count())).toBeGreaterThan(0);
+    await expect
+      .poll(() => page.getByTestId('selected-version').textContent())
+      .toBe(resources.items[changed]!.resources_id);
+    await expect
+      .poll(async () => (await page.getByTestId('diff-add').count()) + (await page.getByTestId('diff-del').count()))
+      .toBeGreaterThan(0);
     await shot('resources', true);
   });
 

@@ -30,18 +30,28 @@ export function ensureDashboardBuilt(): void {
   const index = join(PACKAGE_DIR, 'dist', 'app', 'index.html');
   if (existsSync(index) && statSync(index).mtimeMs >= newestMtime(join(PACKAGE_DIR, 'src', 'app'))) return;
   const vite = join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js');
-  const built = spawnSync(process.execPath, [vite, 'build', '--logLevel', 'warn'], { cwd: PACKAGE_DIR, encoding: 'utf8' });
+  const built = spawnSync(process.execPath, [vite, 'build', '--logLevel', 'warn'], {
+    cwd: PACKAGE_DIR,
+    encoding: 'utf8',
+  });
   if (built.status !== 0) throw new Error(`vite build of the dashboard failed:\n${built.stdout}\n${built.stderr}`);
 }
 
 /** Runs the `agl` CLI from source; resolves with its exit code and output. */
-export function runAgl(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runAgl(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--conditions=@agl/source', '--import', 'tsx', 'packages/cli/src/bin.ts', ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--conditions=@agl/source', '--import', 'tsx', 'packages/cli/src/bin.ts', ...args],
+      {
+        cwd: ROOT,
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -62,7 +72,20 @@ export interface ServedStore {
 export function serveStore(db: string, token: string): Promise<ServedStore> {
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--conditions=@agl/source', '--import', 'tsx', 'packages/cli/src/bin.ts', 'store', 'serve', '--db', db, '--port', '0', '--token', token],
+    [
+      '--conditions=@agl/source',
+      '--import',
+      'tsx',
+      'packages/cli/src/bin.ts',
+      'store',
+      'serve',
+      '--db',
+      db,
+      '--port',
+      '0',
+      '--token',
+      token,
+    ],
     { cwd: ROOT, env: { ...process.env, AGL_STORE_TOKEN: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';
@@ -80,6 +103,8 @@ export function serveStore(db: string, token: string): Promise<ServedStore> {
       const m = /^AGL_STORE_URL=(\S+)/.exec(line);
       if (m) done({ url: m[1]!, lines, stop });
     });
-    child.once('close', (code) => fail(new Error(`agl store serve exited with ${code} before printing its URL:\n${stderr}`)));
+    child.once('close', (code) =>
+      fail(new Error(`agl store serve exited with ${code} before printing its URL:\n${stderr}`)),
+    );
   });
 }

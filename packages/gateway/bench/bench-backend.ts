@@ -3,7 +3,10 @@ import { startOpenAiTestServer, toyPieces } from '@agl/testing';
 
 const reply = 'w '.repeat(100);
 if (toyPieces(reply).length !== 200) throw new Error('the bench reply must be exactly 200 toy tokens');
-const llm = await startOpenAiTestServer({ latencyMs: Number(process.env.BENCH_LATENCY_MS ?? 20), respond: () => ({ content: reply }) });
+const llm = await startOpenAiTestServer({
+  latencyMs: Number(process.env.BENCH_LATENCY_MS ?? 20),
+  respond: () => ({ content: reply }),
+});
 process.send?.({ type: 'ready', baseURL: llm.baseURL });
 process.on('message', (m: { type: string }) => {
   if (m.type === 'cpu') process.send?.({ type: 'cpu', usage: process.cpuUsage() });

@@ -17,14 +17,25 @@ new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) gcMs += entry.duration;
 }).observe({ entryTypes: ['gc'] });
 // BENCH_STORE=sqlite: an SQLite file store (spans leave the JS heap) instead of the in-memory one.
-const store: LightningStore = process.env.BENCH_STORE === 'sqlite' ? new SqliteStore({ path: join(mkdtempSync(join(tmpdir(), 'agl-gw-bench-')), 'store.sqlite') }) : new MemoryStore();
+const store: LightningStore =
+  process.env.BENCH_STORE === 'sqlite'
+    ? new SqliteStore({ path: join(mkdtempSync(join(tmpdir(), 'agl-gw-bench-')), 'store.sqlite') })
+    : new MemoryStore();
 const spanWrite = process.env.BENCH_SPAN_WRITE || 'auto';
-if (spanWrite !== 'auto' && spanWrite !== 'before-response' && spanWrite !== 'after-response') throw new Error(`BENCH_SPAN_WRITE=${spanWrite}: use auto, before-response or after-response`);
+if (spanWrite !== 'auto' && spanWrite !== 'before-response' && spanWrite !== 'after-response')
+  throw new Error(`BENCH_SPAN_WRITE=${spanWrite}: use auto, before-response or after-response`);
 const gateway = await startGateway({ store, backend: process.env.BENCH_BACKEND_URL!, port: 0, spanWrite });
 const rollout = await store.startRollout({ input: null, mode: 'train' });
-process.send?.({ type: 'ready', baseURL: `${gateway.url}/rollout/${rollout.rolloutId}/attempt/${rollout.attempt.attemptId}/v1` });
+process.send?.({
+  type: 'ready',
+  baseURL: `${gateway.url}/rollout/${rollout.rolloutId}/attempt/${rollout.attempt.attemptId}/v1`,
+});
 process.on('message', (m: { type: string }) => {
   if (m.type === 'cpu') process.send?.({ type: 'cpu', usage: process.cpuUsage(), gcMs });
   if (m.type === 'spans') void store.statistics().then((s) => process.send?.({ type: 'spans', count: s.totalSpans }));
-  if (m.type === 'stop') void gateway.close().then(() => store.close()).then(() => process.exit(0));
+  if (m.type === 'stop')
+    void gateway
+      .close()
+      .then(() => store.close())
+      .then(() => process.exit(0));
 });

@@ -7,13 +7,22 @@ import { Agent, request } from 'undici';
 import { KEEP_ALIVE_THRESHOLD_MS } from '../src/upstream-client';
 
 const backend = new URL(process.env.BENCH_BACKEND_URL!);
-const dispatcher = new Agent({ connections: 256, keepAliveTimeout: 60_000, keepAliveTimeoutThreshold: KEEP_ALIVE_THRESHOLD_MS });
+const dispatcher = new Agent({
+  connections: 256,
+  keepAliveTimeout: 60_000,
+  keepAliveTimeoutThreshold: KEEP_ALIVE_THRESHOLD_MS,
+});
 const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
     const url = new URL(`${backend.pathname}${req.url!.replace(/^\/v1/, '')}`, backend);
-    request(url, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json' }, body: Buffer.concat(chunks) })
+    request(url, {
+      method: 'POST',
+      dispatcher,
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.concat(chunks),
+    })
       .then(async (upstream) => {
         const answer = Buffer.from(await upstream.body.arrayBuffer());
         res.writeHead(upstream.statusCode, { 'content-type': 'application/json', 'content-length': answer.length });

@@ -35,8 +35,14 @@ interface Child {
 }
 
 async function start(file: string, env: Record<string, string> = {}): Promise<Child> {
-  const profile = process.env.BENCH_CPU_PROFILE && file.includes('gateway') ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
-  const proc = fork(fileURLToPath(new URL(file, import.meta.url)), [], { execArgv: [...EXEC_ARGV, ...profile], env: { ...process.env, ...env } });
+  const profile =
+    process.env.BENCH_CPU_PROFILE && file.includes('gateway')
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`]
+      : [];
+  const proc = fork(fileURLToPath(new URL(file, import.meta.url)), [], {
+    execArgv: [...EXEC_ARGV, ...profile],
+    env: { ...process.env, ...env },
+  });
   const [message] = (await once(proc, 'message')) as [{ baseURL: string }];
   return { proc, baseURL: message.baseURL };
 }
@@ -62,23 +68,44 @@ const ownCpuMs = (): number => {
 
 // One client for both targets, keeping connections alive the way the gateway does towards the backend (the test
 // backend advertises `Keep-Alive: timeout=1`, which undici's default 2 s threshold turns into a connect per call).
-const dispatcher = new Agent({ connections: CONCURRENCY * 2, keepAliveTimeout: 60_000, keepAliveTimeoutThreshold: KEEP_ALIVE_THRESHOLD_MS });
-const body = (extra: Record<string, unknown>): string => JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: 'Write two hundred words.' }], max_tokens: 200, ...extra });
+const dispatcher = new Agent({
+  connections: CONCURRENCY * 2,
+  keepAliveTimeout: 60_000,
+  keepAliveTimeoutThreshold: KEEP_ALIVE_THRESHOLD_MS,
+});
+const body = (extra: Record<string, unknown>): string =>
+  JSON.stringify({
+    model: 'bench',
+    messages: [{ role: 'user', content: 'Write two hundred words.' }],
+    max_tokens: 200,
+    ...extra,
+  });
 
 let resets = 0;
 /** POST with one retry when a reused keep-alive connection was reset. */
 async function post(url: string, payload: string): Promise<Awaited<ReturnType<typeof request>>> {
   try {
-    return await request(url, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json' }, body: payload });
+    return await request(url, {
+      method: 'POST',
+      dispatcher,
+      headers: { 'content-type': 'application/json' },
+      body: payload,
+    });
   } catch (err) {
-    if ((err as { code?: string }).code !== 'ECONNRESET' && (err as { code?: string }).code !== 'UND_ERR_SOCKET') throw err;
+    if ((err as { code?: string }).code !== 'ECONNRESET' && (err as { code?: string }).code !== 'UND_ERR_SOCKET')
+      throw err;
     resets += 1;
     return request(url, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json' }, body: payload });
   }
 }
 
 /** Sends `n` calls with `concurrency` workers; returns per-call latencies (ms) and the wall time (ms). */
-async function load(url: string, payload: string, n: number, concurrency: number): Promise<{ latencies: number[]; wallMs: number }> {
+async function load(
+  url: string,
+  payload: string,
+  n: number,
+  concurrency: number,
+): Promise<{ latencies: number[]; wallMs: number }> {
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
@@ -123,17 +150,40 @@ interface Target {
 }
 
 const backend = await start('./bench-backend.ts', { BENCH_LATENCY_MS: String(LATENCY_MS) });
-const targets: Target[] = [{ name: 'direct', url: `${backend.baseURL}/chat/completions`, payload: body({ return_token_ids: true, logprobs: true }), child: null }];
+const targets: Target[] = [
+  {
+    name: 'direct',
+    url: `${backend.baseURL}/chat/completions`,
+    payload: body({ return_token_ids: true, logprobs: true }),
+    child: null,
+  },
+];
 // The direct calls ask for what the gateway adds on training calls, so the backend does the same work both ways.
 const gateway = await start('./bench-gateway.ts', { BENCH_BACKEND_URL: backend.baseURL });
 targets.push({ name: 'gateway', url: `${gateway.baseURL}/chat/completions`, payload: body({}), child: gateway });
 // BENCH_BASELINE=<gateway index.ts, relative to bench/>: a second gateway build measured in the same rounds
 // (BENCH_BASELINE_SPAN_WRITE sets its span-write mode, e.g. to compare the modes of one build).
-const baseline = process.env.BENCH_BASELINE ? await start('./bench-gateway.ts', { BENCH_BACKEND_URL: backend.baseURL, BENCH_GATEWAY_MODULE: process.env.BENCH_BASELINE, BENCH_SPAN_WRITE: process.env.BENCH_BASELINE_SPAN_WRITE ?? process.env.BENCH_SPAN_WRITE ?? '' }) : null;
-if (baseline) targets.push({ name: 'baseline', url: `${baseline.baseURL}/chat/completions`, payload: body({}), child: baseline });
+const baseline = process.env.BENCH_BASELINE
+  ? await start('./bench-gateway.ts', {
+      BENCH_BACKEND_URL: backend.baseURL,
+      BENCH_GATEWAY_MODULE: process.env.BENCH_BASELINE,
+      BENCH_SPAN_WRITE: process.env.BENCH_BASELINE_SPAN_WRITE ?? process.env.BENCH_SPAN_WRITE ?? '',
+    })
+  : null;
+if (baseline)
+  targets.push({ name: 'baseline', url: `${baseline.baseURL}/chat/completions`, payload: body({}), child: baseline });
 // The pass-through forwards the direct payload (token ids and logprobs asked for), so the backend's work is the same.
-const passthrough = process.env.BENCH_PASSTHROUGH === '0' ? null : await start('./bench-passthrough.ts', { BENCH_BACKEND_URL: backend.baseURL });
-if (passthrough) targets.push({ name: 'passthrough', url: `${passthrough.baseURL}/chat/completions`, payload: targets[0]!.payload, child: passthrough });
+const passthrough =
+  process.env.BENCH_PASSTHROUGH === '0'
+    ? null
+    : await start('./bench-passthrough.ts', { BENCH_BACKEND_URL: backend.baseURL });
+if (passthrough)
+  targets.push({
+    name: 'passthrough',
+    url: `${passthrough.baseURL}/chat/completions`,
+    payload: targets[0]!.payload,
+    child: passthrough,
+  });
 
 async function measure(target: Target, n: number, concurrency: number): Promise<Measured> {
   const none = { cpu: 0, gc: 0 };
@@ -165,7 +215,9 @@ for (let round = 1; round <= ROUNDS; round += 1) {
   for (const target of order) got[target.name] = await measure(target, REQUESTS, CONCURRENCY);
   rounds.push(got);
   const direct = got.direct!;
-  const line = [`round ${round}: direct ${direct.rps.toFixed(0)} req/s (p50 ${ms(direct.p50)} ms, p99 ${ms(direct.p99)} ms)`];
+  const line = [
+    `round ${round}: direct ${direct.rps.toFixed(0)} req/s (p50 ${ms(direct.p50)} ms, p99 ${ms(direct.p99)} ms)`,
+  ];
   for (const name of ['gateway', 'baseline', 'passthrough'] as const) {
     const via = got[name];
     if (!via) continue;
@@ -173,7 +225,9 @@ for (let round = 1; round <= ROUNDS; round += 1) {
       `${name} ${via.rps.toFixed(0)} req/s (p50 ${ms(via.p50)} ms, p99 ${ms(via.p99)} ms) ratio ${((via.rps / direct.rps) * 100).toFixed(1)} % CPU ${(via.gatewayCpu * 1000).toFixed(0)} µs/call`,
     );
   }
-  line.push(`backend ${(direct.backendCpu * 1000).toFixed(0)} µs/call, client ${(direct.clientCpu * 1000).toFixed(0)} µs/call`);
+  line.push(
+    `backend ${(direct.backendCpu * 1000).toFixed(0)} µs/call, client ${(direct.clientCpu * 1000).toFixed(0)} µs/call`,
+  );
   console.log(line.join(' | '));
 }
 
@@ -235,14 +289,25 @@ const summary = {
 const baselineSummary = baseline ? summarise('baseline') : null;
 
 console.log('');
-console.log(`profile: backend latency ${LATENCY_MS} ms, 200-token reply (token ids + logprobs), concurrency ${CONCURRENCY}, ${REQUESTS} calls × ${ROUNDS} rounds`);
-for (const [label, s] of [['gateway', summary], ['baseline', baselineSummary]] as const) {
+console.log(
+  `profile: backend latency ${LATENCY_MS} ms, 200-token reply (token ids + logprobs), concurrency ${CONCURRENCY}, ${REQUESTS} calls × ${ROUNDS} rounds`,
+);
+for (const [label, s] of [
+  ['gateway', summary],
+  ['baseline', baselineSummary],
+] as const) {
   if (!s) continue;
   const tag = label === 'gateway' ? '' : ` [baseline ${process.env.BENCH_BASELINE}]`;
   console.log(`${label}${tag}:`);
-  console.log(`  median throughput ratio (gateway / direct): ${(s.throughputRatio * 100).toFixed(1)} %  (target ≥ 85 %); direct ${s.directRps.toFixed(0)} req/s, gateway ${s.gatewayRps.toFixed(0)} req/s`);
-  console.log(`  added latency at concurrency 1 (${SERIAL} calls): p50 ${ms(s.p50AddedMs)} ms, p99 ${ms(s.p99AddedMs)} ms  (target p50 < 1 ms)`);
-  console.log(`  median added latency at concurrency ${CONCURRENCY}: p50 ${ms(s.p50AddedMsAtConcurrency)} ms, p99 ${ms(s.p99AddedMsAtConcurrency)} ms`);
+  console.log(
+    `  median throughput ratio (gateway / direct): ${(s.throughputRatio * 100).toFixed(1)} %  (target ≥ 85 %); direct ${s.directRps.toFixed(0)} req/s, gateway ${s.gatewayRps.toFixed(0)} req/s`,
+  );
+  console.log(
+    `  added latency at concurrency 1 (${SERIAL} calls): p50 ${ms(s.p50AddedMs)} ms, p99 ${ms(s.p99AddedMs)} ms  (target p50 < 1 ms)`,
+  );
+  console.log(
+    `  median added latency at concurrency ${CONCURRENCY}: p50 ${ms(s.p50AddedMsAtConcurrency)} ms, p99 ${ms(s.p99AddedMsAtConcurrency)} ms`,
+  );
   console.log(
     `  median gateway CPU per call (building and storing the span included): ${s.cpuMicrosPerCall.toFixed(0)} µs at concurrency ${CONCURRENCY}, ` +
       `${s.cpuMicrosPerCallSerial.toFixed(0)} µs one at a time; of which GC pauses ${s.gcPauseMicrosPerCall.toFixed(0)} µs and ${s.gcPauseMicrosPerCallSerial.toFixed(0)} µs`,
@@ -255,13 +320,22 @@ if (passthroughSummary) {
       `added p50 ${ms(p.p50AddedMs)} ms one at a time, ${ms(p.p50AddedMsAtConcurrency)} ms at concurrency ${CONCURRENCY}; CPU ${p.cpuMicrosPerCall.toFixed(0)} µs per call`,
   );
 }
-console.log(`backend CPU ${summary.backendCpuMicrosPerCall.toFixed(0)} µs and load generator CPU ${summary.clientCpuMicrosPerCall.toFixed(0)} µs per direct call`);
+console.log(
+  `backend CPU ${summary.backendCpuMicrosPerCall.toFixed(0)} µs and load generator CPU ${summary.clientCpuMicrosPerCall.toFixed(0)} µs per direct call`,
+);
 console.log(`spans stored: ${count}; load-generator connection resets retried: ${resets}`);
 
 if (JSON_OUT) {
   const report = {
     benchmark: 'gateway',
-    profile: { backendLatencyMs: LATENCY_MS, replyTokens: 200, concurrency: CONCURRENCY, requestsPerRound: REQUESTS, rounds: ROUNDS, serialCalls: SERIAL },
+    profile: {
+      backendLatencyMs: LATENCY_MS,
+      replyTokens: 200,
+      concurrency: CONCURRENCY,
+      requestsPerRound: REQUESTS,
+      rounds: ROUNDS,
+      serialCalls: SERIAL,
+    },
     targets: { throughputRatio: 0.85, p50AddedMs: 1 },
     gateway: summary,
     ...(baselineSummary ? { baseline: { module: process.env.BENCH_BASELINE, ...baselineSummary } } : {}),

@@ -57,18 +57,30 @@ export class AnthropicStreamTranslator {
     const delta = isRecord(choice.delta) ? choice.delta : {};
     if (typeof delta.content === 'string' && delta.content !== '') {
       if (this.#open?.kind !== 'text') out.push(...this.#openBlock({ kind: 'text' }, { type: 'text', text: '' }));
-      out.push(event('content_block_delta', { index: this.#openIndex, delta: { type: 'text_delta', text: delta.content } }));
+      out.push(
+        event('content_block_delta', { index: this.#openIndex, delta: { type: 'text_delta', text: delta.content } }),
+      );
     }
     for (const call of Array.isArray(delta.tool_calls) ? delta.tool_calls.filter(isRecord) : []) {
       const toolIndex = typeof call.index === 'number' ? call.index : 0;
       const fn = isRecord(call.function) ? call.function : {};
       if (!this.#toolBlocks.has(toolIndex)) {
-        const block = { type: 'tool_use', id: typeof call.id === 'string' ? call.id : `toolu_${toolIndex}`, name: typeof fn.name === 'string' ? fn.name : '', input: {} };
+        const block = {
+          type: 'tool_use',
+          id: typeof call.id === 'string' ? call.id : `toolu_${toolIndex}`,
+          name: typeof fn.name === 'string' ? fn.name : '',
+          input: {},
+        };
         out.push(...this.#openBlock({ kind: 'tool', toolIndex }, block));
         this.#toolBlocks.set(toolIndex, this.#openIndex);
       }
       if (typeof fn.arguments === 'string' && fn.arguments !== '') {
-        out.push(event('content_block_delta', { index: this.#toolBlocks.get(toolIndex)!, delta: { type: 'input_json_delta', partial_json: fn.arguments } }));
+        out.push(
+          event('content_block_delta', {
+            index: this.#toolBlocks.get(toolIndex)!,
+            delta: { type: 'input_json_delta', partial_json: fn.arguments },
+          }),
+        );
       }
     }
     return out;
@@ -129,7 +141,8 @@ export class AnthropicStreamAssembler {
         if (isRecord(data.message)) this.#message = { ...data.message };
         break;
       case 'content_block_start':
-        if (typeof data.index === 'number' && isRecord(data.content_block)) this.#blocks[data.index] = { ...data.content_block };
+        if (typeof data.index === 'number' && isRecord(data.content_block))
+          this.#blocks[data.index] = { ...data.content_block };
         break;
       case 'content_block_delta':
         this.#delta(data);
@@ -139,7 +152,8 @@ export class AnthropicStreamAssembler {
         break;
       case 'message_delta':
         if (isRecord(data.delta)) Object.assign(this.#message, data.delta);
-        if (isRecord(data.usage)) this.#message.usage = { ...(isRecord(this.#message.usage) ? this.#message.usage : {}), ...data.usage };
+        if (isRecord(data.usage))
+          this.#message.usage = { ...(isRecord(this.#message.usage) ? this.#message.usage : {}), ...data.usage };
         break;
       case 'message_stop':
         this.#stopped = true;
@@ -151,7 +165,8 @@ export class AnthropicStreamAssembler {
     const index = typeof data.index === 'number' ? data.index : -1;
     const block = this.#blocks[index];
     if (!block || !isRecord(data.delta)) return;
-    if (data.delta.type === 'text_delta') block.text = `${typeof block.text === 'string' ? block.text : ''}${String(data.delta.text ?? '')}`;
+    if (data.delta.type === 'text_delta')
+      block.text = `${typeof block.text === 'string' ? block.text : ''}${String(data.delta.text ?? '')}`;
     else if (data.delta.type === 'input_json_delta') {
       const parts = this.#json.get(index) ?? [];
       parts.push(String(data.delta.partial_json ?? ''));

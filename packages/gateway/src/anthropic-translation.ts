@@ -1,7 +1,8 @@
 import type { CanonicalResponse } from './canonical-call';
 import { isRecord, type JsonRecord } from './http-io';
 
-const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
+const str = (v: unknown): string =>
+  typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v);
 const records = (v: unknown): JsonRecord[] => (Array.isArray(v) ? v.filter(isRecord) : []);
 
 function blockText(content: unknown): string {
@@ -15,7 +16,8 @@ function blockText(content: unknown): string {
 function imagePart(block: JsonRecord): JsonRecord | null {
   const source = isRecord(block.source) ? block.source : null;
   if (!source) return null;
-  if (source.type === 'base64') return { type: 'image_url', image_url: { url: `data:${str(source.media_type)};base64,${str(source.data)}` } };
+  if (source.type === 'base64')
+    return { type: 'image_url', image_url: { url: `data:${str(source.media_type)};base64,${str(source.data)}` } };
   if (source.type === 'url') return { type: 'image_url', image_url: { url: str(source.url) } };
   return null;
 }
@@ -27,7 +29,11 @@ function userMessages(content: unknown): JsonRecord[] {
   for (const block of records(content)) {
     if (block.type === 'tool_result') {
       const text = blockText(block.content);
-      out.push({ role: 'tool', tool_call_id: str(block.tool_use_id), content: block.is_error === true && text === '' ? 'error' : text });
+      out.push({
+        role: 'tool',
+        tool_call_id: str(block.tool_use_id),
+        content: block.is_error === true && text === '' ? 'error' : text,
+      });
     } else if (block.type === 'text') parts.push({ type: 'text', text: str(block.text) });
     else if (block.type === 'image') {
       const part = imagePart(block);
@@ -44,10 +50,17 @@ function userMessages(content: unknown): JsonRecord[] {
 function assistantMessage(content: unknown): JsonRecord {
   if (typeof content === 'string') return { role: 'assistant', content };
   const blocks = records(content);
-  const text = blocks.filter((b) => b.type === 'text').map((b) => str(b.text)).join('');
+  const text = blocks
+    .filter((b) => b.type === 'text')
+    .map((b) => str(b.text))
+    .join('');
   const calls = blocks
     .filter((b) => b.type === 'tool_use')
-    .map((b) => ({ id: str(b.id), type: 'function', function: { name: str(b.name), arguments: JSON.stringify(b.input ?? {}) } }));
+    .map((b) => ({
+      id: str(b.id),
+      type: 'function',
+      function: { name: str(b.name), arguments: JSON.stringify(b.input ?? {}) },
+    }));
   const message: JsonRecord = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
   if (calls.length > 0) message.tool_calls = calls;
   return message;
@@ -68,25 +81,32 @@ function toolChoice(choice: unknown): unknown {
  */
 export function anthropicRequestToChat(body: JsonRecord): JsonRecord {
   const messages: JsonRecord[] = [];
-  if (body.system !== undefined && body.system !== null) messages.push({ role: 'system', content: blockText(body.system) });
+  if (body.system !== undefined && body.system !== null)
+    messages.push({ role: 'system', content: blockText(body.system) });
   for (const m of records(body.messages)) {
     if (m.role === 'assistant') messages.push(assistantMessage(m.content));
     else messages.push(...userMessages(m.content));
   }
   const chat: JsonRecord = { model: body.model, messages };
   if (body.max_tokens !== undefined) chat.max_tokens = body.max_tokens;
-  for (const key of ['temperature', 'top_p', 'top_k', 'stream'] as const) if (body[key] !== undefined) chat[key] = body[key];
+  for (const key of ['temperature', 'top_p', 'top_k', 'stream'] as const)
+    if (body[key] !== undefined) chat[key] = body[key];
   if (Array.isArray(body.stop_sequences) && body.stop_sequences.length > 0) chat.stop = body.stop_sequences;
   const tools = records(body.tools).filter((t) => t.input_schema !== undefined);
   if (tools.length > 0) {
     chat.tools = tools.map((t) => ({
       type: 'function',
-      function: { name: str(t.name), ...(typeof t.description === 'string' ? { description: t.description } : {}), parameters: t.input_schema },
+      function: {
+        name: str(t.name),
+        ...(typeof t.description === 'string' ? { description: t.description } : {}),
+        parameters: t.input_schema,
+      },
     }));
   }
   const choice = toolChoice(body.tool_choice);
   if (choice !== undefined) chat.tool_choice = choice;
-  if (isRecord(body.tool_choice) && body.tool_choice.disable_parallel_tool_use === true) chat.parallel_tool_calls = false;
+  if (isRecord(body.tool_choice) && body.tool_choice.disable_parallel_tool_use === true)
+    chat.parallel_tool_calls = false;
   if (isRecord(body.metadata) && typeof body.metadata.user_id === 'string') chat.user = body.metadata.user_id;
   return chat;
 }
@@ -142,7 +162,10 @@ export function chatResponseToAnthropic(chat: JsonRecord, requestedModel: unknow
     content,
     stop_reason: stopReasonOf(choice.finish_reason),
     stop_sequence: null,
-    usage: { input_tokens: typeof usage.prompt_tokens === 'number' ? usage.prompt_tokens : 0, output_tokens: typeof usage.completion_tokens === 'number' ? usage.completion_tokens : 0 },
+    usage: {
+      input_tokens: typeof usage.prompt_tokens === 'number' ? usage.prompt_tokens : 0,
+      output_tokens: typeof usage.completion_tokens === 'number' ? usage.completion_tokens : 0,
+    },
   };
 }
 
@@ -150,12 +173,23 @@ export function chatResponseToAnthropic(chat: JsonRecord, requestedModel: unknow
 export function anthropicResponseToCanonical(message: JsonRecord): CanonicalResponse {
   const blocks = records(message.content);
   const text = blocks.filter((b) => b.type === 'text').map((b) => str(b.text));
-  const calls = blocks.filter((b) => b.type === 'tool_use').map((b) => ({ id: str(b.id), name: str(b.name), arguments: JSON.stringify(b.input ?? {}) }));
+  const calls = blocks
+    .filter((b) => b.type === 'tool_use')
+    .map((b) => ({ id: str(b.id), name: str(b.name), arguments: JSON.stringify(b.input ?? {}) }));
   const usage = isRecord(message.usage) ? message.usage : {};
   const response: CanonicalResponse = {
     id: typeof message.id === 'string' ? message.id : null,
     model: typeof message.model === 'string' ? message.model : null,
-    choices: [{ message: { role: 'assistant', content: text.length > 0 ? text.join('') : null, ...(calls.length > 0 ? { toolCalls: calls } : {}) }, finishReason: finishReasonOf(message.stop_reason) }],
+    choices: [
+      {
+        message: {
+          role: 'assistant',
+          content: text.length > 0 ? text.join('') : null,
+          ...(calls.length > 0 ? { toolCalls: calls } : {}),
+        },
+        finishReason: finishReasonOf(message.stop_reason),
+      },
+    ],
     promptTokenIds: null,
     responseTokenIds: null,
     logprobsContent: null,

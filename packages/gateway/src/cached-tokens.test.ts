@@ -1,14 +1,21 @@
 import { ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, ATTR_GEN_AI_USAGE_INPUT_TOKENS } from '@agl/core/semconv';
 import { describe, expect, it } from 'vitest';
 import { anthropicResponseToCanonical } from './anthropic-translation';
-import { addResponseAttributes, type CanonicalRequest, type CanonicalResponse, requestAttributes } from './canonical-call';
+import {
+  addResponseAttributes,
+  type CanonicalRequest,
+  type CanonicalResponse,
+  requestAttributes,
+} from './canonical-call';
 import { chatRequestToCanonical, chatResponseToCanonical, responsesResponseToCanonical } from './openai-canonical';
 
 /** A call's span attributes, both halves. */
-const callAttributes = (request: CanonicalRequest, response: CanonicalResponse, system: string) => addResponseAttributes(requestAttributes(request, system), response);
+const callAttributes = (request: CanonicalRequest, response: CanonicalResponse, system: string) =>
+  addResponseAttributes(requestAttributes(request, system), response);
 
 const request = chatRequestToCanonical({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
-const cacheRead = (response: ReturnType<typeof chatResponseToCanonical>) => callAttributes(request, response, 'openai')[ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS];
+const cacheRead = (response: ReturnType<typeof chatResponseToCanonical>) =>
+  callAttributes(request, response, 'openai')[ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS];
 
 describe("the backend's prompt-cache reads on the span", () => {
   it('takes them from Chat Completions, Responses and Anthropic usage, and leaves the attribute out when not reported', () => {

@@ -96,7 +96,8 @@ export function contentToText(content: unknown): string | null {
       if (typeof part === 'string') texts.push(part);
       else if (typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string') {
         const type = (part as { type?: unknown }).type;
-        if (type !== undefined && type !== 'text' && type !== 'input_text' && type !== 'output_text') return JSON.stringify(content);
+        if (type !== undefined && type !== 'text' && type !== 'input_text' && type !== 'output_text')
+          return JSON.stringify(content);
         texts.push((part as { text: string }).text);
       } else return JSON.stringify(content);
     }
@@ -116,7 +117,11 @@ export function isIntArray(value: unknown): value is number[] {
  * {@link addResponseAttributes} adds the rest.
  */
 export function requestAttributes(request: CanonicalRequest, system: string): Attributes {
-  const attrs: Attributes = { [ATTR_AGL_GATEWAY]: true, [ATTR_GEN_AI_SYSTEM]: system, [ATTR_GEN_AI_REQUEST_STREAMING]: request.stream };
+  const attrs: Attributes = {
+    [ATTR_AGL_GATEWAY]: true,
+    [ATTR_GEN_AI_SYSTEM]: system,
+    [ATTR_GEN_AI_REQUEST_STREAMING]: request.stream,
+  };
   if (request.model !== null) attrs[ATTR_GEN_AI_REQUEST_MODEL] = request.model;
   if (request.temperature !== undefined) attrs[ATTR_GEN_AI_REQUEST_TEMPERATURE] = request.temperature;
   if (request.maxTokens !== undefined) attrs[ATTR_GEN_AI_REQUEST_MAX_TOKENS] = request.maxTokens;
@@ -163,7 +168,8 @@ export function addResponseAttributes(attrs: Attributes, response: CanonicalResp
     attrs[ATTR_GEN_AI_USAGE_INPUT_TOKENS] = response.inputTokens;
     attrs[ATTR_GEN_AI_USAGE_PROMPT_TOKENS] = response.inputTokens;
   }
-  if (response.cachedInputTokens !== undefined) attrs[ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = response.cachedInputTokens;
+  if (response.cachedInputTokens !== undefined)
+    attrs[ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = response.cachedInputTokens;
   if (response.outputTokens !== undefined) {
     attrs[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS] = response.outputTokens;
     attrs[ATTR_GEN_AI_USAGE_COMPLETION_TOKENS] = response.outputTokens;

@@ -33,14 +33,19 @@ interface Scan {
 }
 
 /** A member's key, between `start` (after the opening quote) and `end` (the closing quote), is the ASCII `name`. */
-const keyIs = (b: Uint8Array, start: number, end: number, name: string): boolean => end - start === name.length && isAscii(b, start, name);
+const keyIs = (b: Uint8Array, start: number, end: number, name: string): boolean =>
+  end - start === name.length && isAscii(b, start, name);
 
 /**
  * Walks the members of the object at `i` (a `{`). `member` gets a member whose key is plain ASCII (an escaped key
  * makes the whole scan give up), with the key's first character and its closing quote, and returns the end of the
  * value, or -1. Returns the end of the object, or -1.
  */
-function forEachMember(b: Uint8Array, i: number, member: (keyStart: number, keyEnd: number, valueStart: number) => number): number {
+function forEachMember(
+  b: Uint8Array,
+  i: number,
+  member: (keyStart: number, keyEnd: number, valueStart: number) => number,
+): number {
   i = skipWhitespace(b, i + 1);
   if (b[i] === CLOSE_OBJECT) return i + 1;
   for (;;) {
@@ -59,10 +64,16 @@ function forEachMember(b: Uint8Array, i: number, member: (keyStart: number, keyE
  * Copies the object at `i` to the output, member by member through `member`, which pushes what it keeps (the member
  * from its opening quote, `keyStart - 1`) after a comma when `comma` says one is due. Returns the object's end, or -1.
  */
-function rewriteObject(s: Scan, i: number, member: (keyStart: number, keyEnd: number, valueStart: number, comma: boolean) => number): number {
+function rewriteObject(
+  s: Scan,
+  i: number,
+  member: (keyStart: number, keyEnd: number, valueStart: number, comma: boolean) => number,
+): number {
   s.pieces.push('{');
   const first = s.pieces.length;
-  const end = forEachMember(s.b, i, (keyStart, keyEnd, valueStart) => member(keyStart, keyEnd, valueStart, s.pieces.length > first));
+  const end = forEachMember(s.b, i, (keyStart, keyEnd, valueStart) =>
+    member(keyStart, keyEnd, valueStart, s.pieces.length > first),
+  );
   s.pieces.push('}');
   return end;
 }
@@ -99,7 +110,11 @@ function scanLogprobs(s: Scan, i: number): number {
 function scanChoice(s: Scan, i: number, first: boolean): number {
   const b = s.b;
   return rewriteObject(s, i, (keyStart, keyEnd, valueStart, comma) => {
-    if (!s.asked.tokenIds && (keyIs(b, keyStart, keyEnd, 'token_ids') || keyIs(b, keyStart, keyEnd, 'prompt_token_ids'))) return drop(s, valueStart);
+    if (
+      !s.asked.tokenIds &&
+      (keyIs(b, keyStart, keyEnd, 'token_ids') || keyIs(b, keyStart, keyEnd, 'prompt_token_ids'))
+    )
+      return drop(s, valueStart);
     if (!keyIs(b, keyStart, keyEnd, 'logprobs')) return keep(s, keyStart, valueStart, comma);
     if (first) s.content = null;
     const end = first ? scanLogprobs(s, valueStart) : scanValue(b, valueStart);
@@ -149,12 +164,20 @@ function scanChoices(s: Scan, i: number): number {
  * Returns `null` when the bytes are not a valid JSON object or a member key on the way is escaped; the caller then
  * parses the answer as usual (and reports invalid JSON from there).
  */
-export function scanChatAnswer(bytes: Uint8Array, asked: ClientAsked, skip?: (start: number) => number): ChatAnswerScan | null {
+export function scanChatAnswer(
+  bytes: Uint8Array,
+  asked: ClientAsked,
+  skip?: (start: number) => number,
+): ChatAnswerScan | null {
   const s: Scan = { b: bytes, asked, skip, pieces: [], changed: false, content: null };
   const start = skipWhitespace(bytes, 0);
   if (bytes[start] !== OPEN_OBJECT) return null;
   const end = rewriteObject(s, start, (keyStart, keyEnd, valueStart, comma) => {
-    if (!asked.tokenIds && (keyIs(bytes, keyStart, keyEnd, 'prompt_token_ids') || keyIs(bytes, keyStart, keyEnd, 'prompt_logprobs'))) return drop(s, valueStart);
+    if (
+      !asked.tokenIds &&
+      (keyIs(bytes, keyStart, keyEnd, 'prompt_token_ids') || keyIs(bytes, keyStart, keyEnd, 'prompt_logprobs'))
+    )
+      return drop(s, valueStart);
     if (!keyIs(bytes, keyStart, keyEnd, 'choices')) return keep(s, keyStart, valueStart, comma);
     s.content = null;
     if (bytes[valueStart] !== OPEN_ARRAY) return keep(s, keyStart, valueStart, comma);

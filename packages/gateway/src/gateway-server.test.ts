@@ -21,7 +21,15 @@ class WatchingStore extends MemoryStore {
 
   #note(span: SpanInput): void {
     const answer = this.answers.get(span.parentId ?? '');
-    this.seen.push(answer === undefined ? 'no answer' : answer.finished ? 'answer finished' : answer.res.writableEnded ? 'answer written' : 'answer not written');
+    this.seen.push(
+      answer === undefined
+        ? 'no answer'
+        : answer.finished
+          ? 'answer finished'
+          : answer.res.writableEnded
+            ? 'answer written'
+            : 'answer not written',
+    );
   }
 
   override async addSpan(span: SpanInput): Promise<Span | null> {
@@ -55,37 +63,44 @@ describe('span write modes', () => {
   it.each([
     ['before-response', 'answer not written'],
     ['after-response', 'answer written'],
-  ] as const)('%s: each span reaches the store when the answer is %s, and before its write completes', async (spanWrite, state) => {
-    const store = new WatchingStore();
-    const fx = await startGatewayFixture({ store, gateway: { spanWrite } });
-    // The gateway's own requests (the test backend runs in this process too).
-    const onRequest = (message: unknown): void => {
-      const { request, response } = message as { request: IncomingMessage; response: ServerResponse };
-      if (!request.url?.startsWith('/rollout/')) return;
-      const answer = { res: response, finished: false };
-      store.answers.set(String(request.headers.traceparent).split('-')[2]!, answer);
-      response.once('finish', () => {
-        answer.finished = true;
-      });
-    };
-    subscribe('http.server.request.start', onRequest);
-    let calls = 0;
-    const call = async (stream: boolean): Promise<void> => {
-      calls += 1;
-      const traceparent = `00-${'a'.repeat(32)}-${String(calls).padStart(16, '0')}-01`;
-      const res = await fetch(`${fx.baseURL}/chat/completions`, { method: 'POST', headers: { traceparent }, body: JSON.stringify({ model: 'm', stream, messages: [{ role: 'user', content: '2 + 2' }] }) });
-      expect(res.status).toBe(200);
-      await res.text();
-    };
-    try {
-      for (const stream of [false, true]) await call(stream);
-      // Overlapping calls: their answers may go out together at the end of a turn, each still before its span.
-      await Promise.all([false, false, false, true, true].map(call));
-      await fx.gateway.drained();
-      expect(store.seen).toEqual(Array(7).fill(state));
-    } finally {
-      unsubscribe('http.server.request.start', onRequest);
-      await fx.close();
-    }
-  });
+  ] as const)(
+    '%s: each span reaches the store when the answer is %s, and before its write completes',
+    async (spanWrite, state) => {
+      const store = new WatchingStore();
+      const fx = await startGatewayFixture({ store, gateway: { spanWrite } });
+      // The gateway's own requests (the test backend runs in this process too).
+      const onRequest = (message: unknown): void => {
+        const { request, response } = message as { request: IncomingMessage; response: ServerResponse };
+        if (!request.url?.startsWith('/rollout/')) return;
+        const answer = { res: response, finished: false };
+        store.answers.set(String(request.headers.traceparent).split('-')[2]!, answer);
+        response.once('finish', () => {
+          answer.finished = true;
+        });
+      };
+      subscribe('http.server.request.start', onRequest);
+      let calls = 0;
+      const call = async (stream: boolean): Promise<void> => {
+        calls += 1;
+        const traceparent = `00-${'a'.repeat(32)}-${String(calls).padStart(16, '0')}-01`;
+        const res = await fetch(`${fx.baseURL}/chat/completions`, {
+          method: 'POST',
+          headers: { traceparent },
+          body: JSON.stringify({ model: 'm', stream, messages: [{ role: 'user', content: '2 + 2' }] }),
+        });
+        expect(res.status).toBe(200);
+        await res.text();
+      };
+      try {
+        for (const stream of [false, true]) await call(stream);
+        // Overlapping calls: their answers may go out together at the end of a turn, each still before its span.
+        await Promise.all([false, false, false, true, true].map(call));
+        await fx.gateway.drained();
+        expect(store.seen).toEqual(Array(7).fill(state));
+      } finally {
+        unsubscribe('http.server.request.start', onRequest);
+        await fx.close();
+      }
+    },
+  );
 });

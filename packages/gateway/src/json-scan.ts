@@ -57,7 +57,8 @@ function scanString(b: Uint8Array, i: number, n: number): number {
     if (c !== BACKSLASH || i + 1 >= n) return -1; // a control character, or a backslash at the very end
     const e = b[i + 1]!;
     if (e === 0x75) {
-      if (i + 5 >= n || HEX[b[i + 2]!] === 0 || HEX[b[i + 3]!] === 0 || HEX[b[i + 4]!] === 0 || HEX[b[i + 5]!] === 0) return -1;
+      if (i + 5 >= n || HEX[b[i + 2]!] === 0 || HEX[b[i + 3]!] === 0 || HEX[b[i + 4]!] === 0 || HEX[b[i + 5]!] === 0)
+        return -1;
       i += 6;
     } else if (SIMPLE_ESCAPE[e] === 1) i += 2;
     else return -1;
@@ -230,7 +231,11 @@ function walk(b: Uint8Array, i: number, path: readonly (string | 0)[], k: number
  * `skip`, when given, is tried first on the value at `path`: it returns the end of that value when it can vouch that
  * the bytes from `start` to there are valid JSON, or -1 to have the scanner check them.
  */
-export function findJsonPath(b: Uint8Array, path: readonly (string | 0)[], skip?: (start: number) => number): JsonRange | null {
+export function findJsonPath(
+  b: Uint8Array,
+  path: readonly (string | 0)[],
+  skip?: (start: number) => number,
+): JsonRange | null {
   const found: Found = { range: null, skip };
   const end = walk(b, skipWhitespace(b, 0), path, 0, found);
   if (end < 0 || skipWhitespace(b, end) !== b.length) return null;

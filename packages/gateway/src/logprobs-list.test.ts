@@ -11,7 +11,9 @@ const NUMBERS = [0, -0.9, -1e-7, -12.5, -3.0000001, -2.5e-21, -100];
 function entry(rand: () => number, top: boolean): Record<string, unknown> {
   const token = pick(rand, TOKENS);
   const base = { token, logprob: pick(rand, NUMBERS), bytes: rand() < 0.1 ? null : [...Buffer.from(token)] };
-  return top ? { ...base, top_logprobs: Array.from({ length: Math.floor(rand() * 3) }, () => entry(rand, false)) } : base;
+  return top
+    ? { ...base, top_logprobs: Array.from({ length: Math.floor(rand() * 3) }, () => entry(rand, false)) }
+    : base;
 }
 
 function randomList(rand: () => number): string {
@@ -29,7 +31,9 @@ describe('logprobsListEnd', () => {
       expect(logprobsListEnd(`${head}${list}},"x":1}`, head.length)).toBe(head.length + list.length);
     }
     expect(logprobsListEnd('[ ]', 0)).toBe(3);
-    expect(logprobsListEnd('[{"token":"\\u00e9","logprob":-1E+2,"bytes":[195,169],"top_logprobs":[]}]', 0)).toBeGreaterThan(0);
+    expect(
+      logprobsListEnd('[{"token":"\\u00e9","logprob":-1E+2,"bytes":[195,169],"top_logprobs":[]}]', 0),
+    ).toBeGreaterThan(0);
   });
 
   it('never matches text that is not valid JSON (every one-character corruption of some lists)', () => {
@@ -68,9 +72,18 @@ describe('parseUpstreamJson with and without the fast path', () => {
       // An extra key in the first entry makes the fast path decline, so the byte scanner cuts the same list.
       const unusual = content.length > 0 ? [{ ...(content[0] as object), extra: true }, ...content.slice(1)] : content;
       for (const list of [content, unusual]) {
-        const answer = { id: 'c', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, logprobs: { content: list }, token_ids: [5, 6] }], prompt_token_ids: [1] };
+        const answer = {
+          id: 'c',
+          choices: [
+            { index: 0, message: { role: 'assistant', content: 'hi' }, logprobs: { content: list }, token_ids: [5, 6] },
+          ],
+          prompt_token_ids: [1],
+        };
         // ASCII-only JSON (non-ASCII escaped) is one byte per character, so the fast path applies; the raw UTF-8 form is not.
-        const ascii = JSON.stringify(answer).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+        const ascii = JSON.stringify(answer).replace(
+          /[\u007f-\uffff]/g,
+          (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+        );
         for (const text of [ascii, JSON.stringify(answer)]) {
           const parsed = parseUpstreamJson(Buffer.from(text, 'utf8'), true);
           expect(JSON.parse(parsed.logprobsContentJson!)).toEqual(list);

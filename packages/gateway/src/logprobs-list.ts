@@ -13,7 +13,8 @@ const WS = '[ \\t\\n\\r]*';
 const STRING = String.raw`"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"`;
 const NUMBER = String.raw`-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?`;
 const list = (item: string): string => `\\[${WS}(?:${item}${WS}(?:,${WS}${item}${WS})*)?\\]`;
-const members = (...pairs: Array<[key: string, value: string]>): string => `\\{${WS}${pairs.map(([key, value]) => `"${key}"${WS}:${WS}${value}`).join(`${WS},${WS}`)}${WS}\\}`;
+const members = (...pairs: Array<[key: string, value: string]>): string =>
+  `\\{${WS}${pairs.map(([key, value]) => `"${key}"${WS}:${WS}${value}`).join(`${WS},${WS}`)}${WS}\\}`;
 const BYTES = `(?:null|${list(NUMBER)})`;
 const TOP_ENTRY = members(['token', STRING], ['logprob', NUMBER], ['bytes', BYTES]);
 const ENTRY = members(['token', STRING], ['logprob', NUMBER], ['bytes', BYTES], ['top_logprobs', list(TOP_ENTRY)]);

@@ -9,7 +9,8 @@ import {
 } from './canonical-call';
 import { isRecord, type JsonRecord } from './http-io';
 
-const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
+const str = (v: unknown): string =>
+  typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const records = (v: unknown): JsonRecord[] => (Array.isArray(v) ? v.filter(isRecord) : []);
 
@@ -70,7 +71,11 @@ function usageOf(body: JsonRecord): Pick<CanonicalResponse, 'inputTokens' | 'cac
   const input = num(usage.prompt_tokens) ?? num(usage.input_tokens);
   const output = num(usage.completion_tokens) ?? num(usage.output_tokens);
   // Chat Completions: prompt_tokens_details; Responses: input_tokens_details.
-  const details = isRecord(usage.prompt_tokens_details) ? usage.prompt_tokens_details : isRecord(usage.input_tokens_details) ? usage.input_tokens_details : {};
+  const details = isRecord(usage.prompt_tokens_details)
+    ? usage.prompt_tokens_details
+    : isRecord(usage.input_tokens_details)
+      ? usage.input_tokens_details
+      : {};
   const cached = num(details.cached_tokens);
   if (input !== undefined) out.inputTokens = input;
   if (cached !== undefined) out.cachedInputTokens = cached;
@@ -91,7 +96,11 @@ export function chatResponseToCanonical(body: JsonRecord): CanonicalResponse {
       finishReason: typeof c.finish_reason === 'string' ? c.finish_reason : null,
     })),
     ...usageOf(body),
-    promptTokenIds: isIntArray(body.prompt_token_ids) ? body.prompt_token_ids : first && isIntArray(first.prompt_token_ids) ? first.prompt_token_ids : null,
+    promptTokenIds: isIntArray(body.prompt_token_ids)
+      ? body.prompt_token_ids
+      : first && isIntArray(first.prompt_token_ids)
+        ? first.prompt_token_ids
+        : null,
     responseTokenIds: first && isIntArray(first.token_ids) ? first.token_ids : null,
     logprobsContent: logprobs && Array.isArray(logprobs.content) ? logprobs.content : null,
   };
@@ -99,7 +108,13 @@ export function chatResponseToCanonical(body: JsonRecord): CanonicalResponse {
 
 /** A legacy completions request in canonical form: the prompt becomes one user message. */
 export function completionRequestToCanonical(body: JsonRecord): CanonicalRequest {
-  return { model: typeof body.model === 'string' ? body.model : null, messages: [{ role: 'user', content: contentToText(body.prompt) }], tools: [], stream: body.stream === true, ...sampling(body) };
+  return {
+    model: typeof body.model === 'string' ? body.model : null,
+    messages: [{ role: 'user', content: contentToText(body.prompt) }],
+    tools: [],
+    stream: body.stream === true,
+    ...sampling(body),
+  };
 }
 
 /** The legacy `{tokens, token_logprobs}` logprobs as an OpenAI chat `content` list. */
@@ -116,7 +131,10 @@ export function completionResponseToCanonical(body: JsonRecord): CanonicalRespon
   return {
     id: typeof body.id === 'string' ? body.id : null,
     model: typeof body.model === 'string' ? body.model : null,
-    choices: choices.map((c) => ({ message: { role: 'assistant', content: str(c.text) }, finishReason: typeof c.finish_reason === 'string' ? c.finish_reason : null })),
+    choices: choices.map((c) => ({
+      message: { role: 'assistant', content: str(c.text) },
+      finishReason: typeof c.finish_reason === 'string' ? c.finish_reason : null,
+    })),
     ...usageOf(body),
     promptTokenIds: first && isIntArray(first.prompt_token_ids) ? first.prompt_token_ids : null,
     responseTokenIds: first && isIntArray(first.token_ids) ? first.token_ids : null,
@@ -130,12 +148,23 @@ export function responsesRequestToCanonical(body: JsonRecord): CanonicalRequest 
   if (typeof body.instructions === 'string') messages.push({ role: 'system', content: body.instructions });
   if (typeof body.input === 'string') messages.push({ role: 'user', content: body.input });
   for (const item of records(body.input)) {
-    if (item.type === 'function_call_output') messages.push({ role: 'tool', content: contentToText(item.output), toolCallId: str(item.call_id) });
+    if (item.type === 'function_call_output')
+      messages.push({ role: 'tool', content: contentToText(item.output), toolCallId: str(item.call_id) });
     else if (item.type === 'function_call') {
-      messages.push({ role: 'assistant', content: null, toolCalls: [{ id: str(item.call_id), name: str(item.name), arguments: str(item.arguments) }] });
+      messages.push({
+        role: 'assistant',
+        content: null,
+        toolCalls: [{ id: str(item.call_id), name: str(item.name), arguments: str(item.arguments) }],
+      });
     } else if (typeof item.role === 'string') messages.push({ role: item.role, content: contentToText(item.content) });
   }
-  return { model: typeof body.model === 'string' ? body.model : null, messages, tools: chatTools(body.tools), stream: body.stream === true, ...sampling(body) };
+  return {
+    model: typeof body.model === 'string' ? body.model : null,
+    messages,
+    tools: chatTools(body.tools),
+    stream: body.stream === true,
+    ...sampling(body),
+  };
 }
 
 /** A Responses API `response` object in canonical form: message text and function calls become one choice. */
@@ -147,9 +176,11 @@ export function responsesResponseToCanonical(body: JsonRecord): CanonicalRespons
     if (item.type === 'message') {
       for (const part of records(item.content)) {
         if (typeof part.text === 'string') texts.push(part.text);
-        if (Array.isArray(part.logprobs) && part.logprobs.length > 0) logprobs = [...(logprobs ?? []), ...(part.logprobs as unknown[])];
+        if (Array.isArray(part.logprobs) && part.logprobs.length > 0)
+          logprobs = [...(logprobs ?? []), ...(part.logprobs as unknown[])];
       }
-    } else if (item.type === 'function_call') calls.push({ id: str(item.call_id), name: str(item.name), arguments: str(item.arguments) });
+    } else if (item.type === 'function_call')
+      calls.push({ id: str(item.call_id), name: str(item.name), arguments: str(item.arguments) });
   }
   const message: CanonicalMessage = { role: 'assistant', content: texts.length > 0 ? texts.join('') : null };
   if (calls.length > 0) message.toolCalls = calls;
@@ -160,7 +191,11 @@ export function responsesResponseToCanonical(body: JsonRecord): CanonicalRespons
     choices: [{ message, finishReason: calls.length > 0 ? 'tool_calls' : status === 'completed' ? 'stop' : status }],
     ...usageOf(body),
     promptTokenIds: isIntArray(body.prompt_token_ids) ? body.prompt_token_ids : null,
-    responseTokenIds: isIntArray(body.output_token_ids) ? body.output_token_ids : isIntArray(body.token_ids) ? body.token_ids : null,
+    responseTokenIds: isIntArray(body.output_token_ids)
+      ? body.output_token_ids
+      : isIntArray(body.token_ids)
+        ? body.token_ids
+        : null,
     logprobsContent: logprobs,
   };
 }

@@ -60,7 +60,8 @@ export class OpenAiStreamAssembler {
   push(chunk: JsonRecord): void {
     this.#chunks += 1;
     for (const key of ['id', 'created', 'model', 'system_fingerprint'] as const) {
-      if (chunk[key] !== undefined && chunk[key] !== null && this.#head[key] === undefined) this.#head[key] = chunk[key];
+      if (chunk[key] !== undefined && chunk[key] !== null && this.#head[key] === undefined)
+        this.#head[key] = chunk[key];
     }
     if (isIntArray(chunk.prompt_token_ids)) this.#promptTokenIds = chunk.prompt_token_ids;
     if (isRecord(chunk.usage)) this.#usage = chunk.usage;
@@ -83,9 +84,12 @@ export class OpenAiStreamAssembler {
     if (isIntArray(raw.prompt_token_ids)) choice.promptTokenIds = raw.prompt_token_ids;
     const logprobs = raw.logprobs;
     if (isRecord(logprobs)) {
-      if (Array.isArray(logprobs.content)) choice.logprobs = [...(choice.logprobs ?? []), ...(logprobs.content as unknown[])];
-      if (Array.isArray(logprobs.tokens)) choice.legacyTokens = [...(choice.legacyTokens ?? []), ...(logprobs.tokens as unknown[])];
-      if (Array.isArray(logprobs.token_logprobs)) choice.legacyLogprobs = [...(choice.legacyLogprobs ?? []), ...(logprobs.token_logprobs as unknown[])];
+      if (Array.isArray(logprobs.content))
+        choice.logprobs = [...(choice.logprobs ?? []), ...(logprobs.content as unknown[])];
+      if (Array.isArray(logprobs.tokens))
+        choice.legacyTokens = [...(choice.legacyTokens ?? []), ...(logprobs.tokens as unknown[])];
+      if (Array.isArray(logprobs.token_logprobs))
+        choice.legacyLogprobs = [...(choice.legacyLogprobs ?? []), ...(logprobs.token_logprobs as unknown[])];
     }
     if (this.#kind === 'completion') {
       if (typeof raw.text === 'string') choice.text.push(raw.text);
@@ -116,7 +120,11 @@ export class OpenAiStreamAssembler {
   result(): JsonRecord {
     const indexes = [...this.#choices.keys()].sort((a, b) => a - b);
     const choices = indexes.map((index) => this.#choiceBody(index, this.#choices.get(index)!));
-    const body: JsonRecord = { ...this.#head, object: this.#kind === 'chat' ? 'chat.completion' : 'text_completion', choices };
+    const body: JsonRecord = {
+      ...this.#head,
+      object: this.#kind === 'chat' ? 'chat.completion' : 'text_completion',
+      choices,
+    };
     if (this.#usage !== undefined) body.usage = this.#usage;
     if (this.#promptTokenIds !== null) body.prompt_token_ids = this.#promptTokenIds;
     return body;
@@ -128,7 +136,8 @@ export class OpenAiStreamAssembler {
     if (c.promptTokenIds !== null) choice.prompt_token_ids = c.promptTokenIds;
     if (this.#kind === 'completion') {
       choice.text = c.text.join('');
-      choice.logprobs = c.legacyTokens !== null ? { tokens: c.legacyTokens, token_logprobs: c.legacyLogprobs ?? [] } : null;
+      choice.logprobs =
+        c.legacyTokens !== null ? { tokens: c.legacyTokens, token_logprobs: c.legacyLogprobs ?? [] } : null;
       return choice;
     }
     const message: JsonRecord = { role: c.role, content: c.text.length > 0 ? c.text.join('') : null };

@@ -38,7 +38,12 @@ export class PauseController {
 
   /** The current state. */
   state(): PauseState {
-    return { paused: this.#paused, retryAfterSeconds: this.#retryAfterSeconds, reason: this.#reason, inflight: this.#inflight };
+    return {
+      paused: this.#paused,
+      retryAfterSeconds: this.#retryAfterSeconds,
+      reason: this.#reason,
+      inflight: this.#inflight,
+    };
   }
 
   /** LLM calls accepted and not yet finished. */
@@ -72,5 +77,10 @@ export class PauseController {
 
 /** The wire form of {@link PauseState}. */
 export function pauseStateToWire(state: PauseState): Record<string, unknown> {
-  return { paused: state.paused, retry_after_seconds: state.retryAfterSeconds, reason: state.reason, inflight: state.inflight };
+  return {
+    paused: state.paused,
+    retry_after_seconds: state.retryAfterSeconds,
+    reason: state.reason,
+    inflight: state.inflight,
+  };
 }

@@ -37,15 +37,28 @@ describe('gateway pause / drain', () => {
     await arrived.promise;
     expect(await control('/proxy/state')).toEqual({ paused: false, retry_after_seconds: 5, reason: null, inflight: 1 });
 
-    const paused = await control('/proxy/pause', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ retry_after_seconds: 3, reason: 'weight update' }) });
+    const paused = await control('/proxy/pause', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ retry_after_seconds: 3, reason: 'weight update' }),
+    });
     expect(paused).toEqual({ paused: true, retry_after_seconds: 3, reason: 'weight update', inflight: 1 });
 
-    const refused = await fetch(`${fx.baseURL}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'new' }] }) });
+    const refused = await fetch(`${fx.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'new' }] }),
+    });
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toBe('3');
     expect(refused.headers.get('x-agl-paused')).toBe('true');
-    expect(await refused.json()).toMatchObject({ error_type: 'gateway_paused', detail: expect.stringContaining('weight update') });
-    await expect(client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'new' }] })).rejects.toMatchObject({ status: 429 });
+    expect(await refused.json()).toMatchObject({
+      error_type: 'gateway_paused',
+      detail: expect.stringContaining('weight update'),
+    });
+    await expect(
+      client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'new' }] }),
+    ).rejects.toMatchObject({ status: 429 });
     expect(fx.llm.requests.filter((r) => JSON.stringify(r.body).includes('"new"'))).toHaveLength(0);
 
     let drained = false;
@@ -57,24 +70,40 @@ describe('gateway pause / drain', () => {
     expect((await inflight).choices[0]!.message.content).toBe('done slowly');
     await drain;
     expect(await control('/proxy/state')).toMatchObject({ paused: true, inflight: 0 });
-    expect((await spansOf(fx.store, fx.rollout.rolloutId)).map((s) => s.attributes['gen_ai.completion.0.content'])).toEqual(['done slowly']);
+    expect(
+      (await spansOf(fx.store, fx.rollout.rolloutId)).map((s) => s.attributes['gen_ai.completion.0.content']),
+    ).toEqual(['done slowly']);
 
-    expect(await control('/proxy/resume', { method: 'POST' })).toEqual({ paused: false, retry_after_seconds: 3, reason: null, inflight: 0 });
+    expect(await control('/proxy/resume', { method: 'POST' })).toEqual({
+      paused: false,
+      retry_after_seconds: 3,
+      reason: null,
+      inflight: 0,
+    });
     const after = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'new' }] });
     expect(after.choices[0]!.message.content).toBe('fast');
   });
 
   it('rejects a malformed pause request', async () => {
-    const res = await fetch(`${fx.gateway.url}/proxy/pause`, { method: 'POST', body: JSON.stringify({ retry_after_seconds: 'soon' }) });
+    const res = await fetch(`${fx.gateway.url}/proxy/pause`, {
+      method: 'POST',
+      body: JSON.stringify({ retry_after_seconds: 'soon' }),
+    });
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ error_type: 'invalid_request', detail: expect.stringContaining('retry_after_seconds') });
+    expect(await res.json()).toMatchObject({
+      error_type: 'invalid_request',
+      detail: expect.stringContaining('retry_after_seconds'),
+    });
     expect(fx.gateway.state().paused).toBe(false);
   });
 
   it('with spanWrite "after-response" (the memory store\'s default), answers first and counts the call in flight until its span is stored', async () => {
     const late = await startGatewayFixture();
     try {
-      const res = await fetch(`${late.baseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: '4 + 4' }] }) });
+      const res = await fetch(`${late.baseURL}/chat/completions`, {
+        method: 'POST',
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: '4 + 4' }] }),
+      });
       expect(res.status).toBe(200);
       const sequenceId = Number(res.headers.get('x-agl-sequence-id'));
       expect(sequenceId).toBeGreaterThan(0);

@@ -76,8 +76,9 @@ export function callSpan(call: RecordedCall): SpanInput {
     startTime: call.startTime,
     endTime: call.endTime,
     context: { traceId, spanId: call.spanId, isRemote: false, traceState: {} },
-    parent: call.parent ? { traceId: call.parent.traceId, spanId: call.parent.spanId, isRemote: true, traceState: {} } : null,
+    parent: call.parent
+      ? { traceId: call.parent.traceId, spanId: call.parent.spanId, isRemote: true, traceState: {} }
+      : null,
     resource: { attributes: { 'service.name': 'agl-gateway' }, schemaUrl: '' },
   };
 }
-

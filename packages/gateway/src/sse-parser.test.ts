@@ -3,7 +3,8 @@ import { SseParser } from './sse-parser';
 
 describe('SseParser', () => {
   it('splits events across arbitrary chunk boundaries, including CRLF split between chunks', () => {
-    const text = 'event: message_start\r\ndata: {"a":1}\r\n\r\n: comment\r\ndata: line1\r\ndata: line2\r\n\r\ndata: [DONE]\r\n\r\n';
+    const text =
+      'event: message_start\r\ndata: {"a":1}\r\n\r\n: comment\r\ndata: line1\r\ndata: line2\r\n\r\ndata: [DONE]\r\n\r\n';
     for (let cut = 1; cut < text.length; cut += 1) {
       const parser = new SseParser();
       const events = [...parser.push(text.slice(0, cut)), ...parser.push(text.slice(cut)), ...parser.flush()];

@@ -35,11 +35,25 @@ describe('StoreBatcher', () => {
   let store: CountingStore;
   afterEach(() => store.close());
 
-  async function setup(): Promise<{ batcher: StoreBatcher; span: (name: string, sequenceId: number) => SpanInput; rolloutId: string }> {
+  async function setup(): Promise<{
+    batcher: StoreBatcher;
+    span: (name: string, sequenceId: number) => SpanInput;
+    rolloutId: string;
+  }> {
     store = new CountingStore();
     const r = await store.startRollout({ input: null, mode: 'train' });
     const span = (name: string, sequenceId: number): SpanInput =>
-      callSpan({ rolloutId: r.rolloutId, attemptId: r.attempt.attemptId, sequenceId, spanId: newSpanId(), name, attributes: { n: name }, startTime: 1, endTime: 2, parent: null });
+      callSpan({
+        rolloutId: r.rolloutId,
+        attemptId: r.attempt.attemptId,
+        sequenceId,
+        spanId: newSpanId(),
+        name,
+        attributes: { n: name },
+        startTime: 1,
+        endTime: 2,
+        parent: null,
+      });
     return { batcher: new StoreBatcher(store), span, rolloutId: r.rolloutId };
   }
 
@@ -47,7 +61,11 @@ describe('StoreBatcher', () => {
     const { batcher, span, rolloutId } = await setup();
     const [rid, aid] = [rolloutId, (await store.getLatestAttempt(rolloutId))!.attemptId];
     store.calls = [];
-    const ids = await Promise.all([batcher.nextSequenceId(rid, aid), batcher.nextSequenceId(rid, aid), batcher.nextSequenceId(rid, aid)]);
+    const ids = await Promise.all([
+      batcher.nextSequenceId(rid, aid),
+      batcher.nextSequenceId(rid, aid),
+      batcher.nextSequenceId(rid, aid),
+    ]);
     expect(ids).toEqual([1, 2, 3]);
     await Promise.all(ids.map((id) => batcher.addSpan(span(`call ${id}`, id))));
     expect(store.calls).toEqual(['getNextSpanSequenceIds(3)', 'addSpans(3)']);
@@ -69,7 +87,17 @@ describe('StoreBatcher', () => {
     let inFlight = 1;
     const batcher = new StoreBatcher(store, () => inFlight <= 1);
     const span = (name: string, sequenceId: number): SpanInput =>
-      callSpan({ rolloutId: r.rolloutId, attemptId: r.attempt.attemptId, sequenceId, spanId: newSpanId(), name, attributes: {}, startTime: 1, endTime: 2, parent: null });
+      callSpan({
+        rolloutId: r.rolloutId,
+        attemptId: r.attempt.attemptId,
+        sequenceId,
+        spanId: newSpanId(),
+        name,
+        attributes: {},
+        startTime: 1,
+        endTime: 2,
+        parent: null,
+      });
     const alone = batcher.addSpan(span('alone', 1));
     expect(store.calls).toEqual(['addSpan']); // handed to the store before the turn ends
     await alone;
@@ -79,13 +107,19 @@ describe('StoreBatcher', () => {
     expect(store.calls).toEqual([]);
     await both;
     expect(store.calls).toEqual(['addSpans(2)']);
-    expect((await store.querySpans({ rolloutId: r.rolloutId, sortBy: 'sequence_id' })).items.map((s) => s.name)).toEqual(['alone', 'first', 'second']);
+    expect(
+      (await store.querySpans({ rolloutId: r.rolloutId, sortBy: 'sequence_id' })).items.map((s) => s.name),
+    ).toEqual(['alone', 'first', 'second']);
   });
 
   it('retries a failed batch one span at a time, so only the bad span’s call fails and the others are stored once', async () => {
     const { batcher, span, rolloutId } = await setup();
     store.calls = [];
-    const results = await Promise.allSettled([batcher.addSpan(span('good 1', 1)), batcher.addSpan(span('bad', 2)), batcher.addSpan(span('good 2', 3))]);
+    const results = await Promise.allSettled([
+      batcher.addSpan(span('good 1', 1)),
+      batcher.addSpan(span('bad', 2)),
+      batcher.addSpan(span('good 2', 3)),
+    ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((results[1] as PromiseRejectedResult).reason).toMatchObject({ message: 'bad span' });
     expect(store.calls).toEqual(['addSpans(3)', 'addSpan', 'addSpan', 'addSpan']);
@@ -108,7 +142,17 @@ describe('StoreBatcher', () => {
         () => {
           events.push(`span ${name}`);
           if (name === 'unparsable') throw new Error('bad answer');
-          return callSpan({ rolloutId: r.rolloutId, attemptId: r.attempt.attemptId, sequenceId, spanId: newSpanId(), name, attributes: {}, startTime: 1, endTime: 2, parent: null });
+          return callSpan({
+            rolloutId: r.rolloutId,
+            attemptId: r.attempt.attemptId,
+            sequenceId,
+            spanId: newSpanId(),
+            name,
+            attributes: {},
+            startTime: 1,
+            endTime: 2,
+            parent: null,
+          });
         },
       );
     const alone = call('alone', 1);
@@ -118,20 +162,52 @@ describe('StoreBatcher', () => {
     inFlight = 3;
     events.length = 0;
     store.calls = [];
-    const results = Promise.allSettled([call('a', 2), call('unparsable', 3), call('bad', 4), call('unwritable', 5), call('b', 6)]);
+    const results = Promise.allSettled([
+      call('a', 2),
+      call('unparsable', 3),
+      call('bad', 4),
+      call('unwritable', 5),
+      call('b', 6),
+    ]);
     expect(events).toEqual([]); // nothing before the end of the turn
     const settled = await results;
-    expect(events).toEqual(['answer a', 'answer unparsable', 'answer bad', 'answer unwritable', 'answer b', 'span a', 'span unparsable', 'span bad', 'span b']);
-    expect(settled.map((x) => (x.status === 'rejected' ? (x.reason as Error).message : 'stored'))).toEqual(['stored', 'bad answer', 'bad span', 'socket gone', 'stored']);
+    expect(events).toEqual([
+      'answer a',
+      'answer unparsable',
+      'answer bad',
+      'answer unwritable',
+      'answer b',
+      'span a',
+      'span unparsable',
+      'span bad',
+      'span b',
+    ]);
+    expect(settled.map((x) => (x.status === 'rejected' ? (x.reason as Error).message : 'stored'))).toEqual([
+      'stored',
+      'bad answer',
+      'bad span',
+      'socket gone',
+      'stored',
+    ]);
     expect(store.calls).toEqual(['addSpans(3)', 'addSpan', 'addSpan', 'addSpan']);
-    expect((await store.querySpans({ rolloutId: r.rolloutId, sortBy: 'sequence_id' })).items.map((s) => s.name)).toEqual(['alone', 'a', 'b']);
+    expect(
+      (await store.querySpans({ rolloutId: r.rolloutId, sortBy: 'sequence_id' })).items.map((s) => s.name),
+    ).toEqual(['alone', 'a', 'b']);
   });
 
   it('passes a store error to every waiting call', async () => {
     const { batcher, span, rolloutId } = await setup();
     const attemptId = (await store.getLatestAttempt(rolloutId))!.attemptId;
     await store.close();
-    const results = await Promise.allSettled([batcher.nextSequenceId(rolloutId, attemptId), batcher.nextSequenceId(rolloutId, attemptId), batcher.addSpan(span('late', 1))]);
-    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as Error).name : 'ok'))).toEqual(['AGL_StoreClosedError', 'AGL_StoreClosedError', 'AGL_StoreClosedError']);
+    const results = await Promise.allSettled([
+      batcher.nextSequenceId(rolloutId, attemptId),
+      batcher.nextSequenceId(rolloutId, attemptId),
+      batcher.addSpan(span('late', 1)),
+    ]);
+    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as Error).name : 'ok'))).toEqual([
+      'AGL_StoreClosedError',
+      'AGL_StoreClosedError',
+      'AGL_StoreClosedError',
+    ]);
   });
 });

@@ -24,7 +24,12 @@ export interface UpstreamRequest {
 export const KEEP_ALIVE_THRESHOLD_MS = 300;
 
 const RESET_CODES = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE']);
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
+const TIMEOUT_CODES = new Set([
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ETIMEDOUT',
+]);
 
 /** The URL without credentials or query, for messages. */
 export function describeUrl(url: URL): string {
@@ -41,14 +46,24 @@ export function toUpstreamError(err: unknown, url: URL, timeoutMs: number): unkn
   if (code === 'UND_ERR_ABORTED' || (err as { name?: unknown } | null)?.name === 'AbortError') return err;
   const where = describeUrl(url);
   if (TIMEOUT_CODES.has(code)) {
-    return new UpstreamError('timeout', where, `The model backend at ${where} did not answer within ${timeoutMs} ms (${code}). Check that the backend is healthy, or raise the gateway's timeout (--timeout-ms).`, {
-      cause: err,
-    });
+    return new UpstreamError(
+      'timeout',
+      where,
+      `The model backend at ${where} did not answer within ${timeoutMs} ms (${code}). Check that the backend is healthy, or raise the gateway's timeout (--timeout-ms).`,
+      {
+        cause: err,
+      },
+    );
   }
   const reason = err instanceof Error ? err.message : String(err);
-  return new UpstreamError('connection', where, `Could not reach the model backend at ${where}: ${code ? `${code} ` : ''}${reason}. Check --backend (or the LLM resource's endpoint) and that the backend is running.`, {
-    cause: err,
-  });
+  return new UpstreamError(
+    'connection',
+    where,
+    `Could not reach the model backend at ${where}: ${code ? `${code} ` : ''}${reason}. Check --backend (or the LLM resource's endpoint) and that the backend is running.`,
+    {
+      cause: err,
+    },
+  );
 }
 
 const targets = new WeakMap<URL, { origin: string; path: string }>();

@@ -14,7 +14,8 @@ export interface UpstreamJson {
 
 const LOGPROBS_CONTENT = ['choices', 0, 'logprobs', 'content'] as const;
 
-const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+const asBuffer = (bytes: Uint8Array): Buffer =>
+  Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 /** A body as text, decoded as undici's `body.text()` does (UTF-8, a leading byte-order mark dropped). */
 export function decodeBody(bytes: Uint8Array): string {
@@ -53,7 +54,9 @@ export function parseUpstreamJson(bytes: Uint8Array, logprobsAsText: boolean, sc
   const text = scanned?.text ?? decodeBody(bytes);
   if (logprobsAsText) {
     const aligned = text.length === bytes.length;
-    const range = scanned ? scanned.logprobsContent : findJsonPath(bytes, LOGPROBS_CONTENT, logprobsListSkip(bytes, text));
+    const range = scanned
+      ? scanned.logprobsContent
+      : findJsonPath(bytes, LOGPROBS_CONTENT, logprobsListSkip(bytes, text));
     if (range !== null && bytes[range.start] === 0x5b) {
       const buffer = asBuffer(bytes);
       const head = aligned ? text.slice(0, range.start) : buffer.toString('utf8', 0, range.start);

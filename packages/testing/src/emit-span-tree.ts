@@ -13,7 +13,12 @@ export interface SpanSpec {
  * Emits a span tree through a real OpenTelemetry tracer. Start times are 1 ms apart from `startMs`, in pre-order, and
  * each span ends after its children, as a real run would; returns the next free start time.
  */
-export function emitSpanTree(tracer: Tracer, specs: readonly SpanSpec[], startMs = Date.now(), parent: Context = ROOT_CONTEXT): number {
+export function emitSpanTree(
+  tracer: Tracer,
+  specs: readonly SpanSpec[],
+  startMs = Date.now(),
+  parent: Context = ROOT_CONTEXT,
+): number {
   let t = startMs;
   for (const spec of specs) {
     const span = tracer.startSpan(spec.name, { kind: spec.kind, attributes: spec.attributes, startTime: t }, parent);

@@ -9,9 +9,11 @@ import type { TestLlmReply, TestLlmRequest } from './openai-test-server/index';
  */
 export function roomSelectorRuleLlm(request: TestLlmRequest): TestLlmReply {
   const user = [...request.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
-  if (request.model === 'agent-model') return { content: agentReply(request.messages.find((m) => m.role === 'system')?.content ?? '', user) };
+  if (request.model === 'agent-model')
+    return { content: agentReply(request.messages.find((m) => m.role === 'system')?.content ?? '', user) };
   if (request.model === 'critic-model') return { content: critique(user) };
-  if (request.model === 'editor-model') return { content: /<prompt_a>/u.test(user) ? ruleMerge(user) : ruleEdit(user, HARMFUL) };
+  if (request.model === 'editor-model')
+    return { content: /<prompt_a>/u.test(user) ? ruleMerge(user) : ruleEdit(user, HARMFUL) };
   return { error: { status: 404, message: `unknown model ${request.model}` } };
 }
 
@@ -32,7 +34,12 @@ interface ParsedRoom {
 }
 
 function parseRooms(text: string): ParsedRoom[] {
-  return [...text.matchAll(/(R\d+): seats (\d+), projector (yes|no), step-free (yes|no)/gu)].map((m) => ({ id: m[1] as string, seats: Number(m[2]), projector: m[3] === 'yes', stepFree: m[4] === 'yes' }));
+  return [...text.matchAll(/(R\d+): seats (\d+), projector (yes|no), step-free (yes|no)/gu)].map((m) => ({
+    id: m[1] as string,
+    seats: Number(m[2]),
+    projector: m[3] === 'yes',
+    stepFree: m[4] === 'yes',
+  }));
 }
 
 function agentReply(system: string, user: string): string {
@@ -67,4 +74,3 @@ function critique(text: string): string {
   const prefix = text.includes('- Critique:') ? 'Critique: ' : '';
   return bullets.map((b) => `- ${prefix}${b}`).join('\n');
 }
-

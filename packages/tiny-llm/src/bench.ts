@@ -45,7 +45,8 @@ export async function benchmark(options: { config?: Partial<Omit<TinyConfig, 'vo
   for (const c of caches) model.prefill(c, prompt);
   t0 = performance.now();
   c0 = cpuMs();
-  for (let s = 0; s < 128; s++) model.forward(caches.map((cache) => ({ cache, token: 97 + (s % 26), wantLogits: true })));
+  for (let s = 0; s < 128; s++)
+    model.forward(caches.map((cache) => ({ cache, token: 97 + (s % 26), wantLogits: true })));
   const batchedTokensPerSecond = ((8 * 128) / (performance.now() - t0)) * 1000;
   const cpuBatched = ((8 * 128) / (cpuMs() - c0)) * 1000;
   const core = await TrainerCore.create({ weights });

@@ -15,10 +15,26 @@ describe('agl-tiny serve', () => {
   it('prints AGL_TINY_URL, creates v0 in an empty directory, and enforces the bearer token', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'agl-tiny-bin-'));
     dirs.push(dir);
-    const args = ['--conditions=@agl/source', '--import', 'tsx', bin, 'serve', '--dir', dir, '--port', '0', '--token', 's3cret'];
-    const child = spawn(process.execPath, [...args, '--d-model', '16', '--layers', '1', '--heads', '2', '--d-ff', '16', '--max-seq-len', '32'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const args = [
+      '--conditions=@agl/source',
+      '--import',
+      'tsx',
+      bin,
+      'serve',
+      '--dir',
+      dir,
+      '--port',
+      '0',
+      '--token',
+      's3cret',
+    ];
+    const child = spawn(
+      process.execPath,
+      [...args, '--d-model', '16', '--layers', '1', '--heads', '2', '--d-ff', '16', '--max-seq-len', '32'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let out = '';
@@ -37,7 +53,10 @@ describe('agl-tiny serve', () => {
       expect(denied.status).toBe(401);
       expect(((await denied.json()) as { detail: string }).detail).toMatch(/Authorization: Bearer/);
       const ok = await fetch(`${url}/v1/models`, { headers: { authorization: 'Bearer s3cret' } });
-      expect(((await ok.json()) as { data: unknown[] }).data[0]).toMatchObject({ id: 'agl-tiny@v0', max_model_len: 32 });
+      expect(((await ok.json()) as { data: unknown[] }).data[0]).toMatchObject({
+        id: 'agl-tiny@v0',
+        max_model_len: 32,
+      });
     } finally {
       child.kill('SIGTERM');
     }

@@ -78,7 +78,11 @@ async function main(): Promise<void> {
     const tokenizer = new TinyTokenizer();
     const config = { ...DEFAULT_TINY_CONFIG, ...shape, vocabSize: tokenizer.vocabSize };
     const weights = initWeights({ config, tokenizer: tokenizer.spec, seed: Number(values.seed) });
-    const path = await new WeightStore({ dir: values.dir! }).save({ weights, version: values.version ?? 'v0', meta: { init: true } });
+    const path = await new WeightStore({ dir: values.dir! }).save({
+      weights,
+      version: values.version ?? 'v0',
+      meta: { init: true },
+    });
     console.log(path);
   } else if (cmd === 'bench') {
     const { benchmark } = await import('./bench');

@@ -1,4 +1,13 @@
-export { litAgent, toLitAgent, pickRolloutFn, type AgentContext, type AgentLike, type LitAgent, type RolloutFn, type RolloutResult } from './agent/lit-agent';
+export {
+  litAgent,
+  toLitAgent,
+  pickRolloutFn,
+  type AgentContext,
+  type AgentLike,
+  type LitAgent,
+  type RolloutFn,
+  type RolloutResult,
+} from './agent/lit-agent';
 export { processAgent, ProcessAgent, type ProcessAgentOptions } from './agent/process-agent';
 export { runFromEnv, readAgentEnv, postRewardEvent, type RunFromEnvResult } from './agent/run-from-env';
 export { Runner, type RunnerOptions } from './runner/runner';

@@ -19,7 +19,11 @@ export interface AglStoreServe {
 export function startAglStoreServe(options: { path: string; token?: string }): Promise<AglStoreServe> {
   const args = [...SOURCE_FLAGS, AGL_BIN, 'store', 'serve', '--port', '0', '--db', options.path];
   if (options.token) args.push('--token', options.token);
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CI: '1' } });
+  const child = spawn(process.execPath, args, {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, CI: '1' },
+  });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   return new Promise((resolve, reject) => {

@@ -14,7 +14,12 @@ export interface ArithmeticTask {
 
 /** The tasks: `fail` on every 25th, whose config allows `maxAttempts` 2 (3 on every 50th). */
 export function arithmeticTasks(n: number): ArithmeticTask[] {
-  return Array.from({ length: n }, (_, i) => ({ id: `t${i}`, a: i, b: i % 7, ...(i % 25 === 0 ? { fail: true } : {}) }));
+  return Array.from({ length: n }, (_, i) => ({
+    id: `t${i}`,
+    a: i,
+    b: i % 7,
+    ...(i % 25 === 0 ? { fail: true } : {}),
+  }));
 }
 
 export function maxAttemptsOf(task: ArithmeticTask): number {
@@ -36,10 +41,18 @@ export async function arithmeticAgent(task: ArithmeticTask, resources: NamedReso
     client = new OpenAI({ baseURL: llm.endpoint, apiKey: llm.apiKey ?? 'x', maxRetries: 0 });
     clients.set(llm.endpoint, client);
   }
-  const first = await instrumentedChat(client, { model: llm.model, messages: [{ role: 'user', content: `What is ${task.a} + ${task.b}?` }], return_token_ids: true });
+  const first = await instrumentedChat(client, {
+    model: llm.model,
+    messages: [{ role: 'user', content: `What is ${task.a} + ${task.b}?` }],
+    return_token_ids: true,
+  });
   const answer = first.choices[0]?.message.content ?? '';
   emitReward(0.5);
   if (task.fail) throw new Error(`task ${task.id} fails on purpose`);
-  const check = await instrumentedChat(client, { model: llm.model, messages: [{ role: 'user', content: `Double-check ${task.a} + ${task.b}` }], return_token_ids: true });
+  const check = await instrumentedChat(client, {
+    model: llm.model,
+    messages: [{ role: 'user', content: `Double-check ${task.a} + ${task.b}` }],
+    return_token_ids: true,
+  });
   return Number(check.choices[0]?.message.content) === task.a + task.b && Number(answer) === task.a + task.b ? 1 : 0;
 }

@@ -63,7 +63,10 @@ async function runAndCheck(store: LightningStore, llm: OpenAiTestServer): Promis
     } else {
       expect(trajectory.transitions).toHaveLength(2);
       expect(trajectory.transitions[1]!.reward).toBe(1);
-      expect(trajectory.transitions[1]!.state.messages[0]).toMatchObject({ role: 'user', content: `Double-check ${task.a} + ${task.b}` });
+      expect(trajectory.transitions[1]!.state.messages[0]).toMatchObject({
+        role: 'user',
+        content: `Double-check ${task.a} + ${task.b}`,
+      });
       expect(trajectory.finalReward).toBe(1);
     }
   }

@@ -82,31 +82,46 @@ describe('process agents (Contract 2b): a python3 stdlib agent under the env con
 });
 
 describe('process agents behind the loopback AGL gateway (Runner gateway: true)', () => {
-  it('an agent that only calls AGL_OPENAI_BASE_URL gets its call recorded by the gateway, with token ids', { timeout: 120_000 }, async () => {
-    const llm = await startOpenAiTestServer();
-    const dir = await mkdtemp(join(tmpdir(), 'agl-proc-gw-'));
-    const store = new SqliteStore({ path: join(dir, 'store.sqlite') });
-    try {
-      await store.addResources({ main_llm: { resourceType: 'llm', endpoint: llm.baseURL, model: 'test-model' } });
-      const r = await store.enqueueRollout({ input: { question: 'What is 5 + 5?', expected: 10, no_span: true }, mode: 'train' });
-      const runner = new Runner({ store, agent: processAgent({ command: 'python3', args: [SCRIPT] }), gateway: true, pollIntervalSeconds: 0.05, logger: { warn: () => undefined } });
-      const running = runner.run();
-      const [done] = await store.waitForRollouts([r.rolloutId], { timeoutSeconds: 60 });
-      runner.stop();
-      await running;
-      expect(done?.status).toBe('succeeded');
-      const spans = (await store.querySpans({ rolloutId: r.rolloutId, sortBy: 'sequenceId' })).items;
-      const trajectory = new TraceToTransitions().adapt(spans, done!);
-      expect(trajectory.transitions).toHaveLength(1);
-      expect(trajectory.transitions[0]!.state.tokenIds).toEqual(toyChatPromptIds([{ role: 'user', content: 'What is 5 + 5?' }]));
-      expect(trajectory.transitions[0]!.action.tokenIds).toEqual(toyTokenize('10'));
-      expect(trajectory.finalReward).toBe(1);
-      // the gateway never forwards the agent's AGL_KEY upstream (the resource has no api key here)
-      expect(llm.requests.at(-1)?.headers.authorization).toBeUndefined();
-    } finally {
-      await store.close();
-      await llm.close();
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+  it(
+    'an agent that only calls AGL_OPENAI_BASE_URL gets its call recorded by the gateway, with token ids',
+    { timeout: 120_000 },
+    async () => {
+      const llm = await startOpenAiTestServer();
+      const dir = await mkdtemp(join(tmpdir(), 'agl-proc-gw-'));
+      const store = new SqliteStore({ path: join(dir, 'store.sqlite') });
+      try {
+        await store.addResources({ main_llm: { resourceType: 'llm', endpoint: llm.baseURL, model: 'test-model' } });
+        const r = await store.enqueueRollout({
+          input: { question: 'What is 5 + 5?', expected: 10, no_span: true },
+          mode: 'train',
+        });
+        const runner = new Runner({
+          store,
+          agent: processAgent({ command: 'python3', args: [SCRIPT] }),
+          gateway: true,
+          pollIntervalSeconds: 0.05,
+          logger: { warn: () => undefined },
+        });
+        const running = runner.run();
+        const [done] = await store.waitForRollouts([r.rolloutId], { timeoutSeconds: 60 });
+        runner.stop();
+        await running;
+        expect(done?.status).toBe('succeeded');
+        const spans = (await store.querySpans({ rolloutId: r.rolloutId, sortBy: 'sequenceId' })).items;
+        const trajectory = new TraceToTransitions().adapt(spans, done!);
+        expect(trajectory.transitions).toHaveLength(1);
+        expect(trajectory.transitions[0]!.state.tokenIds).toEqual(
+          toyChatPromptIds([{ role: 'user', content: 'What is 5 + 5?' }]),
+        );
+        expect(trajectory.transitions[0]!.action.tokenIds).toEqual(toyTokenize('10'));
+        expect(trajectory.finalReward).toBe(1);
+        // the gateway never forwards the agent's AGL_KEY upstream (the resource has no api key here)
+        expect(llm.requests.at(-1)?.headers.authorization).toBeUndefined();
+      } finally {
+        await store.close();
+        await llm.close();
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });

@@ -25,44 +25,51 @@ describe('Runner worker processes', () => {
   });
   afterAll(async () => rm(dir, { recursive: true, force: true }));
 
-  it('a worker process killed mid-rollout leaves an unresponsive attempt, which is retried and finishes', { timeout: 120_000 }, async () => {
-    const store = new SqliteStore({ path: join(dir, 'store.sqlite'), scanDebounceSeconds: 0 });
-    const marker = join(dir, 'hung.pid');
-    const warnings: string[] = [];
-    let runner: Runner | undefined;
-    let running: Promise<unknown> | undefined;
-    try {
-      const hung = await store.enqueueRollout({ input: { hangOnceMarker: marker }, config: { unresponsiveSeconds: 3, maxAttempts: 2, retryCondition: ['unresponsive'] } });
-      const plain = await store.enqueueRollouts([{ input: {} }, { input: {} }]);
-      runner = new Runner({
-        store,
-        workerMode: 'process',
-        agentModule: { path: AGENT },
-        nWorkers: 2,
-        heartbeatIntervalSeconds: 0.2,
-        pollIntervalSeconds: 0.05,
-        logger: { warn: (m) => warnings.push(m) },
-      });
-      running = runner.run();
-      await waitFor(() => existsSync(marker) && readFileSync(marker, 'utf8') !== '', 'the agent to hang');
-      const pid = Number(readFileSync(marker, 'utf8'));
-      expect(pid).not.toBe(process.pid);
-      process.kill(pid, 'SIGKILL');
-      const ids = [hung.rolloutId, ...plain.map((r) => r.rolloutId)];
-      const done = await store.waitForRollouts(ids, { timeoutSeconds: 60 });
-      runner.stop();
-      await running;
-      expect(done.map((r) => r.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
-      const attempts = (await store.queryAttempts({ rolloutId: hung.rolloutId })).items;
-      expect(attempts.map((a) => a.status)).toEqual(['unresponsive', 'succeeded']);
-      const spans = (await store.querySpans({ rolloutId: hung.rolloutId, attemptId: attempts[1]!.attemptId })).items;
-      expect(spans.map(getRewardValue).filter((v) => v !== null)).toEqual([1]);
-      expect(warnings.some((w) => w.includes('exited') && w.includes('replacement'))).toBe(true);
-      expect(runner.stats.succeeded).toBe(3);
-    } finally {
-      runner?.stop();
-      await running;
-      await store.close();
-    }
-  });
+  it(
+    'a worker process killed mid-rollout leaves an unresponsive attempt, which is retried and finishes',
+    { timeout: 120_000 },
+    async () => {
+      const store = new SqliteStore({ path: join(dir, 'store.sqlite'), scanDebounceSeconds: 0 });
+      const marker = join(dir, 'hung.pid');
+      const warnings: string[] = [];
+      let runner: Runner | undefined;
+      let running: Promise<unknown> | undefined;
+      try {
+        const hung = await store.enqueueRollout({
+          input: { hangOnceMarker: marker },
+          config: { unresponsiveSeconds: 3, maxAttempts: 2, retryCondition: ['unresponsive'] },
+        });
+        const plain = await store.enqueueRollouts([{ input: {} }, { input: {} }]);
+        runner = new Runner({
+          store,
+          workerMode: 'process',
+          agentModule: { path: AGENT },
+          nWorkers: 2,
+          heartbeatIntervalSeconds: 0.2,
+          pollIntervalSeconds: 0.05,
+          logger: { warn: (m) => warnings.push(m) },
+        });
+        running = runner.run();
+        await waitFor(() => existsSync(marker) && readFileSync(marker, 'utf8') !== '', 'the agent to hang');
+        const pid = Number(readFileSync(marker, 'utf8'));
+        expect(pid).not.toBe(process.pid);
+        process.kill(pid, 'SIGKILL');
+        const ids = [hung.rolloutId, ...plain.map((r) => r.rolloutId)];
+        const done = await store.waitForRollouts(ids, { timeoutSeconds: 60 });
+        runner.stop();
+        await running;
+        expect(done.map((r) => r.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+        const attempts = (await store.queryAttempts({ rolloutId: hung.rolloutId })).items;
+        expect(attempts.map((a) => a.status)).toEqual(['unresponsive', 'succeeded']);
+        const spans = (await store.querySpans({ rolloutId: hung.rolloutId, attemptId: attempts[1]!.attemptId })).items;
+        expect(spans.map(getRewardValue).filter((v) => v !== null)).toEqual([1]);
+        expect(warnings.some((w) => w.includes('exited') && w.includes('replacement'))).toBe(true);
+        expect(runner.stats.succeeded).toBe(3);
+      } finally {
+        runner?.stop();
+        await running;
+        await store.close();
+      }
+    },
+  );
 });

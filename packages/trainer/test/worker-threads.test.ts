@@ -12,7 +12,10 @@ import { Runner } from '../src/index';
 const AGENT = fileURLToPath(new URL('./fixtures/thread-agent.ts', import.meta.url));
 
 /** Per rollout: the final reward (the id of the thread that ran it) and the worker of its attempt. */
-async function outcomes(store: LightningStore, ids: string[]): Promise<Array<{ status: string; thread: number | null; workerId: string | null }>> {
+async function outcomes(
+  store: LightningStore,
+  ids: string[],
+): Promise<Array<{ status: string; thread: number | null; workerId: string | null }>> {
   return Promise.all(
     ids.map(async (id) => {
       const rollout = await store.getRolloutById(id);
@@ -34,7 +37,15 @@ describe("Runner workerMode 'thread'", { timeout: 120_000 }, () => {
     const store = new SqliteStore({ path: join(dir, 'threads.sqlite') });
     try {
       const made = await store.enqueueRollouts(Array.from({ length: 24 }, () => ({ input: { waitMs: 20 } })));
-      const runner = new Runner({ store, workerMode: 'thread', threads: 2, agentModule: { path: AGENT }, nWorkers: 4, pollIntervalSeconds: 0.05, maxRollouts: 24 });
+      const runner = new Runner({
+        store,
+        workerMode: 'thread',
+        threads: 2,
+        agentModule: { path: AGENT },
+        nWorkers: 4,
+        pollIntervalSeconds: 0.05,
+        maxRollouts: 24,
+      });
       let ready = false;
       void runner.ready.then(() => (ready = true));
       const running = runner.run();
@@ -42,7 +53,10 @@ describe("Runner workerMode 'thread'", { timeout: 120_000 }, () => {
       expect(ready).toBe(true);
       const stats = await running;
       expect(stats).toEqual({ started: 24, succeeded: 24, failed: 0 });
-      const done = await outcomes(store, made.map((r) => r.rolloutId));
+      const done = await outcomes(
+        store,
+        made.map((r) => r.rolloutId),
+      );
       expect(done.every((d) => d.status === 'succeeded')).toBe(true);
       // Two runner threads (never the main thread, id 0); Worker-1 and Worker-2 on one, Worker-3 and Worker-4 on the other.
       const threadOf = new Map<string, Set<number>>();
@@ -52,7 +66,10 @@ describe("Runner workerMode 'thread'", { timeout: 120_000 }, () => {
       const threads = new Set(done.map((d) => d.thread));
       expect(threads.size).toBe(2);
       expect(threads.has(0)).toBe(false);
-      for (const [a, b] of [['Worker-1', 'Worker-2'], ['Worker-3', 'Worker-4']] as const) {
+      for (const [a, b] of [
+        ['Worker-1', 'Worker-2'],
+        ['Worker-3', 'Worker-4'],
+      ] as const) {
         if (threadOf.has(a) && threadOf.has(b)) expect([...threadOf.get(a)!]).toEqual([...threadOf.get(b)!]);
       }
     } finally {
@@ -64,13 +81,32 @@ describe("Runner workerMode 'thread'", { timeout: 120_000 }, () => {
     const store = new MemoryStore();
     try {
       const made = await store.enqueueRollouts(Array.from({ length: 6 }, () => ({ input: {} })));
-      const runner = new Runner({ store, workerMode: 'thread', threads: 2, agentModule: { path: AGENT }, nWorkers: 2, pollIntervalSeconds: 0.05 });
+      const runner = new Runner({
+        store,
+        workerMode: 'thread',
+        threads: 2,
+        agentModule: { path: AGENT },
+        nWorkers: 2,
+        pollIntervalSeconds: 0.05,
+      });
       const running = runner.run();
-      const finished = await store.waitForRollouts(made.map((r) => r.rolloutId), { timeoutSeconds: 60 });
+      const finished = await store.waitForRollouts(
+        made.map((r) => r.rolloutId),
+        { timeoutSeconds: 60 },
+      );
       runner.stop();
       expect(await running).toMatchObject({ succeeded: 6, failed: 0 });
       expect(finished.map((r) => r.status)).toEqual(Array(6).fill('succeeded'));
-      expect(new Set((await outcomes(store, made.map((r) => r.rolloutId))).map((d) => d.thread)).has(0)).toBe(false);
+      expect(
+        new Set(
+          (
+            await outcomes(
+              store,
+              made.map((r) => r.rolloutId),
+            )
+          ).map((d) => d.thread),
+        ).has(0),
+      ).toBe(false);
     } finally {
       await store.close();
     }
@@ -81,11 +117,20 @@ describe("Runner workerMode 'thread'", { timeout: 120_000 }, () => {
     try {
       await store.enqueueRollout({ input: {} });
       const warnings: string[] = [];
-      const runner = new Runner({ store, workerMode: 'thread', threads: 2, agentModule: { path: AGENT, exportName: 'missing' }, nWorkers: 2, logger: { warn: (m) => warnings.push(m) } });
+      const runner = new Runner({
+        store,
+        workerMode: 'thread',
+        threads: 2,
+        agentModule: { path: AGENT, exportName: 'missing' },
+        nWorkers: 2,
+        logger: { warn: (m) => warnings.push(m) },
+      });
       await expect(runner.run()).rejects.toThrow(/has no export named missing/);
       expect(warnings.filter((w) => w.includes('replacement'))).toEqual([]);
       expect(() => new Runner({ store, workerMode: 'thread', nWorkers: 2 })).toThrow(/needs agentModule/);
-      expect(() => new Runner({ store, workerMode: 'thread', agentModule: { path: AGENT }, threads: 0 })).toThrow(/threads must be an integer ≥ 1; got 0/);
+      expect(() => new Runner({ store, workerMode: 'thread', agentModule: { path: AGENT }, threads: 0 })).toThrow(
+        /threads must be an integer ≥ 1; got 0/,
+      );
     } finally {
       await store.close();
     }

@@ -49,7 +49,9 @@ export async function runBatchAlgorithm(options: BatchAlgorithmOptions): Promise
   let lateSpans = 0;
   while (submitted < totalTasks) {
     const count = Math.min(batchSize, totalTasks - submitted);
-    await store.addResources({ llm: { resourceType: 'llm', endpoint: `http://localhost:${submitted}/v1`, model: `test-model-${submitted}` } });
+    await store.addResources({
+      llm: { resourceType: 'llm', endpoint: `http://localhost:${submitted}/v1`, model: `test-model-${submitted}` },
+    });
     const tasks = Array.from({ length: count }, (_, i) => `task-${submitted + i}-generated`);
     const rollouts = await store.enqueueRollouts(tasks.map((input) => ({ input, mode: 'train' as const })));
     submitted += count;
@@ -60,7 +62,8 @@ export async function runBatchAlgorithm(options: BatchAlgorithmOptions): Promise
       const queue = [...finished];
       const verifyOne = async (): Promise<void> => {
         for (let rollout = queue.shift(); rollout; rollout = queue.shift()) {
-          if (rollout.status !== 'succeeded') throw new Error(`rollout ${rollout.rolloutId} finished with status ${rollout.status}`);
+          if (rollout.status !== 'succeeded')
+            throw new Error(`rollout ${rollout.rolloutId} finished with status ${rollout.status}`);
           const task = pending.get(rollout.rolloutId)!;
           pending.delete(rollout.rolloutId);
           const firstFailure = await verifyRollout(store, rollout.rolloutId, task);
@@ -76,7 +79,9 @@ export async function runBatchAlgorithm(options: BatchAlgorithmOptions): Promise
         lastProgress = performance.now();
         options.onProgress?.(verified, totalTasks);
       } else if ((performance.now() - lastProgress) / 1000 > stallSeconds) {
-        throw new Error(`no rollout finished for ${stallSeconds} s; ${pending.size} pending (first: ${[...pending.keys()][0]})`);
+        throw new Error(
+          `no rollout finished for ${stallSeconds} s; ${pending.size} pending (first: ${[...pending.keys()][0]})`,
+        );
       }
       if (pending.size > 0) await sleep(pollSeconds);
     }
@@ -96,7 +101,13 @@ async function verifyRollout(store: LightningStore, rolloutId: string, task: str
   }
 }
 
-async function retryVerification(store: LightningStore, rolloutId: string, task: string, graceSeconds: number, first: Error): Promise<void> {
+async function retryVerification(
+  store: LightningStore,
+  rolloutId: string,
+  task: string,
+  graceSeconds: number,
+  first: Error,
+): Promise<void> {
   const deadline = performance.now() + graceSeconds * 1000;
   let failure: Error | null = first;
   while (failure && performance.now() < deadline) {

@@ -63,6 +63,8 @@ export function makeBenchAgent(options: { maxRounds: number; sleepSeconds: numbe
 export function checkSpans(spans: readonly Span[], task: string): void {
   const finalReward = findFinalReward(spans);
   if (finalReward === null) throw new Error(`final reward not found among ${spans.length} spans (task ${task})`);
-  if (!(finalReward >= 1 && finalReward <= 2)) throw new Error(`final reward ${finalReward} is not in [1, 2] (task ${task})`);
-  if (!spans.some((s) => s.attributes.task === task)) throw new Error(`task attribute ${task} not found in ${spans.length} spans`);
+  if (!(finalReward >= 1 && finalReward <= 2))
+    throw new Error(`final reward ${finalReward} is not in [1, 2] (task ${task})`);
+  if (!spans.some((s) => s.attributes.task === task))
+    throw new Error(`task attribute ${task} not found in ${spans.length} spans`);
 }

@@ -9,4 +9,8 @@ import { createBenchTracer, makeBenchAgent } from './bench-agent';
 const tracer = createBenchTracer();
 setAglTracer(tracer);
 
-export const agent = makeBenchAgent({ maxRounds: Number(process.env.AGL_BENCH_MAX_ROUNDS), sleepSeconds: Number(process.env.AGL_BENCH_SLEEP_SECONDS), tracer });
+export const agent = makeBenchAgent({
+  maxRounds: Number(process.env.AGL_BENCH_MAX_ROUNDS),
+  sleepSeconds: Number(process.env.AGL_BENCH_SLEEP_SECONDS),
+  tracer,
+});

@@ -30,7 +30,8 @@ const { values } = parseArgs({
 });
 const quick = values.quick === true;
 const only = values.only ? (values.only.split(',').map((s) => s.trim()) as Section[]) : [...SECTIONS];
-for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`--only ${s}: unknown section; use any of ${SECTIONS.join(', ')}`);
+for (const s of only)
+  if (!SECTIONS.includes(s)) throw new Error(`--only ${s}: unknown section; use any of ${SECTIONS.join(', ')}`);
 const out = resolve(process.env.INIT_CWD ?? REPO_ROOT, values.out ?? join(REPO_ROOT, 'bench-results.json'));
 const artifactsDir = join(REPO_ROOT, 'bench-artifacts');
 mkdirSync(artifactsDir, { recursive: true });
@@ -38,7 +39,8 @@ mkdirSync(artifactsDir, { recursive: true });
 setMaxListeners(5000);
 
 const started = Date.now();
-const log = (line: string): void => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s] ${line}`);
+const log = (line: string): void =>
+  console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s] ${line}`);
 const results: ResultTree = {
   generatedAt: new Date().toISOString(),
   mode: quick ? 'quick' : 'full',
@@ -67,7 +69,9 @@ async function section(name: Section, fn: () => Promise<void>): Promise<void> {
 }
 
 await section('store', async () => {
-  const { store, memory } = await runStoreBenchmarks({ quick, largeRepeats: Number(values['large-repeats'] ?? (quick ? 1 : 3)),
+  const { store, memory } = await runStoreBenchmarks({
+    quick,
+    largeRepeats: Number(values['large-repeats'] ?? (quick ? 1 : 3)),
     artifactsDir,
     log,
     onPartial: (partial) => {
@@ -82,7 +86,9 @@ await section('store', async () => {
 await section('ingest', async () => {
   const dir = join(tmpdir(), `agl-bench-ingest-${process.pid}`);
   try {
-    results.ingest = { ...(await runIngestBench({ dir, repeats: quick ? 1 : 5, spans: 10_000, log })) } as unknown as ResultTree;
+    results.ingest = {
+      ...(await runIngestBench({ dir, repeats: quick ? 1 : 5, spans: 10_000, log })),
+    } as unknown as ResultTree;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -108,7 +114,10 @@ console.log('');
 console.log(reportTable(results));
 console.log('');
 const missing = missingRequiredKeys(results);
-if (missing.length > 0) console.log(`not measured in this run (null, see the reason in the JSON): ${missing.join(', ')}`);
+if (missing.length > 0)
+  console.log(`not measured in this run (null, see the reason in the JSON): ${missing.join(', ')}`);
 console.log(`figures: ${out}; artefacts: ${artifactsDir}`);
-console.log(`machine: ${(results.machine as ResultTree).cores} cores, Node ${process.version}, load average at start ${JSON.stringify((results.machine as ResultTree).loadAverageAtStart)}`);
+console.log(
+  `machine: ${(results.machine as ResultTree).cores} cores, Node ${process.version}, load average at start ${JSON.stringify((results.machine as ResultTree).loadAverageAtStart)}`,
+);
 process.exit(failed ? 1 : 0);

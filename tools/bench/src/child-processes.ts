@@ -50,12 +50,31 @@ export function cpuSecondsOf(pid: number | undefined): number | null {
  * Starts the real `agl store serve --port 0 --db <dbPath>` in a child process and waits for its
  * `AGL_STORE_URL=...` line. `cpuProfileDir` adds `--cpu-prof` (the profile is written when the server exits).
  */
-export async function serveStore(options: { dbPath: string; cpuProfileDir?: string; extraArgs?: string[] }): Promise<ServedStore> {
+export async function serveStore(options: {
+  dbPath: string;
+  cpuProfileDir?: string;
+  extraArgs?: string[];
+}): Promise<ServedStore> {
   const profile = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
-  const proc = spawn(process.execPath, [...SOURCE_EXEC_ARGV, ...profile, AGL_BIN, 'store', 'serve', '--port', '0', '--db', options.dbPath, ...(options.extraArgs ?? [])], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    [
+      ...SOURCE_EXEC_ARGV,
+      ...profile,
+      AGL_BIN,
+      'store',
+      'serve',
+      '--port',
+      '0',
+      '--db',
+      options.dbPath,
+      ...(options.extraArgs ?? []),
+    ],
+    {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const stderr: string[] = [];
   proc.stderr!.on('data', (chunk: Buffer) => {
     stderr.push(chunk.toString());

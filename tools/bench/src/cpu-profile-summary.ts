@@ -36,7 +36,10 @@ const shorten = (url: string): string => {
  * Self and total time per frame of a V8 `.cpuprofile` (as written by `node --cpu-prof`), top `limit` by self time.
  * `(idle)` and `(program)` are listed like any frame, so the share of time the process waited shows too.
  */
-export function summarizeCpuProfile(path: string, limit = 25): { hotspots: ProfileHotspot[]; samples: number; idleShare: number } {
+export function summarizeCpuProfile(
+  path: string,
+  limit = 25,
+): { hotspots: ProfileHotspot[]; samples: number; idleShare: number } {
   const profile = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();

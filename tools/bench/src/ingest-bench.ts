@@ -64,10 +64,17 @@ const otlpRoot = require('otlp-transformer-0208/build/src/generated/root.js') as
 const ExportTraceServiceRequest = otlpRoot.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 
 const hex = (random: () => number, bytes: number): string =>
-  Array.from({ length: bytes }, () => Math.floor(random() * 256).toString(16).padStart(2, '0')).join('');
+  Array.from({ length: bytes }, () =>
+    Math.floor(random() * 256)
+      .toString(16)
+      .padStart(2, '0'),
+  ).join('');
 
 /** A fresh SqliteStore with `count` started rollouts, and `spans` spans spread evenly over them (same seed, same spans). */
-async function openFixture(path: string, options: { rollouts: number; spans: number }): Promise<{ store: SqliteStore; fixture: Fixture }> {
+async function openFixture(
+  path: string,
+  options: { rollouts: number; spans: number },
+): Promise<{ store: SqliteStore; fixture: Fixture }> {
   const store = new SqliteStore({ path });
   const rolloutIds: string[] = [];
   const attemptIds: string[] = [];
@@ -113,13 +120,20 @@ const secondsSince = (t0: number): number => (performance.now() - t0) / 1000;
 /** The limit: the rows addSpans stored, inserted raw into a fresh file with the same table, indexes and pragmas. */
 function rawInsertSeconds(fromPath: string, toPath: string): number {
   const from = new Database(fromPath, { readonly: true });
-  const rows = from.prepare('SELECT rollout_id, attempt_id, span_id, sequence_id, schema_version, doc, attributes FROM spans ORDER BY seq').raw().all() as unknown[][];
+  const rows = from
+    .prepare(
+      'SELECT rollout_id, attempt_id, span_id, sequence_id, schema_version, doc, attributes FROM spans ORDER BY seq',
+    )
+    .raw()
+    .all() as unknown[][];
   from.close();
   const db = new Database(toPath);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   for (const m of MIGRATIONS) db.exec(m.sql);
-  const insert = db.prepare('INSERT OR IGNORE INTO spans (rollout_id, attempt_id, span_id, sequence_id, schema_version, doc, attributes) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const insert = db.prepare(
+    'INSERT OR IGNORE INTO spans (rollout_id, attempt_id, span_id, sequence_id, schema_version, doc, attributes) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
   const all = db.transaction((list: unknown[][]) => {
     for (const row of list) insert.run(...row);
   });
@@ -139,7 +153,13 @@ function otlpBody(spans: SpanInput[]): Uint8Array {
   const str = (key: string, value: string) => ({ key, value: { stringValue: value } });
   const nanos = (seconds: number): string => `${BigInt(Math.round(seconds * 1e6)) * 1000n}`;
   const resourceSpans = [...byRollout].map(([rolloutId, list]) => ({
-    resource: { attributes: [str('service.name', 'agl-bench'), str('agentlightning.rollout_id', rolloutId), str('agentlightning.attempt_id', list[0]!.attemptId)] },
+    resource: {
+      attributes: [
+        str('service.name', 'agl-bench'),
+        str('agentlightning.rollout_id', rolloutId),
+        str('agentlightning.attempt_id', list[0]!.attemptId),
+      ],
+    },
     scopeSpans: [
       {
         scope: { name: 'agl-bench' },
@@ -159,7 +179,12 @@ function otlpBody(spans: SpanInput[]): Uint8Array {
   return ExportTraceServiceRequest.encode(ExportTraceServiceRequest.fromObject({ resourceSpans })).finish();
 }
 
-async function postAll(url: string, bodies: readonly Uint8Array[], contentType: string, dispatcher: Agent): Promise<number> {
+async function postAll(
+  url: string,
+  bodies: readonly Uint8Array[],
+  contentType: string,
+  dispatcher: Agent,
+): Promise<number> {
   gc();
   const t0 = performance.now();
   for (const body of bodies) {
@@ -202,7 +227,9 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
       if ((await countSpans(a.store)) !== n) throw new Error('addSpans did not store every span');
       await a.store.close();
       const docDb = new Database(join(dir, 'add.sqlite'), { readonly: true });
-      const docBytes = (docDb.prepare('SELECT AVG(LENGTH(doc) + IFNULL(LENGTH(attributes), 0)) AS b FROM spans').get() as { b: number }).b;
+      const docBytes = (
+        docDb.prepare('SELECT AVG(LENGTH(doc) + IFNULL(LENGTH(attributes), 0)) AS b FROM spans').get() as { b: number }
+      ).b;
       docDb.close();
       const raw = rawInsertSeconds(join(dir, 'add.sqlite'), join(dir, 'raw.sqlite'));
 
@@ -214,7 +241,9 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
         for (let i = 0; i < n; i += perRequest) chunks.push(f.fixture.spans.slice(i, i + perRequest));
         let seconds: number;
         if (kind === 'rest') {
-          const bodies = chunks.map((chunk) => Buffer.from(JSON.stringify({ spans: toWire('span', chunk), echo: false })));
+          const bodies = chunks.map((chunk) =>
+            Buffer.from(JSON.stringify({ spans: toWire('span', chunk), echo: false })),
+          );
           seconds = await postAll(`${server.url}/v1/agl/spans/batch`, bodies, 'application/json', dispatcher);
         } else {
           const bodies = chunks.map((chunk) => otlpBody(chunk));

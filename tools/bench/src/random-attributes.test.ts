@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@agl/core';
-import { ATTRIBUTE_RANGES, flattenDict, generateAttributes, randomDict, randomString, type NestedRecord } from './random-attributes';
+import {
+  ATTRIBUTE_RANGES,
+  flattenDict,
+  generateAttributes,
+  randomDict,
+  randomString,
+  type NestedRecord,
+} from './random-attributes';
 
 function depthOf(value: NestedRecord): number {
   const children = Object.values(value);
@@ -16,7 +23,12 @@ function nodes(value: NestedRecord, out: NestedRecord[] = []): NestedRecord[] {
 describe("AGL's random attribute generator", () => {
   it('keeps depth 1-3, breadth 2-6, keys 3-20 and values 5-300 characters, and reaches every bound', () => {
     const random = seededRandom(7);
-    const seen = { depth: new Set<number>(), breadth: new Set<number>(), key: new Set<number>(), value: new Set<number>() };
+    const seen = {
+      depth: new Set<number>(),
+      breadth: new Set<number>(),
+      key: new Set<number>(),
+      value: new Set<number>(),
+    };
     for (let i = 0; i < 2000; i += 1) {
       const dict = randomDict(random);
       seen.depth.add(depthOf(dict));

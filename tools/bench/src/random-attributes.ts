@@ -68,7 +68,9 @@ export function randomDict(random: Random = Math.random): NestedRecord {
     for (let i = 0; i < breadth; i += 1) {
       const key = randomString(randInt(ATTRIBUTE_RANGES.keyLength[0], ATTRIBUTE_RANGES.keyLength[1], random), random);
       out[key] =
-        remaining > 1 ? level(remaining - 1) : randomString(randInt(ATTRIBUTE_RANGES.valueLength[0], ATTRIBUTE_RANGES.valueLength[1], random), random);
+        remaining > 1
+          ? level(remaining - 1)
+          : randomString(randInt(ATTRIBUTE_RANGES.valueLength[0], ATTRIBUTE_RANGES.valueLength[1], random), random);
     }
     return out;
   };

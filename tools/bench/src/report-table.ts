@@ -23,7 +23,11 @@ export function reportTable(results: ResultTree): string {
         figure: `store ${size}: ${label}`,
         value: `${fmt(getPath(results, `${base}.rolloutsPerSecond`))} rollouts/s`,
         target,
-        note: reason(results, base) ?? (typeof cpu === 'number' ? `${fmt(cpu)} rollouts per CPU-second, ${fmt(getPath(results, `${base}.tasks`), 0)} tasks` : undefined),
+        note:
+          reason(results, base) ??
+          (typeof cpu === 'number'
+            ? `${fmt(cpu)} rollouts per CPU-second, ${fmt(getPath(results, `${base}.tasks`), 0)} tasks`
+            : undefined),
       });
     }
   }
@@ -36,7 +40,9 @@ export function reportTable(results: ResultTree): string {
       figure: `${label} / raw SQLite`,
       value: fmt(getPath(results, `ingest.${key}.ratioToRawSqlite`), 2),
       target,
-      note: reason(results, 'ingest') ?? `${fmt(getPath(results, `ingest.${key}.spansPerSecond`), 0)} spans/s (raw: ${fmt(getPath(results, 'ingest.rawSqlite.spansPerSecond'), 0)})`,
+      note:
+        reason(results, 'ingest') ??
+        `${fmt(getPath(results, `ingest.${key}.spansPerSecond`), 0)} spans/s (raw: ${fmt(getPath(results, 'ingest.rawSqlite.spansPerSecond'), 0)})`,
     });
   }
   const adapters = getPath(results, 'adapters');
@@ -79,10 +85,24 @@ export function reportTable(results: ResultTree): string {
       figure,
       value: fmt(getPath(results, `${at}.trainedReward`), 3),
       ...(target ? { target } : {}),
-      note: reason(results, at) ?? [`before RL ${fmt(getPath(results, `${at}.baselineReward`), 3)}, ${fmt(getPath(results, `${at}.seconds`), 0)} s`, stale].filter(Boolean).join('; '),
+      note:
+        reason(results, at) ??
+        [
+          `before RL ${fmt(getPath(results, `${at}.baselineReward`), 3)}, ${fmt(getPath(results, `${at}.seconds`), 0)} s`,
+          stale,
+        ]
+          .filter(Boolean)
+          .join('; '),
     });
   }
-  rows.push({ figure: 'memory: store server peak RSS (large, HTTP)', value: `${fmt(getPath(results, 'memory.storeServerPeakRssMb'), 0)} MB`, target: '≤ 500 MB' });
-  rows.push({ figure: 'memory: SQLite bytes per stored span', value: `${fmt(getPath(results, 'memory.sqliteBytesPerSpan'), 0)} B` });
+  rows.push({
+    figure: 'memory: store server peak RSS (large, HTTP)',
+    value: `${fmt(getPath(results, 'memory.storeServerPeakRssMb'), 0)} MB`,
+    target: '≤ 500 MB',
+  });
+  rows.push({
+    figure: 'memory: SQLite bytes per stored span',
+    value: `${fmt(getPath(results, 'memory.sqliteBytesPerSpan'), 0)} B`,
+  });
   return formatTable(rows);
 }

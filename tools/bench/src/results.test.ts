@@ -50,8 +50,13 @@ describe('bench-results.json shape', () => {
     setPath(r, 'gateway.passthroughP50AddedMs', 0.92);
     const withFloor = reportTable(r);
     expect(withFloor).toMatch(/gateway throughput \/ direct +150\.0 % +≥ 85 % +bare pass-through proxy: 82\.0 %/);
-    expect(withFloor).toMatch(/gateway added p50 \(concurrency 1\) +1\.5 ms +< 1 ms +bare pass-through proxy: 0\.92 ms/);
-    const lines = formatTable([{ figure: 'a', value: '1' }, { figure: 'long figure', value: '100' }]).split('\n');
+    expect(withFloor).toMatch(
+      /gateway added p50 \(concurrency 1\) +1\.5 ms +< 1 ms +bare pass-through proxy: 0\.92 ms/,
+    );
+    const lines = formatTable([
+      { figure: 'a', value: '1' },
+      { figure: 'long figure', value: '100' },
+    ]).split('\n');
     expect(lines[2]!.indexOf('1')).toBe(lines[3]!.indexOf('100') + 2);
   });
 });

@@ -74,10 +74,17 @@ export function machineInfo(): ResultTree {
 export function missingRequiredKeys(results: ResultTree): string[] {
   const missing: string[] = REQUIRED_KEYS.filter((key) => typeof getPath(results, key) !== 'number');
   const adapters = results.adapters;
-  if (typeof adapters !== 'object' || adapters === null || Array.isArray(adapters) || Object.keys(adapters).length === 0) missing.push('adapters.<name>');
+  if (
+    typeof adapters !== 'object' ||
+    adapters === null ||
+    Array.isArray(adapters) ||
+    Object.keys(adapters).length === 0
+  )
+    missing.push('adapters.<name>');
   else
     for (const name of Object.keys(adapters)) {
-      for (const key of ['cpuMicrosPerCall', 'overheadRatio']) if (typeof getPath(results, `adapters.${name}.${key}`) !== 'number') missing.push(`adapters.${name}.${key}`);
+      for (const key of ['cpuMicrosPerCall', 'overheadRatio'])
+        if (typeof getPath(results, `adapters.${name}.${key}`) !== 'number') missing.push(`adapters.${name}.${key}`);
     }
   if (typeof getPath(results, 'machine.node') !== 'string') missing.push('machine.node');
   return missing;

@@ -21,7 +21,11 @@ const tracer = createBenchTracer();
 let warnings = 0;
 const runner = new Runner({
   store,
-  agent: makeBenchAgent({ maxRounds: Number(env('AGL_BENCH_MAX_ROUNDS')), sleepSeconds: Number(env('AGL_BENCH_SLEEP_SECONDS')), tracer }),
+  agent: makeBenchAgent({
+    maxRounds: Number(env('AGL_BENCH_MAX_ROUNDS')),
+    sleepSeconds: Number(env('AGL_BENCH_SLEEP_SECONDS')),
+    tracer,
+  }),
   nWorkers: Number(env('AGL_BENCH_WORKERS')),
   workerIdOffset: Number(env('AGL_BENCH_WORKER_OFFSET')),
   tracer,

@@ -22,9 +22,36 @@ export interface ScenarioSize {
 }
 
 export const SCENARIO_SIZES: readonly ScenarioSize[] = [
-  { name: 'minimal', aglTotalTasks: 4096, tasks: 256, quickTasks: 64, batchSize: 256, nRunners: 32, maxRounds: 6, sleepSeconds: 0.5 },
-  { name: 'medium', aglTotalTasks: 10_000, tasks: 1000, quickTasks: 300, batchSize: 1000, nRunners: 100, maxRounds: 10, sleepSeconds: 0.1 },
-  { name: 'large', aglTotalTasks: 50_000, tasks: 8192, quickTasks: 2048, batchSize: 8192, nRunners: 1000, maxRounds: 3, sleepSeconds: 0.1 },
+  {
+    name: 'minimal',
+    aglTotalTasks: 4096,
+    tasks: 256,
+    quickTasks: 64,
+    batchSize: 256,
+    nRunners: 32,
+    maxRounds: 6,
+    sleepSeconds: 0.5,
+  },
+  {
+    name: 'medium',
+    aglTotalTasks: 10_000,
+    tasks: 1000,
+    quickTasks: 300,
+    batchSize: 1000,
+    nRunners: 100,
+    maxRounds: 10,
+    sleepSeconds: 0.1,
+  },
+  {
+    name: 'large',
+    aglTotalTasks: 50_000,
+    tasks: 8192,
+    quickTasks: 2048,
+    batchSize: 8192,
+    nRunners: 1000,
+    maxRounds: 3,
+    sleepSeconds: 0.1,
+  },
 ];
 
 /** The size called `name`. */

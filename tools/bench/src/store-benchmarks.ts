@@ -5,7 +5,12 @@ import { inclusiveHotspots, summarizeCpuProfile } from './cpu-profile-summary';
 import { postgresServerStarter } from './postgres-server';
 import { median, round, type ResultTree } from './results';
 import { SCENARIO_SIZES, type ScenarioSize } from './scenario-sizes';
-import { runEmbeddedScenario, runEmbeddedThreadsScenario, runHttpScenario, type ScenarioRunResult } from './store-scenario';
+import {
+  runEmbeddedScenario,
+  runEmbeddedThreadsScenario,
+  runHttpScenario,
+  type ScenarioRunResult,
+} from './store-scenario';
 
 /** Options of {@link runStoreBenchmarks}. */
 export interface StoreBenchmarksOptions {
@@ -65,7 +70,12 @@ function describeProfile(profile: string, artifactsDir: string): ResultTree {
   ].join('\n');
   const summaryFile = join(artifactsDir, 'store-server-cpu-profile.txt');
   writeFileSync(summaryFile, `${text}\n`);
-  return { file: profile, summary: summaryFile, idleShare: round(self.idleShare, 3), topSelf: self.hotspots.slice(0, 5).map((h) => `${(h.selfShare * 100).toFixed(1)} % ${h.frame}`) };
+  return {
+    file: profile,
+    summary: summaryFile,
+    idleShare: round(self.idleShare, 3),
+    topSelf: self.hotspots.slice(0, 5).map((h) => `${(h.selfShare * 100).toFixed(1)} % ${h.frame}`),
+  };
 }
 
 /**
@@ -73,7 +83,9 @@ function describeProfile(profile: string, artifactsDir: string): ResultTree {
  * `AGL_TEST_PG_URL` is set and `PostgresStore` exists; one run per size). The first large HTTP run records the server's
  * CPU profile.
  */
-export async function runStoreBenchmarks(options: StoreBenchmarksOptions): Promise<{ store: ResultTree; memory: ResultTree }> {
+export async function runStoreBenchmarks(
+  options: StoreBenchmarksOptions,
+): Promise<{ store: ResultTree; memory: ResultTree }> {
   const store: ResultTree = {};
   const memory: ResultTree = {};
   const profileDir = join(options.artifactsDir, 'cpu-profiles');
@@ -90,10 +102,21 @@ export async function runStoreBenchmarks(options: StoreBenchmarksOptions): Promi
       { key: 'embeddedOneThread', run: (_rep, dir) => runEmbeddedScenario({ size, tasks, dir, log: options.log }) },
       {
         key: 'sqliteHttp',
-        run: (rep, dir) => runHttpScenario({ size, tasks, dir, log: options.log, cpuProfileDir: size.name === 'large' && rep === 0 ? profileDir : undefined }),
+        run: (rep, dir) =>
+          runHttpScenario({
+            size,
+            tasks,
+            dir,
+            log: options.log,
+            cpuProfileDir: size.name === 'large' && rep === 0 ? profileDir : undefined,
+          }),
       },
     ];
-    if (pg.start) backends.push({ key: 'postgresHttp', run: (_rep, dir) => runHttpScenario({ size, tasks, dir, log: options.log, startServer: pg.start! }) });
+    if (pg.start)
+      backends.push({
+        key: 'postgresHttp',
+        run: (_rep, dir) => runHttpScenario({ size, tasks, dir, log: options.log, startServer: pg.start! }),
+      });
     else entry.postgresHttp = { rolloutsPerSecond: null, reason: pg.reason };
     for (const backend of backends) {
       const runs: ScenarioRunResult[] = [];
@@ -101,9 +124,13 @@ export async function runStoreBenchmarks(options: StoreBenchmarksOptions): Promi
         for (let rep = 0; rep < repeatsOf(backend.key); rep += 1) {
           const dir = mkdtempSync(join(tmpdir(), `agl-bench-${size.name}-`));
           try {
-            options.log(`store ${size.name} ${backend.key} run ${rep + 1}/${repeatsOf(backend.key)}: ${tasks} tasks, ${size.nRunners} runners`);
+            options.log(
+              `store ${size.name} ${backend.key} run ${rep + 1}/${repeatsOf(backend.key)}: ${tasks} tasks, ${size.nRunners} runners`,
+            );
             const run = await backend.run(rep, dir);
-            options.log(`  → ${run.rolloutsPerSecond.toFixed(1)} rollouts/s (${run.seconds.toFixed(1)} s, all ${run.verified} verified)`);
+            options.log(
+              `  → ${run.rolloutsPerSecond.toFixed(1)} rollouts/s (${run.seconds.toFixed(1)} s, all ${run.verified} verified)`,
+            );
             runs.push(run);
           } finally {
             rmSync(dir, { recursive: true, force: true });
@@ -117,7 +144,8 @@ export async function runStoreBenchmarks(options: StoreBenchmarksOptions): Promi
       if (size.name === 'large' && backend.key === 'sqliteHttp' && runs.length > 0) {
         memory.storeServerPeakRssMb = round(Math.max(...runs.map((r) => r.storeServerPeakRssMb ?? NaN)), 1);
         memory.sqliteBytesPerSpan = Math.round(median(runs.map((r) => r.sqliteBytesPerSpan ?? NaN)));
-        memory.note = 'peak RSS (VmHWM) of the `agl store serve` process (run from TypeScript sources through tsx) over the large HTTP runs; bytes per span = database file / stored spans';
+        memory.note =
+          'peak RSS (VmHWM) of the `agl store serve` process (run from TypeScript sources through tsx) over the large HTTP runs; bytes per span = database file / stored spans';
         const profile = mainThreadProfile(profileDir);
         if (profile) (entry.sqliteHttp as ResultTree).cpuProfile = describeProfile(profile, options.artifactsDir);
       }

@@ -82,7 +82,12 @@ export async function runEmbeddedScenario(options: ScenarioRunOptions): Promise<
   const cpu0 = process.cpuUsage();
   let cpu = 0;
   try {
-    result = await runBatchAlgorithm({ store, totalTasks: tasks, batchSize: size.batchSize, onProgress: progress(options, 'embedded one thread') });
+    result = await runBatchAlgorithm({
+      store,
+      totalTasks: tasks,
+      batchSize: size.batchSize,
+      onProgress: progress(options, 'embedded one thread'),
+    });
     const used = process.cpuUsage(cpu0);
     cpu = (used.user + used.system) / 1e6;
     totalSpans = (await store.statistics()).totalSpans;
@@ -92,7 +97,16 @@ export async function runEmbeddedScenario(options: ScenarioRunOptions): Promise<
     await tracer.shutdown();
     await store.close();
   }
-  return { backend: 'embeddedOneThread', size: size.name, tasks, totalSpans, runner: runner.stats, cpuSeconds: cpu, sqliteBytesPerSpan: totalSpans ? fileBytes(dbPath) / totalSpans : null, ...result };
+  return {
+    backend: 'embeddedOneThread',
+    size: size.name,
+    tasks,
+    totalSpans,
+    runner: runner.stats,
+    cpuSeconds: cpu,
+    sqliteBytesPerSpan: totalSpans ? fileBytes(dbPath) / totalSpans : null,
+    ...result,
+  };
 }
 
 /** Splits `total` workers over `parts` as evenly as possible; returns each part's [count, offset]. */
@@ -114,7 +128,9 @@ const BENCH_THREAD_AGENT = fileURLToPath(new URL('./bench-thread-agent.ts', impo
  * while another connection holds the lock, `PRAGMA data_version` wake-ups every 100 ms). Timing starts once every
  * thread is ready, as the HTTP run's starts once its runner processes are.
  */
-export async function runEmbeddedThreadsScenario(options: ScenarioRunOptions & { threads?: number }): Promise<ScenarioRunResult> {
+export async function runEmbeddedThreadsScenario(
+  options: ScenarioRunOptions & { threads?: number },
+): Promise<ScenarioRunResult> {
   const { size, tasks } = options;
   const dbPath = join(options.dir, `embedded-threads-${size.name}.sqlite`);
   const store = new SqliteStore({ path: dbPath, waitPollIntervalMs: 100 });
@@ -138,7 +154,12 @@ export async function runEmbeddedThreadsScenario(options: ScenarioRunOptions & {
   try {
     await Promise.race([runner.ready, running]);
     const cpu0 = process.cpuUsage(); // the whole process: this thread and every runner thread
-    result = await runBatchAlgorithm({ store, totalTasks: tasks, batchSize: size.batchSize, onProgress: progress(options, 'embedded threads') });
+    result = await runBatchAlgorithm({
+      store,
+      totalTasks: tasks,
+      batchSize: size.batchSize,
+      onProgress: progress(options, 'embedded threads'),
+    });
     const used = process.cpuUsage(cpu0);
     cpu = (used.user + used.system) / 1e6;
     totalSpans = (await store.statistics()).totalSpans;
@@ -147,7 +168,17 @@ export async function runEmbeddedThreadsScenario(options: ScenarioRunOptions & {
     await running;
     await store.close();
   }
-  return { backend: 'embedded', size: size.name, tasks, totalSpans, runner: runner.stats, cpuSeconds: cpu, runnerThreads: threads, sqliteBytesPerSpan: totalSpans ? fileBytes(dbPath) / totalSpans : null, ...result };
+  return {
+    backend: 'embedded',
+    size: size.name,
+    tasks,
+    totalSpans,
+    runner: runner.stats,
+    cpuSeconds: cpu,
+    runnerThreads: threads,
+    sqliteBytesPerSpan: totalSpans ? fileBytes(dbPath) / totalSpans : null,
+    ...result,
+  };
 }
 
 function progress(options: ScenarioRunOptions, label: string): ((done: number, total: number) => void) | undefined {
@@ -164,10 +195,18 @@ function progress(options: ScenarioRunOptions, label: string): ((done: number, t
 const RUNNER_CHILD = fileURLToPath(new URL('./runner-child.ts', import.meta.url));
 
 /** Starts `processes` runner children sharing `size.nRunners` workers against `url`; resolves once all run. */
-async function startRunnerChildren(url: string, size: ScenarioSize, processes: number, pollSeconds: number): Promise<ChildProcess[]> {
+async function startRunnerChildren(
+  url: string,
+  size: ScenarioSize,
+  processes: number,
+  pollSeconds: number,
+): Promise<ChildProcess[]> {
   const children: ChildProcess[] = [];
   for (const [i, [workers, offset]] of splitWorkers(size.nRunners, processes).entries()) {
-    const profile = process.env.AGL_BENCH_RUNNER_CPU_PROFILE && i === 0 ? ['--cpu-prof', `--cpu-prof-dir=${process.env.AGL_BENCH_RUNNER_CPU_PROFILE}`] : [];
+    const profile =
+      process.env.AGL_BENCH_RUNNER_CPU_PROFILE && i === 0
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.AGL_BENCH_RUNNER_CPU_PROFILE}`]
+        : [];
     const child = fork(RUNNER_CHILD, [], {
       execArgv: [...SOURCE_EXEC_ARGV, ...profile],
       env: {
@@ -220,7 +259,12 @@ export interface HttpScenarioOptions extends ScenarioRunOptions {
   /** Write the store server's CPU profile here. */
   cpuProfileDir?: string;
   /** PostgreSQL instead of SQLite: the server is started by `startServer` (which returns its URL and a stop). */
-  startServer?: () => Promise<{ url: string; peakRssMb(): number | null; cpuSeconds(): number | null; stop(): Promise<unknown> }>;
+  startServer?: () => Promise<{
+    url: string;
+    peakRssMb(): number | null;
+    cpuSeconds(): number | null;
+    stop(): Promise<unknown>;
+  }>;
 }
 
 /**
@@ -230,7 +274,9 @@ export interface HttpScenarioOptions extends ScenarioRunOptions {
 export async function runHttpScenario(options: HttpScenarioOptions): Promise<ScenarioRunResult> {
   const { size, tasks } = options;
   const dbPath = join(options.dir, `http-${size.name}.sqlite`);
-  const server = options.startServer ? await options.startServer() : await serveStore({ dbPath, cpuProfileDir: options.cpuProfileDir });
+  const server = options.startServer
+    ? await options.startServer()
+    : await serveStore({ dbPath, cpuProfileDir: options.cpuProfileDir });
   const pollSeconds = options.workerPollSeconds ?? 0.25;
   const processes = Math.max(1, Math.min(options.runnerProcesses ?? availableParallelism(), size.nRunners));
   let children: ChildProcess[] = [];
@@ -243,10 +289,16 @@ export async function runHttpScenario(options: HttpScenarioOptions): Promise<Sce
   let serverCpu: number | null = null;
   try {
     children = await startRunnerChildren(server.url, size, processes, pollSeconds);
-    const cpuNow = (): number[] => [server.cpuSeconds(), ...children.map((c) => cpuSecondsOf(c.pid))].map((v) => v ?? NaN);
+    const cpuNow = (): number[] =>
+      [server.cpuSeconds(), ...children.map((c) => cpuSecondsOf(c.pid))].map((v) => v ?? NaN);
     const before = cpuNow();
     const self0 = process.cpuUsage();
-    result = await runBatchAlgorithm({ store, totalTasks: tasks, batchSize: size.batchSize, onProgress: progress(options, options.startServer ? 'postgres http' : 'sqlite http') });
+    result = await runBatchAlgorithm({
+      store,
+      totalTasks: tasks,
+      batchSize: size.batchSize,
+      onProgress: progress(options, options.startServer ? 'postgres http' : 'sqlite http'),
+    });
     const after = cpuNow();
     const self = process.cpuUsage(self0);
     const total = after.reduce((sum, v, i) => sum + v - before[i]!, (self.user + self.system) / 1e6);

@@ -27,7 +27,12 @@ export function runWorkspaceScript(options: {
       clearTimeout(timer);
       log.end();
       if (code === 0) resolve();
-      else reject(new Error(`npm run ${options.script} -w ${options.workspace} ended with ${signal ?? `exit code ${code}`}; see ${options.logFile}`));
+      else
+        reject(
+          new Error(
+            `npm run ${options.script} -w ${options.workspace} ended with ${signal ?? `exit code ${code}`}; see ${options.logFile}`,
+          ),
+        );
     });
   });
 }
@@ -53,7 +58,11 @@ interface AdapterSummary {
  * Each adapter's overhead bench (`npm run bench -w adapters/<name> -- --json <file>`): CPU µs per traced call, per
  * untraced call, and their ratio. A bench that fails is recorded as null figures with the reason.
  */
-export async function runAdapterBenches(options: { artifactsDir: string; calls?: number; log?: (line: string) => void }): Promise<ResultTree> {
+export async function runAdapterBenches(options: {
+  artifactsDir: string;
+  calls?: number;
+  log?: (line: string) => void;
+}): Promise<ResultTree> {
   const out: ResultTree = {};
   for (const name of adaptersWithBench()) {
     const file = join(options.artifactsDir, `adapter-${name}.json`);
@@ -85,7 +94,11 @@ export async function runAdapterBenches(options: { artifactsDir: string; calls?:
 }
 
 /** The gateway's fixed-profile bench (`npm run bench -w packages/gateway -- --json <file>`). */
-export async function runGatewayBench(options: { artifactsDir: string; quick: boolean; log?: (line: string) => void }): Promise<ResultTree> {
+export async function runGatewayBench(options: {
+  artifactsDir: string;
+  quick: boolean;
+  log?: (line: string) => void;
+}): Promise<ResultTree> {
   const file = join(options.artifactsDir, 'gateway.json');
   rmSync(file, { force: true });
   options.log?.('  gateway: npm run bench -w packages/gateway');

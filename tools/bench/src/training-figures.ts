@@ -15,7 +15,18 @@ export const TRAINING_RUNS = {
   demo: { label: 'defaults', args: [] as string[] },
   tenMinutes: {
     label: 'segment positions, half products, 224-step warm start, 150 rounds',
-    args: ['--segment-positions', 'on', '--train-ops', '+-**', '--sft-steps', '224', '--sft-stop-at', 'off', '--rounds', '150'],
+    args: [
+      '--segment-positions',
+      'on',
+      '--train-ops',
+      '+-**',
+      '--sft-steps',
+      '224',
+      '--sft-stop-at',
+      'off',
+      '--rounds',
+      '150',
+    ],
   },
 } as const;
 
@@ -24,7 +35,12 @@ export const TRAINING_RUNS = {
  * start and after RL, rounds and wall seconds. The demo takes minutes, so it runs only when `run` is true; otherwise
  * the last summary in `artifactsDir` is read and marked stale, or the figures are null with the reason.
  */
-export async function trainingFigures(options: { artifactsDir: string; run: boolean; which?: keyof typeof TRAINING_RUNS; log?: (line: string) => void }): Promise<ResultTree> {
+export async function trainingFigures(options: {
+  artifactsDir: string;
+  run: boolean;
+  which?: keyof typeof TRAINING_RUNS;
+  log?: (line: string) => void;
+}): Promise<ResultTree> {
   const which = options.which ?? 'demo';
   const prefix = which === 'demo' ? 'calc-x' : `calc-x-${which}`;
   const file = join(options.artifactsDir, `${prefix}-summary.json`);
@@ -44,7 +60,10 @@ export async function trainingFigures(options: { artifactsDir: string; run: bool
     }
   }
   if (!existsSync(file)) {
-    return { trainedReward: null, reason: 'not run: pass --with-training (or AGL_BENCH_TRAINING=1) to run the Calc-X demo (several minutes)' };
+    return {
+      trainedReward: null,
+      reason: 'not run: pass --with-training (or AGL_BENCH_TRAINING=1) to run the Calc-X demo (several minutes)',
+    };
   }
   const summary = JSON.parse(readFileSync(file, 'utf8')) as DemoSummary;
   return {

@@ -11,7 +11,12 @@ const TOKEN = 'reliability-secret-token';
 const HEALTH = '/v1/agl/health';
 
 /** One request over the shared keep-alive agent (closed before the server, so close() never waits on a client). */
-function call(server: StoreServer, route: RouteEntry, authorization?: string, path = concreteUrl(route.url)): Promise<FuzzResponse> {
+function call(
+  server: StoreServer,
+  route: RouteEntry,
+  authorization?: string,
+  path = concreteUrl(route.url),
+): Promise<FuzzResponse> {
   const headers: Record<string, string> = {};
   if (authorization !== undefined) headers.authorization = authorization;
   const hasBody = route.method === 'POST';
@@ -20,7 +25,8 @@ function call(server: StoreServer, route: RouteEntry, authorization?: string, pa
   return send(server.url, { method: route.method, path, headers, body, expect: 'any', kind: 'auth' });
 }
 
-const get = (server: StoreServer, path: string): Promise<FuzzResponse> => call(server, { method: 'GET', url: path }, undefined, path);
+const get = (server: StoreServer, path: string): Promise<FuzzResponse> =>
+  call(server, { method: 'GET', url: path }, undefined, path);
 
 describe('auth: with a token, every API route but health refuses a missing or wrong token; the dashboard stays public', () => {
   let dir: string;
@@ -46,21 +52,39 @@ describe('auth: with a token, every API route but health refuses a missing or wr
 
   it('reads a route table that covers the AGL 0.3 protocol, OTLP, events and the dashboard API', () => {
     const urls = new Set(routes.map((r) => r.url));
-    for (const url of ['/v1/agl/rollouts', '/v1/agl/spans/batch', '/v1/agl/queues/rollouts/dequeue', '/v1/traces', '/api/rollouts/:rollout_id/attempt/:attempt_id/events']) {
+    for (const url of [
+      '/v1/agl/rollouts',
+      '/v1/agl/spans/batch',
+      '/v1/agl/queues/rollouts/dequeue',
+      '/v1/traces',
+      '/api/rollouts/:rollout_id/attempt/:attempt_id/events',
+    ]) {
       expect(urls).toContain(url);
     }
     expect(routes.length).toBeGreaterThan(40);
   });
 
   it('refuses a missing, wrong, malformed or differently-cased token on every API route with 401 and a JSON detail', async () => {
-    const wrong = [undefined, `Bearer ${TOKEN}x`, 'Bearer ', `bearer  ${TOKEN.toUpperCase()}`, TOKEN, `Basic ${Buffer.from(`agl:${TOKEN}`).toString('base64')}`];
+    const wrong = [
+      undefined,
+      `Bearer ${TOKEN}x`,
+      'Bearer ',
+      `bearer  ${TOKEN.toUpperCase()}`,
+      TOKEN,
+      `Basic ${Buffer.from(`agl:${TOKEN}`).toString('base64')}`,
+    ];
     const api = routes.filter((r) => r.url !== HEALTH && !r.url.includes('*'));
     const failures: string[] = [];
     for (const route of api) {
       for (const authorization of wrong) {
         const response = await call(server, route, authorization);
-        if (response.status !== 401) failures.push(`${route.method} ${route.url} with ${String(authorization)}: ${response.status}`);
-        else if (route.method !== 'HEAD' && typeof (response.json as { detail?: unknown } | undefined)?.detail !== 'string') failures.push(`${route.method} ${route.url}: 401 without detail`);
+        if (response.status !== 401)
+          failures.push(`${route.method} ${route.url} with ${String(authorization)}: ${response.status}`);
+        else if (
+          route.method !== 'HEAD' &&
+          typeof (response.json as { detail?: unknown } | undefined)?.detail !== 'string'
+        )
+          failures.push(`${route.method} ${route.url}: 401 without detail`);
       }
     }
     expect(failures).toEqual([]);
@@ -78,7 +102,21 @@ describe('auth: with a token, every API route but health refuses a missing or wr
   });
 
   it('refuses API routes reached through encoded, doubled or dotted paths without a token', async () => {
-    const disguised = ['/%76%31/agl/rollouts', '/v1/%61gl/rollouts', '/%2Fv1/agl/rollouts', '//v1/agl/rollouts', '/v1//agl/rollouts', '/./v1/agl/rollouts', '/x/../v1/agl/rollouts', '/v1/agl/rollouts/', '/v1/agl/rollouts;x', `${HEALTH}/../rollouts`, `${HEALTH}%2F..%2Frollouts`, '/V1/agl/rollouts', '/v1/agl/rollouts?x=/v1/agl/health'];
+    const disguised = [
+      '/%76%31/agl/rollouts',
+      '/v1/%61gl/rollouts',
+      '/%2Fv1/agl/rollouts',
+      '//v1/agl/rollouts',
+      '/v1//agl/rollouts',
+      '/./v1/agl/rollouts',
+      '/x/../v1/agl/rollouts',
+      '/v1/agl/rollouts/',
+      '/v1/agl/rollouts;x',
+      `${HEALTH}/../rollouts`,
+      `${HEALTH}%2F..%2Frollouts`,
+      '/V1/agl/rollouts',
+      '/v1/agl/rollouts?x=/v1/agl/health',
+    ];
     for (const path of disguised) {
       const response = await get(server, path);
       const text = response.text;

@@ -10,7 +10,11 @@ const DEQUEUERS = 200;
 const ROLLOUTS = 600;
 
 async function post(url: string, path: string, body: unknown): Promise<{ status: number; json: unknown }> {
-  const response = await fetch(`${url}/v1/agl${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(`${url}/v1/agl${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: response.status, json: await response.json() };
 }
 
@@ -48,12 +52,20 @@ describe('concurrency: 200 concurrent dequeuers over HTTP, two server processes 
       const workerId = `worker-${n}`;
       await go;
       for (;;) {
-        const { status, json } = await post(url, '/queues/rollouts/dequeue', { limit: randomInt(random, 1, 4), worker_id: workerId });
+        const { status, json } = await post(url, '/queues/rollouts/dequeue', {
+          limit: randomInt(random, 1, 4),
+          worker_id: workerId,
+        });
         statuses.push(status);
         if (status !== 200) return;
         const claimed = json as { rollout_id: string; attempt: { sequence_id: number; worker_id: string } }[];
         if (claimed.length === 0) return;
-        for (const r of claimed) handedOut.push({ rolloutId: r.rollout_id, workerId: r.attempt.worker_id, attemptSequence: r.attempt.sequence_id });
+        for (const r of claimed)
+          handedOut.push({
+            rolloutId: r.rollout_id,
+            workerId: r.attempt.worker_id,
+            attemptSequence: r.attempt.sequence_id,
+          });
       }
     });
     start();

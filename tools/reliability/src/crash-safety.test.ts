@@ -24,9 +24,18 @@ interface WriterLine {
 }
 
 /** Runs the writer against `server` and `kill -9`s it after a seeded random number of acknowledged batches. */
-async function writeUntilCrash(seed: number, server: StoreProcess, sent: Map<string, WriterLine>, acked: Map<string, WriterLine>): Promise<void> {
+async function writeUntilCrash(
+  seed: number,
+  server: StoreProcess,
+  sent: Map<string, WriterLine>,
+  acked: Map<string, WriterLine>,
+): Promise<void> {
   const killAt = randomInt(seededRandom(seed), 5, 120);
-  const writer = spawnNode({ file: WRITER, typescript: false, env: { AGL_STORE_URL: server.url, AGL_SEED: String(seed), AGL_BATCH_PREFIX: `s${seed}-` } });
+  const writer = spawnNode({
+    file: WRITER,
+    typescript: false,
+    env: { AGL_STORE_URL: server.url, AGL_SEED: String(seed), AGL_BATCH_PREFIX: `s${seed}-` },
+  });
   let ackedNow = 0;
   let crashing: Promise<void> | null = null;
   onLines(writer, (text) => {
@@ -38,7 +47,10 @@ async function writeUntilCrash(seed: number, server: StoreProcess, sent: Map<str
     }
   });
   const exited = new Promise<number | null>((resolve) => writer.once('exit', (code) => resolve(code)));
-  const code = await Promise.race([exited, new Promise<'stuck'>((resolve) => setTimeout(() => resolve('stuck'), 60_000))]);
+  const code = await Promise.race([
+    exited,
+    new Promise<'stuck'>((resolve) => setTimeout(() => resolve('stuck'), 60_000)),
+  ]);
   if (code === 'stuck') await killAndWait(writer);
   await (crashing ?? server.crash());
   expect(code, `seed ${seed}: the writer stops by itself once the server is gone`).toBe(0);
@@ -46,7 +58,11 @@ async function writeUntilCrash(seed: number, server: StoreProcess, sent: Map<str
 }
 
 /** Checks the restarted server against everything the writers sent so far; returns how many batches were unacknowledged. */
-async function verify(server: StoreProcess, sent: Map<string, WriterLine>, acked: Map<string, WriterLine>): Promise<number> {
+async function verify(
+  server: StoreProcess,
+  sent: Map<string, WriterLine>,
+  acked: Map<string, WriterLine>,
+): Promise<number> {
   const client = new StoreClient({ url: server.url });
   try {
     const rollouts = (await client.queryRollouts({ limit: -1 })).items;
@@ -63,14 +79,22 @@ async function verify(server: StoreProcess, sent: Map<string, WriterLine>, acked
     let unacknowledged = 0;
     for (const line of sent.values()) {
       const ack = acked.get(line.batch);
-      const present = line.kind === 'spans' ? line.ids!.filter((id) => spanIds.has(id)).length : (byBatch.get(line.batch) ?? []).length;
+      const present =
+        line.kind === 'spans'
+          ? line.ids!.filter((id) => spanIds.has(id)).length
+          : (byBatch.get(line.batch) ?? []).length;
       if (ack) {
         expect(ack.status, `batch ${line.batch} (${line.kind})`).toBeLessThan(300);
-        expect(present, `acknowledged ${line.kind} batch ${line.batch}: all ${line.size} items present`).toBe(line.size);
+        expect(present, `acknowledged ${line.kind} batch ${line.batch}: all ${line.size} items present`).toBe(
+          line.size,
+        );
         if (line.kind !== 'spans') expect(new Set(byBatch.get(line.batch))).toEqual(new Set(ack.ids));
       } else {
         unacknowledged += 1;
-        expect([0, line.size], `unacknowledged ${line.kind} batch ${line.batch}: wholly present or absent (found ${present})`).toContain(present);
+        expect(
+          [0, line.size],
+          `unacknowledged ${line.kind} batch ${line.batch}: wholly present or absent (found ${present})`,
+        ).toContain(present);
       }
     }
     // Nothing appears that no batch wrote.

@@ -3,7 +3,14 @@ import { startGateway, type Gateway } from '@agl/gateway';
 import { MemoryStore } from '@agl/store';
 import { startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkProperty, closeFuzzAgent, problemsOf, send, type FuzzRequest, type FuzzResponse } from './harness/fuzz-http';
+import {
+  checkProperty,
+  closeFuzzAgent,
+  problemsOf,
+  send,
+  type FuzzRequest,
+  type FuzzResponse,
+} from './harness/fuzz-http';
 import { gatewayArbitraries } from './harness/gateway-arbitraries';
 
 const TOKEN = 'gateway-fuzz-token';
@@ -15,7 +22,10 @@ const FAILING: Record<string, number> = { 'fail-500': 500, 'fail-502': 502, 'fai
 
 /** A 5xx is allowed only when the backend produced it, and the gateway says so in a header and the body. */
 function labelledAsBackend(res: FuzzResponse): boolean {
-  return res.headers['x-agl-error-source'] === 'backend' && (res.json as { agl_error_source?: unknown } | undefined)?.agl_error_source === 'backend';
+  return (
+    res.headers['x-agl-error-source'] === 'backend' &&
+    (res.json as { agl_error_source?: unknown } | undefined)?.agl_error_source === 'backend'
+  );
 }
 
 describe('fuzzing the gateway in front of the OpenAI test server (fast-check, real HTTP on 127.0.0.1)', () => {
@@ -28,7 +38,10 @@ describe('fuzzing the gateway in front of the OpenAI test server (fast-check, re
   beforeAll(async () => {
     store = new MemoryStore();
     llm = await startOpenAiTestServer({
-      respond: (request) => (FAILING[request.model] ? { error: { status: FAILING[request.model]!, message: `scripted ${request.model}` } } : { content: 'ok' }),
+      respond: (request) =>
+        FAILING[request.model]
+          ? { error: { status: FAILING[request.model]!, message: `scripted ${request.model}` } }
+          : { content: 'ok' },
     });
     gateway = await startGateway({ store, backend: llm.baseURL, token: TOKEN, port: 0, maxBodyBytes: 512 * 1024 });
     owners = [];
@@ -62,16 +75,25 @@ describe('fuzzing the gateway in front of the OpenAI test server (fast-check, re
         const own = problemsOf(req, res, () => fromBackend, fromBackend);
         if (req.kind === 'backend-fail') {
           const model = (JSON.parse(req.body as string) as { model: string }).model;
-          if (res.status !== FAILING[model]) own.push(`backend ${FAILING[model]} passed through as ${res.status}: ${res.text.slice(0, 160)}`);
-          else if (!labelledAsBackend(res)) own.push(`backend error not labelled as the backend's: ${JSON.stringify(res.headers)} ${res.text.slice(0, 160)}`);
+          if (res.status !== FAILING[model])
+            own.push(`backend ${FAILING[model]} passed through as ${res.status}: ${res.text.slice(0, 160)}`);
+          else if (!labelledAsBackend(res))
+            own.push(
+              `backend error not labelled as the backend's: ${JSON.stringify(res.headers)} ${res.text.slice(0, 160)}`,
+            );
           if (res.status >= 500) backend5xx += 1;
         } else if (labelledAsBackend(res)) own.push(`${req.kind} got a backend-labelled answer ${res.status}`);
-        if (req.kind === 'gateway-bad-token' && res.status !== 401) own.push(`bad gateway token answered ${res.status}: ${req.path}`);
+        if (req.kind === 'gateway-bad-token' && res.status !== 401)
+          own.push(`bad gateway token answered ${res.status}: ${req.path}`);
         return own;
       });
       if (problems.length > 0) throw new Error(problems.join('\n'));
     };
-    await checkProperty(fc.asyncProperty(fc.array(request, { minLength: BATCH, maxLength: BATCH }), run), { numRuns: RUNS, seed: SEED, endOnFailure: true });
+    await checkProperty(fc.asyncProperty(fc.array(request, { minLength: BATCH, maxLength: BATCH }), run), {
+      numRuns: RUNS,
+      seed: SEED,
+      endOnFailure: true,
+    });
 
     expect(sent).toBeGreaterThanOrEqual(RUNS * BATCH);
     expect(backend5xx, 'the run exercised backend 5xx pass-through').toBeGreaterThan(0);

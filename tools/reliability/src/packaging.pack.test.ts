@@ -5,7 +5,13 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultRespond, startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
 import { runnableBlocks, runReadme } from './harness/readme-blocks';
-import { REPO_ROOT, firstTsBlock, packageImports, workspacePackages, type WorkspacePackage } from './harness/workspace-packages';
+import {
+  REPO_ROOT,
+  firstTsBlock,
+  packageImports,
+  workspacePackages,
+  type WorkspacePackage,
+} from './harness/workspace-packages';
 
 const run = promisify(execFile);
 /** READMEs whose snippet is self-contained: it must run to the end against the installed tarballs. */
@@ -24,14 +30,23 @@ describe('packaging: npm pack every public package, install the tarballs, run th
 
   beforeAll(async () => {
     const unbuilt = publicPackages.filter((p) => !existsSync(join(p.dir, 'dist')));
-    if (unbuilt.length > 0) throw new Error(`Build first (npx nx run-many -t build): no dist/ in ${unbuilt.map((p) => p.name).join(', ')}.`);
+    if (unbuilt.length > 0)
+      throw new Error(`Build first (npx nx run-many -t build): no dist/ in ${unbuilt.map((p) => p.name).join(', ')}.`);
     project = mkdtempSync(join(REPO_ROOT, 'tools/reliability/.pack-'));
     const packDir = join(project, 'tarballs');
     mkdirSync(packDir);
     const workspaces = publicPackages.flatMap((p) => ['--workspace', p.dir]);
-    const { stdout } = await run('npm', ['pack', ...workspaces, '--pack-destination', packDir, '--ignore-scripts', '--json'], { cwd: REPO_ROOT, maxBuffer: 64 * 1024 * 1024 });
-    for (const entry of JSON.parse(stdout) as { name: string; filename: string }[]) tarballs.set(entry.name, join(packDir, entry.filename));
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'agl-pack-check', private: true, type: 'module' }));
+    const { stdout } = await run(
+      'npm',
+      ['pack', ...workspaces, '--pack-destination', packDir, '--ignore-scripts', '--json'],
+      { cwd: REPO_ROOT, maxBuffer: 64 * 1024 * 1024 },
+    );
+    for (const entry of JSON.parse(stdout) as { name: string; filename: string }[])
+      tarballs.set(entry.name, join(packDir, entry.filename));
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'agl-pack-check', private: true, type: 'module' }),
+    );
     for (const [name, file] of tarballs) {
       const target = join(project, 'node_modules', name);
       mkdirSync(target, { recursive: true });
@@ -41,8 +56,11 @@ describe('packaging: npm pack every public package, install the tarballs, run th
     const bin = join(project, 'node_modules', '.bin');
     mkdirSync(bin, { recursive: true });
     for (const name of tarballs.keys()) {
-      const manifest = JSON.parse(readFileSync(join(project, 'node_modules', name, 'package.json'), 'utf8')) as { bin?: Record<string, string> };
-      for (const [command, target] of Object.entries(manifest.bin ?? {})) symlinkSync(relative(bin, join(project, 'node_modules', name, target)), join(bin, command));
+      const manifest = JSON.parse(readFileSync(join(project, 'node_modules', name, 'package.json'), 'utf8')) as {
+        bin?: Record<string, string>;
+      };
+      for (const [command, target] of Object.entries(manifest.bin ?? {}))
+        symlinkSync(relative(bin, join(project, 'node_modules', name, target)), join(bin, command));
     }
     symlinkSync(relative(bin, join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs')), join(bin, 'tsx'));
   }, 180_000);
@@ -50,7 +68,11 @@ describe('packaging: npm pack every public package, install the tarballs, run th
     if (project) rmSync(project, { recursive: true, force: true });
   });
 
-  async function runSnippet(pkg: WorkspacePackage, code: string, suffix: string): Promise<{ code: number; output: string }> {
+  async function runSnippet(
+    pkg: WorkspacePackage,
+    code: string,
+    suffix: string,
+  ): Promise<{ code: number; output: string }> {
     const file = join(project, `${pkg.name.replace('/', '__')}.${suffix}.ts`);
     writeFileSync(file, code);
     try {
@@ -107,16 +129,28 @@ describe('packaging: npm pack every public package, install the tarballs, run th
     expect(readmes.map((f) => relative(REPO_ROOT, f))).toContain('README.md');
     let llm: OpenAiTestServer | undefined;
     try {
-      llm = await startOpenAiTestServer({ respond: (r) => (/Capital of France/u.test(r.messages.at(-1)?.content ?? '') ? { content: 'Paris' } : defaultRespond(r)) });
+      llm = await startOpenAiTestServer({
+        respond: (r) =>
+          /Capital of France/u.test(r.messages.at(-1)?.content ?? '') ? { content: 'Paris' } : defaultRespond(r),
+      });
       // npm_config_offline: `npx agl` must find the installed bin, never ask the registry.
-      const env = { ...process.env, NODE_OPTIONS: '', OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'sk-pack-check', AGL_STORE_URL: '', AGL_STORE_TOKEN: '', npm_config_offline: 'true' };
+      const env = {
+        ...process.env,
+        NODE_OPTIONS: '',
+        OPENAI_BASE_URL: llm.baseURL,
+        OPENAI_API_KEY: 'sk-pack-check',
+        AGL_STORE_URL: '',
+        AGL_STORE_TOKEN: '',
+        npm_config_offline: 'true',
+      };
       for (const readme of readmes) {
         const cwd = join(project, `readme-${relative(REPO_ROOT, readme).replace(/[\\/]/gu, '_')}`);
         mkdirSync(cwd, { recursive: true });
         // `--port 0`: other test runs on this machine may hold 4747 (tools/ci/quick-start.sh runs the commands verbatim).
         const results = await runReadme(readFileSync(readme, 'utf8'), { cwd, env, serverArgs: ['--port', '0'] });
         const failed = results.find((r) => !r.ok);
-        if (failed) expect.fail(`${relative(REPO_ROOT, readme)}: \`${failed.command}\` failed:\n${failed.output.slice(-1500)}`);
+        if (failed)
+          expect.fail(`${relative(REPO_ROOT, readme)}: \`${failed.command}\` failed:\n${failed.output.slice(-1500)}`);
         expect(results.length, readme).toBeGreaterThan(0);
       }
     } finally {
@@ -126,7 +160,10 @@ describe('packaging: npm pack every public package, install the tarballs, run th
 
   it('installs a working agl binary', async () => {
     const bin = (publicPackages.find((p) => p.name === '@agl/cli')!.manifest.bin as Record<string, string>).agl!;
-    const { stdout } = await run(process.execPath, [join(project, 'node_modules', '@agl/cli', bin), '--help'], { cwd: project, timeout: 60_000 });
+    const { stdout } = await run(process.execPath, [join(project, 'node_modules', '@agl/cli', bin), '--help'], {
+      cwd: project,
+      timeout: 60_000,
+    });
     expect(stdout).toMatch(/store/);
   }, 120_000);
 });

@@ -11,7 +11,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 const quiet: RunnerLogger = { warn: () => undefined };
 const FAULT_AGENT = fileURLToPath(new URL('./__fixtures__/fault-agent.ts', import.meta.url));
 
-type Plan = { kind: string; config: Partial<RolloutConfig>; expectStatuses: AttemptStatus[][]; final: 'succeeded' | 'failed' };
+type Plan = {
+  kind: string;
+  config: Partial<RolloutConfig>;
+  expectStatuses: AttemptStatus[][];
+  final: 'succeeded' | 'failed';
+};
 
 /** Attempts of a rollout in order, with their statuses. */
 async function attemptsOf(store: MemoryStore | SqliteStore, rolloutId: string): Promise<Attempt[]> {
@@ -26,9 +31,10 @@ async function expectPlans(store: MemoryStore | SqliteStore, plans: Map<string, 
     const statuses = attempts.map((a) => a.status);
     expect(rollout?.status, `${plan.kind} ${rolloutId}: ${statuses.join(',')}`).toBe(plan.final);
     expect(attempts.map((a) => a.sequenceId)).toEqual(attempts.map((_, i) => i + 1));
-    expect(plan.expectStatuses.map((s) => s.join('|')), `${plan.kind}: attempt statuses ${statuses.join(',')}`).toEqual(
-      statuses.map((s, i) => (plan.expectStatuses[i]?.includes(s) ? plan.expectStatuses[i]!.join('|') : s)),
-    );
+    expect(
+      plan.expectStatuses.map((s) => s.join('|')),
+      `${plan.kind}: attempt statuses ${statuses.join(',')}`,
+    ).toEqual(statuses.map((s, i) => (plan.expectStatuses[i]?.includes(s) ? plan.expectStatuses[i]!.join('|') : s)));
   }
 }
 
@@ -48,8 +54,21 @@ describe('runner faults: agents throw, hang past timeoutSeconds, and workers are
       { kind: 'throw', config: retry, expectStatuses: [['failed'], ['failed'], ['failed']], final: 'failed' },
       { kind: 'throw', config: { maxAttempts: 3, retryCondition: [] }, expectStatuses: [['failed']], final: 'failed' },
       { kind: 'throw-once', config: retry, expectStatuses: [['failed'], ['succeeded']], final: 'succeeded' },
-      { kind: 'throw-twice', config: retry, expectStatuses: [['failed'], ['failed'], ['succeeded']], final: 'succeeded' },
-      { kind: 'hang', config: hang, expectStatuses: [['failed', 'timeout'], ['failed', 'timeout']], final: 'failed' },
+      {
+        kind: 'throw-twice',
+        config: retry,
+        expectStatuses: [['failed'], ['failed'], ['succeeded']],
+        final: 'succeeded',
+      },
+      {
+        kind: 'hang',
+        config: hang,
+        expectStatuses: [
+          ['failed', 'timeout'],
+          ['failed', 'timeout'],
+        ],
+        final: 'failed',
+      },
       { kind: 'hang-once', config: hang, expectStatuses: [['failed', 'timeout'], ['succeeded']], final: 'succeeded' },
     ];
     const plans = new Map<string, Plan>();
@@ -72,10 +91,13 @@ describe('runner faults: agents throw, hang past timeoutSeconds, and workers are
         calls.set(ctx.rolloutId, n);
         try {
           await new Promise((resolve) => setTimeout(resolve, 5));
-          if (kind === 'throw' || (kind === 'throw-once' && n === 1) || (kind === 'throw-twice' && n <= 2)) throw new Error(`${kind} attempt ${n}`);
+          if (kind === 'throw' || (kind === 'throw-once' && n === 1) || (kind === 'throw-twice' && n <= 2))
+            throw new Error(`${kind} attempt ${n}`);
           if (kind === 'hang' || (kind === 'hang-once' && n === 1)) {
             // Hangs until the runner gives up on it at timeoutSeconds (it aborts ctx.signal).
-            await new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }));
+            await new Promise((_resolve, reject) =>
+              ctx.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }),
+            );
           }
           return 1;
         } finally {
@@ -83,7 +105,14 @@ describe('runner faults: agents throw, hang past timeoutSeconds, and workers are
         }
       },
     });
-    const runner = new Runner({ store, agent, nWorkers: 6, pollIntervalSeconds: 0.02, heartbeatIntervalSeconds: 0.1, logger: quiet });
+    const runner = new Runner({
+      store,
+      agent,
+      nWorkers: 6,
+      pollIntervalSeconds: 0.02,
+      heartbeatIntervalSeconds: 0.1,
+      logger: quiet,
+    });
     const running = runner.run();
     const done = await store.waitForRollouts([...plans.keys()], { timeoutSeconds: 60 });
     runner.stop();
@@ -104,9 +133,26 @@ describe('runner faults: agents throw, hang past timeoutSeconds, and workers are
     for (const kind of ['ok', 'crash', 'sigkill', 'hang', 'ok', 'crash']) {
       const r = await store.enqueueRollout({ input: kind, config });
       const failing = kind !== 'ok';
-      plans.set(r.rolloutId, { kind, config, expectStatuses: failing ? [['failed', 'timeout'], ['failed', 'timeout']] : [['succeeded']], final: failing ? 'failed' : 'succeeded' });
+      plans.set(r.rolloutId, {
+        kind,
+        config,
+        expectStatuses: failing
+          ? [
+              ['failed', 'timeout'],
+              ['failed', 'timeout'],
+            ]
+          : [['succeeded']],
+        final: failing ? 'failed' : 'succeeded',
+      });
     }
-    const runner = new Runner({ store, agent: processAgent({ command: process.execPath, args: ['-e', script], killGraceSeconds: 0.2 }), nWorkers: 3, pollIntervalSeconds: 0.02, heartbeatIntervalSeconds: 0.2, logger: quiet });
+    const runner = new Runner({
+      store,
+      agent: processAgent({ command: process.execPath, args: ['-e', script], killGraceSeconds: 0.2 }),
+      nWorkers: 3,
+      pollIntervalSeconds: 0.02,
+      heartbeatIntervalSeconds: 0.2,
+      logger: quiet,
+    });
     const running = runner.run();
     const done = await store.waitForRollouts([...plans.keys()], { timeoutSeconds: 60 });
     runner.stop();
@@ -114,7 +160,9 @@ describe('runner faults: agents throw, hang past timeoutSeconds, and workers are
     expect(done).toHaveLength(plans.size);
     await expectPlans(store, plans);
     const crash = [...plans].find(([, p]) => p.kind === 'crash')![0];
-    const exceptions = (await store.querySpans({ rolloutId: crash })).items.filter((s) => s.name === 'agentlightning.exception');
+    const exceptions = (await store.querySpans({ rolloutId: crash })).items.filter(
+      (s) => s.name === 'agentlightning.exception',
+    );
     expect(exceptions).toHaveLength(2);
     expect(String(exceptions[0]!.attributes['exception.message'])).toMatch(/code 3[\s\S]*boom/);
   });
@@ -131,9 +179,22 @@ describe('runner faults: agents throw, hang past timeoutSeconds, and workers are
     const plans = new Map<string, Plan>();
     for (const kind of ['ok', 'killme', 'ok', 'ok']) {
       const r = await store.enqueueRollout({ input: { kind }, config });
-      plans.set(r.rolloutId, { kind, config, expectStatuses: kind === 'killme' ? [['unresponsive'], ['succeeded']] : [['succeeded']], final: 'succeeded' });
+      plans.set(r.rolloutId, {
+        kind,
+        config,
+        expectStatuses: kind === 'killme' ? [['unresponsive'], ['succeeded']] : [['succeeded']],
+        final: 'succeeded',
+      });
     }
-    const runner = new Runner({ store, workerMode: 'process', agentModule: { path: FAULT_AGENT }, nWorkers: 2, pollIntervalSeconds: 0.05, heartbeatIntervalSeconds: 0.25, logger: quiet });
+    const runner = new Runner({
+      store,
+      workerMode: 'process',
+      agentModule: { path: FAULT_AGENT },
+      nWorkers: 2,
+      pollIntervalSeconds: 0.05,
+      heartbeatIntervalSeconds: 0.25,
+      logger: quiet,
+    });
     const running = runner.run();
     const killed = new Set<string>();
     const killer = setInterval(() => {
@@ -165,9 +226,16 @@ describe('runner faults: agents throw, hang past timeoutSeconds, and workers are
     expect(killed.size).toBe(1);
     expect(readdirSync(dir).filter((n) => n.startsWith('overlap-'))).toEqual([]);
     await expectPlans(store, plans);
-    const log = readFileSync(join(dir, 'attempts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { rolloutId: string; pid: number });
-    for (const [rolloutId, plan] of plans) expect(log.filter((l) => l.rolloutId === rolloutId)).toHaveLength(plan.kind === 'killme' ? 2 : 1);
-    expect(new Set(log.map((l) => l.pid)).size, 'the killed workers were replaced by new processes').toBeGreaterThanOrEqual(2);
+    const log = readFileSync(join(dir, 'attempts.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { rolloutId: string; pid: number });
+    for (const [rolloutId, plan] of plans)
+      expect(log.filter((l) => l.rolloutId === rolloutId)).toHaveLength(plan.kind === 'killme' ? 2 : 1);
+    expect(
+      new Set(log.map((l) => l.pid)).size,
+      'the killed workers were replaced by new processes',
+    ).toBeGreaterThanOrEqual(2);
     expect(existsSync(join(dir, 'attempts.jsonl'))).toBe(true);
   });
 });

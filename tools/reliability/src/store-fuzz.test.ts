@@ -5,7 +5,14 @@ import fc from 'fast-check';
 import { createStoreServer, type StoreServer } from '@agl/store/server';
 import { SqliteStore } from '@agl/store/sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkProperty, closeFuzzAgent, problemsOf, send, type FuzzRequest, type FuzzResponse } from './harness/fuzz-http';
+import {
+  checkProperty,
+  closeFuzzAgent,
+  problemsOf,
+  send,
+  type FuzzRequest,
+  type FuzzResponse,
+} from './harness/fuzz-http';
 import { routeTable } from './harness/route-table';
 import { storeArbitraries } from './harness/store-arbitraries';
 
@@ -45,20 +52,25 @@ function tally(t: Tally, req: FuzzRequest, res: FuzzResponse): void {
   else if (path === '/v1/agl/rollouts') {
     t.rollouts += 1;
     t.attempts += 1;
-  }
-  else if (path === '/v1/agl/queues/rollouts/dequeue') t.attempts += items;
+  } else if (path === '/v1/agl/queues/rollouts/dequeue') t.attempts += items;
   else if (/^\/v1\/agl\/rollouts\/[^/]+\/attempts$/.test(path)) t.attempts += 1;
   else if (path === '/v1/agl/spans') t.spans += json === null ? 0 : 1;
   else if (path === '/v1/agl/spans/batch') t.spans += items;
   else if (/^\/api\/rollouts\/[^/]+\/attempt\/[^/]+\/events$/.test(path)) t.spans += 1;
   else if (path === '/v1/traces' && req.kind === 'valid-otlp') t.spans += countOtlpSpans(req);
-  else if (/^\/v1\/agl\/resources(\/[^/]+)?$/.test(path)) t.resourceIds.add(String((json as { resources_id?: unknown }).resources_id));
-  else if (/^\/v1\/agl\/workers\/[^/]+$/.test(path)) t.workerIds.add(String((json as { worker_id?: unknown }).worker_id));
+  else if (/^\/v1\/agl\/resources(\/[^/]+)?$/.test(path))
+    t.resourceIds.add(String((json as { resources_id?: unknown }).resources_id));
+  else if (/^\/v1\/agl\/workers\/[^/]+$/.test(path))
+    t.workerIds.add(String((json as { worker_id?: unknown }).worker_id));
 }
 
 /** Spans in a valid OTLP request built by the generators (one per `otlp-fuzz` name). */
 function countOtlpSpans(req: FuzzRequest): number {
-  return Buffer.from(req.body as Uint8Array).toString('latin1').split('otlp-fuzz').length - 1;
+  return (
+    Buffer.from(req.body as Uint8Array)
+      .toString('latin1')
+      .split('otlp-fuzz').length - 1
+  );
 }
 
 describe('fuzzing the store server (fast-check, real HTTP on 127.0.0.1, SQLite file)', () => {
@@ -82,14 +94,24 @@ describe('fuzzing the store server (fast-check, real HTTP on 127.0.0.1, SQLite f
       owners.push({ rolloutId: r.rolloutId, attemptId: r.attempt.attemptId });
     }
     await store.addResources({ prompt: { resourceType: 'prompt_template', template: 'hi', engine: 'f-string' } });
-    arbs = storeArbitraries({ token: TOKEN, owners, routes: routeTable(server.app).filter((r) => r.method !== 'OPTIONS') });
+    arbs = storeArbitraries({
+      token: TOKEN,
+      owners,
+      routes: routeTable(server.app).filter((r) => r.method !== 'OPTIONS'),
+    });
   }
 
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'agl-fuzz-'));
   });
   afterAll(async () => {
-    if (process.env.AGL_FUZZ_PROFILE) console.log([...timing].sort((a, b) => b[1] - a[1]).map(([k, ms]) => `${k} ${Math.round(ms)}ms`).join('\n'));
+    if (process.env.AGL_FUZZ_PROFILE)
+      console.log(
+        [...timing]
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, ms]) => `${k} ${Math.round(ms)}ms`)
+          .join('\n'),
+      );
     closeFuzzAgent();
     await server?.close();
     await store?.close();
@@ -110,9 +132,11 @@ describe('fuzzing the store server (fast-check, real HTTP on 127.0.0.1, SQLite f
       const res = answers[i]!;
       if (t) tally(t, req, res);
       const own = problemsOf(req, res, (r) => r.status === 501 && /^\/v1\/(metrics|logs|development)/.test(req.path));
-      if (req.kind === 'bad-token' && res.status !== 401) own.push(`bad token answered ${res.status}: ${req.method} ${req.path}`);
+      if (req.kind === 'bad-token' && res.status !== 401)
+        own.push(`bad token answered ${res.status}: ${req.method} ${req.path}`);
       // A full success is an empty ExportTraceServiceResponse; a partial success would name rejected spans.
-      if (req.kind === 'valid-otlp' && res.text.length > 0) own.push(`valid OTLP spans partly rejected: ${res.text.slice(0, 200)}`);
+      if (req.kind === 'valid-otlp' && res.text.length > 0)
+        own.push(`valid OTLP spans partly rejected: ${res.text.slice(0, 200)}`);
       return own;
     });
     if (problems.length > 0) throw new Error(problems.join('\n'));
@@ -122,7 +146,13 @@ describe('fuzzing the store server (fast-check, real HTTP on 127.0.0.1, SQLite f
     for (let chunk = 0; chunk < CHUNKS; chunk++) {
       await open();
       const initial = await store.statistics();
-      const t: Tally = { rollouts: 0, attempts: 0, spans: 0, resourceIds: new Set((await store.queryResources()).items.map((r) => r.resourcesId)), workerIds: new Set() };
+      const t: Tally = {
+        rollouts: 0,
+        attempts: 0,
+        spans: 0,
+        resourceIds: new Set((await store.queryResources()).items.map((r) => r.resourcesId)),
+        workerIds: new Set(),
+      };
       const request = fc.oneof(...arbs.valid, ...arbs.invalid, ...arbs.unknown);
       await checkProperty(
         fc.asyncProperty(fc.array(request, { minLength: BATCH, maxLength: BATCH }), (reqs) => run(reqs, t)),
@@ -144,9 +174,20 @@ describe('fuzzing the store server (fast-check, real HTTP on 127.0.0.1, SQLite f
     const snapshot = async () => {
       const { uptime: _uptime, ...stats } = await store.statistics();
       const rollouts = (await store.queryRollouts({ limit: -1 })).items;
-      const attempts = await Promise.all(rollouts.slice(0, 50).map((r) => store.queryAttempts({ rolloutId: r.rolloutId })));
-      const spans = await Promise.all(rollouts.slice(0, 50).map((r) => store.querySpans({ rolloutId: r.rolloutId, limit: -1 })));
-      return { stats, rollouts, attempts, spans, resources: (await store.queryResources()).items, workers: (await store.queryWorkers()).items };
+      const attempts = await Promise.all(
+        rollouts.slice(0, 50).map((r) => store.queryAttempts({ rolloutId: r.rolloutId })),
+      );
+      const spans = await Promise.all(
+        rollouts.slice(0, 50).map((r) => store.querySpans({ rolloutId: r.rolloutId, limit: -1 })),
+      );
+      return {
+        stats,
+        rollouts,
+        attempts,
+        spans,
+        resources: (await store.queryResources()).items,
+        workers: (await store.queryWorkers()).items,
+      };
     };
     const before = await snapshot();
     const request = fc.oneof(...arbs.invalid);

@@ -14,9 +14,16 @@ const ROOT = resolve(import.meta.dirname, '../../../..');
 const BIN = 'packages/cli/src/bin.ts';
 const ENTRY = resolve(import.meta.dirname, '__fixtures__/train-entry.ts');
 
-function runChild(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runChild(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--conditions=@agl/source', '--import', 'tsx', BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--conditions=@agl/source', '--import', 'tsx', BIN, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -61,7 +68,12 @@ describe('agl train / rollouts / spans / export transitions against real stores'
     llm = await startOpenAiTestServer();
     dir = mkdtempSync(join(tmpdir(), 'agl-cli-loop-'));
     db = join(dir, 'store.sqlite');
-    trainRun = await runChild(['train', ENTRY, '--store', db, '--runners', '2', '--json'], { CI: '1', TEST_LLM_URL: llm.baseURL, AGL_STORE_URL: '', AGL_STORE_TOKEN: '' });
+    trainRun = await runChild(['train', ENTRY, '--store', db, '--runners', '2', '--json'], {
+      CI: '1',
+      TEST_LLM_URL: llm.baseURL,
+      AGL_STORE_URL: '',
+      AGL_STORE_TOKEN: '',
+    });
   }, 120_000);
   afterAll(async () => {
     await llm.close();
@@ -71,7 +83,10 @@ describe('agl train / rollouts / spans / export transitions against real stores'
   it('agl train loads a .ts entry, runs its agent on train + val with the embedded SQLite store, prints progress and a result', () => {
     expect(trainRun.code, trainRun.stderr).toBe(0);
     const lines = trainRun.stdout.trim().split('\n');
-    const result = JSON.parse(lines.at(-1)!) as { runner: { succeeded: number; failed: number }; progress: { succeeded: number; failed: number; meanReward: number } };
+    const result = JSON.parse(lines.at(-1)!) as {
+      runner: { succeeded: number; failed: number };
+      progress: { succeeded: number; failed: number; meanReward: number };
+    };
     expect(result.runner).toMatchObject({ succeeded: 4, failed: 1 });
     expect(result.progress).toMatchObject({ succeeded: 4, failed: 1, meanReward: 1 });
     expect(lines.some((l) => l.startsWith('[agl train] rollouts 5/5 done (4 ok, 1 failed)'))).toBe(true);
@@ -85,14 +100,23 @@ describe('agl train / rollouts / spans / export transitions against real stores'
     expect(list.out).toMatch(/\ssucceeded\s+val\s+1\s+1\s/u);
     expect(list.out).toMatch(/\sfailed\s+train\s+-\s+1\s/u);
     expect(list.out).toContain('5 of 5 rollouts');
-    const failed = JSON.parse((await cli('rollouts', 'list', '--store', db, '--status', 'failed', '--json')).out) as { items: { rollout_id: string; input: { id: string } }[]; total: number };
+    const failed = JSON.parse((await cli('rollouts', 'list', '--store', db, '--status', 'failed', '--json')).out) as {
+      items: { rollout_id: string; input: { id: string } }[];
+      total: number;
+    };
     expect(failed.total).toBe(1);
     expect(failed.items[0]!.input.id).toBe('boom');
-    const ok = JSON.parse((await cli('rollouts', 'list', '--store', db, '--status', 'succeeded', '--mode', 'val', '--json')).out) as { items: { rollout_id: string }[] };
+    const ok = JSON.parse(
+      (await cli('rollouts', 'list', '--store', db, '--status', 'succeeded', '--mode', 'val', '--json')).out,
+    ) as { items: { rollout_id: string }[] };
     expect(ok.items).toHaveLength(1);
     const id = ok.items[0]!.rollout_id;
 
-    const show = JSON.parse((await cli('rollouts', 'show', id, '--store', db)).out) as { rollout: { status: string; mode: string }; attempts: { status: string; worker_id: string }[]; span_count: number };
+    const show = JSON.parse((await cli('rollouts', 'show', id, '--store', db)).out) as {
+      rollout: { status: string; mode: string };
+      attempts: { status: string; worker_id: string }[];
+      span_count: number;
+    };
     expect(show.rollout).toMatchObject({ status: 'succeeded', mode: 'val' });
     expect(show.attempts).toHaveLength(1);
     expect(show.attempts[0]!.worker_id).toMatch(/^Worker-[12]$/u);
@@ -110,7 +134,18 @@ describe('agl train / rollouts / spans / export transitions against real stores'
     const exported = await cli('export', 'transitions', '--out', out, '--store', db);
     expect(exported.code, exported.err).toBe(0);
     expect(exported.out).toContain('wrote 5 transitions from 5 rollouts');
-    const rows = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { task_id: string; reward: number | null; action: { token_ids: number[] }; state: { messages: { content: string }[] } });
+    const rows = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            task_id: string;
+            reward: number | null;
+            action: { token_ids: number[] };
+            state: { messages: { content: string }[] };
+          },
+      );
     const x2 = rows.find((r) => r.task_id === 'x2')!;
     expect(x2.reward).toBe(1);
     expect(x2.action.token_ids).toEqual(toyTokenize('7'));
@@ -140,23 +175,33 @@ describe('agl train / rollouts / spans / export transitions against real stores'
     }
   });
 
-  it('agl train --store-url runs against a store server (StoreClient), with the token from $AGL_STORE_TOKEN', { timeout: 120_000 }, async () => {
-    const store = new SqliteStore({ path: join(dir, 'served.sqlite') });
-    let server: StoreServer | undefined;
-    try {
-      server = await createStoreServer({ store, port: 0, token: 'tok2' });
-      const run = await runChild(['train', ENTRY, '--store-url', server.url, '--no-progress'], { CI: '1', TEST_LLM_URL: llm.baseURL, AGL_STORE_TOKEN: 'tok2' });
-      expect(run.code, run.stderr).toBe(0);
-      expect(run.stdout).toMatch(/^agl train: 5 rollouts in [\d.]+s: 4 succeeded, 1 failed; mean final reward 1\.000\.$/mu);
-      expect(run.stdout).toContain(`store: ${server.url}`);
-      expect(run.stdout).toContain(`npx agl rollouts list --store-url ${server.url}`);
-      expect(run.stdout).not.toContain('[agl train]');
-      expect((await store.queryRollouts({ statusIn: ['succeeded'] })).total).toBe(4);
-    } finally {
-      await server?.close();
-      await store.close();
-    }
-  });
+  it(
+    'agl train --store-url runs against a store server (StoreClient), with the token from $AGL_STORE_TOKEN',
+    { timeout: 120_000 },
+    async () => {
+      const store = new SqliteStore({ path: join(dir, 'served.sqlite') });
+      let server: StoreServer | undefined;
+      try {
+        server = await createStoreServer({ store, port: 0, token: 'tok2' });
+        const run = await runChild(['train', ENTRY, '--store-url', server.url, '--no-progress'], {
+          CI: '1',
+          TEST_LLM_URL: llm.baseURL,
+          AGL_STORE_TOKEN: 'tok2',
+        });
+        expect(run.code, run.stderr).toBe(0);
+        expect(run.stdout).toMatch(
+          /^agl train: 5 rollouts in [\d.]+s: 4 succeeded, 1 failed; mean final reward 1\.000\.$/mu,
+        );
+        expect(run.stdout).toContain(`store: ${server.url}`);
+        expect(run.stdout).toContain(`npx agl rollouts list --store-url ${server.url}`);
+        expect(run.stdout).not.toContain('[agl train]');
+        expect((await store.queryRollouts({ statusIn: ['succeeded'] })).total).toBe(4);
+      } finally {
+        await server?.close();
+        await store.close();
+      }
+    },
+  );
 
   it('unknown flags are errors with a suggestion, and bad values name the fix', async () => {
     const typo = await parseOnly('rollouts', 'list', '--statsu', 'failed', '--store', db);
@@ -169,9 +214,15 @@ describe('agl train / rollouts / spans / export transitions against real stores'
     const train = createProgram().commands.find((c) => c.name() === 'train')!;
     train.configureOutput({ writeOut: (text) => void (trainHelp += text) });
     train.outputHelp();
-    for (const name of ['agent', 'train', 'val', 'algorithm', 'apo', 'config']) expect(trainHelp).toMatch(new RegExp(`^  ${name}\\s`, 'mu'));
+    for (const name of ['agent', 'train', 'val', 'algorithm', 'apo', 'config'])
+      expect(trainHelp).toMatch(new RegExp(`^  ${name}\\s`, 'mu'));
     expect(trainHelp).toContain('--quiet');
-    for (const help of [['train', '--help'], ['rollouts', 'list', '--help'], ['spans', '--help'], ['export', 'transitions', '--help']]) {
+    for (const help of [
+      ['train', '--help'],
+      ['rollouts', 'list', '--help'],
+      ['spans', '--help'],
+      ['export', 'transitions', '--help'],
+    ]) {
       expect((await parseOnly(...help)).code).toBe(0);
     }
     expect((await parseOnly('train', ENTRY, '--runners', '0')).err).toContain('expected an integer ≥ 1');

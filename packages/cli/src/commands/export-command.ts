@@ -40,9 +40,15 @@ export function transitionRows(trajectory: Trajectory): Record<string, unknown>[
 }
 
 function statuses(value: string): RolloutStatus[] {
-  const list = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const s of list) {
-    if (!RolloutStatus.options.includes(s as RolloutStatus)) throw new UserError(`--status got ${JSON.stringify(s)}; use one or more of ${RolloutStatus.options.join(', ')} (comma-separated).`);
+    if (!RolloutStatus.options.includes(s as RolloutStatus))
+      throw new UserError(
+        `--status got ${JSON.stringify(s)}; use one or more of ${RolloutStatus.options.join(', ')} (comma-separated).`,
+      );
   }
   return list as RolloutStatus[];
 }
@@ -75,7 +81,9 @@ export function exportCommand(io: CliIo = processIo): Command {
       const file = createWriteStream(out, { encoding: 'utf8' });
       let rows = 0;
       for (const rollout of page.items as Rollout[]) {
-        const spans = (await store.querySpans({ rolloutId: rollout.rolloutId, attemptId: 'latest', sortBy: 'sequenceId' })).items;
+        const spans = (
+          await store.querySpans({ rolloutId: rollout.rolloutId, attemptId: 'latest', sortBy: 'sequenceId' })
+        ).items;
         for (const row of transitionRows(adapter.adapt(spans, rollout))) {
           if (!file.write(`${JSON.stringify(row)}\n`)) await once(file, 'drain');
           rows += 1;

@@ -9,7 +9,9 @@ export async function loadEntryModule(entry: string): Promise<{ path: string; mo
   try {
     await access(path);
   } catch {
-    throw new UserError(`Entry module ${path} does not exist; pass the path of a .ts or .js file that exports \`agent\`.`);
+    throw new UserError(
+      `Entry module ${path} does not exist; pass the path of a .ts or .js file that exports \`agent\`.`,
+    );
   }
   if (['.ts', '.mts', '.cts', '.tsx'].includes(extname(path))) {
     const { register } = await import('tsx/esm/api');

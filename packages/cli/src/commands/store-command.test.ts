@@ -20,13 +20,20 @@ const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const REPLAY = join(ROOT, 'packages/store/src/server/__fixtures__/agl03_client_replay.py');
 
 /** `agl store serve <args>`, or with `command: []` AGL 0.3's form `agl store <args>`. */
-function startServe(args: string[], o: { cwd?: string; command?: string[] } = {}): { child: ChildProcess; url: Promise<string>; lines: string[]; stderr: string[] } {
+function startServe(
+  args: string[],
+  o: { cwd?: string; command?: string[] } = {},
+): { child: ChildProcess; url: Promise<string>; lines: string[]; stderr: string[] } {
   const cwd = o.cwd ?? ROOT;
-  const child = spawn(process.execPath, ['--conditions=@agl/source', '--import', TSX, join(ROOT, BIN), 'store', ...(o.command ?? ['serve']), ...args], {
-    cwd,
-    env: { ...process.env, AGL_STORE_TOKEN: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@agl/source', '--import', TSX, join(ROOT, BIN), 'store', ...(o.command ?? ['serve']), ...args],
+    {
+      cwd,
+      env: { ...process.env, AGL_STORE_TOKEN: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const lines: string[] = [];
   const stderr: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (line) => stderr.push(line));
@@ -138,7 +145,21 @@ describe('agl store serve (child process, SQLite file, bearer token)', () => {
 describe("agl store with AGL 0.3's flags (a Python user's start command)", () => {
   it('`agl store --host --port --cors-origin … --log-level` serves the default store .agl/store.sqlite and says so', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'agl-cli-store03-'));
-    const serve = startServe(['--host', '127.0.0.1', '--port', '0', '--cors-origin', 'http://a.test', '--cors-origin', 'http://b.test', '--log-level', 'INFO'], { cwd, command: [] });
+    const serve = startServe(
+      [
+        '--host',
+        '127.0.0.1',
+        '--port',
+        '0',
+        '--cors-origin',
+        'http://a.test',
+        '--cors-origin',
+        'http://b.test',
+        '--log-level',
+        'INFO',
+      ],
+      { cwd, command: [] },
+    );
     try {
       const url = await serve.url;
       await vi.waitFor(() => expect(serve.lines.length).toBeGreaterThanOrEqual(3), { timeout: 10_000 });
@@ -179,7 +200,17 @@ describe('agl command line', () => {
     expect(run(['--help']).out).toMatch(/store/);
     const help = run(['store', 'serve', '--help']);
     expect(help.code).toBe(0);
-    for (const flag of ['--db', '--memory', '--port', '--host', '--token', '--body-limit', '--cors-origin', '--allowed-host']) expect(help.out).toContain(flag);
+    for (const flag of [
+      '--db',
+      '--memory',
+      '--port',
+      '--host',
+      '--token',
+      '--body-limit',
+      '--cors-origin',
+      '--allowed-host',
+    ])
+      expect(help.out).toContain(flag);
     expect(help.out).toContain('(default: ".agl/store.sqlite")');
     const store = run(['store', '--help']);
     for (const flag of ['--host', '--port', '--cors-origin', '--log-level']) expect(store.out).toContain(flag);

@@ -41,7 +41,8 @@ async function dashboardDir(): Promise<string | null> {
 
 function parsePort(value: string): number {
   const port = Number(value);
-  if (!/^\d+$/.test(value) || port > 65535) throw new InvalidArgumentError('use an integer from 0 to 65535 (0 picks a free port).');
+  if (!/^\d+$/.test(value) || port > 65535)
+    throw new InvalidArgumentError('use an integer from 0 to 65535 (0 picks a free port).');
   return port;
 }
 
@@ -107,19 +108,55 @@ export async function serveStore(flags: StoreServeFlags, io: CliIo = processIo):
 /** The flags of `agl store serve`, on `cmd`; AGL 0.3's `agl store` takes the network ones too. */
 function addServeOptions(cmd: Command, { python }: { python: boolean }): Command {
   cmd
-    .option('--host <host>', 'interface to bind (binding wider than loopback without --token logs a warning)', '127.0.0.1')
+    .option(
+      '--host <host>',
+      'interface to bind (binding wider than loopback without --token logs a warning)',
+      '127.0.0.1',
+    )
     .option('--port <port>', 'port; 0 picks a free one', parsePort, DEFAULT_STORE_PORT)
-    .option('--cors-origin <origin...>', 'allow browser calls from these origins ("*" for any, without credentials; never "null"; repeatable); CORS is off by default', collect);
-  if (python) return cmd.addOption(new Option('--log-level <level>', 'accepted for AGL 0.3 compatibility (AGL logs errors and warnings; --log-json on `store serve` logs every request)').choices(['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL', 'debug', 'info', 'warning', 'error', 'critical']));
+    .option(
+      '--cors-origin <origin...>',
+      'allow browser calls from these origins ("*" for any, without credentials; never "null"; repeatable); CORS is off by default',
+      collect,
+    );
+  if (python)
+    return cmd.addOption(
+      new Option(
+        '--log-level <level>',
+        'accepted for AGL 0.3 compatibility (AGL logs errors and warnings; --log-json on `store serve` logs every request)',
+      ).choices(['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL', 'debug', 'info', 'warning', 'error', 'critical']),
+    );
   return cmd
-    .option('--db <path|url>', 'SQLite database file, or postgres://user:pass@host:port/db[?schema=name] for PostgreSQL', DEFAULT_STORE_PATH)
+    .option(
+      '--db <path|url>',
+      'SQLite database file, or postgres://user:pass@host:port/db[?schema=name] for PostgreSQL',
+      DEFAULT_STORE_PATH,
+    )
     .addOption(new Option('--memory', 'use an in-memory store (nothing is persisted)').conflicts('db'))
     .option('--token <token>', 'require "Authorization: Bearer <token>" on every API route (default: $AGL_STORE_TOKEN)')
-    .option('--body-limit <mib>', 'largest body of the span, OTLP and enqueue routes (and inflated OTLP), in MiB; other routes take 1 MiB', parsePositive, 16)
+    .option(
+      '--body-limit <mib>',
+      'largest body of the span, OTLP and enqueue routes (and inflated OTLP), in MiB; other routes take 1 MiB',
+      parsePositive,
+      16,
+    )
     .option('--request-timeout <seconds>', 'longest time to receive and answer one request', parsePositive, 60)
-    .option('--max-wait <seconds>', 'longest server-side wait of one long poll (clients loop)', parsePositive, DEFAULT_MAX_WAIT_SECONDS)
-    .option('--allowed-host <host>', 'answer this Host name too when bound to loopback (repeatable; default: localhost, 127.0.0.1, [::1] only)', collect, [])
-    .option('--no-dashboard', 'do not serve the dashboard web app at / (served by default when @agl/dashboard is built)')
+    .option(
+      '--max-wait <seconds>',
+      'longest server-side wait of one long poll (clients loop)',
+      parsePositive,
+      DEFAULT_MAX_WAIT_SECONDS,
+    )
+    .option(
+      '--allowed-host <host>',
+      'answer this Host name too when bound to loopback (repeatable; default: localhost, 127.0.0.1, [::1] only)',
+      collect,
+      [],
+    )
+    .option(
+      '--no-dashboard',
+      'do not serve the dashboard web app at / (served by default when @agl/dashboard is built)',
+    )
     .option('--pg-pool-size <n>', 'PostgreSQL connections of this server (with a postgres:// --db)', parsePositive, 10)
     .option('--log-json', 'write one JSON log line per request to stderr')
     .option('--no-metrics', 'do not serve Prometheus metrics at /metrics');
@@ -136,15 +173,20 @@ function serveDefaults(): StoreServeFlags {
  */
 export function storeCommand(io: CliIo = processIo): Command {
   // Positional options: `--port` before `serve` is `agl store`'s, after it `serve`'s.
-  const cmd = new Command('store').enablePositionalOptions().description(
-    'run an AGL store server, and export, import, prune or back up a store; `agl store --port 4747` (AGL 0.3 flags --host, --port, --cors-origin, --log-level) runs `agl store serve`',
-  );
+  const cmd = new Command('store')
+    .enablePositionalOptions()
+    .description(
+      'run an AGL store server, and export, import, prune or back up a store; `agl store --port 4747` (AGL 0.3 flags --host, --port, --cors-origin, --log-level) runs `agl store serve`',
+    );
   addServeOptions(cmd, { python: true }).action(async (flags: Pick<StoreServeFlags, 'host' | 'port' | 'corsOrigin'>) =>
     serveStore({ ...serveDefaults(), host: flags.host, port: flags.port, corsOrigin: flags.corsOrigin }, io),
   );
-  addServeOptions(cmd.command('serve').description('serve a store over HTTP (Agent Lightning 0.3 protocol, OTLP/HTTP traces, AGL 1.0 events)'), { python: false }).action(
-    async (flags: StoreServeFlags) => serveStore(flags, io),
-  );
+  addServeOptions(
+    cmd
+      .command('serve')
+      .description('serve a store over HTTP (Agent Lightning 0.3 protocol, OTLP/HTTP traces, AGL 1.0 events)'),
+    { python: false },
+  ).action(async (flags: StoreServeFlags) => serveStore(flags, io));
   addStoreOpsCommands(cmd, io);
   return cmd;
 }

@@ -21,7 +21,10 @@ export async function openServeStore(flags: ServeStoreSelection): Promise<{ stor
   if (flags.memory) return { store: new MemoryStore(), label: 'an in-memory store' };
   if (isPostgresUrl(flags.db)) {
     const { PostgresStore } = await import('@agl/store/postgres');
-    const store = await PostgresStore.open({ connectionString: flags.db, poolSize: flags.pgPoolSize === undefined ? undefined : Math.max(1, Math.round(flags.pgPoolSize)) });
+    const store = await PostgresStore.open({
+      connectionString: flags.db,
+      poolSize: flags.pgPoolSize === undefined ? undefined : Math.max(1, Math.round(flags.pgPoolSize)),
+    });
     return { store, label: `${store.url} (schema ${store.schema})` };
   }
   await mkdir(dirname(resolve(flags.db)), { recursive: true });

@@ -11,7 +11,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function agl(...args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const code = await runCli(['node', 'agl', ...args], { out: (l) => void (out += `${l}\n`), err: (l) => void (err += `${l}\n`) });
+  const code = await runCli(['node', 'agl', ...args], {
+    out: (l) => void (out += `${l}\n`),
+    err: (l) => void (err += `${l}\n`),
+  });
   return { code, out, err };
 }
 
@@ -33,13 +36,19 @@ describe('agl store export | import | prune | backup', () => {
     expect(readFileSync(dump, 'utf8').split('\n')[0]).toContain('"format":"agl-store-dump"');
 
     const copy = join(dir, 'b.sqlite');
-    expect((await agl('store', 'import', '--db', copy, '--in', dump)).out).toMatch(/imported 5 rollouts, 4 attempts, 0 spans.*\(1 queued\)/);
+    expect((await agl('store', 'import', '--db', copy, '--in', dump)).out).toMatch(
+      /imported 5 rollouts, 4 attempts, 0 spans.*\(1 queued\)/,
+    );
     const again = await agl('store', 'import', '--db', copy, '--in', dump);
     expect(again.code).toBe(1);
     expect(again.err).toMatch(/is not empty/);
 
-    expect((await agl('store', 'prune', '--db', copy, '--keep-last', '2', '--dry-run')).out).toMatch(/would delete 3 rollouts/);
-    expect((await agl('store', 'prune', '--db', copy, '--keep-last', '2')).out).toMatch(/^deleted 3 rollouts, 3 attempts, 0 spans/);
+    expect((await agl('store', 'prune', '--db', copy, '--keep-last', '2', '--dry-run')).out).toMatch(
+      /would delete 3 rollouts/,
+    );
+    expect((await agl('store', 'prune', '--db', copy, '--keep-last', '2')).out).toMatch(
+      /^deleted 3 rollouts, 3 attempts, 0 spans/,
+    );
     const neither = await agl('store', 'prune', '--db', copy);
     expect(neither.code).toBe(1);
     expect(neither.err).toMatch(/exactly one of --before <date> or --keep-last <n>/);
@@ -53,7 +62,9 @@ describe('agl store export | import | prune | backup', () => {
     await restored.close();
 
     const guidance = await agl('store', 'backup', '--db', 'postgres://u:secret@db:5432/agl', '--out', 'agl.dump');
-    expect(guidance.out).toMatch(/pg_dump --format=custom --schema=public --file=agl\.dump 'postgres:\/\/u:\*\*\*@db:5432\/agl'/);
+    expect(guidance.out).toMatch(
+      /pg_dump --format=custom --schema=public --file=agl\.dump 'postgres:\/\/u:\*\*\*@db:5432\/agl'/,
+    );
     expect(guidance.out).not.toContain('secret');
   });
 

@@ -13,7 +13,8 @@ function parseCount(value: string): number {
 
 function parseDate(value: string): Date {
   const date = new Date(/^\d+(\.\d+)?$/.test(value) ? Number(value) * 1000 : value);
-  if (Number.isNaN(date.getTime())) throw new InvalidArgumentError('use an ISO date (2026-01-31, 2026-01-31T12:00:00Z) or epoch seconds.');
+  if (Number.isNaN(date.getTime()))
+    throw new InvalidArgumentError('use an ISO date (2026-01-31, 2026-01-31T12:00:00Z) or epoch seconds.');
   return date;
 }
 
@@ -66,7 +67,7 @@ export function addStoreOpsCommands(cmd: Command, io: CliIo = processIo): void {
 
   cmd
     .command('backup')
-    .description("SQLite: an online backup (safe while servers write); PostgreSQL: prints the pg_dump commands")
+    .description('SQLite: an online backup (safe while servers write); PostgreSQL: prints the pg_dump commands')
     .option('--db <path|url>', DB_HELP, DEFAULT_STORE_PATH)
     .requiredOption('--out <file>', 'backup file to write (never overwritten)')
     .action(async (opts: { db: string; out: string }) => {

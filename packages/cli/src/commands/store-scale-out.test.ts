@@ -33,7 +33,10 @@ async function probe(): Promise<string | null> {
   }
 }
 const PROBLEM = await probe();
-if (PROBLEM !== null && !IN_CI) console.warn(`[agl] skipping the multi-server PostgreSQL tests: ${PROBLEM}. Run: eval "$(tools/ci/start-postgres.sh)"`);
+if (PROBLEM !== null && !IN_CI)
+  console.warn(
+    `[agl] skipping the multi-server PostgreSQL tests: ${PROBLEM}. Run: eval "$(tools/ci/start-postgres.sh)"`,
+  );
 const ENABLED = PROBLEM === null || IN_CI;
 
 interface Served {
@@ -43,11 +46,15 @@ interface Served {
 }
 
 async function serve(db: string): Promise<Served> {
-  const child = spawn(process.execPath, ['--conditions=@agl/source', '--import', 'tsx', BIN, 'store', 'serve', '--port', '0', '--db', db, '--no-dashboard'], {
-    cwd: ROOT,
-    env: { ...process.env, AGL_STORE_TOKEN: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@agl/source', '--import', 'tsx', BIN, 'store', 'serve', '--port', '0', '--db', db, '--no-dashboard'],
+    {
+      cwd: ROOT,
+      env: { ...process.env, AGL_STORE_TOKEN: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const stderr: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (line) => stderr.push(line));
   const url = await new Promise<string>((resolveUrl, reject) => {
@@ -73,9 +80,11 @@ function recording(store: StoreClient, acked: { spans: Set<string>; finished: Se
         const result = (await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)) as unknown;
         if (prop === 'addSpan' || prop === 'addSpans') {
           const spans = prop === 'addSpan' ? [args[0]] : (args[0] as unknown[]);
-          for (const s of spans as Array<{ rolloutId: string; attemptId: string; spanId: string }>) acked.spans.add(`${s.rolloutId}/${s.attemptId}/${s.spanId}`);
+          for (const s of spans as Array<{ rolloutId: string; attemptId: string; spanId: string }>)
+            acked.spans.add(`${s.rolloutId}/${s.attemptId}/${s.spanId}`);
         }
-        if (prop === 'updateAttempt' && (args[2] as { status?: string }).status === 'succeeded') acked.finished.add(args[0] as string);
+        if (prop === 'updateAttempt' && (args[2] as { status?: string }).status === 'succeeded')
+          acked.finished.add(args[0] as string);
         return result;
       };
     },
@@ -117,11 +126,15 @@ describe.runIf(ENABLED)('several agl store serve processes on one PostgreSQL dat
       return 1;
     };
     const clients = [a, b].map((s) => new StoreClient({ url: s.url }));
-    const runners = clients.map((store) => new Runner({ store, agent: agent as never, nWorkers: 3, pollIntervalSeconds: 0.05, logger: quiet }));
+    const runners = clients.map(
+      (store) => new Runner({ store, agent: agent as never, nWorkers: 3, pollIntervalSeconds: 0.05, logger: quiet }),
+    );
     const algorithm = new StoreClient({ url: a.url });
     const started = performance.now();
     const running = runners.map((r) => r.run());
-    const rollouts = await algorithm.enqueueRollouts(Array.from({ length: 60 }, (_, i) => ({ input: { i }, mode: 'train' as const })));
+    const rollouts = await algorithm.enqueueRollouts(
+      Array.from({ length: 60 }, (_, i) => ({ input: { i }, mode: 'train' as const })),
+    );
     const done = await algorithm.waitForRollouts(
       rollouts.map((r) => r.rolloutId),
       { timeoutSeconds: 60 },
@@ -129,7 +142,9 @@ describe.runIf(ENABLED)('several agl store serve processes on one PostgreSQL dat
     const seconds = (performance.now() - started) / 1000;
     for (const r of runners) r.stop();
     await Promise.all(running);
-    console.log(`[agl] 2 servers, 2 runners × 3 workers: ${rollouts.length} rollouts in ${seconds.toFixed(2)} s (${(rollouts.length / seconds).toFixed(1)} rollouts/s)`);
+    console.log(
+      `[agl] 2 servers, 2 runners × 3 workers: ${rollouts.length} rollouts in ${seconds.toFixed(2)} s (${(rollouts.length / seconds).toFixed(1)} rollouts/s)`,
+    );
 
     expect(done.map((r) => r.status)).toEqual(rollouts.map(() => 'succeeded'));
     expect([...calls.keys()].sort((x, y) => x - y)).toEqual(rollouts.map((_, i) => i));
@@ -156,7 +171,15 @@ describe.runIf(ENABLED)('several agl store serve processes on one PostgreSQL dat
     const clientA = new StoreClient({ url: `${a.url},${b.url}`, retryDelays: [0.2, 0.5, 1], healthRetryDelays: [0.1] });
     const clientB = new StoreClient({ url: `${b.url},${a.url}`, retryDelays: [0.2, 0.5, 1], healthRetryDelays: [0.1] });
     const runners = [clientA, clientB].map(
-      (c) => new Runner({ store: recording(c, acked), agent: agent as never, nWorkers: 2, pollIntervalSeconds: 0.05, heartbeatIntervalSeconds: 1, logger: quiet }),
+      (c) =>
+        new Runner({
+          store: recording(c, acked),
+          agent: agent as never,
+          nWorkers: 2,
+          pollIntervalSeconds: 0.05,
+          heartbeatIntervalSeconds: 1,
+          logger: quiet,
+        }),
     );
     const algorithm = new StoreClient({ url: `${b.url},${a.url}` });
     // A claim whose answer dies with the server is retried by the watchdog after the timeout (AGL's retry rules).
@@ -182,7 +205,8 @@ describe.runIf(ENABLED)('several agl store serve processes on one PostgreSQL dat
     // every span write and every finish a client saw acknowledged is in the database
     const stored = new Set<string>();
     for (const r of rollouts) {
-      for (const s of (await check.querySpans({ rolloutId: r.rolloutId })).items) stored.add(`${s.rolloutId}/${s.attemptId}/${s.spanId}`);
+      for (const s of (await check.querySpans({ rolloutId: r.rolloutId })).items)
+        stored.add(`${s.rolloutId}/${s.attemptId}/${s.spanId}`);
     }
     expect(acked.spans.size).toBeGreaterThanOrEqual(50);
     expect([...acked.spans].filter((k) => !stored.has(k))).toEqual([]);

@@ -28,7 +28,8 @@ interface TrainFlags {
 
 function positiveInt(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`expected an integer ≥ 1, got ${JSON.stringify(value)}`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new InvalidArgumentError(`expected an integer ≥ 1, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -59,23 +60,37 @@ the run (--quiet: nothing, --json: one JSON line).`;
 /** `agl train <entry>`: load the entry module and run `Trainer.fit` with its agent, algorithm and datasets. */
 export function trainCommand(io: CliIo = processIo): Command {
   return new Command('train')
-    .description('train an agent: the entry module exports `agent` and optionally `train`, `val`, `algorithm`, `apo`, `config`')
+    .description(
+      'train an agent: the entry module exports `agent` and optionally `train`, `val`, `algorithm`, `apo`, `config`',
+    )
     .addHelpText('after', ENTRY_HELP)
     .argument('<entry>', 'a .ts or .js module')
     .option('--store-url <url>', 'use a running `agl store serve` instead of the embedded store')
     .option('--store <path>', 'embedded SQLite store file (default .agl/store.sqlite)')
     .option('--token <token>', 'bearer token of the store server (default $AGL_STORE_TOKEN)')
     .option('--runners <n>', 'number of runner workers', positiveInt)
-    .addOption(new Option('--worker-mode <mode>', 'run workers in this process or as child processes').choices(['async', 'process']))
+    .addOption(
+      new Option('--worker-mode <mode>', 'run workers in this process or as child processes').choices([
+        'async',
+        'process',
+      ]),
+    )
     .option('--gateway', 'process agents: route their LLM calls through a loopback AGL gateway (spans with token ids)')
     .option('--no-progress', 'no live progress display')
     .option('--json', 'print the result as JSON')
     .option('--quiet', 'print nothing but errors: no progress, no summary')
-    .addOption(new Option('--algorithm <name>', 'algorithm instead of the entry\'s `algorithm` export (apo reads the entry\'s `apo` options)').choices([...TRAIN_ALGORITHMS]))
+    .addOption(
+      new Option(
+        '--algorithm <name>',
+        "algorithm instead of the entry's `algorithm` export (apo reads the entry's `apo` options)",
+      ).choices([...TRAIN_ALGORITHMS]),
+    )
     .action(async (entry: string, flags: TrainFlags) => {
       const { path, module } = await loadEntryModule(entry);
       if (module.agent === undefined) {
-        throw new UserError(`${path} does not export \`agent\`; add \`export const agent = async (task, resources) => reward\` (or litAgent / processAgent).`);
+        throw new UserError(
+          `${path} does not export \`agent\`; add \`export const agent = async (task, resources) => reward\` (or litAgent / processAgent).`,
+        );
       }
       const config = (module.config ?? {}) as TrainEntryConfig;
       const { storeUrl, store, token, ...trainerConfig } = config;
@@ -107,10 +122,22 @@ export function trainCommand(io: CliIo = processIo): Command {
         });
         await display?.finish(result.progress);
         if (flags.json) {
-          io.out(JSON.stringify({ runner: result.runner, progress: result.progress, duration_seconds: result.durationSeconds, store: result.storeLocation }));
+          io.out(
+            JSON.stringify({
+              runner: result.runner,
+              progress: result.progress,
+              duration_seconds: result.durationSeconds,
+              store: result.storeLocation,
+            }),
+          );
         } else if (!flags.quiet) {
           reportTrainAlgorithm(options.algorithm, io);
-          const summary = formatRunSummary({ label: 'agl train', progress: result.progress, durationSeconds: result.durationSeconds, location: result.storeLocation });
+          const summary = formatRunSummary({
+            label: 'agl train',
+            progress: result.progress,
+            durationSeconds: result.durationSeconds,
+            location: result.storeLocation,
+          });
           for (const line of summary) io.out(line);
         }
       } catch (err) {

@@ -17,9 +17,11 @@ const snap = (over: Partial<ProgressSnapshot>): ProgressSnapshot => ({
 
 describe('progress display', () => {
   it('formats done/failed counts, mean reward and rate', () => {
-    expect(formatProgress(snap({ succeeded: 6, failed: 1, running: 2, queuing: 1, meanReward: 0.5, rate: 3.5, elapsedSeconds: 2 }))).toBe(
-      'rollouts 7/10 done (6 ok, 1 failed), 2 running, 1 queued · mean reward 0.500 · 3.5/s · 2.0s',
-    );
+    expect(
+      formatProgress(
+        snap({ succeeded: 6, failed: 1, running: 2, queuing: 1, meanReward: 0.5, rate: 3.5, elapsedSeconds: 2 }),
+      ),
+    ).toBe('rollouts 7/10 done (6 ok, 1 failed), 2 running, 1 queued · mean reward 0.500 · 3.5/s · 2.0s');
     expect(formatProgress(snap({}))).toContain('mean reward n/a');
   });
 
@@ -38,7 +40,11 @@ describe('progress display', () => {
 
   it('uses listr2 on a TTY (no plain lines on the given stream) and ends cleanly', async () => {
     const chunks: string[] = [];
-    const stream = { isTTY: true, columns: 120, write: (s: string) => (chunks.push(s), true) } as unknown as NodeJS.WriteStream;
+    const stream = {
+      isTTY: true,
+      columns: 120,
+      write: (s: string) => (chunks.push(s), true),
+    } as unknown as NodeJS.WriteStream;
     const saved = process.env.CI;
     delete process.env.CI;
     try {

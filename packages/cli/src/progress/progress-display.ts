@@ -13,7 +13,9 @@ export interface ProgressDisplay {
  * A live display for a training run: a listr2 task whose title updates in place on a TTY; plain lines (at most one
  * every `plainIntervalSeconds`, and only on change) when stdout is not a TTY or `CI` is set.
  */
-export function createProgressDisplay(options: { title?: string; stream?: NodeJS.WriteStream; plainIntervalSeconds?: number; forcePlain?: boolean } = {}): ProgressDisplay {
+export function createProgressDisplay(
+  options: { title?: string; stream?: NodeJS.WriteStream; plainIntervalSeconds?: number; forcePlain?: boolean } = {},
+): ProgressDisplay {
   const stream = options.stream ?? process.stdout;
   const plain = options.forcePlain || !stream.isTTY || Boolean(process.env.CI);
   const title = options.title ?? 'training';

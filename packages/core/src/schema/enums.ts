@@ -4,7 +4,15 @@ import { z } from 'zod';
  * Lifecycle of a rollout (AGL 0.3 §1.2). `queuing` is the initial state; `preparing` means claimed with an attempt
  * created; `running` means the first span arrived; `requeuing` waits for a retry; the last three are terminal.
  */
-export const RolloutStatus = z.enum(['queuing', 'preparing', 'running', 'succeeded', 'failed', 'cancelled', 'requeuing']);
+export const RolloutStatus = z.enum([
+  'queuing',
+  'preparing',
+  'running',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'requeuing',
+]);
 /** @see {@link RolloutStatus} */
 export type RolloutStatus = z.infer<typeof RolloutStatus>;
 

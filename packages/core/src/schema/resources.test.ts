@@ -24,7 +24,9 @@ describe('proxyLlmBaseUrl', () => {
 
 describe('formatPromptTemplate', () => {
   it('follows f-string rules', () => {
-    expect(formatPromptTemplate('Hi {name}, {{literal}} {missing}', { name: 'Ada' })).toBe('Hi Ada, {literal} {missing}');
+    expect(formatPromptTemplate('Hi {name}, {{literal}} {missing}', { name: 'Ada' })).toBe(
+      'Hi Ada, {literal} {missing}',
+    );
   });
 });
 

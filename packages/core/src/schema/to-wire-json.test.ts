@@ -7,13 +7,25 @@ import { toWireJson } from './to-wire-json';
 import { WIRE_SHAPES, fromWire, toWire, type WireShape } from './wire-codec';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), '__fixtures__', 'v1');
-const apiFixture = (name: string, shape: WireShape): unknown => fromWire(shape, JSON.parse(readFileSync(join(fixtures, name), 'utf8')));
+const apiFixture = (name: string, shape: WireShape): unknown =>
+  fromWire(shape, JSON.parse(readFileSync(join(fixtures, name), 'utf8')));
 const slow = (shape: WireShape, value: unknown): string => JSON.stringify(toWire(shape, value));
 
 /** Any JSON, keys included, with the characters that need escaping and some of the codec's own key names. */
 const key = fc.oneof(
   fc.string({ maxLength: 8 }),
-  fc.constantFrom('rolloutId', 'attemptId', 'traceId', 'statusCode', 'attributes', 'context', 'schemaUrl', 'a"b', 'c\\d', 'é\u2028'),
+  fc.constantFrom(
+    'rolloutId',
+    'attemptId',
+    'traceId',
+    'statusCode',
+    'attributes',
+    'context',
+    'schemaUrl',
+    'a"b',
+    'c\\d',
+    'é\u2028',
+  ),
 );
 const json = fc.letrec((tie) => ({
   value: fc.oneof(
@@ -39,11 +51,27 @@ const span = fc.record({
   name: fc.string(),
   status: fc.oneof(fc.record({ statusCode: fc.string(), description: fc.option(fc.string()) }), json),
   attributes: fc.dictionary(key, json, { maxKeys: 6 }),
-  events: fc.oneof(fc.array(fc.oneof(fc.record({ name: fc.string(), attributes: json, timestamp: fc.double() }), json), { maxLength: 3 }), json),
-  links: fc.array(fc.record({ context: fc.oneof(fc.record({ traceId: fc.string(), spanId: fc.string(), isRemote: fc.boolean(), traceState: json }), json), attributes: json }), { maxLength: 3 }),
+  events: fc.oneof(
+    fc.array(fc.oneof(fc.record({ name: fc.string(), attributes: json, timestamp: fc.double() }), json), {
+      maxLength: 3,
+    }),
+    json,
+  ),
+  links: fc.array(
+    fc.record({
+      context: fc.oneof(
+        fc.record({ traceId: fc.string(), spanId: fc.string(), isRemote: fc.boolean(), traceState: json }),
+        json,
+      ),
+      attributes: json,
+    }),
+    { maxLength: 3 },
+  ),
   startTime: fc.option(fc.double({ noNaN: true, noDefaultInfinity: true })),
   endTime: fc.option(fc.double({ noNaN: true, noDefaultInfinity: true })),
-  context: fc.option(fc.record({ traceId: fc.string(), spanId: fc.string(), isRemote: fc.boolean(), traceState: json })),
+  context: fc.option(
+    fc.record({ traceId: fc.string(), spanId: fc.string(), isRemote: fc.boolean(), traceState: json }),
+  ),
   parent: fc.option(json),
   resource: fc.record({ attributes: json, schemaUrl: fc.string() }),
   extra: json,
@@ -87,7 +115,9 @@ describe('toWireJson', () => {
   it('takes the slow path for JSON that is not compact, with the same result', () => {
     const api = apiFixture('span.json', 'span');
     expect(toWireJson('span', JSON.stringify(api, null, 2))).toBe(slow('span', api));
-    expect(toWireJson('span', ` ${JSON.stringify({ rolloutId: 'r', attributes: { x: [1, 2] } })} `)).toBe('{"rollout_id":"r","attributes":{"x":[1,2]}}');
+    expect(toWireJson('span', ` ${JSON.stringify({ rolloutId: 'r', attributes: { x: [1, 2] } })} `)).toBe(
+      '{"rollout_id":"r","attributes":{"x":[1,2]}}',
+    );
     // An escaped key is decoded before it is looked up.
     expect(toWireJson('span', '{"rollout\\u0049d":"r"}')).toBe('{"rollout_id":"r"}');
   });
@@ -99,7 +129,13 @@ describe('toWireJson', () => {
   });
 
   it('renames only known keys: attribute keys that look like field names stay as they are', () => {
-    const text = JSON.stringify({ rolloutId: 'r', attributes: { rolloutId: 1, nested: { spanId: 2 } }, status: { statusCode: 'OK' } });
-    expect(toWireJson('span', text)).toBe('{"rollout_id":"r","attributes":{"rolloutId":1,"nested":{"spanId":2}},"status":{"status_code":"OK"}}');
+    const text = JSON.stringify({
+      rolloutId: 'r',
+      attributes: { rolloutId: 1, nested: { spanId: 2 } },
+      status: { statusCode: 'OK' },
+    });
+    expect(toWireJson('span', text)).toBe(
+      '{"rollout_id":"r","attributes":{"rolloutId":1,"nested":{"spanId":2}},"status":{"status_code":"OK"}}',
+    );
   });
 });

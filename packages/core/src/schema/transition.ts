@@ -9,9 +9,7 @@ export const ChatMessage = z.looseObject({
   /** Text content, or structured content parts; `null` for tool-call-only assistant messages. */
   content: JsonValue.optional(),
   /** Assistant tool calls. */
-  toolCalls: z
-    .array(z.object({ id: z.string(), name: z.string(), arguments: z.string() }))
-    .optional(),
+  toolCalls: z.array(z.object({ id: z.string(), name: z.string(), arguments: z.string() })).optional(),
   /** For `tool` messages: the call this answers. */
   toolCallId: z.string().optional(),
   /** Optional speaker name. */

@@ -50,9 +50,28 @@ describe('frozen v1 fixtures', () => {
   });
 
   it('reads camelCase spellings of known keys, and leaves keys that only look like them (or Object.prototype names) alone', () => {
-    const wire = { rollout_id: 'ro-1', attemptId: 'at-1', sequence_id: 2, constructor: 'c', toString: 1, trace_Id: 'x', status: { status_code: 'OK' } };
-    expect(fromWire('span', wire)).toEqual({ rolloutId: 'ro-1', attemptId: 'at-1', sequenceId: 2, constructor: 'c', toString: 1, trace_Id: 'x', status: { statusCode: 'OK' } });
-    expect(toWire('span', { rolloutId: 'ro-1', rollout_id: 'kept', hasOwnProperty: true })).toEqual({ rollout_id: 'kept', hasOwnProperty: true });
+    const wire = {
+      rollout_id: 'ro-1',
+      attemptId: 'at-1',
+      sequence_id: 2,
+      constructor: 'c',
+      toString: 1,
+      trace_Id: 'x',
+      status: { status_code: 'OK' },
+    };
+    expect(fromWire('span', wire)).toEqual({
+      rolloutId: 'ro-1',
+      attemptId: 'at-1',
+      sequenceId: 2,
+      constructor: 'c',
+      toString: 1,
+      trace_Id: 'x',
+      status: { statusCode: 'OK' },
+    });
+    expect(toWire('span', { rolloutId: 'ro-1', rollout_id: 'kept', hasOwnProperty: true })).toEqual({
+      rollout_id: 'kept',
+      hasOwnProperty: true,
+    });
   });
 
   it('reads the stored-document envelope of version 1 and refuses newer versions', () => {

@@ -35,10 +35,20 @@ const ROLLOUT: Shape = {
   opaque: ['input', 'metadata'],
   nested: { config: one(() => CONFIG), attempt: one(() => ATTEMPT) },
 };
-const ENQUEUE: Shape = { keys: ['mode', 'resourcesId'], opaque: ['input', 'metadata'], nested: { config: one(() => CONFIG) } };
+const ENQUEUE: Shape = {
+  keys: ['mode', 'resourcesId'],
+  opaque: ['input', 'metadata'],
+  nested: { config: one(() => CONFIG) },
+};
 const WORKER: Shape = {
   keys: [
-    'workerId', 'status', 'lastHeartbeatTime', 'lastDequeueTime', 'lastBusyTime', 'lastIdleTime', 'currentRolloutId',
+    'workerId',
+    'status',
+    'lastHeartbeatTime',
+    'lastDequeueTime',
+    'lastBusyTime',
+    'lastIdleTime',
+    'currentRolloutId',
     'currentAttemptId',
   ],
   opaque: ['heartbeatStats'],

@@ -8,7 +8,12 @@ import type { LightningStore } from '../store/index';
 import { installProcessRolloutFromEnv } from './process-rollout-env';
 import { getRolloutContext, setProcessRolloutContext } from './rollout-context';
 import { agentSpanAttributes, llmRequestAttributes, llmResponseAttributes, toolSpanAttributes } from './llm-span';
-import { fromOpenAiChatResponse, fromOpenAiResponsesRequest, fromOpenAiResponsesResponse, fromResponsesItems } from './openai-payload';
+import {
+  fromOpenAiChatResponse,
+  fromOpenAiResponsesRequest,
+  fromOpenAiResponsesResponse,
+  fromResponsesItems,
+} from './openai-payload';
 
 describe('Contract 2 writers', () => {
   it('flattens prompt, tool calls, functions, usage, token ids and logprobs', () => {
@@ -37,7 +42,14 @@ describe('Contract 2 writers', () => {
         model: 'm',
         prompt_token_ids: [1, 2],
         usage: { prompt_tokens: 2, completion_tokens: 1 },
-        choices: [{ message: { role: 'assistant', content: 'x' }, finish_reason: 'stop', token_ids: [3], logprobs: { content: [{ token: 'x', logprob: -0.1 }] } }],
+        choices: [
+          {
+            message: { role: 'assistant', content: 'x' },
+            finish_reason: 'stop',
+            token_ids: [3],
+            logprobs: { content: [{ token: 'x', logprob: -0.1 }] },
+          },
+        ],
       }),
     );
     expect(res).toMatchObject({
@@ -50,7 +62,10 @@ describe('Contract 2 writers', () => {
       'logprobs.content': '[{"token":"x","logprob":-0.1}]',
     });
     expect(agentSpanAttributes('a')).toEqual({ 'agent.name': 'a', 'gen_ai.agent.name': 'a' });
-    expect(toolSpanAttributes({ name: 't', parameters: { x: 1 }, callId: 'c' })).toMatchObject({ 'tool.parameters': '{"x":1}', 'tool.call.id': 'c' });
+    expect(toolSpanAttributes({ name: 't', parameters: { x: 1 }, callId: 'c' })).toMatchObject({
+      'tool.parameters': '{"x":1}',
+      'tool.call.id': 'c',
+    });
   });
 
   it('normalises Responses API items, snake_case and the Agents SDK camelCase form', () => {
@@ -64,13 +79,31 @@ describe('Contract 2 writers', () => {
     expect(fromResponsesItems(items, 'sys')).toEqual([
       { role: 'system', content: 'sys' },
       { role: 'user', content: 'q' },
-      { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'f', arguments: '{}' }, { id: 'c2', name: 'g', arguments: '{}' }] },
+      {
+        role: 'assistant',
+        content: null,
+        toolCalls: [
+          { id: 'c1', name: 'f', arguments: '{}' },
+          { id: 'c2', name: 'g', arguments: '{}' },
+        ],
+      },
       { role: 'tool', content: 'r1', toolCallId: 'c1' },
       { role: 'tool', content: 'r2', toolCallId: 'c2' },
     ]);
-    expect(fromOpenAiResponsesRequest({ model: 'm', input: 'hello', tools: [{ type: 'function', name: 'f' }] }).tools).toEqual([{ name: 'f' }]);
-    const out = fromOpenAiResponsesResponse({ id: 'r', output: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: '{"a":1}' }], usage: { input_tokens: 3, output_tokens: 4 } });
-    expect(out.choices[0]).toMatchObject({ role: 'assistant', content: null, finishReason: 'tool_calls', toolCalls: [{ id: 'c', name: 'f' }] });
+    expect(
+      fromOpenAiResponsesRequest({ model: 'm', input: 'hello', tools: [{ type: 'function', name: 'f' }] }).tools,
+    ).toEqual([{ name: 'f' }]);
+    const out = fromOpenAiResponsesResponse({
+      id: 'r',
+      output: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: '{"a":1}' }],
+      usage: { input_tokens: 3, output_tokens: 4 },
+    });
+    expect(out.choices[0]).toMatchObject({
+      role: 'assistant',
+      content: null,
+      finishReason: 'tool_calls',
+      toolCalls: [{ id: 'c', name: 'f' }],
+    });
     expect(out.inputTokens).toBe(3);
   });
 });
@@ -84,14 +117,17 @@ describe('recorded adapter span fixtures', () => {
     const spans = (JSON.parse(readFileSync(`${root}${file}`, 'utf8')) as unknown[]).map((s) => Span.parse(s));
     const transitions = new TraceToTransitions().transitions(spans);
     expect(transitions).toHaveLength(2);
-    expect(transitions[0]?.action.message.toolCalls?.[0]).toMatchObject({ name: 'get_weather', arguments: '{"city":"Paris"}' });
+    expect(transitions[0]?.action.message.toolCalls?.[0]).toMatchObject({
+      name: 'get_weather',
+      arguments: '{"city":"Paris"}',
+    });
     expect(transitions[1]?.state.messages.at(-1)).toMatchObject({ role: 'tool', content: 'sunny in Paris' });
     expect(transitions[1]?.action.message.content).toBe('It is sunny in Paris.');
     expect(transitions[1]?.done).toBe(true);
   });
 });
 
-describe('installProcessRolloutFromEnv (the preloads\' start)', () => {
+describe("installProcessRolloutFromEnv (the preloads' start)", () => {
   it('makes the env rollout the process-wide owner, and refuses a partial set of variables', async () => {
     const store = {} as LightningStore;
     const seen: unknown[] = [];
@@ -107,7 +143,9 @@ describe('installProcessRolloutFromEnv (the preloads\' start)', () => {
       expect(ctx).toMatchObject({ rolloutId: 'ro-1', attemptId: 'at-1', store });
       expect(getRolloutContext()?.rolloutId).toBe('ro-1');
       expect(seen).toEqual([{ url: 'http://127.0.0.1:1', token: 'k' }]);
-      await expect(installProcessRolloutFromEnv({ createStore, env: { AGL_ROLLOUT_ID: 'ro-1' } })).rejects.toThrow(UserError);
+      await expect(installProcessRolloutFromEnv({ createStore, env: { AGL_ROLLOUT_ID: 'ro-1' } })).rejects.toThrow(
+        UserError,
+      );
     } finally {
       setProcessRolloutContext(undefined);
     }

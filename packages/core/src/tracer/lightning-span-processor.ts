@@ -331,9 +331,14 @@ export class LightningSpanProcessor implements SpanProcessor {
   }
 
   /** Sequence ids from the store, in end order, and the store spans; `null` (counted as failed) when the store refuses. */
-  async #number(store: LightningStore, items: QueuedSpan[]): Promise<{ store: LightningStore; items: QueuedSpan[]; spans: SpanInput[] } | null> {
+  async #number(
+    store: LightningStore,
+    items: QueuedSpan[],
+  ): Promise<{ store: LightningStore; items: QueuedSpan[]; spans: SpanInput[] } | null> {
     try {
-      const sequenceIds = await store.getNextSpanSequenceIds(items.map((item) => [item.ctx.rolloutId, item.ctx.attemptId] as const));
+      const sequenceIds = await store.getNextSpanSequenceIds(
+        items.map((item) => [item.ctx.rolloutId, item.ctx.attemptId] as const),
+      );
       const spans = items.map((item, i) =>
         spanFromOpenTelemetry(
           item.span,

@@ -1,4 +1,11 @@
-import { contentText, type LlmMessage, type LlmRequest, type LlmResponse, type LlmToolCall, type LlmToolDefinition } from './llm-span';
+import {
+  contentText,
+  type LlmMessage,
+  type LlmRequest,
+  type LlmResponse,
+  type LlmToolCall,
+  type LlmToolDefinition,
+} from './llm-span';
 
 /**
  * Normalisers from the OpenAI wire shapes (Chat Completions and Responses API, including vLLM's `prompt_token_ids` /
@@ -74,8 +81,10 @@ export function fromOpenAiChatResponse(body: unknown): LlmResponse {
   const choices = Array.isArray(b.choices) ? b.choices.filter(isObj) : [];
   const usage = isObj(b.usage) ? b.usage : {};
   const first = choices[0];
-  const logprobs = first && isObj(first.logprobs) && Array.isArray(first.logprobs.content) ? first.logprobs.content : undefined;
-  const tokenIds = first?.token_ids ?? (isObj(first?.provider_specific_fields) ? first.provider_specific_fields.token_ids : undefined);
+  const logprobs =
+    first && isObj(first.logprobs) && Array.isArray(first.logprobs.content) ? first.logprobs.content : undefined;
+  const tokenIds =
+    first?.token_ids ?? (isObj(first?.provider_specific_fields) ? first.provider_specific_fields.token_ids : undefined);
   return {
     id: str(b.id),
     model: str(b.model),
@@ -93,7 +102,10 @@ export function fromOpenAiChatResponse(body: unknown): LlmResponse {
 
 function responsesText(content: unknown): string | null {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return contentText(content.map((p) => (isObj(p) && 'text' in p ? p.text : isObj(p) && 'refusal' in p ? p.refusal : p)));
+  if (Array.isArray(content))
+    return contentText(
+      content.map((p) => (isObj(p) && 'text' in p ? p.text : isObj(p) && 'refusal' in p ? p.refusal : p)),
+    );
   return contentText(content);
 }
 
@@ -115,12 +127,20 @@ export function fromResponsesItems(items: unknown, instructions?: string): LlmMe
   for (const item of items.filter(isObj)) {
     const type = str(item.type) ?? 'message';
     if (type === 'function_call') {
-      const call = { id: str(item.call_id) ?? str(item.callId) ?? '', name: str(item.name) ?? '', arguments: args(item.arguments) };
+      const call = {
+        id: str(item.call_id) ?? str(item.callId) ?? '',
+        name: str(item.name) ?? '',
+        arguments: args(item.arguments),
+      };
       const last = messages[messages.length - 1];
       if (last && last.role === 'assistant' && last.toolCalls && !last.content) last.toolCalls.push(call);
       else messages.push({ role: 'assistant', content: null, toolCalls: [call] });
     } else if (type === 'function_call_output' || type === 'function_call_result') {
-      messages.push({ role: 'tool', content: outputText(item.output), toolCallId: str(item.call_id) ?? str(item.callId) ?? '' });
+      messages.push({
+        role: 'tool',
+        content: outputText(item.output),
+        toolCallId: str(item.call_id) ?? str(item.callId) ?? '',
+      });
     } else if (type === 'message') {
       const role = str(item.role) ?? 'user';
       messages.push({ role: role === 'developer' ? 'system' : role, content: responsesText(item.content) });
@@ -181,7 +201,11 @@ export function fromOpenAiResponsesResponse(body: unknown): LlmResponse {
     inputTokens: num(usage.input_tokens),
     outputTokens: num(usage.output_tokens),
     promptTokenIds: Array.isArray(b.prompt_token_ids) ? (b.prompt_token_ids as number[]) : undefined,
-    responseTokenIds: Array.isArray(b.output_token_ids) ? (b.output_token_ids as number[]) : Array.isArray(b.token_ids) ? (b.token_ids as number[]) : undefined,
+    responseTokenIds: Array.isArray(b.output_token_ids)
+      ? (b.output_token_ids as number[])
+      : Array.isArray(b.token_ids)
+        ? (b.token_ids as number[])
+        : undefined,
     logprobs: logprobs.length > 0 ? logprobs : undefined,
   };
 }

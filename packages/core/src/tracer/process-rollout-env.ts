@@ -18,7 +18,9 @@ export interface ProcessRolloutEnvOptions {
  * Without those variables spans belong to the in-process rollout context the runner enters (embedded store).
  * Returns the process rollout context, or `undefined`.
  */
-export async function installProcessRolloutFromEnv(options: ProcessRolloutEnvOptions): Promise<RolloutContext | undefined> {
+export async function installProcessRolloutFromEnv(
+  options: ProcessRolloutEnvOptions,
+): Promise<RolloutContext | undefined> {
   const env = options.env ?? process.env;
   const tracer = getAglTracer();
   const rolloutId = env.AGL_ROLLOUT_ID;

@@ -303,7 +303,7 @@ describe('tracer inside rollouts', () => {
     expect(warn).toHaveBeenCalledWith(expect.stringContaining('Rollout ro-bad not found'));
   });
 
-  it('forceFlush waits for a slow store to the end, past OpenTelemetry\'s flush timeout', async () => {
+  it("forceFlush waits for a slow store to the end, past OpenTelemetry's flush timeout", async () => {
     const store = new RecordingStore();
     const slow = store.addSpans.bind(store);
     store.addSpans = async (spans) => {
@@ -390,7 +390,9 @@ describe('tracer inside rollouts', () => {
     // Window: 2 deliveries of 2 spans.
     const tracer = newTracer({ maxExportBatchSize: 2, maxConcurrentExports: 2 });
     const emit = (i: number): Promise<void> => {
-      withRolloutContext({ rolloutId: `ro-${i}`, attemptId: 'at-1', store: store.asStore(), tracer }, () => emitReward(i));
+      withRolloutContext({ rolloutId: `ro-${i}`, attemptId: 'at-1', store: store.asStore(), tracer }, () =>
+        emitReward(i),
+      );
       return tracer.forceFlush();
     };
     const flushes = [emit(0)];
@@ -420,7 +422,9 @@ describe('tracer inside rollouts', () => {
     const warn = vi.fn();
     const tracer = newTracer({ maxExportBatchSize: 1, maxConcurrentExports: 1, logger: { warn } });
     for (let round = 0; round < 3; round += 1) {
-      withRolloutContext({ rolloutId: `ro-${round}`, attemptId: 'at-1', store: store.asStore(), tracer }, () => emitReward(round));
+      withRolloutContext({ rolloutId: `ro-${round}`, attemptId: 'at-1', store: store.asStore(), tracer }, () =>
+        emitReward(round),
+      );
       await tracer.forceFlush();
     }
     expect(store.spans.map((s) => s.rolloutId)).toEqual(['ro-1', 'ro-2']);

@@ -31,11 +31,17 @@ function TokenForm({ onSave, failed }: { onSave: (token: string) => void; failed
     >
       <h2>This store server needs a token</h2>
       <p>
-        Enter the token the server was started with (<code>--token</code> / <code>AGL_STORE_TOKEN</code>). It is kept for this tab
-        only (session storage).
+        Enter the token the server was started with (<code>--token</code> / <code>AGL_STORE_TOKEN</code>). It is kept
+        for this tab only (session storage).
       </p>
       {failed ? <p className="state error">That token was refused; check it and try again.</p> : null}
-      <input aria-label="Store token" type="password" autoComplete="off" value={value} onChange={(e) => setValue(e.target.value)} />
+      <input
+        aria-label="Store token"
+        type="password"
+        autoComplete="off"
+        value={value}
+        onChange={(e) => setValue(e.target.value)}
+      />
       <button type="submit">Connect</button>
     </form>
   );
@@ -46,7 +52,8 @@ function Page({ client, path, query }: { client: ApiClient; path: string; query:
   if (params) return <RolloutDetailPage client={client} rolloutId={params.id!} attemptId={query.get('attempt')} />;
   params = matchPath('/traces/:rolloutId/:attemptId', path);
   if (params) return <TraceView client={client} rolloutId={params.rolloutId!} attemptId={params.attemptId!} />;
-  if (path === '/' || path === '/rollouts') return <RolloutsPage key={query.get('resources') ?? ''} client={client} resourcesId={query.get('resources')} />;
+  if (path === '/' || path === '/rollouts')
+    return <RolloutsPage key={query.get('resources') ?? ''} client={client} resourcesId={query.get('resources')} />;
   if (path === '/traces') return <TracesPage />;
   if (path === '/rewards') return <RewardsPage client={client} />;
   if (path === '/resources') return <ResourcesPage client={client} />;
@@ -121,7 +128,9 @@ export function App({ baseUrl = '' }: AppProps) {
           </span>
         ) : null}
         <span className="stats muted" data-testid="store-stats">
-          {stats ? `${stats.total_rollouts} rollouts · ${stats.total_spans} spans · ${stats.total_workers} runners` : ''}
+          {stats
+            ? `${stats.total_rollouts} rollouts · ${stats.total_spans} spans · ${stats.total_workers} runners`
+            : ''}
         </span>
         <button type="button" className="token-button" onClick={() => save(null)} title="Forget the token for this tab">
           Token{token ? ' ✓' : ''}

@@ -121,7 +121,15 @@ export class StoreClient implements LightningStore {
   constructor(options: StoreClientOptions) {
     this.#http = new HttpTransport(options);
     const { url, fallbackUrls, token, requestTimeoutMs, connectTimeoutMs } = options;
-    this.#reopen = { url, fallbackUrls, token, requestTimeoutMs, connectTimeoutMs, retryDelays: [], healthRetryDelays: [] };
+    this.#reopen = {
+      url,
+      fallbackUrls,
+      token,
+      requestTimeoutMs,
+      connectTimeoutMs,
+      retryDelays: [],
+      healthRetryDelays: [],
+    };
     this.#waitChunk = options.waitChunkSeconds ?? 30;
     this.#now = options.monotonicNow ?? (() => performance.now() / 1000);
     this.#warn = options.onWarning ?? ((message) => process.emitWarning(message, { code: 'AGL_STORE_CLIENT' }));
@@ -139,7 +147,9 @@ export class StoreClient implements LightningStore {
    */
   [Symbol.for('agl.store.reopen')](): { module: string; exportName: string; options: StoreClientOptions } {
     // The exporter thread runs no TypeScript loader: from the workspace sources (`@agl/source`), use the built client.
-    const module = import.meta.resolve('@agl/store/client').replace(/\/src\/client\/index\.ts$/, '/dist/client/index.js');
+    const module = import.meta
+      .resolve('@agl/store/client')
+      .replace(/\/src\/client\/index\.ts$/, '/dist/client/index.js');
     return { module, exportName: 'StoreClient', options: this.#reopen };
   }
 

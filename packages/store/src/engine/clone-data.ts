@@ -26,7 +26,8 @@ function copy(value: unknown, depth: number): unknown {
       const item: unknown = value[i];
       // Numbers, strings and booleans (token ids, most attribute lists) are taken as they are, without a call.
       if (typeof item === 'number' || typeof item === 'string' || typeof item === 'boolean') out[i] = item;
-      else if (!(i in value)) return structuredClone(value); // sparse arrays keep their holes
+      else if (!(i in value))
+        return structuredClone(value); // sparse arrays keep their holes
       else out[i] = copy(item, depth + 1);
     }
     return out;
@@ -37,7 +38,8 @@ function copy(value: unknown, depth: number): unknown {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(source)) {
     const item = copy(source[key], depth + 1);
-    if (key === '__proto__') Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+    if (key === '__proto__')
+      Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
     else out[key] = item;
   }
   return out;

@@ -70,31 +70,37 @@ describe('unfinishedRolloutIds', () => {
   const { dir, storage: sqlite } = tempSqliteStorage('agl-statuses-');
   const storages = { memory: new MemoryStorage(), sqlite };
 
-  it.each(Object.entries(storages))('%s: the unfinished ids, and the finished rollouts by status filter', (_name, storage) => {
-    storage.transaction(() => storage.insertRollouts(statuses.map(rollout)));
-    const ids = ['ro-unknown', ...statuses.map((s) => `ro-${s}`), 'ro-succeeded'];
-    const unfinished = [...storage.read(() => storage.unfinishedRolloutIds(ids))].sort();
-    const finished = storage.read(() => storage.listRollouts({ ids, statuses: TERMINAL_STATUSES })).map((r) => [r.rolloutId, r.status]);
-    // Every known id is in exactly one of the two; the unknown one in neither.
-    expect([...unfinished, ...finished.map(([id]) => id!)].sort()).toEqual(statuses.map((s) => `ro-${s}`).sort());
-    expect(finished.sort()).toEqual([
-      ['ro-cancelled', 'cancelled'],
-      ['ro-failed', 'failed'],
-      ['ro-succeeded', 'succeeded'],
-    ]);
-    expect(unfinished).toEqual(['ro-queuing', 'ro-requeuing', 'ro-running']);
-    expect(storage.read(() => storage.unfinishedRolloutIds([])).size).toBe(0);
-  });
+  it.each(Object.entries(storages))(
+    '%s: the unfinished ids, and the finished rollouts by status filter',
+    (_name, storage) => {
+      storage.transaction(() => storage.insertRollouts(statuses.map(rollout)));
+      const ids = ['ro-unknown', ...statuses.map((s) => `ro-${s}`), 'ro-succeeded'];
+      const unfinished = [...storage.read(() => storage.unfinishedRolloutIds(ids))].sort();
+      const finished = storage
+        .read(() => storage.listRollouts({ ids, statuses: TERMINAL_STATUSES }))
+        .map((r) => [r.rolloutId, r.status]);
+      // Every known id is in exactly one of the two; the unknown one in neither.
+      expect([...unfinished, ...finished.map(([id]) => id!)].sort()).toEqual(statuses.map((s) => `ro-${s}`).sort());
+      expect(finished.sort()).toEqual([
+        ['ro-cancelled', 'cancelled'],
+        ['ro-failed', 'failed'],
+        ['ro-succeeded', 'succeeded'],
+      ]);
+      expect(unfinished).toEqual(['ro-queuing', 'ro-requeuing', 'ro-running']);
+      expect(storage.read(() => storage.unfinishedRolloutIds([])).size).toBe(0);
+    },
+  );
 
   it('waitForRollouts with a timeout waits while any id is unfinished, then returns the finished ones in input order', async () => {
     const store = new SqliteStore({ path: join(dir, 'wait.sqlite') });
     const a = await store.startRollout({ input: 'a' });
     const b = await store.startRollout({ input: 'b' });
     await store.updateRollout(b.rolloutId, { status: 'failed' });
-    expect((await store.waitForRollouts([a.rolloutId, b.rolloutId, 'ro-none', b.rolloutId], { timeoutSeconds: 0 })).map((r) => r.rolloutId)).toEqual([
-      b.rolloutId,
-      b.rolloutId,
-    ]);
+    expect(
+      (await store.waitForRollouts([a.rolloutId, b.rolloutId, 'ro-none', b.rolloutId], { timeoutSeconds: 0 })).map(
+        (r) => r.rolloutId,
+      ),
+    ).toEqual([b.rolloutId, b.rolloutId]);
     const waiting = store.waitForRollouts([a.rolloutId, 'ro-none', b.rolloutId], { timeoutSeconds: 30 });
     await new Promise((resolve) => setTimeout(resolve, 20));
     await store.updateRollout(a.rolloutId, { status: 'succeeded' });
@@ -162,7 +168,9 @@ describe('SqliteStore write batching', () => {
     const { store, transactions } = countingSqliteStore(dir);
     await store.enqueueRollouts(Array.from({ length: 40 }, (_, i) => ({ input: i })));
     const before = transactions();
-    const claimed = await Promise.all(Array.from({ length: 50 }, (_, i) => store.dequeueRollout({ workerId: `w-${i}` })));
+    const claimed = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => store.dequeueRollout({ workerId: `w-${i}` })),
+    );
     expect(transactions() - before).toBe(1);
     const ids = claimed.filter((r) => r !== null).map((r) => r!.rolloutId);
     expect(ids).toHaveLength(40);
@@ -180,11 +188,26 @@ describe('SqliteStore write batching', () => {
     const { store } = countingSqliteStore(dir);
     const r = await store.startRollout({ input: 1 });
     const attributes: Record<string, unknown> = { k: 'v', list: [1, 2] };
-    const adding = store.addSpans([{ rolloutId: r.rolloutId, attemptId: r.attempt.attemptId, sequenceId: 1, traceId: 't', spanId: 's1', parentId: null, name: 'n', startTime: 1, endTime: 2, attributes: attributes as never }]);
+    const adding = store.addSpans([
+      {
+        rolloutId: r.rolloutId,
+        attemptId: r.attempt.attemptId,
+        sequenceId: 1,
+        traceId: 't',
+        spanId: 's1',
+        parentId: null,
+        name: 'n',
+        startTime: 1,
+        endTime: 2,
+        attributes: attributes as never,
+      },
+    ]);
     attributes.k = 'changed';
     attributes.bad = { nested: true }; // not a valid attribute value: must never reach the store
     await adding;
-    expect((await store.querySpans({ rolloutId: r.rolloutId })).items.map((x) => x.attributes)).toEqual([{ k: 'v', list: [1, 2] }]);
+    expect((await store.querySpans({ rolloutId: r.rolloutId })).items.map((x) => x.attributes)).toEqual([
+      { k: 'v', list: [1, 2] },
+    ]);
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -199,7 +222,19 @@ describe('SqliteStore write batching', () => {
       store.updateAttempt(ra.rolloutId, ra.attempt.attemptId, { status: 'succeeded' }),
       store.updateRollout(b!.rolloutId, { status: 'bogus' as 'failed', metadata: { touched: true } }),
       store.updateAttempt('ro-missing', 'at-x', { status: 'failed' }),
-      store.addSpans([{ rolloutId: ra.rolloutId, attemptId: ra.attempt.attemptId, sequenceId: 1, traceId: 't', spanId: 's1', parentId: null, name: 'n', startTime: 1, endTime: 2 }]),
+      store.addSpans([
+        {
+          rolloutId: ra.rolloutId,
+          attemptId: ra.attempt.attemptId,
+          sequenceId: 1,
+          traceId: 't',
+          spanId: 's1',
+          parentId: null,
+          name: 'n',
+          startTime: 1,
+          endTime: 2,
+        },
+      ]),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
     expect((results[2] as PromiseRejectedResult).reason).toMatchObject({ name: 'AGL_NotFoundError' });
@@ -228,7 +263,11 @@ describe('StoreEngine.runBatch', () => {
   it('rolls back only the failing job, and fails every job when the commit fails', () => {
     const { dir, storage } = tempSqliteStorage('agl-runbatch-');
     const changed: string[] = [];
-    const engine = new StoreEngine({ storage, clock: new FakeClock(), onRolloutsChanged: (rs) => changed.push(...rs.map((r) => r.status)) });
+    const engine = new StoreEngine({
+      storage,
+      clock: new FakeClock(),
+      onRolloutsChanged: (rs) => changed.push(...rs.map((r) => r.status)),
+    });
     const [r] = engine.enqueueRollouts([{ input: 1 }]);
     changed.length = 0;
     const results = engine.runBatch([
@@ -246,8 +285,14 @@ describe('StoreEngine.runBatch', () => {
     storage.transaction = () => {
       throw new Error('disk full');
     };
-    const failed = engine.runBatch([() => engine.enqueueRollouts([{ input: 3 }]), () => engine.enqueueRollouts([{ input: 4 }])]);
-    expect(failed).toEqual([{ ok: false, error: new Error('disk full') }, { ok: false, error: new Error('disk full') }]);
+    const failed = engine.runBatch([
+      () => engine.enqueueRollouts([{ input: 3 }]),
+      () => engine.enqueueRollouts([{ input: 4 }]),
+    ]);
+    expect(failed).toEqual([
+      { ok: false, error: new Error('disk full') },
+      { ok: false, error: new Error('disk full') },
+    ]);
     storage.transaction = transaction;
     expect(storage.countRollouts()).toBe(1);
     expect(changed).toEqual(['cancelled']);
@@ -272,7 +317,18 @@ describe('StoreEngine.prepareSpans', () => {
     });
     const engine = new StoreEngine({ storage: watched, clock: new FakeClock() });
     const r = engine.startRollout({ input: 1 });
-    const span = { rolloutId: r.rolloutId, attemptId: r.attempt.attemptId, sequenceId: 1, traceId: 't', spanId: 's1', parentId: null, name: 'n', startTime: 1, endTime: 2, attributes: { k: 'v' } };
+    const span = {
+      rolloutId: r.rolloutId,
+      attemptId: r.attempt.attemptId,
+      sequenceId: 1,
+      traceId: 't',
+      spanId: 's1',
+      parentId: null,
+      name: 'n',
+      startTime: 1,
+      endTime: 2,
+      attributes: { k: 'v' },
+    };
     calls.length = 0;
     const prepared = engine.prepareSpans([span, { ...span, spanId: 's2' }], [null, '{"k":"text"}']);
     expect(calls).toEqual(['serializeSpans']);
@@ -283,7 +339,10 @@ describe('StoreEngine.prepareSpans', () => {
     expect(engine.addPreparedSpans(prepared).map((s) => s.spanId)).toEqual(['s1', 's2']);
     span.attributes.k = 'changed later';
     expect(calls).toContain('insertSerializedSpans');
-    expect(engine.read((s) => s.listSpans(r.rolloutId, null)).map((s) => s.attributes)).toEqual([{ k: 'v' }, { k: 'text' }]);
+    expect(engine.read((s) => s.listSpans(r.rolloutId, null)).map((s) => s.attributes)).toEqual([
+      { k: 'v' },
+      { k: 'text' },
+    ]);
     span.attributes.k = 'v';
     storage.close();
     rmSync(dir, { recursive: true, force: true });

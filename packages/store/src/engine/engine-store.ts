@@ -28,7 +28,15 @@ import type {
   StoreStatistics,
 } from '@agl/core/store';
 import { IdSchema, WaitInput, parseApi } from './input';
-import { queryAttempts, queryResources, queryRollouts, querySpanDocs, querySpans, queryWorkers, withLatestAttempts } from './queries';
+import {
+  queryAttempts,
+  queryResources,
+  queryRollouts,
+  querySpanDocs,
+  querySpans,
+  queryWorkers,
+  withLatestAttempts,
+} from './queries';
 import { QueueWaiters } from './queue-waiters';
 import { RolloutWaiters } from './rollout-waiters';
 import type { StoreStorage } from './storage';
@@ -145,8 +153,16 @@ export class EngineStore implements LightningStore {
       return;
     }
     const tryLock =
-      this.#engine.storage.tryTransaction !== undefined && !this.#closing && (this.#lockBusySince === null || performance.now() - this.#lockBusySince < LOCK_YIELD_MS);
-    const results = pending.length === 1 && !tryLock ? null : this.#engine.runBatch(pending.map((p) => p.job), { tryLock });
+      this.#engine.storage.tryTransaction !== undefined &&
+      !this.#closing &&
+      (this.#lockBusySince === null || performance.now() - this.#lockBusySince < LOCK_YIELD_MS);
+    const results =
+      pending.length === 1 && !tryLock
+        ? null
+        : this.#engine.runBatch(
+            pending.map((p) => p.job),
+            { tryLock },
+          );
     if (results === null && tryLock) {
       this.#pending = pending.concat(this.#pending);
       this.#lockBusySince ??= performance.now();
@@ -256,7 +272,11 @@ export class EngineStore implements LightningStore {
   }
 
   /** Checks and serialises the spans now, outside the write transaction, which then only inserts them. */
-  async #addPrepared(engine: StoreEngine, spans: unknown, attributesJson?: ReadonlyArray<string | null>): Promise<Span[]> {
+  async #addPrepared(
+    engine: StoreEngine,
+    spans: unknown,
+    attributesJson?: ReadonlyArray<string | null>,
+  ): Promise<Span[]> {
     const prepared = engine.prepareSpans(spans, attributesJson);
     return this.#write(engine, (e) => e.addPreparedSpans(prepared));
   }
@@ -321,7 +341,11 @@ export class EngineStore implements LightningStore {
   }
 
   async waitForRollouts(rolloutIds: string[], options?: { timeoutSeconds?: number | null }): Promise<Rollout[]> {
-    const o = parseApi(WaitInput, { rolloutIds, timeoutSeconds: options?.timeoutSeconds ?? null }, 'waitForRollouts arguments');
+    const o = parseApi(
+      WaitInput,
+      { rolloutIds, timeoutSeconds: options?.timeoutSeconds ?? null },
+      'waitForRollouts arguments',
+    );
     const timeout = o.timeoutSeconds ?? null;
     const deadline = timeout === null ? null : Date.now() + timeout * 1000;
     for (;;) {
@@ -334,7 +358,9 @@ export class EngineStore implements LightningStore {
           const pending = s.unfinishedRolloutIds(o.rolloutIds);
           if (pending.size > 0) return { pending };
         }
-        const byId = new Map(s.listRollouts({ ids: o.rolloutIds, statuses: TERMINAL_STATUSES }).map((r) => [r.rolloutId, r]));
+        const byId = new Map(
+          s.listRollouts({ ids: o.rolloutIds, statuses: TERMINAL_STATUSES }).map((r) => [r.rolloutId, r]),
+        );
         return { rollouts: o.rolloutIds.flatMap((id) => byId.get(id) ?? []) };
       });
       if (outcome.rollouts) return outcome.rollouts;
@@ -352,7 +378,10 @@ export class EngineStore implements LightningStore {
     const engine = this.#open();
     if (engine.read((s) => s.hasQueued())) return true;
     this.#startTicker();
-    return this.#queueWaiters.wait(this.#tickerMs === null && this.#pollMs !== null ? Math.min(options.timeoutMs, this.#pollMs) : options.timeoutMs, options.signal);
+    return this.#queueWaiters.wait(
+      this.#tickerMs === null && this.#pollMs !== null ? Math.min(options.timeoutMs, this.#pollMs) : options.timeoutMs,
+      options.signal,
+    );
   }
 
   /** The shared re-check tick (storages that can tell when another process committed), or null. */

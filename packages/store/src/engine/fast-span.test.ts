@@ -13,7 +13,10 @@ const full = {
   status: { statusCode: 'OK', description: null, extra: 1 },
   attributes: { 'gen_ai.prompt.0.content': 'hi', n: 2, ok: true, list: ['a', 'b'], nums: [1, 2], none: null },
   events: [{ name: 'e', attributes: { a: 1 }, timestamp: 5, more: 'x' }, { name: 'bare' }],
-  links: [{ context: { traceId: 't', spanId: 's' }, attributes: null }, { context: { traceId: 't', spanId: 's', isRemote: true, traceState: { k: 'v' } } }],
+  links: [
+    { context: { traceId: 't', spanId: 's' }, attributes: null },
+    { context: { traceId: 't', spanId: 's', isRemote: true, traceState: { k: 'v' } } },
+  ],
   startTime: 1.5,
   endTime: 2.5,
   context: { traceId: 't', spanId: 's', isRemote: false, traceState: {} },
@@ -21,7 +24,17 @@ const full = {
   resource: { attributes: { 'service.name': 'x' }, schemaUrl: 'u', other: [1] },
   kind: 'SpanKind.INTERNAL',
 };
-const minimal = { rolloutId: 'ro-1', attemptId: 'at-1', sequenceId: 0, traceId: '', spanId: 's', parentId: 'p', name: '', startTime: null, endTime: null };
+const minimal = {
+  rolloutId: 'ro-1',
+  attemptId: 'at-1',
+  sequenceId: 0,
+  traceId: '',
+  spanId: 's',
+  parentId: 'p',
+  name: '',
+  startTime: null,
+  endTime: null,
+};
 
 const valid: unknown[] = [
   full,

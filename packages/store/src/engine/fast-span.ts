@@ -24,7 +24,8 @@ export function fastParseSpan(value: unknown, options: { shareAttributes?: boole
   const context = v.context === undefined || v.context === null ? null : spanContext(v.context);
   const parent = v.parent === undefined || v.parent === null ? null : spanContext(v.parent);
   const resource = v.resource === undefined ? { attributes: {}, schemaUrl: '' } : otelResource(v.resource);
-  if (!status || !attributes || !events || !links || context === undefined || parent === undefined || !resource) return null;
+  if (!status || !attributes || !events || !links || context === undefined || parent === undefined || !resource)
+    return null;
   const out: Record<string, unknown> = { ...v, status, attributes, events, links, context, parent, resource };
   return out as Span;
 }
@@ -91,7 +92,8 @@ function event(value: unknown): Obj | null {
 function link(value: unknown): Obj | null {
   if (!isPlainObject(value)) return null;
   const context = spanContext(value.context);
-  const attributes = value.attributes === undefined || value.attributes === null ? null : attributesOf(value.attributes);
+  const attributes =
+    value.attributes === undefined || value.attributes === null ? null : attributesOf(value.attributes);
   if (!context || (value.attributes != null && !attributes)) return null;
   return { ...value, context, attributes };
 }

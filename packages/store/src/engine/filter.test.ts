@@ -9,9 +9,19 @@ const items = [
 
 describe('filter engine (checklist #30 at the store level)', () => {
   it('ANDs or ORs conditions, always ANDs must, and skips null operators', () => {
-    expect(items.filter(compileFilter({ fields: { status: { exact: 'failed' }, id: { contains: 'c' } } })).map((i) => i.id)).toEqual(['c3']);
-    expect(items.filter(compileFilter({ logic: 'or', fields: { status: { exact: 'queuing' }, id: { contains: 'c' } } })).map((i) => i.id)).toEqual(['b2', 'c3']);
-    expect(items.filter(compileFilter({ logic: 'or', fields: { id: { contains: 'a' } }, must: { status: { within: ['queuing'] } } }))).toEqual([]);
+    expect(
+      items.filter(compileFilter({ fields: { status: { exact: 'failed' }, id: { contains: 'c' } } })).map((i) => i.id),
+    ).toEqual(['c3']);
+    expect(
+      items
+        .filter(compileFilter({ logic: 'or', fields: { status: { exact: 'queuing' }, id: { contains: 'c' } } }))
+        .map((i) => i.id),
+    ).toEqual(['b2', 'c3']);
+    expect(
+      items.filter(
+        compileFilter({ logic: 'or', fields: { id: { contains: 'a' } }, must: { status: { within: ['queuing'] } } }),
+      ),
+    ).toEqual([]);
     expect(items.filter(compileFilter({ fields: { status: { exact: null, within: null } } }))).toHaveLength(3);
   });
 

@@ -28,9 +28,10 @@ function conditionsOf(fields: Record<string, FilterField> | undefined): Conditio
   for (const [field, ops] of Object.entries(fields ?? {})) {
     for (const [op, expected] of Object.entries(ops)) {
       if (!OPERATORS.has(op)) {
-        throw new ValidationError(`Unknown filter operator "${op}" on field "${field}". Use exact, within or contains.`, [
-          { path: field, message: `unknown operator ${op}` },
-        ]);
+        throw new ValidationError(
+          `Unknown filter operator "${op}" on field "${field}". Use exact, within or contains.`,
+          [{ path: field, message: `unknown operator ${op}` }],
+        );
       }
       if (expected === null || expected === undefined) continue;
       if (op === 'exact') out.push((item) => item[field] === expected);

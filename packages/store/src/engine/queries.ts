@@ -18,10 +18,51 @@ import {
 } from './input';
 import type { StoreStorage } from './storage';
 
-const ROLLOUT_FIELDS = ['rolloutId', 'input', 'startTime', 'endTime', 'mode', 'resourcesId', 'status', 'config', 'metadata'];
-const ATTEMPT_FIELDS = ['rolloutId', 'attemptId', 'sequenceId', 'startTime', 'endTime', 'status', 'workerId', 'lastHeartbeatTime', 'metadata'];
-const SPAN_FIELDS = ['rolloutId', 'attemptId', 'sequenceId', 'traceId', 'spanId', 'parentId', 'name', 'status', 'startTime', 'endTime'];
-const WORKER_FIELDS = ['workerId', 'status', 'heartbeatStats', 'lastHeartbeatTime', 'lastDequeueTime', 'lastBusyTime', 'lastIdleTime', 'currentRolloutId', 'currentAttemptId'];
+const ROLLOUT_FIELDS = [
+  'rolloutId',
+  'input',
+  'startTime',
+  'endTime',
+  'mode',
+  'resourcesId',
+  'status',
+  'config',
+  'metadata',
+];
+const ATTEMPT_FIELDS = [
+  'rolloutId',
+  'attemptId',
+  'sequenceId',
+  'startTime',
+  'endTime',
+  'status',
+  'workerId',
+  'lastHeartbeatTime',
+  'metadata',
+];
+const SPAN_FIELDS = [
+  'rolloutId',
+  'attemptId',
+  'sequenceId',
+  'traceId',
+  'spanId',
+  'parentId',
+  'name',
+  'status',
+  'startTime',
+  'endTime',
+];
+const WORKER_FIELDS = [
+  'workerId',
+  'status',
+  'heartbeatStats',
+  'lastHeartbeatTime',
+  'lastDequeueTime',
+  'lastBusyTime',
+  'lastIdleTime',
+  'currentRolloutId',
+  'currentAttemptId',
+];
 const RESOURCES_FIELDS = ['resourcesId', 'createTime', 'updateTime', 'version'];
 
 function run<T extends object>(
@@ -106,7 +147,8 @@ function attemptOf(storage: StoreStorage, o: SpanQuery): string | null | undefin
   return latest?.attemptId;
 }
 
-const parseSpanQuery = (options: unknown): SpanQuery => parseApi(QuerySpansInput, options, 'querySpans options') as SpanQuery;
+const parseSpanQuery = (options: unknown): SpanQuery =>
+  parseApi(QuerySpansInput, options, 'querySpans options') as SpanQuery;
 
 /** The filter conditions of a span query (the rollout and attempt scope is applied by the caller). */
 export function spanFilter(o: SpanQuery): FilterSpec {

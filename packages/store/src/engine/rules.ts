@@ -26,7 +26,12 @@ type EnqueueRequest = Omit<EnqueueRolloutRequest, 'config'> & {
  * A new rollout record (AGL 0.3 defaults): the latest resources when none is named, a deep copy of the config (fresh
  * defaults when none), a shallow copy of the metadata (`{}` when none).
  */
-export function newRolloutRecord(request: EnqueueRequest, status: RolloutStatus, now: number, latestResources: string | null): Rollout {
+export function newRolloutRecord(
+  request: EnqueueRequest,
+  status: RolloutStatus,
+  now: number,
+  latestResources: string | null,
+): Rollout {
   return {
     rolloutId: newRolloutId(),
     input: request.input ?? null,

@@ -65,7 +65,11 @@ export interface StoreEngineOptions {
 }
 
 const rolloutNotFound = (id: string): NotFoundError =>
-  new NotFoundError('rollout', id, `Rollout ${id} not found. Check the id, or create it with enqueueRollout/startRollout first.`);
+  new NotFoundError(
+    'rollout',
+    id,
+    `Rollout ${id} not found. Check the id, or create it with enqueueRollout/startRollout first.`,
+  );
 
 /**
  * AGL 0.3's store semantics, written once over a synchronous {@link StoreStorage}: every public method is one atomic
@@ -146,7 +150,10 @@ export class StoreEngine {
     if (!this.#s.savepoint) throw new Error('runBatch needs a storage with savepoints');
     this.#changed = [];
     this.#enqueued = false;
-    const transaction = options.tryLock && this.#s.tryTransaction ? this.#s.tryTransaction.bind(this.#s) : this.#s.transaction.bind(this.#s);
+    const transaction =
+      options.tryLock && this.#s.tryTransaction
+        ? this.#s.tryTransaction.bind(this.#s)
+        : this.#s.transaction.bind(this.#s);
     let results: BatchResult[] | typeof WRITE_LOCK_BUSY;
     try {
       results = transaction(() => {
@@ -223,7 +230,8 @@ export class StoreEngine {
       const attempt = latest.get(rollout.rolloutId);
       if (!attempt) continue;
       const verdict = watchdogVerdict(rollout, attempt, now);
-      if (verdict && canTransitionAttempt(attempt.status, verdict)) this.#setAttemptStatus(rollout, attempt, verdict, now, true);
+      if (verdict && canTransitionAttempt(attempt.status, verdict))
+        this.#setAttemptStatus(rollout, attempt, verdict, now, true);
     }
   }
 
@@ -290,7 +298,9 @@ export class StoreEngine {
 
   enqueueRollouts(requests: unknown): Rollout[] {
     if (!Array.isArray(requests)) parseApi(EnqueueRolloutInput.array(), requests, 'enqueueRollouts requests');
-    const reqs = (requests as unknown[]).map((r, i) => parseApi(EnqueueRolloutInput, r, `enqueueRollouts request #${i}`));
+    const reqs = (requests as unknown[]).map((r, i) =>
+      parseApi(EnqueueRolloutInput, r, `enqueueRollouts request #${i}`),
+    );
     return this.#tx(() => {
       const now = this.#clock.now();
       const latest = this.#s.getLatestResourcesId();
@@ -320,7 +330,8 @@ export class StoreEngine {
       if (workerId !== null) {
         const last = claimed.at(-1);
         if (last) this.#syncWorker(last.attempt, now, true);
-        else if (o.limit > 0) this.#s.putWorker(syncWorkerOnEmptyDequeue(this.#s.getWorker(workerId) ?? newWorker(workerId), now));
+        else if (o.limit > 0)
+          this.#s.putWorker(syncWorkerOnEmptyDequeue(this.#s.getWorker(workerId) ?? newWorker(workerId), now));
       }
       return claimed;
     });
@@ -373,11 +384,19 @@ export class StoreEngine {
       const rollout = this.#requireRollout(rid);
       const latest = this.#s.getLatestAttempt(rid);
       if (!latest) {
-        throw new NotFoundError('attempt', aid, `No attempts found for rollout ${rid}. Dequeue it or call startAttempt first.`);
+        throw new NotFoundError(
+          'attempt',
+          aid,
+          `No attempts found for rollout ${rid}. Dequeue it or call startAttempt first.`,
+        );
       }
       const attempt = aid === 'latest' || aid === latest.attemptId ? latest : this.#s.getAttempt(rid, aid);
       if (!attempt) {
-        throw new NotFoundError('attempt', aid, `Attempt ${aid} not found for rollout ${rid}. Use an attempt id from queryAttempts, or "latest".`);
+        throw new NotFoundError(
+          'attempt',
+          aid,
+          `Attempt ${aid} not found for rollout ${rid}. Use an attempt id from queryAttempts, or "latest".`,
+        );
       }
       if (u.status !== undefined) assertAttemptTransition(attempt.attemptId, attempt.status, u.status);
       if (u.workerId !== undefined) attempt.workerId = u.workerId;
@@ -418,9 +437,17 @@ export class StoreEngine {
     const list = spans as unknown[];
     // The attribute maps are checked, not copied (a tenth of an insert): a storage either serialises them or, keeping
     // objects, stores its own deep copy (`insertSpans`). The spans given back share them with the caller's input.
-    const parsed = list.map((s, i) => fastParseSpan(s, { shareAttributes: true }) ?? parseApi(SpanSchema, s, list.length === 1 ? 'span' : `span #${i}`));
-    if (attributesJson && !this.#s.serializeSpans) throw new Error(`${this.#s.name} keeps no attribute maps as JSON text; pass the maps as objects`);
-    return { spans: parsed, serialized: parsed.length > 0 && this.#s.serializeSpans ? this.#s.serializeSpans(parsed, attributesJson) : null };
+    const parsed = list.map(
+      (s, i) =>
+        fastParseSpan(s, { shareAttributes: true }) ??
+        parseApi(SpanSchema, s, list.length === 1 ? 'span' : `span #${i}`),
+    );
+    if (attributesJson && !this.#s.serializeSpans)
+      throw new Error(`${this.#s.name} keeps no attribute maps as JSON text; pass the maps as objects`);
+    return {
+      spans: parsed,
+      serialized: parsed.length > 0 && this.#s.serializeSpans ? this.#s.serializeSpans(parsed, attributesJson) : null,
+    };
   }
 
   /** {@link StoreEngine.prepareSpans}, then {@link StoreEngine.addPreparedSpans}. */
@@ -437,7 +464,10 @@ export class StoreEngine {
       const groups = new Map<string, { rolloutId: string; attemptId: string }>();
       const maxSeq = new Map<string, number>();
       for (const span of parsed) {
-        groups.set(`${span.rolloutId}\u0000${span.attemptId}`, { rolloutId: span.rolloutId, attemptId: span.attemptId });
+        groups.set(`${span.rolloutId}\u0000${span.attemptId}`, {
+          rolloutId: span.rolloutId,
+          attemptId: span.attemptId,
+        });
         maxSeq.set(span.rolloutId, Math.max(maxSeq.get(span.rolloutId) ?? 0, span.sequenceId));
       }
       const context = new Map<string, { rollout: Rollout; attempt: Attempt }>();
@@ -446,12 +476,18 @@ export class StoreEngine {
         if (!rollout) throw rolloutNotFound(rolloutId);
         const attempt = this.#s.getAttempt(rolloutId, attemptId);
         if (!attempt) {
-          throw new NotFoundError('attempt', attemptId, `Attempt ${attemptId} not found for rollout ${rolloutId}. Spans must name an existing attempt.`);
+          throw new NotFoundError(
+            'attempt',
+            attemptId,
+            `Attempt ${attemptId} not found for rollout ${rolloutId}. Spans must name an existing attempt.`,
+          );
         }
         context.set(key, { rollout, attempt });
       }
       for (const [rolloutId, seq] of maxSeq) this.#s.raiseSequence(rolloutId, seq);
-      const inserted = prepared.serialized ? this.#s.insertSerializedSpans!(prepared.serialized) : this.#s.insertSpans(parsed);
+      const inserted = prepared.serialized
+        ? this.#s.insertSerializedSpans!(prepared.serialized)
+        : this.#s.insertSpans(parsed);
       const beat = new Set(inserted.map((s) => `${s.rolloutId}\u0000${s.attemptId}`));
       for (const key of beat) {
         const ctx = context.get(key);
@@ -470,7 +506,11 @@ export class StoreEngine {
     attempt.lastHeartbeatTime = now;
     if (attempt.status === 'preparing' || attempt.status === 'unresponsive') attempt.status = 'running';
     this.#s.updateAttempt(attempt);
-    if (attempt.status !== 'running' || (rolloutSnapshot.status !== 'preparing' && rolloutSnapshot.status !== 'requeuing')) return;
+    if (
+      attempt.status !== 'running' ||
+      (rolloutSnapshot.status !== 'preparing' && rolloutSnapshot.status !== 'requeuing')
+    )
+      return;
     const latest = this.#s.getLatestAttempt(attempt.rolloutId);
     if (latest?.attemptId !== attempt.attemptId) return;
     const rollout = this.#s.getRollout(rolloutSnapshot.rolloutId) ?? rolloutSnapshot;
@@ -486,7 +526,13 @@ export class StoreEngine {
     const parsed = parseNamedResources(resources);
     return this.#tx(() => {
       const now = this.#clock.now();
-      const record: ResourcesUpdate = { resourcesId: newResourcesId(), createTime: now, updateTime: now, version: 1, resources: parsed };
+      const record: ResourcesUpdate = {
+        resourcesId: newResourcesId(),
+        createTime: now,
+        updateTime: now,
+        version: 1,
+        resources: parsed,
+      };
       this.#s.putResources(record);
       return record;
     });

@@ -28,9 +28,48 @@ describe('MemoryStorage transactions', () => {
         s.enqueue(['ro-b']);
         expect(s.dequeue()).toBe('ro-a');
         s.incrementSequence('ro-a', 5);
-        s.insertAttempt({ rolloutId: 'ro-a', attemptId: 'at-1', sequenceId: 1, startTime: 1, endTime: null, status: 'preparing', workerId: null, lastHeartbeatTime: null, metadata: null });
-        s.insertSpans([{ rolloutId: 'ro-a', attemptId: 'at-1', sequenceId: 1, traceId: 't', spanId: 'x', parentId: null, name: 'n', status: { statusCode: 'UNSET', description: null }, attributes: {}, events: [], links: [], startTime: 1, endTime: 2, context: null, parent: null, resource: { attributes: {}, schemaUrl: '' } }]);
-        s.putWorker({ workerId: 'w', status: 'idle', heartbeatStats: null, lastHeartbeatTime: null, lastDequeueTime: null, lastBusyTime: null, lastIdleTime: null, currentRolloutId: null, currentAttemptId: null });
+        s.insertAttempt({
+          rolloutId: 'ro-a',
+          attemptId: 'at-1',
+          sequenceId: 1,
+          startTime: 1,
+          endTime: null,
+          status: 'preparing',
+          workerId: null,
+          lastHeartbeatTime: null,
+          metadata: null,
+        });
+        s.insertSpans([
+          {
+            rolloutId: 'ro-a',
+            attemptId: 'at-1',
+            sequenceId: 1,
+            traceId: 't',
+            spanId: 'x',
+            parentId: null,
+            name: 'n',
+            status: { statusCode: 'UNSET', description: null },
+            attributes: {},
+            events: [],
+            links: [],
+            startTime: 1,
+            endTime: 2,
+            context: null,
+            parent: null,
+            resource: { attributes: {}, schemaUrl: '' },
+          },
+        ]);
+        s.putWorker({
+          workerId: 'w',
+          status: 'idle',
+          heartbeatStats: null,
+          lastHeartbeatTime: null,
+          lastDequeueTime: null,
+          lastBusyTime: null,
+          lastIdleTime: null,
+          currentRolloutId: null,
+          currentAttemptId: null,
+        });
         s.putResources({ resourcesId: 'r', createTime: 1, updateTime: 1, version: 1, resources: {} });
         throw new Error('boom');
       }),

@@ -1,5 +1,13 @@
 import { NotFoundError } from '@agl/core/errors';
-import { isTerminalStatus, type Attempt, type ResourcesUpdate, type Rollout, type RolloutStatus, type Span, type Worker } from '@agl/core/schema';
+import {
+  isTerminalStatus,
+  type Attempt,
+  type ResourcesUpdate,
+  type Rollout,
+  type RolloutStatus,
+  type Span,
+  type Worker,
+} from '@agl/core/schema';
 import { cloneData } from '../engine/clone-data';
 import type { StoreStorage } from '../engine/storage';
 
@@ -188,7 +196,9 @@ export class MemoryStorage implements StoreStorage {
       const target = bucket;
       target.set(key, cloneData(span));
       this.#spanCount += 1;
-      const bytes = this.#eviction ? (this.#eviction.spanSizeEstimator ?? ((s: Span) => JSON.stringify(s).length))(span) : 0;
+      const bytes = this.#eviction
+        ? (this.#eviction.spanSizeEstimator ?? ((s: Span) => JSON.stringify(s).length))(span)
+        : 0;
       this.#spanBytes.set(span.rolloutId, (this.#spanBytes.get(span.rolloutId) ?? 0) + bytes);
       this.#totalSpanBytes += bytes;
       this.#log(() => {
@@ -234,7 +244,8 @@ export class MemoryStorage implements StoreStorage {
       );
     }
     const out: Span[] = [];
-    for (const span of bucket?.values() ?? []) if (attemptId === null || span.attemptId === attemptId) out.push(cloneData(span));
+    for (const span of bucket?.values() ?? [])
+      if (attemptId === null || span.attemptId === attemptId) out.push(cloneData(span));
     return out;
   }
 

@@ -33,14 +33,21 @@ export async function backupStore(options: BackupStoreOptions): Promise<BackupRe
     ].join('\n');
     return { kind: 'postgres', guidance };
   }
-  if (!existsSync(options.db)) throw new UserError(`SQLite store ${options.db} does not exist. Pass the path of an existing store file.`);
-  if (existsSync(options.out)) throw new UserError(`Backup file ${options.out} already exists. Choose a new --out path (backups never overwrite).`);
+  if (!existsSync(options.db))
+    throw new UserError(`SQLite store ${options.db} does not exist. Pass the path of an existing store file.`);
+  if (existsSync(options.out))
+    throw new UserError(
+      `Backup file ${options.out} already exists. Choose a new --out path (backups never overwrite).`,
+    );
   const db = new Database(options.db, { readonly: true, fileMustExist: true });
   try {
     const result = await db.backup(options.out);
     return { kind: 'sqlite', out: options.out, pages: result.totalPages };
   } catch (error) {
-    throw new UserError(`Backup of ${options.db} to ${options.out} failed: ${(error as Error).message}. Check the path and free space.`, { cause: error });
+    throw new UserError(
+      `Backup of ${options.db} to ${options.out} failed: ${(error as Error).message}. Check the path and free space.`,
+      { cause: error },
+    );
   } finally {
     db.close();
   }

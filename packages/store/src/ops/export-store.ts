@@ -28,7 +28,13 @@ export async function exportStore(options: ExportStoreOptions): Promise<DumpCoun
   const counts: DumpCounts = { rollouts: 0, attempts: 0, spans: 0, resources: 0, workers: 0, sequences: 0, queued: 0 };
   try {
     await opened.db.read(async (s) => {
-      await write({ kind: 'header', format: DUMP_FORMAT, version: DUMP_VERSION, source: opened.db.name, exportedAt: new Date().toISOString() });
+      await write({
+        kind: 'header',
+        format: DUMP_FORMAT,
+        version: DUMP_VERSION,
+        source: opened.db.name,
+        exportedAt: new Date().toISOString(),
+      });
       for (const value of await s.listResources()) {
         await write({ kind: 'resources', value });
         counts.resources += 1;
@@ -64,7 +70,10 @@ export async function exportStore(options: ExportStoreOptions): Promise<DumpCoun
   } catch (error) {
     file.destroy();
     if ((error as NodeJS.ErrnoException).code !== undefined && (error as NodeJS.ErrnoException).syscall !== undefined) {
-      throw new UserError(`Cannot write the dump to ${options.out}: ${(error as Error).message}. Check the path and free space.`, { cause: error });
+      throw new UserError(
+        `Cannot write the dump to ${options.out}: ${(error as Error).message}. Check the path and free space.`,
+        { cause: error },
+      );
     }
     throw error;
   } finally {

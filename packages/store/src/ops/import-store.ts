@@ -21,7 +21,8 @@ const SPAN_BATCH = 500;
  * order, the queue and the sequence counters, so every query answers as it did on the source store.
  */
 export async function importStore(options: ImportStoreOptions): Promise<DumpCounts> {
-  if (!existsSync(options.in)) throw new UserError(`Dump file ${options.in} does not exist. Write one with \`agl store export --out <file>\`.`);
+  if (!existsSync(options.in))
+    throw new UserError(`Dump file ${options.in} does not exist. Write one with \`agl store export --out <file>\`.`);
   const opened = await openOpsDatabase({ spec: options.db, create: true });
   try {
     return await opened.db.transaction(async (s) => {
@@ -59,13 +60,20 @@ async function load(s: AsyncStorageTx, path: string): Promise<DumpCounts> {
     try {
       line = JSON.parse(text) as DumpLine;
     } catch (error) {
-      throw new UserError(`${path}:${lineNo} is not valid JSON (${(error as Error).message}). Is this a dump from \`agl store export\`?`);
+      throw new UserError(
+        `${path}:${lineNo} is not valid JSON (${(error as Error).message}). Is this a dump from \`agl store export\`?`,
+      );
     }
     if (lineNo === 1) {
       if (line.kind !== 'header' || line.format !== DUMP_FORMAT) {
-        throw new UserError(`${path} is not an AGL store dump (first line lacks "format":"${DUMP_FORMAT}"). Write one with \`agl store export\`.`);
+        throw new UserError(
+          `${path} is not an AGL store dump (first line lacks "format":"${DUMP_FORMAT}"). Write one with \`agl store export\`.`,
+        );
       }
-      if (line.version > DUMP_VERSION) throw new UserError(`${path} has dump version ${line.version}, newer than this AGL (${DUMP_VERSION}). Upgrade @agl/store.`);
+      if (line.version > DUMP_VERSION)
+        throw new UserError(
+          `${path} has dump version ${line.version}, newer than this AGL (${DUMP_VERSION}). Upgrade @agl/store.`,
+        );
       continue;
     }
     if (ended) throw new UserError(`${path}:${lineNo}: data after the closing "end" line. The file is damaged.`);
@@ -112,14 +120,19 @@ async function load(s: AsyncStorageTx, path: string): Promise<DumpCounts> {
         ended = line.counts;
         break;
       default:
-        throw new UserError(`${path}:${lineNo}: unknown line kind "${(line as { kind: unknown }).kind}". The dump is from a newer AGL, or damaged.`);
+        throw new UserError(
+          `${path}:${lineNo}: unknown line kind "${(line as { kind: unknown }).kind}". The dump is from a newer AGL, or damaged.`,
+        );
     }
   }
   await flush();
-  if (!ended) throw new UserError(`${path} ends without its closing "end" line: the dump is truncated. Export it again.`);
+  if (!ended)
+    throw new UserError(`${path} ends without its closing "end" line: the dump is truncated. Export it again.`);
   for (const key of Object.keys(counts) as Array<keyof DumpCounts>) {
     if (counts[key] !== ended[key]) {
-      throw new UserError(`${path}: read ${counts[key]} ${key} but the dump announces ${ended[key]}. The file is damaged; export it again.`);
+      throw new UserError(
+        `${path}: read ${counts[key]} ${key} but the dump announces ${ended[key]}. The file is damaged; export it again.`,
+      );
     }
   }
   await s.setLatestResourcesId(latest);

@@ -40,7 +40,9 @@ export async function openOpsDatabase(options: { spec: string; create: boolean }
     return { kind: 'postgres', url: spec, schema: pg.schema, pg, db: pg, close: () => pg.close() };
   }
   if (!options.create && !existsSync(spec)) {
-    throw new UserError(`SQLite store ${spec} does not exist. Pass the path of an existing store file, or a postgres:// URL.`);
+    throw new UserError(
+      `SQLite store ${spec} does not exist. Pass the path of an existing store file, or a postgres:// URL.`,
+    );
   }
   let raw: Database.Database;
   try {
@@ -48,7 +50,10 @@ export async function openOpsDatabase(options: { spec: string; create: boolean }
     raw.pragma('journal_mode = WAL');
     migrate(raw, spec);
   } catch (error) {
-    throw new UserError(`Cannot open SQLite store ${spec}: ${(error as Error).message}. Check the path and permissions.`, { cause: error });
+    throw new UserError(
+      `Cannot open SQLite store ${spec}: ${(error as Error).message}. Check the path and permissions.`,
+      { cause: error },
+    );
   }
   const storage = new SqliteStorage(raw);
   const db = asyncOverSync(storage, {
@@ -57,14 +62,25 @@ export async function openOpsDatabase(options: { spec: string; create: boolean }
     rollback: () => {
       if (raw.inTransaction) raw.exec('ROLLBACK');
     },
-    listQueue: () => (raw.prepare('SELECT rollout_id FROM rollout_queue ORDER BY pos').all() as Array<{ rollout_id: string }>).map((r) => r.rollout_id),
-    listSequences: () =>
-      (raw.prepare('SELECT rollout_id, value FROM span_sequence_ids ORDER BY rollout_id').all() as Array<{ rollout_id: string; value: number }>).map(
-        (r): [string, number] => [r.rollout_id, r.value],
+    listQueue: () =>
+      (raw.prepare('SELECT rollout_id FROM rollout_queue ORDER BY pos').all() as Array<{ rollout_id: string }>).map(
+        (r) => r.rollout_id,
       ),
+    listSequences: () =>
+      (
+        raw.prepare('SELECT rollout_id, value FROM span_sequence_ids ORDER BY rollout_id').all() as Array<{
+          rollout_id: string;
+          value: number;
+        }>
+      ).map((r): [string, number] => [r.rollout_id, r.value]),
     setLatestResourcesId: (id) => {
       if (id === null) raw.prepare("DELETE FROM store_meta WHERE key = 'latest_resources_id'").run();
-      else raw.prepare("INSERT INTO store_meta (key, value) VALUES ('latest_resources_id', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(id);
+      else
+        raw
+          .prepare(
+            "INSERT INTO store_meta (key, value) VALUES ('latest_resources_id', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+          )
+          .run(id);
     },
   });
   return {

@@ -12,7 +12,12 @@ import { backupStore, exportStore, importStore, pruneStore } from './index';
 const dir = mkdtempSync(join(tmpdir(), 'agl-ops-'));
 const source = join(dir, 'source.sqlite');
 const dump = join(dir, 'dump.jsonl');
-let ids: { done: string[]; queued: string; running: string; retried: string } = { done: [], queued: '', running: '', retried: '' };
+let ids: { done: string[]; queued: string; running: string; retried: string } = {
+  done: [],
+  queued: '',
+  running: '',
+  retried: '',
+};
 
 /** A store with every kind of record: resources (two versions), workers, finished/queued/running/retried rollouts, spans. */
 async function fill(store: LightningStore, clock: FakeClock): Promise<void> {
@@ -23,20 +28,61 @@ async function fill(store: LightningStore, clock: FakeClock): Promise<void> {
   const done: string[] = [];
   for (let i = 0; i < 6; i += 1) {
     clock.advance(60);
-    const r = await store.startRollout({ input: { q: i, text: 'ünïcode ✓' }, mode: i % 2 ? 'train' : 'val', workerId: 'w-1', metadata: { task_id: `t${i}` } });
+    const r = await store.startRollout({
+      input: { q: i, text: 'ünïcode ✓' },
+      mode: i % 2 ? 'train' : 'val',
+      workerId: 'w-1',
+      metadata: { task_id: `t${i}` },
+    });
     await store.addSpans([
-      { rolloutId: r.rolloutId, attemptId: r.attempt.attemptId, sequenceId: 1, traceId: `tr${i}`, spanId: `a${i}`, parentId: null, name: 'agent', startTime: 1, endTime: 2, attributes: { 'agent.name': 'x', n: i } },
-      { rolloutId: r.rolloutId, attemptId: r.attempt.attemptId, sequenceId: 2, traceId: `tr${i}`, spanId: `b${i}`, parentId: `a${i}`, name: 'openai.chat.completion', startTime: 1.5, endTime: 1.9, attributes: { 'gen_ai.prompt.0.content': 'hi' }, extraKey: { kept: true } } as never,
+      {
+        rolloutId: r.rolloutId,
+        attemptId: r.attempt.attemptId,
+        sequenceId: 1,
+        traceId: `tr${i}`,
+        spanId: `a${i}`,
+        parentId: null,
+        name: 'agent',
+        startTime: 1,
+        endTime: 2,
+        attributes: { 'agent.name': 'x', n: i },
+      },
+      {
+        rolloutId: r.rolloutId,
+        attemptId: r.attempt.attemptId,
+        sequenceId: 2,
+        traceId: `tr${i}`,
+        spanId: `b${i}`,
+        parentId: `a${i}`,
+        name: 'openai.chat.completion',
+        startTime: 1.5,
+        endTime: 1.9,
+        attributes: { 'gen_ai.prompt.0.content': 'hi' },
+        extraKey: { kept: true },
+      } as never,
     ]);
     await store.updateAttempt(r.rolloutId, r.attempt.attemptId, { status: i === 3 ? 'failed' : 'succeeded' });
     done.push(r.rolloutId);
   }
   clock.advance(60);
-  const retried = await store.enqueueRollout({ input: 'retry', config: { maxAttempts: 3, retryCondition: ['failed'] } });
+  const retried = await store.enqueueRollout({
+    input: 'retry',
+    config: { maxAttempts: 3, retryCondition: ['failed'] },
+  });
   const first = (await store.dequeueRollout({ workerId: 'w-2' }))!;
   await store.updateAttempt(first.rolloutId, first.attempt.attemptId, { status: 'failed' });
   const second = (await store.dequeueRollout({ workerId: 'w-2' }))!;
-  await store.addSpan({ rolloutId: second.rolloutId, attemptId: second.attempt.attemptId, sequenceId: 7, traceId: 'r', spanId: 'r1', parentId: null, name: 'retry', startTime: 1, endTime: 2 });
+  await store.addSpan({
+    rolloutId: second.rolloutId,
+    attemptId: second.attempt.attemptId,
+    sequenceId: 7,
+    traceId: 'r',
+    spanId: 'r1',
+    parentId: null,
+    name: 'retry',
+    startTime: 1,
+    endTime: 2,
+  });
   const running = second.rolloutId;
   const queued = (await store.enqueueRollout({ input: 'waiting' })).rolloutId;
   await store.getNextSpanSequenceId(done[0]!, 'whatever');
@@ -51,14 +97,20 @@ async function observe(store: LightningStore): Promise<unknown> {
     perRollout[r.rolloutId] = {
       attempts: (await store.queryAttempts({ rolloutId: r.rolloutId })).items,
       spans: (await store.querySpans({ rolloutId: r.rolloutId })).items,
-      latestSpans: (await store.querySpans({ rolloutId: r.rolloutId, attemptId: 'latest', sortBy: 'start_time', sortOrder: 'desc' })).items,
+      latestSpans: (
+        await store.querySpans({ rolloutId: r.rolloutId, attemptId: 'latest', sortBy: 'start_time', sortOrder: 'desc' })
+      ).items,
     };
   }
   const stats = await store.statistics();
   return {
     rollouts,
-    byStart: (await store.queryRollouts({ sortBy: 'startTime', sortOrder: 'desc', limit: 4, offset: 1 })).items.map((r) => r.rolloutId),
-    byStatus: (await store.queryRollouts({ statusIn: ['succeeded', 'queuing'], modeIn: ['train', null], filterLogic: 'or' })).total,
+    byStart: (await store.queryRollouts({ sortBy: 'startTime', sortOrder: 'desc', limit: 4, offset: 1 })).items.map(
+      (r) => r.rolloutId,
+    ),
+    byStatus: (
+      await store.queryRollouts({ statusIn: ['succeeded', 'queuing'], modeIn: ['train', null], filterLogic: 'or' })
+    ).total,
     perRollout,
     resources: (await store.queryResources()).items,
     latest: await store.getLatestResources(),
@@ -88,7 +140,10 @@ describe('agl store export / import (portable dump)', () => {
   it('exports every record and re-imports it into a new SQLite file with identical query results', async () => {
     const counts = await exportStore({ db: source, out: dump });
     expect(counts).toEqual({ rollouts: 8, attempts: 8, spans: 13, resources: 2, workers: 2, sequences: 7, queued: 1 });
-    const lines = readFileSync(dump, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind: string });
+    const lines = readFileSync(dump, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { kind: string });
     expect(lines[0]).toMatchObject({ kind: 'header', format: 'agl-store-dump', version: 1 });
     expect(lines.at(-1)?.kind).toBe('end');
 
@@ -141,7 +196,11 @@ describe('agl store prune / backup', () => {
   it('--keep-last keeps the newest rollouts and never deletes queued or running ones (SQLite)', async () => {
     const target = join(dir, 'prune-keep.sqlite');
     await importStore({ db: target, in: dump });
-    expect(await pruneStore({ db: target, keepLast: 3, dryRun: true })).toEqual({ rollouts: 5, attempts: 5, spans: 10 });
+    expect(await pruneStore({ db: target, keepLast: 3, dryRun: true })).toEqual({
+      rollouts: 5,
+      attempts: 5,
+      spans: 10,
+    });
     expect(await pruneStore({ db: target, keepLast: 3 })).toEqual({ rollouts: 5, attempts: 5, spans: 10 });
     const store = new SqliteStore({ path: target });
     const left = (await store.queryRollouts()).items.map((r) => r.rolloutId);
@@ -159,7 +218,11 @@ describe('agl store prune / backup', () => {
     const result = await pruneStore({ db: target, before: new Date((third.endTime! + 1) * 1000) });
     expect(result.rollouts).toBe(3);
     const reopened = new SqliteStore({ path: target });
-    expect((await reopened.queryRollouts()).items.map((r) => r.rolloutId)).toEqual([...ids.done.slice(3), ids.retried, ids.queued]);
+    expect((await reopened.queryRollouts()).items.map((r) => r.rolloutId)).toEqual([
+      ...ids.done.slice(3),
+      ids.retried,
+      ids.queued,
+    ]);
     await reopened.close();
     await expect(pruneStore({ db: target })).rejects.toThrow(/exactly one of --before/);
   });
@@ -171,7 +234,11 @@ describe('agl store prune / backup', () => {
       await importStore({ db: url, in: dump });
       expect(await pruneStore({ db: url, keepLast: 3 })).toEqual({ rollouts: 5, attempts: 5, spans: 10 });
       const store = await PostgresStore.open({ connectionString: url });
-      expect((await store.queryRollouts()).items.map((r) => r.rolloutId)).toEqual([ids.done[5], ids.retried, ids.queued]);
+      expect((await store.queryRollouts()).items.map((r) => r.rolloutId)).toEqual([
+        ids.done[5],
+        ids.retried,
+        ids.queued,
+      ]);
       expect((await store.dequeueRollout())?.rolloutId).toBe(ids.queued);
       await store.close();
     } finally {

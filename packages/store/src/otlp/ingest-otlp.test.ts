@@ -6,11 +6,25 @@ import type { ConvertedSpan } from './otlp-to-spans';
 
 const converted = (rolloutId: string, attemptId: string, spanId: string, sequenceId: number | null): ConvertedSpan => ({
   sequenceId,
-  span: { rolloutId, attemptId, sequenceId: sequenceId ?? 0, traceId: 't'.repeat(32), spanId, parentId: null, name: `span-${spanId}`, startTime: 1, endTime: 2, attributes: { k: spanId } },
+  span: {
+    rolloutId,
+    attemptId,
+    sequenceId: sequenceId ?? 0,
+    traceId: 't'.repeat(32),
+    spanId,
+    parentId: null,
+    name: `span-${spanId}`,
+    startTime: 1,
+    endTime: 2,
+    attributes: { k: spanId },
+  },
 });
 
 /** The store, counting `addSpans` calls, and claiming an extra attempt `at-ghost` for `ghostRollout` that does not exist. */
-function instrumented(store: MemoryStore, ghostRollout: string | null): { store: LightningStore; addSpansCalls: () => number } {
+function instrumented(
+  store: MemoryStore,
+  ghostRollout: string | null,
+): { store: LightningStore; addSpansCalls: () => number } {
   let calls = 0;
   const proxy = new Proxy(store, {
     get(target, prop) {

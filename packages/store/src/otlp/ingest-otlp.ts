@@ -35,7 +35,10 @@ export async function ingestOtlpSpans(store: LightningStore, converted: Conversi
     const span = item.span;
     if (!attemptsByRollout.has(span.rolloutId)) {
       const rollout = await store.getRolloutById(span.rolloutId);
-      const attempts = rollout === null ? null : new Set((await store.queryAttempts({ rolloutId: span.rolloutId })).items.map((a) => a.attemptId));
+      const attempts =
+        rollout === null
+          ? null
+          : new Set((await store.queryAttempts({ rolloutId: span.rolloutId })).items.map((a) => a.attemptId));
       attemptsByRollout.set(span.rolloutId, attempts);
     }
     const attempts = attemptsByRollout.get(span.rolloutId);
@@ -52,7 +55,9 @@ export async function ingestOtlpSpans(store: LightningStore, converted: Conversi
 
   const missing = owned.filter((item) => item.sequenceId === null);
   if (missing.length > 0) {
-    const ids = await store.getNextSpanSequenceIds(missing.map((item) => [item.span.rolloutId, item.span.attemptId] as const));
+    const ids = await store.getNextSpanSequenceIds(
+      missing.map((item) => [item.span.rolloutId, item.span.attemptId] as const),
+    );
     missing.forEach((item, i) => {
       item.sequenceId = ids[i]!;
     });

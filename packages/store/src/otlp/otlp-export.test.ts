@@ -48,7 +48,14 @@ describe('POST /v1/traces with real OTLP exporters', () => {
     {
       const child = tracer.startSpan(
         `${prefix}.llm`,
-        { attributes: { 'gen_ai.usage.input_tokens': 12, 'gen_ai.request.temperature': 0.5, prompt_token_ids: [1, 2, 3], ok: true } },
+        {
+          attributes: {
+            'gen_ai.usage.input_tokens': 12,
+            'gen_ai.request.temperature': 0.5,
+            prompt_token_ids: [1, 2, 3],
+            ok: true,
+          },
+        },
         inParent,
       );
       child.addEvent('gen_ai.choice', { index: 0 });
@@ -57,7 +64,12 @@ describe('POST /v1/traces with real OTLP exporters', () => {
       if (overrideOwner) {
         const moved = tracer.startSpan(
           `${prefix}.moved`,
-          { attributes: { 'agentlightning.rollout_id': overrideOwner.rolloutId, 'agentlightning.attempt_id': overrideOwner.attempt.attemptId } },
+          {
+            attributes: {
+              'agentlightning.rollout_id': overrideOwner.rolloutId,
+              'agentlightning.attempt_id': overrideOwner.attempt.attemptId,
+            },
+          },
           inParent,
         );
         moved.end();
@@ -72,8 +84,19 @@ describe('POST /v1/traces with real OTLP exporters', () => {
   }
 
   for (const [label, makeExporter] of [
-    ['protobuf (exporter-trace-otlp-proto, gzip)', () => new ProtoExporter({ url: server.otlpTracesEndpoint(), headers: { Authorization: `Bearer ${TOKEN}` }, compression: 'gzip' as never })],
-    ['JSON (exporter-trace-otlp-http)', () => new HttpJsonExporter({ url: server.otlpTracesEndpoint(), headers: { Authorization: `Bearer ${TOKEN}` } })],
+    [
+      'protobuf (exporter-trace-otlp-proto, gzip)',
+      () =>
+        new ProtoExporter({
+          url: server.otlpTracesEndpoint(),
+          headers: { Authorization: `Bearer ${TOKEN}` },
+          compression: 'gzip' as never,
+        }),
+    ],
+    [
+      'JSON (exporter-trace-otlp-http)',
+      () => new HttpJsonExporter({ url: server.otlpTracesEndpoint(), headers: { Authorization: `Bearer ${TOKEN}` } }),
+    ],
   ] as const) {
     it(`${label}: spans land in the store with ownership, hierarchy, attributes, events and status`, async () => {
       const prefix = label.startsWith('protobuf') ? 'pb' : 'json';
@@ -96,7 +119,12 @@ describe('POST /v1/traces with real OTLP exporters', () => {
       expect(llm.spanId).toMatch(/^[0-9a-f]{16}$/);
       expect(llm.traceId).toBe(agent.traceId);
       expect(agent.parentId).toBeNull();
-      expect(llm.attributes).toMatchObject({ 'gen_ai.usage.input_tokens': 12, 'gen_ai.request.temperature': 0.5, prompt_token_ids: [1, 2, 3], ok: true });
+      expect(llm.attributes).toMatchObject({
+        'gen_ai.usage.input_tokens': 12,
+        'gen_ai.request.temperature': 0.5,
+        prompt_token_ids: [1, 2, 3],
+        ok: true,
+      });
       expect(llm.status).toEqual({ statusCode: 'ERROR', description: 'rate limited' });
       expect(llm.events.map((e) => e.name)).toEqual(['gen_ai.choice']);
       // Times are Unix seconds of the wall clock around the export (a ms, µs or ns mix-up is off by 10^3 or more).
@@ -145,9 +173,15 @@ describe('POST /v1/traces with real OTLP exporters', () => {
   }
 
   it('spans without an owner or for an unknown rollout are counted in partialSuccess; the rest are stored (200)', async () => {
-    const owned = await protobufExport({ 'agentlightning.rollout_id': first.rolloutId, 'agentlightning.attempt_id': first.attempt.attemptId }, ['raw.kept']);
+    const owned = await protobufExport(
+      { 'agentlightning.rollout_id': first.rolloutId, 'agentlightning.attempt_id': first.attempt.attemptId },
+      ['raw.kept'],
+    );
     const unowned = await protobufExport({}, ['raw.orphan-1', 'raw.orphan-2']);
-    const unknown = await protobufExport({ 'agentlightning.rollout_id': 'ro-unknown', 'agentlightning.attempt_id': 'at-x' }, ['raw.unknown']);
+    const unknown = await protobufExport(
+      { 'agentlightning.rollout_id': 'ro-unknown', 'agentlightning.attempt_id': 'at-x' },
+      ['raw.unknown'],
+    );
     for (const [body, rejected, message] of [
       [owned, 0, null],
       [unowned, 2, /no agentlightning.rollout_id/],
@@ -155,12 +189,18 @@ describe('POST /v1/traces with real OTLP exporters', () => {
     ] as const) {
       const response = await fetch(server.otlpTracesEndpoint(), {
         method: 'POST',
-        headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${TOKEN}`, 'accept-encoding': 'identity' },
+        headers: {
+          'content-type': 'application/x-protobuf',
+          authorization: `Bearer ${TOKEN}`,
+          'accept-encoding': 'identity',
+        },
         body: Buffer.from(body),
       });
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toBe('application/x-protobuf');
-      const decoded = decodeTraceResponse(new Uint8Array(await response.arrayBuffer())) as { partialSuccess?: { rejectedSpans: number; errorMessage: string } };
+      const decoded = decodeTraceResponse(new Uint8Array(await response.arrayBuffer())) as {
+        partialSuccess?: { rejectedSpans: number; errorMessage: string };
+      };
       if (rejected === 0) expect(decoded.partialSuccess).toBeUndefined();
       else {
         expect(decoded.partialSuccess?.rejectedSpans).toBe(rejected);
@@ -171,10 +211,20 @@ describe('POST /v1/traces with real OTLP exporters', () => {
   });
 
   it('gzip bodies are accepted and the answer is gzipped when asked', async () => {
-    const body = gzipSync(await protobufExport({ 'agentlightning.rollout_id': first.rolloutId, 'agentlightning.attempt_id': first.attempt.attemptId }, ['gz.one']));
+    const body = gzipSync(
+      await protobufExport(
+        { 'agentlightning.rollout_id': first.rolloutId, 'agentlightning.attempt_id': first.attempt.attemptId },
+        ['gz.one'],
+      ),
+    );
     const response = await fetch(server.otlpTracesEndpoint(), {
       method: 'POST',
-      headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip', 'accept-encoding': 'gzip', authorization: `Bearer ${TOKEN}` },
+      headers: {
+        'content-type': 'application/x-protobuf',
+        'content-encoding': 'gzip',
+        'accept-encoding': 'gzip',
+        authorization: `Bearer ${TOKEN}`,
+      },
       body,
     });
     expect(response.status).toBe(200);
@@ -184,17 +234,30 @@ describe('POST /v1/traces with real OTLP exporters', () => {
 
   it('bad content type, unparseable body, missing token and other signals get their status', async () => {
     const post = (headers: Record<string, string>, body: string | Buffer, path = '/v1/traces') =>
-      fetch(`${server.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'accept-encoding': 'identity', ...headers }, body });
+      fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'accept-encoding': 'identity', ...headers },
+        body,
+      });
     const text = await post({ 'content-type': 'text/plain' }, 'hello');
     expect(text.status).toBe(415);
     expect(((await text.json()) as { message: string }).message).toMatch(/Unsupported Content-Type 'text\/plain'/);
     const garbage = await post({ 'content-type': 'application/x-protobuf' }, Buffer.from([0xff, 0xff, 0xff, 0xff]));
     expect(garbage.status).toBe(400);
-    expect(decodeRpcStatus(new Uint8Array(await garbage.arrayBuffer())).message).toMatch(/Unable to parse OTLP traces payload/);
-    const badJson = await post({ 'content-type': 'application/json' }, '{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "xyz"}]}]}]}');
+    expect(decodeRpcStatus(new Uint8Array(await garbage.arrayBuffer())).message).toMatch(
+      /Unable to parse OTLP traces payload/,
+    );
+    const badJson = await post(
+      { 'content-type': 'application/json' },
+      '{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "xyz"}]}]}]}',
+    );
     expect(badJson.status).toBe(400);
     expect(((await badJson.json()) as { detail: string }).detail).toMatch(/traceId "xyz" is not a hex string/);
-    const noToken = await fetch(server.otlpTracesEndpoint(), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const noToken = await fetch(server.otlpTracesEndpoint(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(noToken.status).toBe(401);
     expect((await post({ 'content-type': 'application/json' }, '{}')).status).toBe(200);
     expect((await post({ 'content-type': 'application/x-protobuf' }, '', '/v1/metrics')).status).toBe(501);

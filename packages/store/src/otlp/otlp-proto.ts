@@ -34,7 +34,13 @@ const RpcStatus = new protobuf.Type('Status')
 new protobuf.Root().define('google.rpc').add(RpcStatus);
 
 /** Options that turn a decoded message into plain JSON-like values: int64 as decimal strings, bytes as base64. */
-const TO_OBJECT: protobuf.IConversionOptions = { longs: String, enums: Number, bytes: String, defaults: false, arrays: true };
+const TO_OBJECT: protobuf.IConversionOptions = {
+  longs: String,
+  enums: Number,
+  bytes: String,
+  defaults: false,
+  arrays: true,
+};
 
 /** A decoded `ExportTraceServiceRequest` as a plain object (camelCase keys, base64 ids, int64 as strings). */
 export type PlainTraceRequest = Record<string, unknown>;
@@ -89,7 +95,8 @@ export function decodeTraceRequestJson(body: Uint8Array | string): PlainTraceReq
   } catch (error) {
     throw parseFailure(`invalid JSON (${error instanceof Error ? error.message : String(error)})`);
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw parseFailure('expected a JSON object');
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw parseFailure('expected a JSON object');
   hexIdsToBytes(parsed);
   try {
     const message = collector.ExportTraceServiceRequest.fromObject(parsed as Record<string, unknown>);
@@ -107,7 +114,10 @@ export function encodeTraceResponse(
   partial: { rejectedSpans: number; errorMessage: string } | null,
   format: 'protobuf' | 'json',
 ): Buffer {
-  const properties = partial === null ? {} : { partialSuccess: { rejectedSpans: partial.rejectedSpans, errorMessage: partial.errorMessage } };
+  const properties =
+    partial === null
+      ? {}
+      : { partialSuccess: { rejectedSpans: partial.rejectedSpans, errorMessage: partial.errorMessage } };
   const message = collector.ExportTraceServiceResponse.fromObject(properties);
   if (format === 'json') {
     return Buffer.from(JSON.stringify(collector.ExportTraceServiceResponse.toObject(message, { longs: String })));
@@ -117,7 +127,9 @@ export function encodeTraceResponse(
 
 /** Decodes an `ExportTraceServiceResponse` (tests and clients). */
 export function decodeTraceResponse(body: Uint8Array): Record<string, unknown> {
-  return collector.ExportTraceServiceResponse.toObject(collector.ExportTraceServiceResponse.decode(body), { longs: Number });
+  return collector.ExportTraceServiceResponse.toObject(collector.ExportTraceServiceResponse.decode(body), {
+    longs: Number,
+  });
 }
 
 /** Encodes a google.rpc.Status error body. */

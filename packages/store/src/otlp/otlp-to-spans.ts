@@ -60,7 +60,9 @@ function anyValue(value: unknown): unknown {
   if ('bytesValue' in v) return Buffer.from(String(v.bytesValue), 'base64').toString('hex');
   if ('arrayValue' in v) return asArray((v.arrayValue as Plain | undefined)?.values).map(anyValue);
   if ('kvlistValue' in v) {
-    return Object.fromEntries(asArray((v.kvlistValue as Plain | undefined)?.values).map((kv) => [String(kv.key ?? ''), anyValue(kv.value)]));
+    return Object.fromEntries(
+      asArray((v.kvlistValue as Plain | undefined)?.values).map((kv) => [String(kv.key ?? ''), anyValue(kv.value)]),
+    );
   }
   return null;
 }
@@ -136,7 +138,14 @@ export function collectSpan(
   const rolloutId = pick(ATTR_ROLLOUT_ID);
   const attemptId = pick(ATTR_ATTEMPT_ID);
   const { traceId, spanId, name } = raw;
-  if (rolloutId === undefined || rolloutId === null || rolloutId === '' || attemptId === undefined || attemptId === null || attemptId === '') {
+  if (
+    rolloutId === undefined ||
+    rolloutId === null ||
+    rolloutId === '' ||
+    attemptId === undefined ||
+    attemptId === null ||
+    attemptId === ''
+  ) {
     result.unowned.push({
       name,
       spanId,
@@ -155,7 +164,10 @@ export function collectSpan(
       spanId,
       parentId: raw.parentId,
       name,
-      status: { statusCode: STATUS_CODES[raw.statusCode] ?? 'UNSET', description: raw.statusMessage !== '' ? raw.statusMessage : null },
+      status: {
+        statusCode: STATUS_CODES[raw.statusCode] ?? 'UNSET',
+        description: raw.statusMessage !== '' ? raw.statusMessage : null,
+      },
       attributes: raw.attributes,
       events: raw.events,
       links: raw.links.map((link) => ({
@@ -175,7 +187,10 @@ export function collectSpan(
  * Converts a decoded `ExportTraceServiceRequest` (the plain objects of `decodeTraceRequestJson`) to AGL spans
  * (reference v0 §3.4). Protobuf bodies usually take `convertTraceRequestProtobuf`, which reads the bytes directly.
  */
-export function convertTraceRequest(request: PlainTraceRequest, limits: IngestLimits = NO_INGEST_LIMITS): ConversionResult {
+export function convertTraceRequest(
+  request: PlainTraceRequest,
+  limits: IngestLimits = NO_INGEST_LIMITS,
+): ConversionResult {
   const result: ConversionResult = { spans: [], unowned: [] };
   for (const resourceSpans of asArray(request.resourceSpans)) {
     const resource = (resourceSpans.resource ?? {}) as Plain;
@@ -189,7 +204,8 @@ export function convertTraceRequest(request: PlainTraceRequest, limits: IngestLi
           {
             traceId: idHex(raw.traceId, 32),
             spanId: idHex(raw.spanId, 16),
-            parentId: typeof raw.parentSpanId === 'string' && raw.parentSpanId !== '' ? idHex(raw.parentSpanId, 16) : null,
+            parentId:
+              typeof raw.parentSpanId === 'string' && raw.parentSpanId !== '' ? idHex(raw.parentSpanId, 16) : null,
             name: typeof raw.name === 'string' ? raw.name : '',
             statusCode: typeof status.code === 'number' ? status.code : 0,
             statusMessage: typeof status.message === 'string' ? status.message : '',
@@ -199,7 +215,11 @@ export function convertTraceRequest(request: PlainTraceRequest, limits: IngestLi
               attributes: attributes(event.attributes),
               timestamp: nanosToSeconds(event.timeUnixNano),
             })),
-            links: asArray(raw.links).map((link) => ({ traceId: idHex(link.traceId, 32), spanId: idHex(link.spanId, 16), attributes: attributes(link.attributes) })),
+            links: asArray(raw.links).map((link) => ({
+              traceId: idHex(link.traceId, 32),
+              spanId: idHex(link.spanId, 16),
+              attributes: attributes(link.attributes),
+            })),
             startTime: nanosToSeconds(raw.startTimeUnixNano),
             endTime: nanosToSeconds(raw.endTimeUnixNano),
           },

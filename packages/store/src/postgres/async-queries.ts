@@ -19,10 +19,51 @@ import {
 import { spanFilter, type SpanQuery } from '../engine/queries';
 import type { AsyncStorageTx } from './async-storage';
 
-const ROLLOUT_FIELDS = ['rolloutId', 'input', 'startTime', 'endTime', 'mode', 'resourcesId', 'status', 'config', 'metadata'];
-const ATTEMPT_FIELDS = ['rolloutId', 'attemptId', 'sequenceId', 'startTime', 'endTime', 'status', 'workerId', 'lastHeartbeatTime', 'metadata'];
-const SPAN_FIELDS = ['rolloutId', 'attemptId', 'sequenceId', 'traceId', 'spanId', 'parentId', 'name', 'status', 'startTime', 'endTime'];
-const WORKER_FIELDS = ['workerId', 'status', 'heartbeatStats', 'lastHeartbeatTime', 'lastDequeueTime', 'lastBusyTime', 'lastIdleTime', 'currentRolloutId', 'currentAttemptId'];
+const ROLLOUT_FIELDS = [
+  'rolloutId',
+  'input',
+  'startTime',
+  'endTime',
+  'mode',
+  'resourcesId',
+  'status',
+  'config',
+  'metadata',
+];
+const ATTEMPT_FIELDS = [
+  'rolloutId',
+  'attemptId',
+  'sequenceId',
+  'startTime',
+  'endTime',
+  'status',
+  'workerId',
+  'lastHeartbeatTime',
+  'metadata',
+];
+const SPAN_FIELDS = [
+  'rolloutId',
+  'attemptId',
+  'sequenceId',
+  'traceId',
+  'spanId',
+  'parentId',
+  'name',
+  'status',
+  'startTime',
+  'endTime',
+];
+const WORKER_FIELDS = [
+  'workerId',
+  'status',
+  'heartbeatStats',
+  'lastHeartbeatTime',
+  'lastDequeueTime',
+  'lastBusyTime',
+  'lastIdleTime',
+  'currentRolloutId',
+  'currentAttemptId',
+];
 const RESOURCES_FIELDS = ['resourcesId', 'createTime', 'updateTime', 'version'];
 
 function run<T extends object>(
@@ -40,7 +81,10 @@ function run<T extends object>(
 }
 
 /** Attaches each rollout's latest attempt (one batched lookup). */
-export async function withLatestAttempts(storage: AsyncStorageTx, rollouts: Rollout[]): Promise<Array<Rollout | AttemptedRollout>> {
+export async function withLatestAttempts(
+  storage: AsyncStorageTx,
+  rollouts: Rollout[],
+): Promise<Array<Rollout | AttemptedRollout>> {
   if (rollouts.length === 0) return [];
   const latest = await storage.getLatestAttempts(rollouts.map((r) => r.rolloutId));
   return rollouts.map((r) => {
@@ -50,7 +94,10 @@ export async function withLatestAttempts(storage: AsyncStorageTx, rollouts: Roll
 }
 
 /** `queryRollouts`: AGL 0.3 filters, the new names beating the deprecated aliases. */
-export async function queryRollouts(storage: AsyncStorageTx, options: unknown): Promise<PaginatedResult<Rollout | AttemptedRollout>> {
+export async function queryRollouts(
+  storage: AsyncStorageTx,
+  options: unknown,
+): Promise<PaginatedResult<Rollout | AttemptedRollout>> {
   const o = parseApi(QueryRolloutsInput, options ?? {}, 'queryRollouts options') as QueryRolloutsOptions &
     Required<Pick<PageOptions, 'limit' | 'offset' | 'sortOrder'>>;
   const statuses = o.statusIn ?? o.status ?? null;
@@ -68,7 +115,12 @@ export async function queryRollouts(storage: AsyncStorageTx, options: unknown): 
     offset: o.offset,
   });
   if (native) {
-    return { items: await withLatestAttempts(storage, native.items), total: native.total, limit: o.limit, offset: o.offset };
+    return {
+      items: await withLatestAttempts(storage, native.items),
+      total: native.total,
+      limit: o.limit,
+      offset: o.offset,
+    };
   }
   const narrow = o.filterLogic === 'and' ? { statuses: statuses ?? undefined, ids: ids ?? undefined } : undefined;
   const candidates = await storage.listRollouts(narrow);
@@ -129,7 +181,10 @@ export async function queryWorkers(storage: AsyncStorageTx, options: unknown): P
 }
 
 /** `queryResources`: both id filters ANDed. */
-export async function queryResources(storage: AsyncStorageTx, options: unknown): Promise<PaginatedResult<ResourcesUpdate>> {
+export async function queryResources(
+  storage: AsyncStorageTx,
+  options: unknown,
+): Promise<PaginatedResult<ResourcesUpdate>> {
   const o = parseApi(QueryResourcesInput, options ?? {}, 'queryResources options') as QueryResourcesOptions &
     Required<Pick<PageOptions, 'limit' | 'offset' | 'sortOrder'>>;
   return run(

@@ -66,7 +66,11 @@ interface Tx {
 }
 
 const rolloutNotFound = (id: string): NotFoundError =>
-  new NotFoundError('rollout', id, `Rollout ${id} not found. Check the id, or create it with enqueueRollout/startRollout first.`);
+  new NotFoundError(
+    'rollout',
+    id,
+    `Rollout ${id} not found. Check the id, or create it with enqueueRollout/startRollout first.`,
+  );
 
 /**
  * The asynchronous twin of `StoreEngine`: AGL 0.3's store semantics over an {@link AsyncStoreDatabase}, translated
@@ -146,7 +150,8 @@ export class AsyncStoreEngine {
       const attempt = rollout ? await t.s.getLatestAttempt(candidate.rolloutId) : null;
       if (!rollout || !attempt) continue;
       const verdict = watchdogVerdict(rollout, attempt, now);
-      if (verdict && canTransitionAttempt(attempt.status, verdict)) await this.#setAttemptStatus(t, rollout, attempt, verdict, now, true);
+      if (verdict && canTransitionAttempt(attempt.status, verdict))
+        await this.#setAttemptStatus(t, rollout, attempt, verdict, now, true);
     }
   }
 
@@ -169,7 +174,14 @@ export class AsyncStoreEngine {
     t.changed.push(rollout);
   }
 
-  async #setAttemptStatus(t: Tx, rollout: Rollout, attempt: Attempt, status: AttemptStatus, now: number, isLatest: boolean): Promise<void> {
+  async #setAttemptStatus(
+    t: Tx,
+    rollout: Rollout,
+    attempt: Attempt,
+    status: AttemptStatus,
+    now: number,
+    isLatest: boolean,
+  ): Promise<void> {
     attempt.status = status;
     if (status === 'failed' || status === 'succeeded') attempt.endTime = now;
     await t.s.updateAttempt(attempt);
@@ -212,7 +224,9 @@ export class AsyncStoreEngine {
 
   async enqueueRollouts(requests: unknown): Promise<Rollout[]> {
     if (!Array.isArray(requests)) parseApi(EnqueueRolloutInput.array(), requests, 'enqueueRollouts requests');
-    const reqs = (requests as unknown[]).map((r, i) => parseApi(EnqueueRolloutInput, r, `enqueueRollouts request #${i}`));
+    const reqs = (requests as unknown[]).map((r, i) =>
+      parseApi(EnqueueRolloutInput, r, `enqueueRollouts request #${i}`),
+    );
     return this.#tx(async (t) => {
       const now = this.#clock.now();
       const latest = await t.s.getLatestResourcesId();
@@ -243,7 +257,8 @@ export class AsyncStoreEngine {
       if (workerId !== null) {
         const last = claimed.at(-1);
         if (last) await this.#syncWorker(t, last.attempt, now, true);
-        else if (o.limit > 0) await t.s.putWorker(syncWorkerOnEmptyDequeue((await t.s.getWorker(workerId)) ?? newWorker(workerId), now));
+        else if (o.limit > 0)
+          await t.s.putWorker(syncWorkerOnEmptyDequeue((await t.s.getWorker(workerId)) ?? newWorker(workerId), now));
       }
       return claimed;
     });
@@ -298,11 +313,19 @@ export class AsyncStoreEngine {
       const rollout = await this.#requireRollout(t, rid);
       const latest = await t.s.getLatestAttempt(rid);
       if (!latest) {
-        throw new NotFoundError('attempt', aid, `No attempts found for rollout ${rid}. Dequeue it or call startAttempt first.`);
+        throw new NotFoundError(
+          'attempt',
+          aid,
+          `No attempts found for rollout ${rid}. Dequeue it or call startAttempt first.`,
+        );
       }
       const attempt = aid === 'latest' || aid === latest.attemptId ? latest : await t.s.getAttempt(rid, aid);
       if (!attempt) {
-        throw new NotFoundError('attempt', aid, `Attempt ${aid} not found for rollout ${rid}. Use an attempt id from queryAttempts, or "latest".`);
+        throw new NotFoundError(
+          'attempt',
+          aid,
+          `Attempt ${aid} not found for rollout ${rid}. Use an attempt id from queryAttempts, or "latest".`,
+        );
       }
       if (u.status !== undefined) assertAttemptTransition(attempt.attemptId, attempt.status, u.status);
       if (u.workerId !== undefined) attempt.workerId = u.workerId;
@@ -336,14 +359,19 @@ export class AsyncStoreEngine {
   async addSpans(spans: unknown): Promise<Span[]> {
     if (!Array.isArray(spans)) parseApi(SpanSchema.array(), spans, 'spans');
     const list = spans as unknown[];
-    const parsed = list.map((s, i) => fastParseSpan(s) ?? parseApi(SpanSchema, s, list.length === 1 ? 'span' : `span #${i}`));
+    const parsed = list.map(
+      (s, i) => fastParseSpan(s) ?? parseApi(SpanSchema, s, list.length === 1 ? 'span' : `span #${i}`),
+    );
     if (parsed.length === 0) return [];
     return this.#tx(async (t) => {
       const now = this.#clock.now();
       const groups = new Map<string, { rolloutId: string; attemptId: string }>();
       const maxSeq = new Map<string, number>();
       for (const span of parsed) {
-        groups.set(`${span.rolloutId}\u0000${span.attemptId}`, { rolloutId: span.rolloutId, attemptId: span.attemptId });
+        groups.set(`${span.rolloutId}\u0000${span.attemptId}`, {
+          rolloutId: span.rolloutId,
+          attemptId: span.attemptId,
+        });
         maxSeq.set(span.rolloutId, Math.max(maxSeq.get(span.rolloutId) ?? 0, span.sequenceId));
       }
       const context = new Map<string, { rollout: Rollout; attempt: Attempt }>();
@@ -354,7 +382,11 @@ export class AsyncStoreEngine {
         if (!rollout) throw rolloutNotFound(rolloutId);
         const attempt = await t.s.getAttempt(rolloutId, attemptId);
         if (!attempt) {
-          throw new NotFoundError('attempt', attemptId, `Attempt ${attemptId} not found for rollout ${rolloutId}. Spans must name an existing attempt.`);
+          throw new NotFoundError(
+            'attempt',
+            attemptId,
+            `Attempt ${attemptId} not found for rollout ${rolloutId}. Spans must name an existing attempt.`,
+          );
         }
         context.set(key, { rollout, attempt });
       }
@@ -389,7 +421,13 @@ export class AsyncStoreEngine {
     const parsed = parseNamedResources(resources);
     return this.#tx(async (t) => {
       const now = this.#clock.now();
-      const record: ResourcesUpdate = { resourcesId: newResourcesId(), createTime: now, updateTime: now, version: 1, resources: parsed };
+      const record: ResourcesUpdate = {
+        resourcesId: newResourcesId(),
+        createTime: now,
+        updateTime: now,
+        version: 1,
+        resources: parsed,
+      };
       await t.s.putResources(record);
       return record;
     });

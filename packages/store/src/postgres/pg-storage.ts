@@ -2,7 +2,17 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { PoolClient } from 'pg';
 import { UserError } from '@agl/core/errors';
-import { SCHEMA_VERSION, TERMINAL_STATUSES, isTerminalStatus, type Attempt, type ResourcesUpdate, type Rollout, type RolloutStatus, type Span, type Worker } from '@agl/core/schema';
+import {
+  SCHEMA_VERSION,
+  TERMINAL_STATUSES,
+  isTerminalStatus,
+  type Attempt,
+  type ResourcesUpdate,
+  type Rollout,
+  type RolloutStatus,
+  type Span,
+  type Worker,
+} from '@agl/core/schema';
 import type { RolloutPageQuery } from '../engine/storage';
 import type { AsyncStorageTx } from './async-storage';
 
@@ -15,12 +25,19 @@ const SPAN_CHUNK = 500;
 const NOTIFY_BYTES = 7000;
 /** Statement text → prepared statement name (shared by every connection; each prepares it once). */
 const STATEMENT_NAMES = new Map<string, string>();
-const SORT_COLUMNS: Record<string, string> = { startTime: 'start_time', endTime: 'end_time', rolloutId: 'rollout_id', status: 'status' };
+const SORT_COLUMNS: Record<string, string> = {
+  startTime: 'start_time',
+  endTime: 'end_time',
+  rolloutId: 'rollout_id',
+  status: 'status',
+};
 
 function readDoc<T>(row: Row | undefined): T | null {
   if (!row) return null;
   if (row.schema_version > V) {
-    throw new UserError(`A stored document has schema version ${row.schema_version}, newer than this AGL (${V}). Upgrade @agl/store.`);
+    throw new UserError(
+      `A stored document has schema version ${row.schema_version}, newer than this AGL (${V}). Upgrade @agl/store.`,
+    );
   }
   return JSON.parse(row.doc) as T;
 }
@@ -98,7 +115,10 @@ export class PgStorageTx implements AsyncStorageTx {
   async getRollout(rolloutId: string): Promise<Rollout | null> {
     const cached = this.#rolloutCache?.get(rolloutId);
     if (cached !== undefined) return JSON.parse(cached) as Rollout;
-    const [row] = await this.#rows<Row>(`SELECT doc, schema_version FROM ${this.#s}.rollouts WHERE rollout_id = $1${this.#lock}`, [rolloutId]);
+    const [row] = await this.#rows<Row>(
+      `SELECT doc, schema_version FROM ${this.#s}.rollouts WHERE rollout_id = $1${this.#lock}`,
+      [rolloutId],
+    );
     const rollout = readDoc<Rollout>(row);
     if (rollout && row) this.#rolloutCache?.set(rolloutId, row.doc);
     return rollout;
@@ -142,7 +162,9 @@ export class PgStorageTx implements AsyncStorageTx {
       conditions.push(`rollout_id = ANY($${params.length}::text[])`);
     }
     const w = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
-    return readDocs<Rollout>(await this.#rows<Row>(`SELECT doc, schema_version FROM ${this.#s}.rollouts ${w} ORDER BY seq`, params));
+    return readDocs<Rollout>(
+      await this.#rows<Row>(`SELECT doc, schema_version FROM ${this.#s}.rollouts ${w} ORDER BY seq`, params),
+    );
   }
 
   async unfinishedRolloutIds(rolloutIds: readonly string[]): Promise<Set<string>> {
@@ -195,10 +217,10 @@ export class PgStorageTx implements AsyncStorageTx {
   }
 
   async getAttempt(rolloutId: string, attemptId: string): Promise<Attempt | null> {
-    const [row] = await this.#rows<Row>(`SELECT doc, schema_version FROM ${this.#s}.attempts WHERE rollout_id = $1 AND attempt_id = $2`, [
-      rolloutId,
-      attemptId,
-    ]);
+    const [row] = await this.#rows<Row>(
+      `SELECT doc, schema_version FROM ${this.#s}.attempts WHERE rollout_id = $1 AND attempt_id = $2`,
+      [rolloutId, attemptId],
+    );
     return readDoc<Attempt>(row);
   }
 
@@ -227,7 +249,10 @@ export class PgStorageTx implements AsyncStorageTx {
 
   async listAttempts(rolloutId: string): Promise<Attempt[]> {
     return readDocs<Attempt>(
-      await this.#rows<Row>(`SELECT doc, schema_version FROM ${this.#s}.attempts WHERE rollout_id = $1 ORDER BY sequence_id`, [rolloutId]),
+      await this.#rows<Row>(
+        `SELECT doc, schema_version FROM ${this.#s}.attempts WHERE rollout_id = $1 ORDER BY sequence_id`,
+        [rolloutId],
+      ),
     );
   }
 
@@ -245,12 +270,12 @@ export class PgStorageTx implements AsyncStorageTx {
 
   async updateAttempt(a: Attempt): Promise<void> {
     const latest = this.#latestCache?.get(a.rolloutId);
-    if (latest !== undefined && (JSON.parse(latest) as Attempt).attemptId === a.attemptId) this.#latestCache?.set(a.rolloutId, JSON.stringify(a));
-    await this.#run(`UPDATE ${this.#s}.attempts SET schema_version = ${V}, doc = $1 WHERE rollout_id = $2 AND attempt_id = $3`, [
-      JSON.stringify(a),
-      a.rolloutId,
-      a.attemptId,
-    ]);
+    if (latest !== undefined && (JSON.parse(latest) as Attempt).attemptId === a.attemptId)
+      this.#latestCache?.set(a.rolloutId, JSON.stringify(a));
+    await this.#run(
+      `UPDATE ${this.#s}.attempts SET schema_version = ${V}, doc = $1 WHERE rollout_id = $2 AND attempt_id = $3`,
+      [JSON.stringify(a), a.rolloutId, a.attemptId],
+    );
   }
 
   /** Multi-row `INSERT … ON CONFLICT DO NOTHING RETURNING`, in chunks; returns the spans actually inserted. */
@@ -262,8 +287,19 @@ export class PgStorageTx implements AsyncStorageTx {
       const params: unknown[] = [];
       for (const s of chunk) {
         const b = params.length;
-        values.push(`($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7}::jsonb, ${V}, $${b + 8})`);
-        params.push(s.rolloutId, s.attemptId, s.spanId, s.sequenceId, s.traceId, s.name, attributesJson(s), JSON.stringify(s));
+        values.push(
+          `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7}::jsonb, ${V}, $${b + 8})`,
+        );
+        params.push(
+          s.rolloutId,
+          s.attemptId,
+          s.spanId,
+          s.sequenceId,
+          s.traceId,
+          s.name,
+          attributesJson(s),
+          JSON.stringify(s),
+        );
       }
       const rows = await this.#rows<{ rollout_id: string; attempt_id: string; span_id: string }>(
         `INSERT INTO ${this.#s}.spans (rollout_id, attempt_id, span_id, sequence_id, trace_id, name, attributes, schema_version, doc)
@@ -283,11 +319,13 @@ export class PgStorageTx implements AsyncStorageTx {
   async listSpans(rolloutId: string, attemptId: string | null): Promise<Span[]> {
     const rows =
       attemptId === null
-        ? await this.#rows<Row>(`SELECT doc, schema_version FROM ${this.#s}.spans WHERE rollout_id = $1 ORDER BY seq`, [rolloutId])
-        : await this.#rows<Row>(`SELECT doc, schema_version FROM ${this.#s}.spans WHERE rollout_id = $1 AND attempt_id = $2 ORDER BY seq`, [
+        ? await this.#rows<Row>(`SELECT doc, schema_version FROM ${this.#s}.spans WHERE rollout_id = $1 ORDER BY seq`, [
             rolloutId,
-            attemptId,
-          ]);
+          ])
+        : await this.#rows<Row>(
+            `SELECT doc, schema_version FROM ${this.#s}.spans WHERE rollout_id = $1 AND attempt_id = $2 ORDER BY seq`,
+            [rolloutId, attemptId],
+          );
     return readDocs<Span>(rows);
   }
 
@@ -313,7 +351,9 @@ export class PgStorageTx implements AsyncStorageTx {
   }
 
   async listSequences(): Promise<Array<[string, number]>> {
-    const rows = await this.#rows<{ rollout_id: string; value: string }>(`SELECT rollout_id, value FROM ${this.#s}.span_sequence_ids ORDER BY rollout_id`);
+    const rows = await this.#rows<{ rollout_id: string; value: string }>(
+      `SELECT rollout_id, value FROM ${this.#s}.span_sequence_ids ORDER BY rollout_id`,
+    );
     return rows.map((r) => [r.rollout_id, Number(r.value)]);
   }
 
@@ -333,7 +373,9 @@ export class PgStorageTx implements AsyncStorageTx {
   }
 
   async isQueued(rolloutId: string): Promise<boolean> {
-    return (await this.#rows(`SELECT 1 FROM ${this.#s}.rollout_queue WHERE rollout_id = $1 LIMIT 1`, [rolloutId])).length > 0;
+    return (
+      (await this.#rows(`SELECT 1 FROM ${this.#s}.rollout_queue WHERE rollout_id = $1 LIMIT 1`, [rolloutId])).length > 0
+    );
   }
 
   async hasQueued(): Promise<boolean> {
@@ -341,11 +383,16 @@ export class PgStorageTx implements AsyncStorageTx {
   }
 
   async listQueue(): Promise<string[]> {
-    return (await this.#rows<{ rollout_id: string }>(`SELECT rollout_id FROM ${this.#s}.rollout_queue ORDER BY pos`)).map((r) => r.rollout_id);
+    return (
+      await this.#rows<{ rollout_id: string }>(`SELECT rollout_id FROM ${this.#s}.rollout_queue ORDER BY pos`)
+    ).map((r) => r.rollout_id);
   }
 
   async getResources(resourcesId: string): Promise<ResourcesUpdate | null> {
-    const [row] = await this.#rows<Row>(`SELECT doc, schema_version FROM ${this.#s}.resources WHERE resources_id = $1${this.#lock}`, [resourcesId]);
+    const [row] = await this.#rows<Row>(
+      `SELECT doc, schema_version FROM ${this.#s}.resources WHERE resources_id = $1${this.#lock}`,
+      [resourcesId],
+    );
     return readDoc<ResourcesUpdate>(row);
   }
 
@@ -359,7 +406,9 @@ export class PgStorageTx implements AsyncStorageTx {
   }
 
   async getLatestResourcesId(): Promise<string | null> {
-    const [row] = await this.#rows<{ value: string | null }>(`SELECT value FROM ${this.#s}.store_meta WHERE key = 'latest_resources_id'`);
+    const [row] = await this.#rows<{ value: string | null }>(
+      `SELECT value FROM ${this.#s}.store_meta WHERE key = 'latest_resources_id'`,
+    );
     return row?.value ?? null;
   }
 
@@ -371,7 +420,9 @@ export class PgStorageTx implements AsyncStorageTx {
   }
 
   async listResources(): Promise<ResourcesUpdate[]> {
-    return readDocs<ResourcesUpdate>(await this.#rows<Row>(`SELECT doc, schema_version FROM ${this.#s}.resources ORDER BY seq`));
+    return readDocs<ResourcesUpdate>(
+      await this.#rows<Row>(`SELECT doc, schema_version FROM ${this.#s}.resources ORDER BY seq`),
+    );
   }
 
   countResources(): Promise<number> {
@@ -379,7 +430,10 @@ export class PgStorageTx implements AsyncStorageTx {
   }
 
   async getWorker(workerId: string): Promise<Worker | null> {
-    const [row] = await this.#rows<Row>(`SELECT doc, schema_version FROM ${this.#s}.workers WHERE worker_id = $1${this.#lock}`, [workerId]);
+    const [row] = await this.#rows<Row>(
+      `SELECT doc, schema_version FROM ${this.#s}.workers WHERE worker_id = $1${this.#lock}`,
+      [workerId],
+    );
     return readDoc<Worker>(row);
   }
 
@@ -401,13 +455,17 @@ export class PgStorageTx implements AsyncStorageTx {
 
   /** Tries a cluster-wide lock held until this transaction ends (`pg_try_advisory_xact_lock`); false when taken. */
   async tryAdvisoryLock(key: string): Promise<boolean> {
-    const [row] = await this.#rows<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok', [`${this.#s}:${key}`]);
+    const [row] = await this.#rows<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok', [
+      `${this.#s}:${key}`,
+    ]);
     return row?.ok === true;
   }
 
   /** NOTIFY every server (delivered at COMMIT, dropped on ROLLBACK): terminal rollouts and queue activity. */
   async publishChanges(rollouts: readonly Rollout[], enqueued: number): Promise<void> {
-    const terminal = rollouts.filter((r) => isTerminalStatus(r.status)).map((r): [string, RolloutStatus] => [r.rolloutId, r.status]);
+    const terminal = rollouts
+      .filter((r) => isTerminalStatus(r.status))
+      .map((r): [string, RolloutStatus] => [r.rolloutId, r.status]);
     if (terminal.length === 0 && enqueued === 0) return;
     const notices: ChangeNotice[] = [];
     let current: ChangeNotice = enqueued > 0 ? { q: enqueued } : {};

@@ -9,7 +9,10 @@ import { PG_LATEST_MIGRATION, PostgresStore } from './index';
 describe.runIf(PG_ENABLED)('PostgresStore on a shared database', () => {
   const opened: PostgresStore[] = [];
   const schemas: string[] = [];
-  const open = async (schema: string, extra: Partial<Parameters<typeof PostgresStore.open>[0]> = {}): Promise<PostgresStore> => {
+  const open = async (
+    schema: string,
+    extra: Partial<Parameters<typeof PostgresStore.open>[0]> = {},
+  ): Promise<PostgresStore> => {
     const store = await PostgresStore.open({ connectionString: PG_URL, schema, poolSize: 6, ...extra });
     opened.push(store);
     return store;
@@ -97,7 +100,10 @@ describe.runIf(PG_ENABLED)('PostgresStore on a shared database', () => {
     const a = await open(s, { clock: clockA, scanDebounceSeconds: 0 });
     const b = await open(s, { clock: clockB, scanDebounceSeconds: 0 });
     const rollouts = await a.enqueueRollouts(
-      Array.from({ length: 20 }, (_, i) => ({ input: i, config: { timeoutSeconds: 5, maxAttempts: 2, retryCondition: ['timeout' as const] } })),
+      Array.from({ length: 20 }, (_, i) => ({
+        input: i,
+        config: { timeoutSeconds: 5, maxAttempts: 2, retryCondition: ['timeout' as const] },
+      })),
     );
     await a.dequeueRollouts({ limit: 20, workerId: 'w' });
     clockA.advance(10);
@@ -108,7 +114,9 @@ describe.runIf(PG_ENABLED)('PostgresStore on a shared database', () => {
     const raw = new pg.Client({ connectionString: PG_URL });
     await raw.connect();
     try {
-      const q = await raw.query<{ n: string; d: string }>(`SELECT COUNT(*) AS n, COUNT(DISTINCT rollout_id) AS d FROM "${s}".rollout_queue`);
+      const q = await raw.query<{ n: string; d: string }>(
+        `SELECT COUNT(*) AS n, COUNT(DISTINCT rollout_id) AS d FROM "${s}".rollout_queue`,
+      );
       expect(Number(q.rows[0]!.n)).toBe(20);
       expect(Number(q.rows[0]!.d)).toBe(20);
     } finally {
@@ -139,7 +147,9 @@ describe.runIf(PG_ENABLED)('PostgresStore on a shared database', () => {
         await tx.getRollout(second);
         return i;
       });
-    expect(await Promise.all([cross(0, r1!.rolloutId, r2!.rolloutId), cross(1, r2!.rolloutId, r1!.rolloutId)])).toEqual([0, 1]);
+    expect(await Promise.all([cross(0, r1!.rolloutId, r2!.rolloutId), cross(1, r2!.rolloutId, r1!.rolloutId)])).toEqual(
+      [0, 1],
+    );
     expect(db.retries).toBe(1);
     expect(runs[0]! + runs[1]!).toBe(3);
   });
@@ -150,7 +160,9 @@ describe.runIf(PG_ENABLED)('PostgresStore on a shared database', () => {
     const raw = new pg.Client({ connectionString: PG_URL });
     await raw.connect();
     try {
-      const rows = (await raw.query<{ version: number }>(`SELECT version FROM "${s}".schema_migrations ORDER BY version`)).rows;
+      const rows = (
+        await raw.query<{ version: number }>(`SELECT version FROM "${s}".schema_migrations ORDER BY version`)
+      ).rows;
       expect(rows.map((r) => r.version)).toEqual(Array.from({ length: PG_LATEST_MIGRATION }, (_, i) => i + 1));
       await open(s);
       expect((await raw.query(`SELECT version FROM "${s}".schema_migrations`)).rowCount).toBe(PG_LATEST_MIGRATION);
@@ -158,7 +170,9 @@ describe.runIf(PG_ENABLED)('PostgresStore on a shared database', () => {
     } finally {
       await raw.end();
     }
-    await expect(PostgresStore.open({ connectionString: PG_URL, schema: s })).rejects.toThrow(/schema version 999, newer than this AGL/);
+    await expect(PostgresStore.open({ connectionString: PG_URL, schema: s })).rejects.toThrow(
+      /schema version 999, newer than this AGL/,
+    );
   });
 
   it('stores a 1,200-span batch with in-batch duplicates in multi-row inserts; attributes are queryable JSONB', async () => {
@@ -186,13 +200,20 @@ describe.runIf(PG_ENABLED)('PostgresStore on a shared database', () => {
     const page = await store.querySpans({ rolloutId: r.rolloutId, name: 'even', limit: 3 });
     expect(page.total).toBe(601);
     expect(page.items.map((x) => x.spanId)).toEqual(['s-0', 's-2', 's-4']);
-    expect((await store.querySpans({ rolloutId: r.rolloutId, spanId: 's-5000' })).items[0]?.attributes).toEqual({ weird: 'nul\u0000inside' });
+    expect((await store.querySpans({ rolloutId: r.rolloutId, spanId: 's-5000' })).items[0]?.attributes).toEqual({
+      weird: 'nul\u0000inside',
+    });
     const raw = new pg.Client({ connectionString: PG_URL });
     await raw.connect();
     try {
-      const hits = await raw.query<{ n: string }>(`SELECT COUNT(*) AS n FROM "${s}".spans WHERE attributes @> '{"kind":"third"}'`);
+      const hits = await raw.query<{ n: string }>(
+        `SELECT COUNT(*) AS n FROM "${s}".spans WHERE attributes @> '{"kind":"third"}'`,
+      );
       expect(Number(hits.rows[0]!.n)).toBe(400);
-      const index = await raw.query(`SELECT 1 FROM pg_indexes WHERE schemaname = $1 AND indexname = 'spans_attributes'`, [s]);
+      const index = await raw.query(
+        `SELECT 1 FROM pg_indexes WHERE schemaname = $1 AND indexname = 'spans_attributes'`,
+        [s],
+      );
       expect(index.rowCount).toBe(1);
     } finally {
       await raw.end();
@@ -203,7 +224,10 @@ describe.runIf(PG_ENABLED)('PostgresStore on a shared database', () => {
 
 describe('PostgresStore without a database', () => {
   it('names the URL without its password and the fix when the server is unreachable', async () => {
-    const error = await PostgresStore.open({ connectionString: 'postgres://agl:s3cret@127.0.0.1:1/agl', connectTimeoutMs: 2000 }).then(
+    const error = await PostgresStore.open({
+      connectionString: 'postgres://agl:s3cret@127.0.0.1:1/agl',
+      connectTimeoutMs: 2000,
+    }).then(
       () => null,
       (e: unknown) => e as Error,
     );
@@ -215,6 +239,8 @@ describe('PostgresStore without a database', () => {
 
   it('refuses a malformed URL or schema name with a UserError', async () => {
     expect(() => new PostgresStore({ connectionString: 'not a url' })).toThrow(/Invalid PostgreSQL URL/);
-    expect(() => new PostgresStore({ connectionString: 'postgres://x@127.0.0.1/db', schema: 'bad-name;' })).toThrow(/Invalid PostgreSQL schema name/);
+    expect(() => new PostgresStore({ connectionString: 'postgres://x@127.0.0.1/db', schema: 'bad-name;' })).toThrow(
+      /Invalid PostgreSQL schema name/,
+    );
   });
 });

@@ -17,7 +17,13 @@ if (PG_ENABLED) {
     'PostgresStore',
     async ({ clock, scanDebounceSeconds }) => {
       await emptySchema(schema);
-      const store = await PostgresStore.open({ connectionString: PG_URL, schema, clock, scanDebounceSeconds, poolSize: 8 });
+      const store = await PostgresStore.open({
+        connectionString: PG_URL,
+        schema,
+        clock,
+        scanDebounceSeconds,
+        poolSize: 8,
+      });
       return { store };
     },
     { parallelDequeuers: 100 },

@@ -127,7 +127,8 @@ function validateOptions(options: StoreServerOptions): void {
     ['maxAttributesPerSpan', DEFAULT_MAX_ATTRIBUTES_PER_SPAN],
   ] as const) {
     const limit = options[name] ?? fallback;
-    if (!Number.isInteger(limit) || limit <= 0) throw new UserError(`Invalid ${name} ${limit}: use a positive integer.`);
+    if (!Number.isInteger(limit) || limit <= 0)
+      throw new UserError(`Invalid ${name} ${limit}: use a positive integer.`);
   }
   if (options.token === '') throw new UserError('The token is empty: pass a non-empty --token, or none at all.');
 }
@@ -188,7 +189,10 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
     // Errors fastify raises before routing (a malformed percent-encoding in the path) get the same JSON body.
     frameworkErrors: (error, request, reply) => {
       const mapped = toErrorReply(error, { bodyLimit: routeBodyLimit(request, limits) });
-      const detail = error.code === 'FST_ERR_BAD_URL' ? `${mapped.body.detail}: percent-encode ids in the URL path (encodeURIComponent).` : mapped.body.detail;
+      const detail =
+        error.code === 'FST_ERR_BAD_URL'
+          ? `${mapped.body.detail}: percent-encode ids in the URL path (encodeURIComponent).`
+          : mapped.body.detail;
       return sendJson(reply, mapped.status, { ...mapped.body, detail });
     },
   });
@@ -203,7 +207,8 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
     app.addHook('onRequest', async (request, reply) => {
       if (request.method === 'OPTIONS' || request.url.split('?')[0] === `${API_PREFIX}/health`) return;
       // Public only when the static catch-all matched: the raw URL can disguise an API route (`/%76%31/agl/...`).
-      if (options.staticDir && request.routeOptions.url === '/*' && isStaticAppRequest(request.method, request.url)) return;
+      if (options.staticDir && request.routeOptions.url === '/*' && isStaticAppRequest(request.method, request.url))
+        return;
       const header = request.headers.authorization?.trim() || undefined;
       if (header === undefined || !timingSafeEqual(digest(header), expected)) {
         return sendJson(reply.header('www-authenticate', 'Bearer'), 401, {

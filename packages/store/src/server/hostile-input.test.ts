@@ -35,7 +35,10 @@ describe('hostile input', () => {
     expect(jsonDepth('"\\"[["')).toBe(0);
     // Escaped backslashes right before a quote, brackets and quotes inside keys and values, an unterminated string.
     const tricky = ['a\\', '\\"[', '[{"', '\\\\', '"', '}]', ''];
-    const value = { [tricky[2]!]: [tricky, { x: [[tricky[0]]], [tricky[1]!]: tricky[3] }], y: [tricky[4], [[[tricky[5]]]]] };
+    const value = {
+      [tricky[2]!]: [tricky, { x: [[tricky[0]]], [tricky[1]!]: tricky[3] }],
+      y: [tricky[4], [[[tricky[5]]]]],
+    };
     expect(jsonDepth(JSON.stringify(value))).toBe(5);
     expect(jsonDepth(JSON.stringify(tricky))).toBe(1);
     expect(jsonDepth('[["abc\\\\"]]')).toBe(2);

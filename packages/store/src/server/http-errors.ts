@@ -106,7 +106,10 @@ export function toErrorReply(error: unknown, options: { bodyLimit: number }): Er
         return { status: 400, body: { detail: `${fst.message}.`, error_type: HTTP_ERROR_TYPES.badJson } };
       default:
         if (typeof fst.statusCode === 'number' && fst.statusCode >= 400 && fst.statusCode < 500) {
-          return { status: fst.statusCode, body: { detail: fst.message ?? fst.code ?? 'Bad request', error_type: fst.code ?? 'FST_ERROR' } };
+          return {
+            status: fst.statusCode,
+            body: { detail: fst.message ?? fst.code ?? 'Bad request', error_type: fst.code ?? 'FST_ERROR' },
+          };
         }
     }
   }
@@ -114,7 +117,10 @@ export function toErrorReply(error: unknown, options: { bodyLimit: number }): Er
   const name = AglError.isInstance(error) ? error.name : HTTP_ERROR_TYPES.internal;
   return {
     status: 500,
-    body: { detail: `Internal server error: ${message}. This is a server fault; see the server log.`, error_type: name },
+    body: {
+      detail: `Internal server error: ${message}. This is a server fault; see the server log.`,
+      error_type: name,
+    },
   };
 }
 

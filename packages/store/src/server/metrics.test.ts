@@ -31,7 +31,11 @@ describe('store server /metrics and JSON request logs', () => {
     const claimed = (await client.dequeueRollout({ workerId: 'w' }))!;
     await client.getRolloutById(a!.rolloutId);
     await client.getRolloutById('ro-missing');
-    const bad = await fetch(`${server.url}/v1/agl/queues/rollouts/enqueue`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"rollouts": 5}' });
+    const bad = await fetch(`${server.url}/v1/agl/queues/rollouts/enqueue`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"rollouts": 5}',
+    });
     expect(bad.status).toBeGreaterThanOrEqual(400);
     const first = samples(await (await fetch(`${server.url}/metrics`)).text());
     await client.addSpans(
@@ -53,13 +57,29 @@ describe('store server /metrics and JSON request logs', () => {
     const m = samples(await response.text());
     await client.close();
 
-    expect(m.get('agl_store_http_requests_total{method="POST",route="/v1/agl/queues/rollouts/enqueue",status="201"}')).toBe(1);
-    expect(m.get('agl_store_http_requests_total{method="GET",route="/v1/agl/rollouts/:rollout_id",status="200"}')).toBe(2);
-    expect(m.get(`agl_store_http_requests_total{method="POST",route="/v1/agl/queues/rollouts/enqueue",status="${bad.status}"}`)).toBe(1);
-    const enqueueCount = m.get('agl_store_http_request_duration_seconds_count{method="POST",route="/v1/agl/queues/rollouts/enqueue"}');
+    expect(
+      m.get('agl_store_http_requests_total{method="POST",route="/v1/agl/queues/rollouts/enqueue",status="201"}'),
+    ).toBe(1);
+    expect(m.get('agl_store_http_requests_total{method="GET",route="/v1/agl/rollouts/:rollout_id",status="200"}')).toBe(
+      2,
+    );
+    expect(
+      m.get(
+        `agl_store_http_requests_total{method="POST",route="/v1/agl/queues/rollouts/enqueue",status="${bad.status}"}`,
+      ),
+    ).toBe(1);
+    const enqueueCount = m.get(
+      'agl_store_http_request_duration_seconds_count{method="POST",route="/v1/agl/queues/rollouts/enqueue"}',
+    );
     expect(enqueueCount).toBe(2);
-    expect(m.get('agl_store_http_request_duration_seconds_bucket{method="POST",route="/v1/agl/queues/rollouts/enqueue",le="+Inf"}')).toBe(2);
-    expect(m.get('agl_store_http_request_duration_seconds_sum{method="POST",route="/v1/agl/queues/rollouts/enqueue"}')).toBeGreaterThan(0);
+    expect(
+      m.get(
+        'agl_store_http_request_duration_seconds_bucket{method="POST",route="/v1/agl/queues/rollouts/enqueue",le="+Inf"}',
+      ),
+    ).toBe(2);
+    expect(
+      m.get('agl_store_http_request_duration_seconds_sum{method="POST",route="/v1/agl/queues/rollouts/enqueue"}'),
+    ).toBeGreaterThan(0);
     expect(m.get('agl_store_queue_depth')).toBe(2);
     expect(m.get('agl_store_rollouts{status="queuing"}')).toBe(2);
     expect(m.get('agl_store_rollouts{status="running"}')).toBe(1);
@@ -72,7 +92,13 @@ describe('store server /metrics and JSON request logs', () => {
 
   it('keeps /metrics behind the token and writes one JSON log line per request without secrets', async () => {
     const lines: RequestLogLine[] = [];
-    server = await createStoreServer({ store: new MemoryStore(), port: 0, token: 'tok', closeStore: true, requestLog: (line) => lines.push(line) });
+    server = await createStoreServer({
+      store: new MemoryStore(),
+      port: 0,
+      token: 'tok',
+      closeStore: true,
+      requestLog: (line) => lines.push(line),
+    });
     expect((await fetch(`${server.url}/metrics`)).status).toBe(401);
     const ok = await fetch(`${server.url}/metrics`, { headers: { authorization: 'Bearer tok' } });
     expect(ok.status).toBe(200);

@@ -48,18 +48,24 @@ export class StoreMetrics {
   /** The Prometheus text exposition (version 0.0.4) of the counters plus the store's current gauges. */
   async render(store: LightningStore, nowSeconds: number): Promise<string> {
     const out: string[] = [];
-    out.push('# HELP agl_store_http_requests_total HTTP requests answered by this server, by method, route and status.');
+    out.push(
+      '# HELP agl_store_http_requests_total HTTP requests answered by this server, by method, route and status.',
+    );
     out.push('# TYPE agl_store_http_requests_total counter');
     for (const [key, n] of this.#requests) {
       const [method, route, status] = key.split('\u0000') as [string, string, string];
-      out.push(`agl_store_http_requests_total{method="${method}",route="${escapeLabel(route)}",status="${status}"} ${n}`);
+      out.push(
+        `agl_store_http_requests_total{method="${method}",route="${escapeLabel(route)}",status="${status}"} ${n}`,
+      );
     }
     out.push('# HELP agl_store_http_request_duration_seconds Time to answer a request, by method and route.');
     out.push('# TYPE agl_store_http_request_duration_seconds histogram');
     for (const [key, s] of this.#latency) {
       const [method, route] = key.split('\u0000') as [string, string];
       const labels = `method="${method}",route="${escapeLabel(route)}"`;
-      BUCKETS.forEach((le, i) => out.push(`agl_store_http_request_duration_seconds_bucket{${labels},le="${le}"} ${s.buckets[i]}`));
+      BUCKETS.forEach((le, i) =>
+        out.push(`agl_store_http_request_duration_seconds_bucket{${labels},le="${le}"} ${s.buckets[i]}`),
+      );
       out.push(`agl_store_http_request_duration_seconds_bucket{${labels},le="+Inf"} ${s.count}`);
       out.push(`agl_store_http_request_duration_seconds_sum{${labels}} ${s.sum}`);
       out.push(`agl_store_http_request_duration_seconds_count{${labels}} ${s.count}`);
@@ -74,7 +80,8 @@ export class StoreMetrics {
       queueDepth = g.queueDepth;
     } else {
       byStatus = {};
-      for (const status of STATUSES) byStatus[status] = (await store.queryRollouts({ statusIn: [status], limit: 0 })).total;
+      for (const status of STATUSES)
+        byStatus[status] = (await store.queryRollouts({ statusIn: [status], limit: 0 })).total;
       queueDepth = (byStatus.queuing ?? 0) + (byStatus.requeuing ?? 0);
     }
     out.push('# HELP agl_store_queue_depth Rollouts waiting in the queue (queuing or requeuing).');
@@ -87,7 +94,10 @@ export class StoreMetrics {
     out.push('# TYPE agl_store_spans_total counter');
     out.push(`agl_store_spans_total ${stats.totalSpans}`);
     const previous = this.#lastSpans;
-    const perSecond = previous && nowSeconds > previous.at ? Math.max(0, (stats.totalSpans - previous.total) / (nowSeconds - previous.at)) : 0;
+    const perSecond =
+      previous && nowSeconds > previous.at
+        ? Math.max(0, (stats.totalSpans - previous.total) / (nowSeconds - previous.at))
+        : 0;
     this.#lastSpans = { total: stats.totalSpans, at: nowSeconds };
     out.push('# HELP agl_store_spans_per_second Spans stored per second since the previous scrape of this server.');
     out.push('# TYPE agl_store_spans_per_second gauge');
@@ -107,7 +117,10 @@ export class StoreMetrics {
  * Adds `GET /metrics` (Prometheus text format) and the hook that counts every request. Behind the bearer token like
  * every route when one is set (Prometheus: `authorization: { credentials: <token> }`).
  */
-export function registerMetricsRoute(app: FastifyInstance, options: { store: LightningStore; now: () => number }): StoreMetrics {
+export function registerMetricsRoute(
+  app: FastifyInstance,
+  options: { store: LightningStore; now: () => number },
+): StoreMetrics {
   const metrics = new StoreMetrics();
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';

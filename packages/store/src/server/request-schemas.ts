@@ -8,17 +8,45 @@ import { fieldError } from './http-errors';
 export const SORT_FIELDS = {
   rollout: ['rollout_id', 'input', 'start_time', 'end_time', 'mode', 'resources_id', 'status', 'config', 'metadata'],
   attempt: [
-    'rollout_id', 'attempt_id', 'sequence_id', 'start_time', 'end_time', 'status', 'worker_id', 'last_heartbeat_time',
+    'rollout_id',
+    'attempt_id',
+    'sequence_id',
+    'start_time',
+    'end_time',
+    'status',
+    'worker_id',
+    'last_heartbeat_time',
     'metadata',
   ],
   worker: [
-    'worker_id', 'status', 'heartbeat_stats', 'last_heartbeat_time', 'last_dequeue_time', 'last_busy_time',
-    'last_idle_time', 'current_rollout_id', 'current_attempt_id',
+    'worker_id',
+    'status',
+    'heartbeat_stats',
+    'last_heartbeat_time',
+    'last_dequeue_time',
+    'last_busy_time',
+    'last_idle_time',
+    'current_rollout_id',
+    'current_attempt_id',
   ],
   resources: ['resources_id', 'create_time', 'update_time', 'version', 'resources'],
   span: [
-    'rollout_id', 'attempt_id', 'sequence_id', 'trace_id', 'span_id', 'parent_id', 'name', 'status', 'attributes',
-    'events', 'links', 'start_time', 'end_time', 'context', 'parent', 'resource',
+    'rollout_id',
+    'attempt_id',
+    'sequence_id',
+    'trace_id',
+    'span_id',
+    'parent_id',
+    'name',
+    'status',
+    'attributes',
+    'events',
+    'links',
+    'start_time',
+    'end_time',
+    'context',
+    'parent',
+    'resource',
   ],
 } as const;
 /** An item type with sortable fields. */
@@ -121,7 +149,8 @@ function hint(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys') {
     return `${issue.message}; remove ${issue.keys.length === 1 ? 'it' : 'them'} (field names are snake_case)`;
   }
-  if (issue.code === 'invalid_type' && issue.input === undefined) return `required field is missing; add it (${issue.message})`;
+  if (issue.code === 'invalid_type' && issue.input === undefined)
+    return `required field is missing; add it (${issue.message})`;
   return issue.message;
 }
 
@@ -154,7 +183,8 @@ export function normalizeQuery(query: unknown, listKeys: readonly string[]): Rec
     let value: unknown = raw;
     if (listKeys.includes(key)) value = Array.isArray(raw) ? raw : [raw];
     else if (Array.isArray(raw)) value = raw[raw.length - 1];
-    if ((key === 'limit' || key === 'offset') && typeof value === 'string' && /^-?\d+$/.test(value)) value = Number(value);
+    if ((key === 'limit' || key === 'offset') && typeof value === 'string' && /^-?\d+$/.test(value))
+      value = Number(value);
     out[key] = value;
   }
   return out;
@@ -172,7 +202,11 @@ export function pageOptions(
   const limit = body.limit ?? -1;
   const offset = body.offset ?? 0;
   if (limit === 0 || limit < -1) {
-    throw fieldError('limit', `Limit must be greater than 0 or -1 for no limit (got ${limit}); send a positive integer or -1`, 400);
+    throw fieldError(
+      'limit',
+      `Limit must be greater than 0 or -1 for no limit (got ${limit}); send a positive integer or -1`,
+      400,
+    );
   }
   if (offset < 0) {
     throw fieldError('offset', `Offset must be greater than or equal to 0 (got ${offset})`, 400);
@@ -198,7 +232,11 @@ export function pageOptions(
 export function rejectNulls(body: Record<string, unknown>, fields: readonly string[]): void {
   for (const field of fields) {
     if (Object.hasOwn(body, field) && body[field] === null) {
-      throw fieldError(field, `${field} is invalid; it cannot be a null value. Omit the key to leave it unchanged`, 400);
+      throw fieldError(
+        field,
+        `${field} is invalid; it cannot be a null value. Omit the key to leave it unchanged`,
+        400,
+      );
     }
   }
 }

@@ -57,15 +57,25 @@ export function sendJsonText(reply: FastifyReply, status: number, text: string):
  * `parseWire` for an item nested in a request body: error paths get `prefix` (e.g. `rollouts.2`) so the detail names
  * the exact wire field.
  */
-export function parseWireAt<S extends z.ZodType>(schema: S, shape: WireShape, value: unknown, prefix: string, what: string): z.infer<S> {
+export function parseWireAt<S extends z.ZodType>(
+  schema: S,
+  shape: WireShape,
+  value: unknown,
+  prefix: string,
+  what: string,
+): z.infer<S> {
   try {
     return parseWire(schema, shape, value, what);
   } catch (error) {
     if (!ValidationError.isInstance(error) || prefix === '') throw error;
     const issues = error.issues.map((issue) => ({ ...issue, path: issue.path ? `${prefix}.${issue.path}` : prefix }));
     const shown = issues.slice(0, 3).map((i) => `${i.path}: ${i.message}`);
-    throw new ValidationError(`Invalid ${what}: ${shown.join('; ')}${issues.length > 3 ? ` (+${issues.length - 3} more)` : ''}`, issues, {
-      status: error.status,
-    });
+    throw new ValidationError(
+      `Invalid ${what}: ${shown.join('; ')}${issues.length > 3 ? ` (+${issues.length - 3} more)` : ''}`,
+      issues,
+      {
+        status: error.status,
+      },
+    );
   }
 }

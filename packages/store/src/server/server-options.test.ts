@@ -11,7 +11,10 @@ afterEach(async () => {
   }
 });
 
-async function start(options: Omit<Parameters<typeof createStoreServer>[0], 'store'> = {}, store: LightningStore = new MemoryStore()) {
+async function start(
+  options: Omit<Parameters<typeof createStoreServer>[0], 'store'> = {},
+  store: LightningStore = new MemoryStore(),
+) {
   const server = await createStoreServer({ store, port: 0, ...options });
   open.push({ server, store });
   return server;
@@ -42,7 +45,11 @@ describe('store server options: bind address, CORS, timeouts, event route', () =
     const withCors = await start({ corsOrigin: ['http://localhost:5173'], token: 'tok' });
     const preflight = await fetch(`${withCors.url}/v1/agl/rollouts/search`, {
       method: 'OPTIONS',
-      headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
+      headers: {
+        origin: 'http://localhost:5173',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type',
+      },
     });
     expect(preflight.status).toBeLessThan(300);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
@@ -62,7 +69,10 @@ describe('store server options: bind address, CORS, timeouts, event route', () =
     const server = await start({ requestTimeoutMs: 200 }, slow);
     const response = await fetch(`${server.url}/v1/agl/statistics`);
     expect(response.status).toBe(503);
-    expect(await response.json()).toMatchObject({ error_type: 'AGL_TimeoutError', detail: expect.stringMatching(/200 ms/) });
+    expect(await response.json()).toMatchObject({
+      error_type: 'AGL_TimeoutError',
+      detail: expect.stringMatching(/200 ms/),
+    });
   });
 
   it('long polls are capped per request and report how many rollouts are still pending', async () => {
@@ -91,8 +101,16 @@ describe('store server options: bind address, CORS, timeouts, event route', () =
       });
     const reward = await post('0', { event_type: 'reward', data: { value: 0.75, reason: 'exact match' } });
     expect(reward.status).toBe(200);
-    expect(await reward.json()).toMatchObject({ event_type: 'reward', rollout_id: r.rolloutId, attempt_id: r.attempt.attemptId, data: { value: 0.75 } });
-    const custom = await post(r.attempt.attemptId, { event_type: 'tool_log', data: { lines: ['a', 'b'], nested: { n: 1 } } });
+    expect(await reward.json()).toMatchObject({
+      event_type: 'reward',
+      rollout_id: r.rolloutId,
+      attempt_id: r.attempt.attemptId,
+      data: { value: 0.75 },
+    });
+    const custom = await post(r.attempt.attemptId, {
+      event_type: 'tool_log',
+      data: { lines: ['a', 'b'], nested: { n: 1 } },
+    });
     expect(custom.status).toBe(200);
     const spans = (await store.querySpans({ rolloutId: r.rolloutId })).items;
     expect(spans.map((s) => s.name)).toEqual(['agentlightning.annotation', 'agentlightning.annotation']);
@@ -102,7 +120,11 @@ describe('store server options: bind address, CORS, timeouts, event route', () =
       'agentlightning.event.type': 'reward',
       'agentlightning.event.data.reason': 'exact match',
     });
-    expect(spans[1]!.attributes).toMatchObject({ 'agentlightning.event.type': 'tool_log', 'agentlightning.event.data.lines': ['a', 'b'], 'agentlightning.event.data.nested.n': 1 });
+    expect(spans[1]!.attributes).toMatchObject({
+      'agentlightning.event.type': 'tool_log',
+      'agentlightning.event.data.lines': ['a', 'b'],
+      'agentlightning.event.data.nested.n': 1,
+    });
     expect(spans[0]!.sequenceId).toBeLessThan(spans[1]!.sequenceId);
     expect((await store.getLatestAttempt(r.rolloutId))?.status).toBe('running');
     expect((await post('at-nope', { event_type: 'reward', data: { value: 1 } })).status).toBe(404);

@@ -15,9 +15,18 @@ function reassemble(text: string): unknown {
   return body;
 }
 
-const primitive = fc.oneof(fc.string(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer(), fc.boolean());
+const primitive = fc.oneof(
+  fc.string(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.integer(),
+  fc.boolean(),
+);
 const attributeValue = fc.oneof(primitive, fc.array(primitive, { maxLength: 4 }), fc.constant(null));
-const attributes = fc.dictionary(fc.string().filter((k) => k !== '__proto__'), attributeValue, { maxKeys: 8 });
+const attributes = fc.dictionary(
+  fc.string().filter((k) => k !== '__proto__'),
+  attributeValue,
+  { maxKeys: 8 },
+);
 const anyJson = fc.jsonValue({ maxDepth: 3 });
 const span = fc.record(
   {
@@ -30,7 +39,10 @@ const span = fc.record(
   },
   { requiredKeys: ['attributes'] },
 );
-const batch = fc.record({ spans: fc.array(fc.oneof(span, anyJson), { maxLength: 5 }), echo: fc.boolean(), other: anyJson }, { requiredKeys: ['spans'] });
+const batch = fc.record(
+  { spans: fc.array(fc.oneof(span, anyJson), { maxLength: 5 }), echo: fc.boolean(), other: anyJson },
+  { requiredKeys: ['spans'] },
+);
 
 describe('extractSpanAttributes', () => {
   it('takes out every span attribute map of a JSON.stringify body, and the rest parses to the same body', () => {
@@ -42,7 +54,13 @@ describe('extractSpanAttributes', () => {
         const spans = value.spans as unknown[];
         extracted.attributesJson.forEach((json, i) => {
           const s = spans[i] as { attributes?: unknown } | null;
-          const isSpanWithMap = typeof s === 'object' && s !== null && !Array.isArray(s) && typeof s.attributes === 'object' && s.attributes !== null && !Array.isArray(s.attributes);
+          const isSpanWithMap =
+            typeof s === 'object' &&
+            s !== null &&
+            !Array.isArray(s) &&
+            typeof s.attributes === 'object' &&
+            s.attributes !== null &&
+            !Array.isArray(s.attributes);
           expect(json !== null, JSON.stringify(s)).toBe(isSpanWithMap);
         });
         expect(reassemble(text)).toEqual(JSON.parse(text));
@@ -52,7 +70,31 @@ describe('extractSpanAttributes', () => {
   });
 
   it('takes out only maps the span schema accepts, as text JSON.parse reads, whatever the body is mutated into', () => {
-    const mutate = fc.tuple(batch, fc.nat(), fc.constantFrom('', '{', '}', '[', ']', '"', '\\', ',', ':', '1e999', '01', '-', 'nul', '\u0001', '\\x', '{"a":1}', '[null]', '__proto__', ' '));
+    const mutate = fc.tuple(
+      batch,
+      fc.nat(),
+      fc.constantFrom(
+        '',
+        '{',
+        '}',
+        '[',
+        ']',
+        '"',
+        '\\',
+        ',',
+        ':',
+        '1e999',
+        '01',
+        '-',
+        'nul',
+        '\u0001',
+        '\\x',
+        '{"a":1}',
+        '[null]',
+        '__proto__',
+        ' ',
+      ),
+    );
     fc.assert(
       fc.property(mutate, ([value, at, insert]) => {
         const clean = JSON.stringify(value);
@@ -61,7 +103,8 @@ describe('extractSpanAttributes', () => {
         const extracted = extractSpanAttributes(text);
         if (extracted === null) return;
         // Whatever was taken out is valid attribute JSON, and the reduced body parses exactly when the original does.
-        for (const json of extracted.attributesJson) if (json !== null) expect(Attributes.safeParse(JSON.parse(json)).success, json).toBe(true);
+        for (const json of extracted.attributesJson)
+          if (json !== null) expect(Attributes.safeParse(JSON.parse(json)).success, json).toBe(true);
         let original: unknown;
         try {
           original = JSON.parse(text);
@@ -102,7 +145,9 @@ describe('extractSpanAttributes', () => {
     expect(extractSpanAttributes('[1]')).toBeNull();
     // Escapes, unicode and every kind of value are taken as they are.
     const text = one('{"k\\"ey":"\\u00e9\\n😀","n":-1.5e-3,"b":false,"z":null,"l":["x",2,true],"e":[]}');
-    expect(extractSpanAttributes(text)!.attributesJson[0]).toBe('{"k\\"ey":"\\u00e9\\n😀","n":-1.5e-3,"b":false,"z":null,"l":["x",2,true],"e":[]}');
+    expect(extractSpanAttributes(text)!.attributesJson[0]).toBe(
+      '{"k\\"ey":"\\u00e9\\n😀","n":-1.5e-3,"b":false,"z":null,"l":["x",2,true],"e":[]}',
+    );
     expect(extractSpanAttributes(text)!.reduced).toBe('{"spans":[{"name":"n","attributes":{}}],"echo":false}');
   });
 });

@@ -204,7 +204,11 @@ class SpanBatchScanner {
 
   #ws(): void {
     const text = this.#text;
-    for (let c = text.charCodeAt(this.#i); c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09; c = text.charCodeAt(++this.#i));
+    for (
+      let c = text.charCodeAt(this.#i);
+      c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+      c = text.charCodeAt(++this.#i)
+    );
   }
 
   #stringEnd(): number {

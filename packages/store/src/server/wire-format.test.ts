@@ -65,7 +65,8 @@ class IdMap {
   }
 
   realize(value: unknown): unknown {
-    if (typeof value === 'string') return value.replace(/\b(ro|at|rs)-\d+\b/g, (name) => this.#toReal.get(name) ?? name);
+    if (typeof value === 'string')
+      return value.replace(/\b(ro|at|rs)-\d+\b/g, (name) => this.#toReal.get(name) ?? name);
     if (Array.isArray(value)) return value.map((item) => this.realize(item));
     if (value !== null && typeof value === 'object') {
       return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.realize(v)]));
@@ -78,67 +79,81 @@ class IdMap {
 // must give the pinned answers.
 const backends: Array<[string, (clock: FakeClock) => LightningStore]> = [
   ['memory', (clock) => new MemoryStore({ clock, scanDebounceSeconds: 0 })],
-  ['sqlite', (clock) => new SqliteStore({ path: join(mkdtempSync(join(tmpdir(), 'agl-wire-')), 'wire.sqlite'), clock, scanDebounceSeconds: 0 })],
+  [
+    'sqlite',
+    (clock) =>
+      new SqliteStore({
+        path: join(mkdtempSync(join(tmpdir(), 'agl-wire-')), 'wire.sqlite'),
+        clock,
+        scanDebounceSeconds: 0,
+      }),
+  ],
 ];
 
-describe.each(backends)('wire format (%s store): one pinned request and exact JSON answer per route', (backend, makeStore) => {
-  const clock = new FakeClock(1_700_000_000);
-  const store = makeStore(clock);
-  let server: StoreServer;
-  const recorded: Recorded[] = [];
+describe.each(backends)(
+  'wire format (%s store): one pinned request and exact JSON answer per route',
+  (backend, makeStore) => {
+    const clock = new FakeClock(1_700_000_000);
+    const store = makeStore(clock);
+    let server: StoreServer;
+    const recorded: Recorded[] = [];
 
-  beforeAll(async () => {
-    server = await createStoreServer({ store, port: 0, clock });
-    const ids = new IdMap();
-    for (const step of steps) {
-      if (step.advance !== undefined) {
-        clock.advance(step.advance);
-        continue;
+    beforeAll(async () => {
+      server = await createStoreServer({ store, port: 0, clock });
+      const ids = new IdMap();
+      for (const step of steps) {
+        if (step.advance !== undefined) {
+          clock.advance(step.advance);
+          continue;
+        }
+        const path = ids.realize(step.path) as string;
+        const body = step.body === undefined ? undefined : JSON.stringify(ids.realize(step.body));
+        const response = await fetch(`${server.url}${path}`, {
+          method: step.method,
+          headers: body === undefined ? {} : { 'content-type': 'application/json' },
+          body,
+        });
+        const text = await response.text();
+        recorded.push({
+          route: step.route ?? '',
+          ...(step.title ? { title: step.title } : {}),
+          request: { method: step.method!, path: step.path!, ...(step.body === undefined ? {} : { body: step.body }) },
+          status: response.status,
+          response: text === '' ? '<empty body>' : ids.normalize(JSON.parse(text)),
+        });
       }
-      const path = ids.realize(step.path) as string;
-      const body = step.body === undefined ? undefined : JSON.stringify(ids.realize(step.body));
-      const response = await fetch(`${server.url}${path}`, {
-        method: step.method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
-        body,
-      });
-      const text = await response.text();
-      recorded.push({
-        route: step.route ?? '',
-        ...(step.title ? { title: step.title } : {}),
-        request: { method: step.method!, path: step.path!, ...(step.body === undefined ? {} : { body: step.body }) },
-        status: response.status,
-        response: text === '' ? '<empty body>' : ids.normalize(JSON.parse(text)),
-      });
-    }
-    if (update && backend === 'memory') writeJsonFixture(expectedPath, recorded);
-  });
-
-  afterAll(async () => {
-    await server.close();
-    await store.close();
-  });
-
-  // Statistics name the backend, and only some backends count span bytes.
-  const comparable = (r: Recorded): unknown => {
-    if (backend === 'memory' || r.route !== '#18') return r.response;
-    const { name: _name, total_span_bytes: _bytes, ...rest } = r.response as Record<string, unknown>;
-    return rest;
-  };
-  // A missing file fails the run (readJsonFixture throws) unless this run is the one generating it.
-  const expected = update && !existsSync(expectedPath) ? [] : readJsonFixture<Recorded[]>(expectedPath);
-
-  it('covers every route of the reference route table (#1-#30 except the dashboard and Prometheus)', () => {
-    const routes = new Set(steps.map((s) => s.route?.split(' ')[0]).filter(Boolean));
-    for (let n = 1; n <= 30; n += 1) expect(routes.has(`#${n}`), `route #${n}`).toBe(true);
-    expect((update ? recorded : expected).length).toBe(steps.filter((s) => s.advance === undefined).length);
-  });
-
-  expected.forEach((want, index) => {
-    it(`${want.route}${want.title ? ` (${want.title})` : ''}: ${want.request.method} ${want.request.path} → ${want.status}`, () => {
-      const got = recorded[index]!;
-      expect(got.request).toStrictEqual(want.request);
-      expect({ status: got.status, response: comparable(got) }).toStrictEqual({ status: want.status, response: comparable(want) });
+      if (update && backend === 'memory') writeJsonFixture(expectedPath, recorded);
     });
-  });
-});
+
+    afterAll(async () => {
+      await server.close();
+      await store.close();
+    });
+
+    // Statistics name the backend, and only some backends count span bytes.
+    const comparable = (r: Recorded): unknown => {
+      if (backend === 'memory' || r.route !== '#18') return r.response;
+      const { name: _name, total_span_bytes: _bytes, ...rest } = r.response as Record<string, unknown>;
+      return rest;
+    };
+    // A missing file fails the run (readJsonFixture throws) unless this run is the one generating it.
+    const expected = update && !existsSync(expectedPath) ? [] : readJsonFixture<Recorded[]>(expectedPath);
+
+    it('covers every route of the reference route table (#1-#30 except the dashboard and Prometheus)', () => {
+      const routes = new Set(steps.map((s) => s.route?.split(' ')[0]).filter(Boolean));
+      for (let n = 1; n <= 30; n += 1) expect(routes.has(`#${n}`), `route #${n}`).toBe(true);
+      expect((update ? recorded : expected).length).toBe(steps.filter((s) => s.advance === undefined).length);
+    });
+
+    expected.forEach((want, index) => {
+      it(`${want.route}${want.title ? ` (${want.title})` : ''}: ${want.request.method} ${want.request.path} → ${want.status}`, () => {
+        const got = recorded[index]!;
+        expect(got.request).toStrictEqual(want.request);
+        expect({ status: got.status, response: comparable(got) }).toStrictEqual({
+          status: want.status,
+          response: comparable(want),
+        });
+      });
+    });
+  },
+);

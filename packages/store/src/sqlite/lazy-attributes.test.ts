@@ -2,7 +2,12 @@ import { describe, expect, it, vi } from 'vitest';
 import { withLazyAttributes } from './lazy-attributes';
 
 const text = '{"gen_ai.prompt.0.content":"hi","n":3,"list":[1,2]}';
-const plain = { name: 'llm', sequenceId: 1, attributes: { 'gen_ai.prompt.0.content': 'hi', n: 3, list: [1, 2] }, events: [] };
+const plain = {
+  name: 'llm',
+  sequenceId: 1,
+  attributes: { 'gen_ai.prompt.0.content': 'hi', n: 3, list: [1, 2] },
+  events: [],
+};
 const lazy = () => withLazyAttributes({ name: 'llm', sequenceId: 1, events: [] }, text);
 
 describe('withLazyAttributes', () => {

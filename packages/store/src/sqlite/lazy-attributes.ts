@@ -32,6 +32,11 @@ function setAttributes(this: LazyHolder, value: Attributes): void {
 export function withLazyAttributes<T extends object>(span: T, attributesJson: string): T & { attributes: Attributes } {
   Object.defineProperty(span, TEXT, { value: attributesJson, writable: true });
   Object.defineProperty(span, VALUE, { value: undefined, writable: true });
-  Object.defineProperty(span, 'attributes', { get: getAttributes, set: setAttributes, enumerable: true, configurable: true });
+  Object.defineProperty(span, 'attributes', {
+    get: getAttributes,
+    set: setAttributes,
+    enumerable: true,
+    configurable: true,
+  });
   return span as T & { attributes: Attributes };
 }

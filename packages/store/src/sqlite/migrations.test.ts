@@ -37,10 +37,15 @@ describe('SqliteStore migrations and file format', () => {
     const r = await store.startRollout({ input: { x: 1 } });
     await store.close();
     const db = new Database(path, { readonly: true });
-    const row = db.prepare('SELECT schema_version, doc FROM rollouts WHERE rollout_id = ?').get(r.rolloutId) as { schema_version: number; doc: string };
+    const row = db.prepare('SELECT schema_version, doc FROM rollouts WHERE rollout_id = ?').get(r.rolloutId) as {
+      schema_version: number;
+      doc: string;
+    };
     expect(row.schema_version).toBe(SCHEMA_VERSION);
     expect(JSON.parse(row.doc)).toMatchObject({ rolloutId: r.rolloutId, input: { x: 1 }, status: 'preparing' });
-    const attempt = db.prepare('SELECT schema_version FROM attempts WHERE rollout_id = ?').get(r.rolloutId) as { schema_version: number };
+    const attempt = db.prepare('SELECT schema_version FROM attempts WHERE rollout_id = ?').get(r.rolloutId) as {
+      schema_version: number;
+    };
     expect(attempt.schema_version).toBe(SCHEMA_VERSION);
     db.close();
   });
@@ -48,7 +53,10 @@ describe('SqliteStore migrations and file format', () => {
   it('a later migration is applied to an existing file, and only once', () => {
     const db = new Database(path);
     expect(migrate(db, path)).toEqual(MIGRATIONS.map((m) => m.version));
-    const next = [...MIGRATIONS, { version: LATEST_MIGRATION + 1, name: 'add_note', sql: 'ALTER TABLE rollouts ADD COLUMN note TEXT' }];
+    const next = [
+      ...MIGRATIONS,
+      { version: LATEST_MIGRATION + 1, name: 'add_note', sql: 'ALTER TABLE rollouts ADD COLUMN note TEXT' },
+    ];
     expect(migrate(db, path, next)).toEqual([LATEST_MIGRATION + 1]);
     expect(migrate(db, path, next)).toEqual([]);
     const cols = (db.prepare('PRAGMA table_info(rollouts)').all() as Array<{ name: string }>).map((c) => c.name);
@@ -57,13 +65,19 @@ describe('SqliteStore migrations and file format', () => {
   });
 
   it('a path in a missing directory is a UserError with the fix', () => {
-    expect(() => new SqliteStore({ path: join(dir, 'missing', 'x.sqlite') })).toThrow(/Cannot open SQLite store.*directory exists/);
+    expect(() => new SqliteStore({ path: join(dir, 'missing', 'x.sqlite') })).toThrow(
+      /Cannot open SQLite store.*directory exists/,
+    );
   });
 
   it('a file from a newer AGL is refused with a UserError that says what to do', () => {
     const db = new Database(path);
     migrate(db, path);
-    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(LATEST_MIGRATION + 5, 'future', 0);
+    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+      LATEST_MIGRATION + 5,
+      'future',
+      0,
+    );
     db.close();
     expect(() => new SqliteStore({ path })).toThrow(/newer than this AGL supports.*Upgrade @agl\/store/);
   });
@@ -71,36 +85,74 @@ describe('SqliteStore migrations and file format', () => {
   it('a failing migration leaves the file at its previous version', () => {
     const db = new Database(path);
     migrate(db, path);
-    const broken = [...MIGRATIONS, { version: LATEST_MIGRATION + 1, name: 'broken', sql: 'CREATE TABLE x (a); SELECT * FROM missing_table' }];
+    const broken = [
+      ...MIGRATIONS,
+      { version: LATEST_MIGRATION + 1, name: 'broken', sql: 'CREATE TABLE x (a); SELECT * FROM missing_table' },
+    ];
     expect(() => migrate(db, path, broken)).toThrow(/missing_table/);
-    expect((db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number }).v).toBe(LATEST_MIGRATION);
+    expect((db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number }).v).toBe(
+      LATEST_MIGRATION,
+    );
     expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'x'").get()).toBeUndefined();
     db.close();
   });
 
   it('spans stored before the attributes column (migration 1) read back whole, beside spans stored after it', async () => {
     const db = new Database(path);
-    migrate(db, path, MIGRATIONS.filter((m) => m.version === 1));
+    migrate(
+      db,
+      path,
+      MIGRATIONS.filter((m) => m.version === 1),
+    );
     db.close();
     const first = new SqliteStore({ path });
     const r = await first.startRollout({ input: 1 });
     await first.close();
     // The span as a version-1 store wrote it: the whole document, attributes inside.
-    const old = { rolloutId: r.rolloutId, attemptId: r.attempt.attemptId, sequenceId: 1, traceId: 't', spanId: 'old', parentId: null, name: 'before', status: { statusCode: 'OK' as const, description: null }, attributes: { a: 1, 'b.c': ['x'] }, events: [], links: [], startTime: 1, endTime: 2, context: null, parent: null, resource: { attributes: {}, schemaUrl: '' } };
+    const old = {
+      rolloutId: r.rolloutId,
+      attemptId: r.attempt.attemptId,
+      sequenceId: 1,
+      traceId: 't',
+      spanId: 'old',
+      parentId: null,
+      name: 'before',
+      status: { statusCode: 'OK' as const, description: null },
+      attributes: { a: 1, 'b.c': ['x'] },
+      events: [],
+      links: [],
+      startTime: 1,
+      endTime: 2,
+      context: null,
+      parent: null,
+      resource: { attributes: {}, schemaUrl: '' },
+    };
     const v1 = new Database(path);
-    v1.prepare('INSERT INTO spans (rollout_id, attempt_id, span_id, sequence_id, schema_version, doc) VALUES (?, ?, ?, ?, ?, ?)').run(r.rolloutId, r.attempt.attemptId, 'old', 1, SCHEMA_VERSION, JSON.stringify(old));
+    v1.prepare(
+      'INSERT INTO spans (rollout_id, attempt_id, span_id, sequence_id, schema_version, doc) VALUES (?, ?, ?, ?, ?, ?)',
+    ).run(r.rolloutId, r.attempt.attemptId, 'old', 1, SCHEMA_VERSION, JSON.stringify(old));
     v1.close();
 
     const store = new SqliteStore({ path });
     await store.addSpan({ ...old, spanId: 'new', sequenceId: 2, name: 'after', attributes: { a: 2, 'b.c': ['y'] } });
     const raw = new Database(path, { readonly: true });
-    const rows = raw.prepare('SELECT span_id, doc, attributes FROM spans ORDER BY seq').all() as Array<{ span_id: string; doc: string; attributes: string | null }>;
+    const rows = raw.prepare('SELECT span_id, doc, attributes FROM spans ORDER BY seq').all() as Array<{
+      span_id: string;
+      doc: string;
+      attributes: string | null;
+    }>;
     raw.close();
-    expect(rows.map((row) => [row.span_id, row.attributes])).toEqual([['old', null], ['new', '{"a":2,"b.c":["y"]}']]);
+    expect(rows.map((row) => [row.span_id, row.attributes])).toEqual([
+      ['old', null],
+      ['new', '{"a":2,"b.c":["y"]}'],
+    ]);
     expect(JSON.parse(rows[1]!.doc)).not.toHaveProperty('attributes');
 
     const spans = (await store.querySpans({ rolloutId: r.rolloutId })).items;
-    expect(spans.map((s) => [s.name, s.attributes])).toEqual([['before', { a: 1, 'b.c': ['x'] }], ['after', { a: 2, 'b.c': ['y'] }]]);
+    expect(spans.map((s) => [s.name, s.attributes])).toEqual([
+      ['before', { a: 1, 'b.c': ['x'] }],
+      ['after', { a: 2, 'b.c': ['y'] }],
+    ]);
     const docs = (await store.querySpanDocs({ rolloutId: r.rolloutId }))!.items.map((d) => JSON.parse(d) as unknown);
     expect(docs).toEqual(JSON.parse(JSON.stringify(spans)));
     await store.close();

@@ -9,7 +9,13 @@ import { SqliteStore } from './index';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const run = promisify(execFile);
-const nodeArgs = (script: string, ...args: string[]) => ['--conditions=@agl/source', '--import', 'tsx', join(here, '__fixtures__', script), ...args];
+const nodeArgs = (script: string, ...args: string[]) => [
+  '--conditions=@agl/source',
+  '--import',
+  'tsx',
+  join(here, '__fixtures__', script),
+  ...args,
+];
 
 /** Runs a fixture script in a fresh Node process; resolves with its stdout. */
 async function child(script: string, ...args: string[]): Promise<string> {
@@ -20,7 +26,10 @@ async function child(script: string, ...args: string[]): Promise<string> {
 /** Runs a script that kills itself; resolves with its stdout and the signal. */
 function crashingChild(script: string, ...args: string[]): Promise<{ stdout: string; signal: NodeJS.Signals | null }> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, nodeArgs(script, ...args), { cwd: here, stdio: ['ignore', 'pipe', 'inherit'] });
+    const proc = spawn(process.execPath, nodeArgs(script, ...args), {
+      cwd: here,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let stdout = '';
     proc.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     proc.on('error', reject);
@@ -40,7 +49,11 @@ describe('SqliteStore across processes', { timeout: 90_000 }, () => {
   it('a new process finds every rollout and span acknowledged by a process that was killed', async () => {
     const { stdout, signal } = await crashingChild('write-then-crash.ts', path);
     expect(signal).toBe('SIGKILL');
-    const acks = stdout.trim().split('\n').filter((l) => l.startsWith('ACK ')).map((l) => JSON.parse(l.slice(4)) as Record<string, unknown>);
+    const acks = stdout
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('ACK '))
+      .map((l) => JSON.parse(l.slice(4)) as Record<string, unknown>);
     expect(acks).toHaveLength(2);
     const { rollouts } = acks[0] as { rollouts: string[] };
     const { claimed, spans } = acks[1] as { claimed: string; spans: string[] };
@@ -71,7 +84,10 @@ describe('SqliteStore across processes', { timeout: 90_000 }, () => {
   it('two processes dequeuing from one file claim each rollout exactly once', async () => {
     const store = new SqliteStore({ path });
     const made = await store.enqueueRollouts(Array.from({ length: 100 }, (_, i) => ({ input: i })));
-    const [a, b] = await Promise.all([child('dequeue-all.ts', path, 'proc-a', 'proc-b'), child('dequeue-all.ts', path, 'proc-b', 'proc-a')]);
+    const [a, b] = await Promise.all([
+      child('dequeue-all.ts', path, 'proc-a', 'proc-b'),
+      child('dequeue-all.ts', path, 'proc-b', 'proc-a'),
+    ]);
     const claimedA = JSON.parse(a.trim()) as string[];
     const claimedB = JSON.parse(b.trim()) as string[];
     const all = [...claimedA, ...claimedB];

@@ -122,10 +122,20 @@ describe('SqliteStore.querySpanDocs', () => {
       }
     }
     expect(checked).toBe(scopes.length * orders.length * pages.length);
-    for (const filtered of [{ name: 'tool' }, { traceIdContains: 't1' }, { sortBy: 'start_time' }, { parentId: 's0', filterLogic: 'or' as const }]) {
-      expect(await store.querySpanDocs({ rolloutId: first.rolloutId, ...filtered }), JSON.stringify(filtered)).toBeNull();
+    for (const filtered of [
+      { name: 'tool' },
+      { traceIdContains: 't1' },
+      { sortBy: 'start_time' },
+      { parentId: 's0', filterLogic: 'or' as const },
+    ]) {
+      expect(
+        await store.querySpanDocs({ rolloutId: first.rolloutId, ...filtered }),
+        JSON.stringify(filtered),
+      ).toBeNull();
     }
-    await expect(store.querySpanDocs({ rolloutId: first.rolloutId, sortBy: 'colour' })).rejects.toThrow(/Invalid sort_by/);
+    await expect(store.querySpanDocs({ rolloutId: first.rolloutId, sortBy: 'colour' })).rejects.toThrow(
+      /Invalid sort_by/,
+    );
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });

@@ -27,9 +27,18 @@ describe('two SqliteStore connections on one file', () => {
   });
 
   it('both watchdogs mark a timed-out attempt once and requeue the rollout once', async () => {
-    const r = await a.startRollout({ input: 1, workerId: 'w', config: { timeoutSeconds: 1, maxAttempts: 3, retryCondition: ['timeout'] } });
+    const r = await a.startRollout({
+      input: 1,
+      workerId: 'w',
+      config: { timeoutSeconds: 1, maxAttempts: 3, retryCondition: ['timeout'] },
+    });
     clock.advance(2);
-    await Promise.all([a.queryRollouts(), b.queryRollouts(), a.getRolloutById(r.rolloutId), b.getRolloutById(r.rolloutId)]);
+    await Promise.all([
+      a.queryRollouts(),
+      b.queryRollouts(),
+      a.getRolloutById(r.rolloutId),
+      b.getRolloutById(r.rolloutId),
+    ]);
     expect((await b.queryAttempts({ rolloutId: r.rolloutId })).items.map((x) => x.status)).toEqual(['timeout']);
     expect((await a.getRolloutById(r.rolloutId))?.status).toBe('requeuing');
     expect((await b.getWorkerById('w'))?.status).toBe('unknown');
@@ -88,7 +97,17 @@ describe('two SqliteStore connections on one file', () => {
         return q;
       });
       for (let i = 0; i < 5; i++) {
-        await b.addSpan({ rolloutId: running.rolloutId, attemptId: running.attempt.attemptId, sequenceId: i + 1, traceId: 't', spanId: `s${i}`, parentId: null, name: 'n', startTime: 1, endTime: 2 });
+        await b.addSpan({
+          rolloutId: running.rolloutId,
+          attemptId: running.attempt.attemptId,
+          sequenceId: i + 1,
+          traceId: 't',
+          spanId: `s${i}`,
+          parentId: null,
+          name: 'n',
+          startTime: 1,
+          endTime: 2,
+        });
         await new Promise((resolve) => setTimeout(resolve, 60)); // two ticks see each commit
       }
       expect(woke).toBe(false);

@@ -1,7 +1,22 @@
 import type Database from 'better-sqlite3';
 import { UserError } from '@agl/core/errors';
-import { SCHEMA_VERSION, TERMINAL_STATUSES, type Attempt, type ResourcesUpdate, type Rollout, type RolloutStatus, type Span, type Worker } from '@agl/core/schema';
-import { type RolloutPageQuery, type SerializedSpans, type SpanDoc, type StoreStorage, WRITE_LOCK_BUSY } from '../engine/storage';
+import {
+  SCHEMA_VERSION,
+  TERMINAL_STATUSES,
+  type Attempt,
+  type ResourcesUpdate,
+  type Rollout,
+  type RolloutStatus,
+  type Span,
+  type Worker,
+} from '@agl/core/schema';
+import {
+  type RolloutPageQuery,
+  type SerializedSpans,
+  type SpanDoc,
+  type StoreStorage,
+  WRITE_LOCK_BUSY,
+} from '../engine/storage';
 import { withLazyAttributes } from './lazy-attributes';
 
 type Row = { doc: string; schema_version: number };
@@ -9,7 +24,12 @@ type Row = { doc: string; schema_version: number };
 type SpanRow = Row & { sequence_id: number; attributes: string | null };
 
 /** Rollout fields that `pageRollouts` can sort on in SQL; others fall back to the generic path. */
-const SORT_COLUMNS: Record<string, string> = { startTime: 'start_time', endTime: 'end_time', rolloutId: 'rollout_id', status: 'status' };
+const SORT_COLUMNS: Record<string, string> = {
+  startTime: 'start_time',
+  endTime: 'end_time',
+  rolloutId: 'rollout_id',
+  status: 'status',
+};
 
 /**
  * Reads a stored JSON document. Documents carry the schema version they were written with; a version from a newer AGL
@@ -18,7 +38,9 @@ const SORT_COLUMNS: Record<string, string> = { startTime: 'start_time', endTime:
 function readDoc<T>(row: Row | undefined): T | null {
   if (!row) return null;
   if (row.schema_version > SCHEMA_VERSION) {
-    throw new UserError(`A stored document has schema version ${row.schema_version}, newer than this AGL (${SCHEMA_VERSION}). Upgrade @agl/store.`);
+    throw new UserError(
+      `A stored document has schema version ${row.schema_version}, newer than this AGL (${SCHEMA_VERSION}). Upgrade @agl/store.`,
+    );
   }
   return JSON.parse(row.doc) as T;
 }
@@ -37,7 +59,6 @@ function docWithoutAttributes(span: Span): string {
 function readDocs<T>(rows: Row[]): T[] {
   return rows.map((row) => readDoc<T>(row)!);
 }
-
 
 const V = SCHEMA_VERSION;
 const TERMINAL_JSON = JSON.stringify(TERMINAL_STATUSES);
@@ -60,7 +81,9 @@ function prepare(db: Database.Database) {
       `${sel} rollouts WHERE rollout_id IN (SELECT value FROM json_each(?)) AND status IN (SELECT value FROM json_each(?)) ORDER BY seq`,
     ),
     unfinishedRolloutIds: db
-      .prepare('SELECT rollout_id FROM rollouts WHERE rollout_id IN (SELECT value FROM json_each(?)) AND status NOT IN (SELECT value FROM json_each(?))')
+      .prepare(
+        'SELECT rollout_id FROM rollouts WHERE rollout_id IN (SELECT value FROM json_each(?)) AND status NOT IN (SELECT value FROM json_each(?))',
+      )
       .pluck(),
     countRollouts: db.prepare('SELECT COUNT(*) AS n FROM rollouts'),
     getAttempt: db.prepare(`${sel} attempts WHERE rollout_id = ? AND attempt_id = ?`),
@@ -76,12 +99,18 @@ function prepare(db: Database.Database) {
     insertAttempt: db.prepare(
       'INSERT INTO attempts (rollout_id, attempt_id, sequence_id, schema_version, doc) VALUES (?, ?, ?, ?, ?)',
     ),
-    updateAttempt: db.prepare('UPDATE attempts SET schema_version = ?, doc = ? WHERE rollout_id = ? AND attempt_id = ?'),
+    updateAttempt: db.prepare(
+      'UPDATE attempts SET schema_version = ?, doc = ? WHERE rollout_id = ? AND attempt_id = ?',
+    ),
     insertSpan: db.prepare(
       'INSERT OR IGNORE INTO spans (rollout_id, attempt_id, span_id, sequence_id, schema_version, doc, attributes) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
-    listSpans: db.prepare('SELECT sequence_id, doc, attributes, schema_version FROM spans WHERE rollout_id = ? ORDER BY seq'),
-    listSpansOfAttempt: db.prepare('SELECT sequence_id, doc, attributes, schema_version FROM spans WHERE rollout_id = ? AND attempt_id = ? ORDER BY seq'),
+    listSpans: db.prepare(
+      'SELECT sequence_id, doc, attributes, schema_version FROM spans WHERE rollout_id = ? ORDER BY seq',
+    ),
+    listSpansOfAttempt: db.prepare(
+      'SELECT sequence_id, doc, attributes, schema_version FROM spans WHERE rollout_id = ? AND attempt_id = ? ORDER BY seq',
+    ),
     countSpans: db.prepare('SELECT COUNT(*) AS n FROM spans'),
     incSeq: db.prepare(
       'INSERT INTO span_sequence_ids (rollout_id, value) VALUES (?, ?) ON CONFLICT (rollout_id) DO UPDATE SET value = value + excluded.value RETURNING value',
@@ -90,7 +119,9 @@ function prepare(db: Database.Database) {
       'INSERT INTO span_sequence_ids (rollout_id, value) VALUES (?, ?) ON CONFLICT (rollout_id) DO UPDATE SET value = MAX(value, excluded.value)',
     ),
     enqueue: db.prepare('INSERT INTO rollout_queue (rollout_id) VALUES (?)'),
-    dequeue: db.prepare('DELETE FROM rollout_queue WHERE pos = (SELECT MIN(pos) FROM rollout_queue) RETURNING rollout_id'),
+    dequeue: db.prepare(
+      'DELETE FROM rollout_queue WHERE pos = (SELECT MIN(pos) FROM rollout_queue) RETURNING rollout_id',
+    ),
     isQueued: db.prepare('SELECT 1 AS x FROM rollout_queue WHERE rollout_id = ? LIMIT 1'),
     hasQueued: db.prepare('SELECT 1 AS x FROM rollout_queue LIMIT 1'),
     getResources: db.prepare(`${sel} resources WHERE resources_id = ?`),
@@ -100,7 +131,9 @@ function prepare(db: Database.Database) {
     listResources: db.prepare(`${sel} resources ORDER BY seq`),
     countResources: db.prepare('SELECT COUNT(*) AS n FROM resources'),
     getMeta: db.prepare('SELECT value FROM store_meta WHERE key = ?'),
-    setMeta: db.prepare('INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+    setMeta: db.prepare(
+      'INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    ),
     getWorker: db.prepare(`${sel} workers WHERE worker_id = ?`),
     putWorker: db.prepare(
       'INSERT INTO workers (worker_id, schema_version, doc) VALUES (?, ?, ?) ON CONFLICT (worker_id) DO UPDATE SET schema_version = excluded.schema_version, doc = excluded.doc',
@@ -186,11 +219,20 @@ export class SqliteStorage implements StoreStorage {
   }
 
   insertRollouts(rollouts: readonly Rollout[]): void {
-    for (const r of rollouts) this.#q.insertRollout.run(r.rolloutId, r.status, r.startTime, r.endTime, r.mode, V, JSON.stringify(r));
+    for (const r of rollouts)
+      this.#q.insertRollout.run(r.rolloutId, r.status, r.startTime, r.endTime, r.mode, V, JSON.stringify(r));
   }
 
   updateRollout(rollout: Rollout): void {
-    this.#q.updateRollout.run(rollout.status, rollout.startTime, rollout.endTime, rollout.mode, V, JSON.stringify(rollout), rollout.rolloutId);
+    this.#q.updateRollout.run(
+      rollout.status,
+      rollout.startTime,
+      rollout.endTime,
+      rollout.mode,
+      V,
+      JSON.stringify(rollout),
+      rollout.rolloutId,
+    );
   }
 
   /** One page of rollouts, filtered, sorted and cut in SQL (only the page's documents are parsed). */
@@ -223,11 +265,9 @@ export class SqliteStorage implements StoreStorage {
         ? `seq ${desc ? 'DESC' : 'ASC'}`
         : `(${column} IS NULL) ${desc ? 'DESC' : 'ASC'}, ${column} ${desc ? 'DESC' : 'ASC'}, seq ASC`;
     const total = (this.#cached(`SELECT COUNT(*) AS n FROM rollouts ${where}`).get(...params) as { n: number }).n;
-    const rows = this.#cached(`SELECT doc, schema_version FROM rollouts ${where} ORDER BY ${order} LIMIT ? OFFSET ?`).all(
-      ...params,
-      query.limit,
-      query.offset,
-    ) as Row[];
+    const rows = this.#cached(
+      `SELECT doc, schema_version FROM rollouts ${where} ORDER BY ${order} LIMIT ? OFFSET ?`,
+    ).all(...params, query.limit, query.offset) as Row[];
     return { items: readDocs<Rollout>(rows), total };
   }
 
@@ -260,7 +300,8 @@ export class SqliteStorage implements StoreStorage {
   getLatestAttempts(rolloutIds: readonly string[]): Map<string, Attempt> {
     const out = new Map<string, Attempt>();
     if (rolloutIds.length === 0) return out;
-    for (const a of readDocs<Attempt>(this.#q.latestAttempts.all(JSON.stringify(rolloutIds)) as Row[])) out.set(a.rolloutId, a);
+    for (const a of readDocs<Attempt>(this.#q.latestAttempts.all(JSON.stringify(rolloutIds)) as Row[]))
+      out.set(a.rolloutId, a);
     return out;
   }
 
@@ -286,14 +327,19 @@ export class SqliteStorage implements StoreStorage {
 
   serializeSpans(spans: readonly Span[], attributesJson: ReadonlyArray<string | null> = []): SerializedSpans {
     // The attribute map goes in its own column (as the caller's checked text when given); the document has the rest.
-    return { spans, docs: spans.map(docWithoutAttributes), attributes: spans.map((s, i) => attributesJson[i] ?? JSON.stringify(s.attributes)) };
+    return {
+      spans,
+      docs: spans.map(docWithoutAttributes),
+      attributes: spans.map((s, i) => attributesJson[i] ?? JSON.stringify(s.attributes)),
+    };
   }
 
   insertSerializedSpans({ spans, docs, attributes }: SerializedSpans): Span[] {
     const inserted: Span[] = [];
     const stmt = this.#q.insertSpan;
     spans.forEach((s, i) => {
-      if (stmt.run(s.rolloutId, s.attemptId, s.spanId, s.sequenceId, V, docs[i], attributes[i]).changes === 1) inserted.push(s);
+      if (stmt.run(s.rolloutId, s.attemptId, s.spanId, s.sequenceId, V, docs[i], attributes[i]).changes === 1)
+        inserted.push(s);
     });
     return inserted;
   }
@@ -310,11 +356,16 @@ export class SqliteStorage implements StoreStorage {
     const rows = this.#spanRows(rolloutId, attemptId);
     // Documents of another schema version go through readDoc (refused when newer, upgraded when older).
     if (rows.some((row) => row.schema_version !== SCHEMA_VERSION)) return null;
-    return rows.map((row) => ({ sequenceId: row.sequence_id, doc: row.attributes === null ? row.doc : `${row.doc.slice(0, -1)},"attributes":${row.attributes}}` }));
+    return rows.map((row) => ({
+      sequenceId: row.sequence_id,
+      doc: row.attributes === null ? row.doc : `${row.doc.slice(0, -1)},"attributes":${row.attributes}}`,
+    }));
   }
 
   #spanRows(rolloutId: string, attemptId: string | null): SpanRow[] {
-    return (attemptId === null ? this.#q.listSpans.all(rolloutId) : this.#q.listSpansOfAttempt.all(rolloutId, attemptId)) as SpanRow[];
+    return (
+      attemptId === null ? this.#q.listSpans.all(rolloutId) : this.#q.listSpansOfAttempt.all(rolloutId, attemptId)
+    ) as SpanRow[];
   }
 
   countSpans(): number {

@@ -74,7 +74,10 @@ export class SqliteStore extends EngineStore {
     });
     this.path = options.path;
     this.#db = db;
-    this.#checkpointer = options.path !== ':memory:' && options.backgroundCheckpoints !== false ? new WalCheckpointer(db, options.path) : null;
+    this.#checkpointer =
+      options.path !== ':memory:' && options.backgroundCheckpoints !== false
+        ? new WalCheckpointer(db, options.path)
+        : null;
   }
 
   /** Whether WAL checkpoints run on the background thread now (it starts once the WAL first outgrows 2 MiB). */

@@ -26,7 +26,11 @@ describe('WalCheckpointer', () => {
     const db = new Database(path);
     db.pragma('journal_mode = WAL');
     db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, doc TEXT NOT NULL)');
-    const checkpointer = new WalCheckpointer(db, path, { startBytes: 256 * 1024, checkIntervalMs: 20, checkpointIntervalMs: 20 });
+    const checkpointer = new WalCheckpointer(db, path, {
+      startBytes: 256 * 1024,
+      checkIntervalMs: 20,
+      checkpointIntervalMs: 20,
+    });
     const insert = db.prepare('INSERT INTO t (doc) VALUES (?)');
     const doc = 'x'.repeat(4000);
     expect(checkpointer.active).toBe(false);
@@ -56,7 +60,18 @@ describe('WalCheckpointer', () => {
     const attributes = { blob: 'y'.repeat(3000) };
     for (let batch = 0; batch < 10; batch += 1) {
       await off.addSpans(
-        Array.from({ length: 100 }, (_, i) => ({ rolloutId: r.rolloutId, attemptId: r.attempt.attemptId, sequenceId: batch * 100 + i + 1, traceId: 't', spanId: `s${batch}-${i}`, parentId: null, name: 'n', attributes, startTime: 1, endTime: 2 })),
+        Array.from({ length: 100 }, (_, i) => ({
+          rolloutId: r.rolloutId,
+          attemptId: r.attempt.attemptId,
+          sequenceId: batch * 100 + i + 1,
+          traceId: 't',
+          spanId: `s${batch}-${i}`,
+          parentId: null,
+          name: 'n',
+          attributes,
+          startTime: 1,
+          endTime: 2,
+        })),
       );
     }
     await new Promise((resolve) => setTimeout(resolve, 1200));
@@ -71,7 +86,18 @@ describe('WalCheckpointer', () => {
     const attributes = { blob: 'z'.repeat(3000) };
     for (let batch = 0; batch < 10; batch += 1) {
       await store.addSpans(
-        Array.from({ length: 100 }, (_, i) => ({ rolloutId: r.rolloutId, attemptId: r.attempt.attemptId, sequenceId: batch * 100 + i + 1, traceId: 't', spanId: `s${batch}-${i}`, parentId: null, name: 'n', attributes, startTime: 1, endTime: 2 })),
+        Array.from({ length: 100 }, (_, i) => ({
+          rolloutId: r.rolloutId,
+          attemptId: r.attempt.attemptId,
+          sequenceId: batch * 100 + i + 1,
+          traceId: 't',
+          spanId: `s${batch}-${i}`,
+          parentId: null,
+          name: 'n',
+          attributes,
+          startTime: 1,
+          endTime: 2,
+        })),
       );
     }
     await until(() => store.backgroundCheckpointing, 5000);

@@ -47,7 +47,11 @@ export class WalCheckpointer {
   constructor(db: Database.Database, path: string, options: WalCheckpointerOptions = {}) {
     this.#db = db;
     this.#path = path;
-    this.#options = { startBytes: options.startBytes ?? 2 * 1024 * 1024, checkIntervalMs: options.checkIntervalMs ?? 1000, checkpointIntervalMs: options.checkpointIntervalMs ?? 200 };
+    this.#options = {
+      startBytes: options.startBytes ?? 2 * 1024 * 1024,
+      checkIntervalMs: options.checkIntervalMs ?? 1000,
+      checkpointIntervalMs: options.checkpointIntervalMs ?? 200,
+    };
     this.#timer = setInterval(() => this.#check(), this.#options.checkIntervalMs);
     this.#timer.unref();
   }

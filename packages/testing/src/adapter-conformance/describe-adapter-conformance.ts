@@ -1,6 +1,12 @@
 import type { LightningStore, Span } from '@agl/core';
 import { TraceToTransitions } from '@agl/core/adapters';
-import { ATTR_AGENT_NAME, ATTR_GEN_AI_AGENT_NAME, ATTR_PROMPT_TOKEN_IDS, ATTR_TOOL_NAME, SPAN_CHAT_COMPLETION } from '@agl/core/semconv';
+import {
+  ATTR_AGENT_NAME,
+  ATTR_GEN_AI_AGENT_NAME,
+  ATTR_PROMPT_TOKEN_IDS,
+  ATTR_TOOL_NAME,
+  SPAN_CHAT_COMPLETION,
+} from '@agl/core/semconv';
 import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAiTestServer } from '../openai-test-server/openai-test-server';
@@ -8,7 +14,13 @@ import type { OpenAiTestServer } from '../openai-test-server/types';
 import { updatingFixtures, writeJsonFixture } from '../fixture-files';
 import { assertFailingRunSpans, failingWeatherRespond } from './failing-run';
 import { runNode, SOURCE_NODE_FLAGS, stableRun } from './run-node';
-import { ancestorsOf, expectedWeatherTransitions, normalizeTransitions, WEATHER_TASK, weatherRespond } from './weather-script';
+import {
+  ancestorsOf,
+  expectedWeatherTransitions,
+  normalizeTransitions,
+  WEATHER_TASK,
+  weatherRespond,
+} from './weather-script';
 
 /** Where the agent under test finds the fake model. */
 export interface AdapterConformanceEnv {
@@ -59,7 +71,8 @@ export function assertWeatherSpans(spans: Span[], target: AdapterConformanceTarg
   const transitions = new TraceToTransitions().transitions(spans);
   expect(normalizeTransitions(transitions)).toEqual(expectedWeatherTransitions(target.agentName));
   if (target.systemPrompt ?? true) {
-    for (const t of transitions) expect(t.state.messages[0]).toMatchObject({ role: 'system', content: WEATHER_TASK.system });
+    for (const t of transitions)
+      expect(t.state.messages[0]).toMatchObject({ role: 'system', content: WEATHER_TASK.system });
   }
   if (target.tokenIds) {
     for (const t of transitions) {
@@ -117,7 +130,9 @@ export function describeAdapterConformance(options: AdapterConformanceOptions): 
           const store = options.createStore();
           const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
           const before = llm.requests.length;
-          await withRolloutContext({ rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store }, () => run(env));
+          await withRolloutContext({ rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store }, () =>
+            run(env),
+          );
           await getAglTracer().forceFlush();
           const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
           if (target.fixturePath && updatingFixtures()) writeJsonFixture(target.fixturePath, spans);
@@ -138,72 +153,102 @@ export function describeAdapterConformance(options: AdapterConformanceOptions): 
       const preload = target.preload;
       const serve = options.serveStore;
       if (preload && serve) {
-        it(`${target.name}: the untraced agent file, run with --import ${preload.register}, gives the same transitions`, { timeout }, async () => {
-          const store = options.createStore();
-          const server = await serve(store);
-          try {
-            const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
-            const base = { OPENAI_BASE_URL: env.baseURL, OPENAI_API_KEY: env.apiKey, AGL_TEST_MODEL: env.model, NODE_ENV: 'test' };
-            const node = [...SOURCE_NODE_FLAGS];
-            const args = [preload.agentFile, ...(preload.args ?? [])];
-            if (!untracedChecked) {
-              // The same file, untraced, is an ordinary working agent (checked once per suite to save CPU).
-              untracedChecked = true;
-              const plain = await runNode([...node, ...args], base, preload.cwd);
-              expect(plain.code, plain.stderr).toBe(0);
-              expect(plain.stdout).toContain(WEATHER_TASK.answer);
+        it(
+          `${target.name}: the untraced agent file, run with --import ${preload.register}, gives the same transitions`,
+          { timeout },
+          async () => {
+            const store = options.createStore();
+            const server = await serve(store);
+            try {
+              const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
+              const base = {
+                OPENAI_BASE_URL: env.baseURL,
+                OPENAI_API_KEY: env.apiKey,
+                AGL_TEST_MODEL: env.model,
+                NODE_ENV: 'test',
+              };
+              const node = [...SOURCE_NODE_FLAGS];
+              const args = [preload.agentFile, ...(preload.args ?? [])];
+              if (!untracedChecked) {
+                // The same file, untraced, is an ordinary working agent (checked once per suite to save CPU).
+                untracedChecked = true;
+                const plain = await runNode([...node, ...args], base, preload.cwd);
+                expect(plain.code, plain.stderr).toBe(0);
+                expect(plain.stdout).toContain(WEATHER_TASK.answer);
+              }
+              const traced = await runNode(
+                [...node, '--import', preload.register, ...args],
+                {
+                  ...base,
+                  AGL_STORE_URL: server.url,
+                  AGL_ROLLOUT_ID: rollout.rolloutId,
+                  AGL_ATTEMPT_ID: rollout.attempt.attemptId,
+                },
+                preload.cwd,
+              );
+              expect(traced.code, traced.stderr).toBe(0);
+              expect(traced.stdout).toContain(WEATHER_TASK.answer);
+              const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
+              assertWeatherSpans(spans, target);
+            } finally {
+              await server.close();
             }
-            const traced = await runNode([...node, '--import', preload.register, ...args], {
-              ...base,
-              AGL_STORE_URL: server.url,
-              AGL_ROLLOUT_ID: rollout.rolloutId,
-              AGL_ATTEMPT_ID: rollout.attempt.attemptId,
-            }, preload.cwd);
-            expect(traced.code, traced.stderr).toBe(0);
-            expect(traced.stdout).toContain(WEATHER_TASK.answer);
-            const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
-            assertWeatherSpans(spans, target);
-          } finally {
-            await server.close();
-          }
-        });
+          },
+        );
       }
       if (target.explicit) {
         const run = target.explicit;
-        it(`${target.name}: failing run (400 from the model mid-run), explicit form keeps every span`, { timeout }, async () => {
-          const store = options.createStore();
-          const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
-          const ctx = { rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store };
-          // Most frameworks reject; some report the error another way (streamText's onError) and resolve. On a
-          // rejection, do what the runner does: close the spans the rollout left open, then flush.
-          await withRolloutContext(ctx, () => run(failingEnv)).catch((error: unknown) => {
-            getAglTracer().closeOpenSpans(`the rollout failed: ${String(error)}`, ctx);
-          });
-          await getAglTracer().forceFlush();
-          assertFailingRunSpans((await store.querySpans({ rolloutId: rollout.rolloutId })).items, target.agentName);
-        });
+        it(
+          `${target.name}: failing run (400 from the model mid-run), explicit form keeps every span`,
+          { timeout },
+          async () => {
+            const store = options.createStore();
+            const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
+            const ctx = { rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store };
+            // Most frameworks reject; some report the error another way (streamText's onError) and resolve. On a
+            // rejection, do what the runner does: close the spans the rollout left open, then flush.
+            await withRolloutContext(ctx, () => run(failingEnv)).catch((error: unknown) => {
+              getAglTracer().closeOpenSpans(`the rollout failed: ${String(error)}`, ctx);
+            });
+            await getAglTracer().forceFlush();
+            assertFailingRunSpans((await store.querySpans({ rolloutId: rollout.rolloutId })).items, target.agentName);
+          },
+        );
       }
       if (preload && serve) {
-        it(`${target.name}: failing run with --import ${preload.register} exits and prints as without it, spans stored`, { timeout }, async () => {
-          const store = options.createStore();
-          const server = await serve(store);
-          try {
-            const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
-            const base = { OPENAI_BASE_URL: failingEnv.baseURL, OPENAI_API_KEY: env.apiKey, AGL_TEST_MODEL: env.model, NODE_ENV: 'test' };
-            const args = [preload.agentFile, ...(preload.args ?? [])];
-            const plain = await runNode([...SOURCE_NODE_FLAGS, ...args], base, preload.cwd);
-            const traced = await runNode([...SOURCE_NODE_FLAGS, '--import', preload.register, ...args], {
-              ...base,
-              AGL_STORE_URL: server.url,
-              AGL_ROLLOUT_ID: rollout.rolloutId,
-              AGL_ATTEMPT_ID: rollout.attempt.attemptId,
-            }, preload.cwd);
-            expect(stableRun(traced)).toEqual(stableRun(plain));
-            assertFailingRunSpans((await store.querySpans({ rolloutId: rollout.rolloutId })).items, target.agentName);
-          } finally {
-            await server.close();
-          }
-        });
+        it(
+          `${target.name}: failing run with --import ${preload.register} exits and prints as without it, spans stored`,
+          { timeout },
+          async () => {
+            const store = options.createStore();
+            const server = await serve(store);
+            try {
+              const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
+              const base = {
+                OPENAI_BASE_URL: failingEnv.baseURL,
+                OPENAI_API_KEY: env.apiKey,
+                AGL_TEST_MODEL: env.model,
+                NODE_ENV: 'test',
+              };
+              const args = [preload.agentFile, ...(preload.args ?? [])];
+              const plain = await runNode([...SOURCE_NODE_FLAGS, ...args], base, preload.cwd);
+              const traced = await runNode(
+                [...SOURCE_NODE_FLAGS, '--import', preload.register, ...args],
+                {
+                  ...base,
+                  AGL_STORE_URL: server.url,
+                  AGL_ROLLOUT_ID: rollout.rolloutId,
+                  AGL_ATTEMPT_ID: rollout.attempt.attemptId,
+                },
+                preload.cwd,
+              );
+              expect(stableRun(traced)).toEqual(stableRun(plain));
+              assertFailingRunSpans((await store.querySpans({ rolloutId: rollout.rolloutId })).items, target.agentName);
+            } finally {
+              await server.close();
+            }
+          },
+        );
       }
     }
   });

@@ -22,7 +22,12 @@ export function weatherRespond(request: TestLlmRequest): TestLlmReply {
 /** A transition reduced to what every framework must agree on (ids dropped, arguments parsed). */
 export interface NormalizedTransition {
   agentName: string | null;
-  state: { role: string; content: string | null; toolCalls?: { name: string; args: unknown }[]; answersCall?: boolean }[];
+  state: {
+    role: string;
+    content: string | null;
+    toolCalls?: { name: string; args: unknown }[];
+    answersCall?: boolean;
+  }[];
   action: { content: string | null; toolCalls?: { name: string; args: unknown }[] };
 }
 
@@ -35,7 +40,11 @@ function parse(args: string): unknown {
 }
 
 const text = (content: unknown): string | null =>
-  content === undefined || content === null || content === '' ? null : typeof content === 'string' ? content : JSON.stringify(content);
+  content === undefined || content === null || content === ''
+    ? null
+    : typeof content === 'string'
+      ? content
+      : JSON.stringify(content);
 
 /** Normalises transitions; system messages are dropped unless `keepSystem`. */
 export function normalizeTransitions(transitions: readonly Transition[], keepSystem = false): NormalizedTransition[] {
@@ -65,7 +74,11 @@ export function expectedWeatherTransitions(agentName: string | null): Normalized
     { agentName, state: [user], action: { content: null, toolCalls: [call] } },
     {
       agentName,
-      state: [user, { role: 'assistant', content: null, toolCalls: [call] }, { role: 'tool', content: WEATHER_TASK.toolResult, answersCall: true }],
+      state: [
+        user,
+        { role: 'assistant', content: null, toolCalls: [call] },
+        { role: 'tool', content: WEATHER_TASK.toolResult, answersCall: true },
+      ],
       action: { content: WEATHER_TASK.answer },
     },
   ];

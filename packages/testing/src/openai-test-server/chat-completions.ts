@@ -8,11 +8,19 @@ import { toyTokenize } from './toy-tokenizer';
  * `functions` gets its first call as `message.function_call` (finish reason `function_call`).
  */
 export function chatCompletionBody(plan: ReplyPlan): Record<string, unknown> {
-  const message: Record<string, unknown> = { role: 'assistant', content: plan.toolCalls.length > 0 && plan.content === '' ? null : plan.content, refusal: null };
+  const message: Record<string, unknown> = {
+    role: 'assistant',
+    content: plan.toolCalls.length > 0 && plan.content === '' ? null : plan.content,
+    refusal: null,
+  };
   const legacy = plan.legacyFunctions ? plan.toolCalls[0] : undefined;
   if (legacy) message.function_call = { name: legacy.name, arguments: legacy.arguments };
   else if (plan.toolCalls.length > 0) {
-    message.tool_calls = plan.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+    message.tool_calls = plan.toolCalls.map((c) => ({
+      id: c.id,
+      type: 'function',
+      function: { name: c.name, arguments: c.arguments },
+    }));
   }
   const choice: Record<string, unknown> = {
     index: 0,
@@ -45,7 +53,11 @@ export function sendChatCompletion(res: ServerResponse, plan: ReplyPlan): void {
  * optional usage chunk, `[DONE]`.
  */
 export async function streamChatCompletion(sse: SseWriter, plan: ReplyPlan, includeUsage: boolean): Promise<void> {
-  const chunk = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}, finish: string | null = null): Record<string, unknown> => ({
+  const chunk = (
+    delta: Record<string, unknown>,
+    extra: Record<string, unknown> = {},
+    finish: string | null = null,
+  ): Record<string, unknown> => ({
     id: plan.id,
     object: 'chat.completion.chunk',
     created: plan.created,
@@ -64,7 +76,9 @@ export async function streamChatCompletion(sse: SseWriter, plan: ReplyPlan, incl
   const legacy = plan.legacyFunctions ? plan.toolCalls[0] : undefined;
   if (legacy) await sse.send(chunk({ function_call: { name: legacy.name, arguments: legacy.arguments } }));
   for (const [index, call] of (legacy ? [] : plan.toolCalls).entries()) {
-    await sse.send(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
+    await sse.send(
+      chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }),
+    );
     const half = Math.ceil(call.arguments.length / 2);
     for (const part of [call.arguments.slice(0, half), call.arguments.slice(half)]) {
       if (part === '') continue;
@@ -74,7 +88,14 @@ export async function streamChatCompletion(sse: SseWriter, plan: ReplyPlan, incl
   }
   await sse.send(chunk({}, {}, plan.finishReason));
   if (includeUsage) {
-    await sse.send({ id: plan.id, object: 'chat.completion.chunk', created: plan.created, model: plan.model, choices: [], usage: openAiUsage(plan) });
+    await sse.send({
+      id: plan.id,
+      object: 'chat.completion.chunk',
+      created: plan.created,
+      model: plan.model,
+      choices: [],
+      usage: openAiUsage(plan),
+    });
   }
   await sse.send('[DONE]');
   sse.end();

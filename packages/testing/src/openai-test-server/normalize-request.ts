@@ -4,14 +4,25 @@ import type { TestLlmApi, TestLlmMessage, TestLlmRequest, TestLlmTool } from './
 type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
+const str = (v: unknown): string =>
+  typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v);
 
 /** Text of an OpenAI/Anthropic content value: a string or a list of parts with `text`. */
 export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
     return content
-      .map((p) => (isObj(p) ? (typeof p.text === 'string' ? p.text : typeof p.content === 'string' ? p.content : isObj(p) && Array.isArray(p.content) ? contentText(p.content) : '') : str(p)))
+      .map((p) =>
+        isObj(p)
+          ? typeof p.text === 'string'
+            ? p.text
+            : typeof p.content === 'string'
+              ? p.content
+              : isObj(p) && Array.isArray(p.content)
+                ? contentText(p.content)
+                : ''
+          : str(p),
+      )
       .join('');
   }
   return str(content);
@@ -23,7 +34,8 @@ function chatMessages(body: Obj): TestLlmMessage[] {
     const msg: TestLlmMessage = { role: str(m.role), content: contentText(m.content) };
     if (typeof m.tool_call_id === 'string') msg.toolCallId = m.tool_call_id;
     if (typeof m.name === 'string') msg.name = m.name;
-    if (isObj(m.function_call)) msg.toolCalls = [{ id: '', name: str(m.function_call.name), arguments: str(m.function_call.arguments) }];
+    if (isObj(m.function_call))
+      msg.toolCalls = [{ id: '', name: str(m.function_call.name), arguments: str(m.function_call.arguments) }];
     if (Array.isArray(m.tool_calls)) {
       msg.toolCalls = m.tool_calls.filter(isObj).map((c) => {
         const fn = isObj(c.function) ? c.function : {};
@@ -38,7 +50,11 @@ function chatTools(body: Obj): TestLlmTool[] {
   const raw = Array.isArray(body.tools) ? body.tools : Array.isArray(body.functions) ? body.functions : [];
   return raw.filter(isObj).map((t) => {
     const fn = isObj(t.function) ? t.function : t;
-    return { name: str(fn.name), description: typeof fn.description === 'string' ? fn.description : undefined, parameters: fn.parameters ?? fn.input_schema };
+    return {
+      name: str(fn.name),
+      description: typeof fn.description === 'string' ? fn.description : undefined,
+      parameters: fn.parameters ?? fn.input_schema,
+    };
   });
 }
 
@@ -54,7 +70,11 @@ function responsesMessages(body: Obj): TestLlmMessage[] {
     if (item.type === 'function_call_output') {
       out.push({ role: 'tool', content: contentText(item.output), toolCallId: str(item.call_id) });
     } else if (item.type === 'function_call') {
-      out.push({ role: 'assistant', content: '', toolCalls: [{ id: str(item.call_id), name: str(item.name), arguments: str(item.arguments) }] });
+      out.push({
+        role: 'assistant',
+        content: '',
+        toolCalls: [{ id: str(item.call_id), name: str(item.name), arguments: str(item.arguments) }],
+      });
     } else if (typeof item.role === 'string') {
       out.push({ role: item.role === 'developer' ? 'system' : item.role, content: contentText(item.content) });
     }
@@ -72,14 +92,22 @@ function anthropicMessages(body: Obj): TestLlmMessage[] {
       continue;
     }
     const parts = Array.isArray(m.content) ? m.content.filter(isObj) : [];
-    const text = parts.filter((p) => p.type === 'text').map((p) => str(p.text)).join('');
+    const text = parts
+      .filter((p) => p.type === 'text')
+      .map((p) => str(p.text))
+      .join('');
     const toolUses = parts.filter((p) => p.type === 'tool_use');
     for (const r of parts.filter((p) => p.type === 'tool_result')) {
       out.push({ role: 'tool', content: contentText(r.content), toolCallId: str(r.tool_use_id) });
     }
     if (text || toolUses.length > 0 || parts.length === 0) {
       const msg: TestLlmMessage = { role: str(m.role), content: text };
-      if (toolUses.length > 0) msg.toolCalls = toolUses.map((u) => ({ id: str(u.id), name: str(u.name), arguments: JSON.stringify(u.input ?? {}) }));
+      if (toolUses.length > 0)
+        msg.toolCalls = toolUses.map((u) => ({
+          id: str(u.id),
+          name: str(u.name),
+          arguments: JSON.stringify(u.input ?? {}),
+        }));
       out.push(msg);
     }
   }
@@ -87,7 +115,12 @@ function anthropicMessages(body: Obj): TestLlmMessage[] {
 }
 
 /** Normalise a request body of any supported API into a {@link TestLlmRequest}. */
-export function normalizeRequest(api: TestLlmApi, body: Obj, headers: IncomingHttpHeaders, path: string): TestLlmRequest {
+export function normalizeRequest(
+  api: TestLlmApi,
+  body: Obj,
+  headers: IncomingHttpHeaders,
+  path: string,
+): TestLlmRequest {
   const base = { api, model: str(body.model) || 'test-model', stream: body.stream === true, body, headers, path };
   switch (api) {
     case 'chat':

@@ -17,14 +17,24 @@ const ROUTES: Record<string, TestLlmApi> = {
   '/v1/messages': 'anthropic',
 };
 
-const ID_PREFIX: Record<TestLlmApi, string> = { chat: 'chatcmpl-', completion: 'cmpl-', responses: 'resp_', anthropic: 'msg_' };
+const ID_PREFIX: Record<TestLlmApi, string> = {
+  chat: 'chatcmpl-',
+  completion: 'cmpl-',
+  responses: 'resp_',
+  anthropic: 'msg_',
+};
 
 function authorized(req: IncomingMessage, apiKey: string | undefined): boolean {
   if (apiKey === undefined) return true;
   return req.headers.authorization === `Bearer ${apiKey}` || req.headers['x-api-key'] === apiKey;
 }
 
-function errorBody(api: TestLlmApi | undefined, status: number, message: string, type: string): Record<string, unknown> {
+function errorBody(
+  api: TestLlmApi | undefined,
+  status: number,
+  message: string,
+  type: string,
+): Record<string, unknown> {
   if (api === 'anthropic') return { type: 'error', error: { type, message } };
   return { error: { message, type, param: null, code: status === 401 ? 'invalid_api_key' : null } };
 }
@@ -49,20 +59,38 @@ export async function startOpenAiTestServer(options: OpenAiTestServerOptions = {
     const api = ROUTES[path];
     if (req.method === 'GET' && path === '/v1/models') {
       requests.push({ method: 'GET', path, headers: req.headers, body: undefined });
-      if (!authorized(req, options.apiKey)) return sendJson(res, 401, errorBody(undefined, 401, 'Incorrect API key provided.', 'invalid_request_error'));
-      return sendJson(res, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'agl-testing' })) });
+      if (!authorized(req, options.apiKey))
+        return sendJson(res, 401, errorBody(undefined, 401, 'Incorrect API key provided.', 'invalid_request_error'));
+      return sendJson(res, 200, {
+        object: 'list',
+        data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'agl-testing' })),
+      });
     }
     if (req.method !== 'POST' || api === undefined) {
-      return sendJson(res, 404, errorBody(undefined, 404, `No route ${req.method ?? ''} ${path}; the test server serves /v1/chat/completions, /v1/completions, /v1/responses, /v1/messages and GET /v1/models.`, 'not_found_error'));
+      return sendJson(
+        res,
+        404,
+        errorBody(
+          undefined,
+          404,
+          `No route ${req.method ?? ''} ${path}; the test server serves /v1/chat/completions, /v1/completions, /v1/responses, /v1/messages and GET /v1/models.`,
+          'not_found_error',
+        ),
+      );
     }
     let body: unknown;
     try {
       body = await readJsonBody(req);
     } catch (err) {
-      return sendJson(res, 400, errorBody(api, 400, `Request body is not valid JSON: ${String(err)}`, 'invalid_request_error'));
+      return sendJson(
+        res,
+        400,
+        errorBody(api, 400, `Request body is not valid JSON: ${String(err)}`, 'invalid_request_error'),
+      );
     }
     requests.push({ method: 'POST', path, headers: req.headers, body });
-    if (!authorized(req, options.apiKey)) return sendJson(res, 401, errorBody(api, 401, 'Incorrect API key provided.', 'authentication_error'));
+    if (!authorized(req, options.apiKey))
+      return sendJson(res, 401, errorBody(api, 401, 'Incorrect API key provided.', 'authentication_error'));
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       return sendJson(res, 400, errorBody(api, 400, 'Request body must be a JSON object.', 'invalid_request_error'));
     }
@@ -70,10 +98,18 @@ export async function startOpenAiTestServer(options: OpenAiTestServerOptions = {
     const reply = await respond(request);
     const latency = (options.latencyMs ?? 0) + (reply.latencyMs ?? 0);
     if (latency > 0) await sleep(latency);
-    if (reply.error) return sendJson(res, reply.error.status, errorBody(api, reply.error.status, reply.error.message, reply.error.type ?? 'api_error'));
+    if (reply.error)
+      return sendJson(
+        res,
+        reply.error.status,
+        errorBody(api, reply.error.status, reply.error.message, reply.error.type ?? 'api_error'),
+      );
     const plan = planReply(request, reply, ID_PREFIX[api]);
     const streamOptions = (body as Record<string, unknown>).stream_options;
-    const includeUsage = typeof streamOptions === 'object' && streamOptions !== null && (streamOptions as Record<string, unknown>).include_usage === true;
+    const includeUsage =
+      typeof streamOptions === 'object' &&
+      streamOptions !== null &&
+      (streamOptions as Record<string, unknown>).include_usage === true;
     if (!request.stream) {
       if (api === 'chat') return sendChatCompletion(res, plan);
       if (api === 'completion') return sendTextCompletion(res, plan);
@@ -89,7 +125,8 @@ export async function startOpenAiTestServer(options: OpenAiTestServerOptions = {
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, errorBody(undefined, 500, `Test server respond() failed: ${String(err)}`, 'api_error'));
+      if (!res.headersSent)
+        sendJson(res, 500, errorBody(undefined, 500, `Test server respond() failed: ${String(err)}`, 'api_error'));
       else res.end();
     });
   });

@@ -21,8 +21,15 @@ export interface ReplyPlan {
 }
 
 /** The OpenAI logprobs `content` list for a list of pieces. */
-export function logprobsContent(pieces: readonly string[]): { token: string; logprob: number; bytes: number[]; top_logprobs: unknown[] }[] {
-  return pieces.map((p) => ({ token: p, logprob: toyLogprob(toyTokenId(p)), bytes: [...Buffer.from(p, 'utf8')], top_logprobs: [] }));
+export function logprobsContent(
+  pieces: readonly string[],
+): { token: string; logprob: number; bytes: number[]; top_logprobs: unknown[] }[] {
+  return pieces.map((p) => ({
+    token: p,
+    logprob: toyLogprob(toyTokenId(p)),
+    bytes: [...Buffer.from(p, 'utf8')],
+    top_logprobs: [],
+  }));
 }
 
 /** Build the {@link ReplyPlan} of a scripted reply. */
@@ -34,7 +41,8 @@ export function planReply(request: TestLlmRequest, reply: TestLlmReply, idPrefix
     arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments),
   }));
   const toolText = toolCalls.map((c) => `<tool_call>${c.name}${c.arguments}</tool_call>`).join('');
-  const promptTokenIds = request.api === 'completion' ? toyTokenize(request.messages[0]?.content ?? '') : toyChatPromptIds(request.messages);
+  const promptTokenIds =
+    request.api === 'completion' ? toyTokenize(request.messages[0]?.content ?? '') : toyChatPromptIds(request.messages);
   const body = request.body;
   const legacyFunctions = Array.isArray(body.functions) && !Array.isArray(body.tools);
   return {
@@ -44,7 +52,8 @@ export function planReply(request: TestLlmRequest, reply: TestLlmReply, idPrefix
     content,
     pieces: toyPieces(content),
     toolCalls,
-    finishReason: reply.finishReason ?? (toolCalls.length > 0 ? (legacyFunctions ? 'function_call' : 'tool_calls') : 'stop'),
+    finishReason:
+      reply.finishReason ?? (toolCalls.length > 0 ? (legacyFunctions ? 'function_call' : 'tool_calls') : 'stop'),
     legacyFunctions,
     promptTokenIds,
     completionTokenIds: [...toyTokenize(content), ...toyTokenize(toolText)],
@@ -54,7 +63,11 @@ export function planReply(request: TestLlmRequest, reply: TestLlmReply, idPrefix
 }
 
 /** Usage numbers of a plan in OpenAI's naming. */
-export function openAiUsage(plan: ReplyPlan): { prompt_tokens: number; completion_tokens: number; total_tokens: number } {
+export function openAiUsage(plan: ReplyPlan): {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+} {
   const p = plan.promptTokenIds.length;
   const c = plan.completionTokenIds.length;
   return { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };

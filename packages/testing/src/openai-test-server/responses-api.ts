@@ -15,7 +15,12 @@ function messageItem(plan: ReplyPlan, done: boolean): Item {
 }
 
 function outputText(plan: ReplyPlan, text: string): Item {
-  return { type: 'output_text', text, annotations: [], ...(plan.logprobs ? { logprobs: logprobsContent(plan.pieces) } : {}) };
+  return {
+    type: 'output_text',
+    text,
+    annotations: [],
+    ...(plan.logprobs ? { logprobs: logprobsContent(plan.pieces) } : {}),
+  };
 }
 
 function functionItems(plan: ReplyPlan, done: boolean): Item[] {
@@ -52,7 +57,15 @@ export function responseBody(plan: ReplyPlan, status: 'in_progress' | 'completed
     parallel_tool_calls: true,
     tool_choice: 'auto',
     tools: [],
-    usage: done ? { input_tokens: p, input_tokens_details: { cached_tokens: 0 }, output_tokens: c, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: p + c } : null,
+    usage: done
+      ? {
+          input_tokens: p,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens: c,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: p + c,
+        }
+      : null,
   };
 }
 
@@ -63,7 +76,8 @@ export function sendResponse(res: ServerResponse, plan: ReplyPlan): void {
 /** Stream the Responses API event sequence (created … output_text.delta … completed). */
 export async function streamResponse(sse: SseWriter, plan: ReplyPlan): Promise<void> {
   let seq = 0;
-  const emit = (type: string, data: Record<string, unknown>): Promise<void> => sse.send({ type, sequence_number: seq++, ...data }, type);
+  const emit = (type: string, data: Record<string, unknown>): Promise<void> =>
+    sse.send({ type, sequence_number: seq++, ...data }, type);
   await emit('response.created', { response: responseBody(plan, 'in_progress') });
   await emit('response.in_progress', { response: responseBody(plan, 'in_progress') });
   let outputIndex = 0;
@@ -71,12 +85,34 @@ export async function streamResponse(sse: SseWriter, plan: ReplyPlan): Promise<v
     const item = messageItem(plan, false);
     const itemId = item.id;
     await emit('response.output_item.added', { output_index: outputIndex, item });
-    await emit('response.content_part.added', { item_id: itemId, output_index: outputIndex, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+    await emit('response.content_part.added', {
+      item_id: itemId,
+      output_index: outputIndex,
+      content_index: 0,
+      part: { type: 'output_text', text: '', annotations: [] },
+    });
     for (const piece of plan.pieces) {
-      await emit('response.output_text.delta', { item_id: itemId, output_index: outputIndex, content_index: 0, delta: piece, logprobs: [] });
+      await emit('response.output_text.delta', {
+        item_id: itemId,
+        output_index: outputIndex,
+        content_index: 0,
+        delta: piece,
+        logprobs: [],
+      });
     }
-    await emit('response.output_text.done', { item_id: itemId, output_index: outputIndex, content_index: 0, text: plan.content, logprobs: [] });
-    await emit('response.content_part.done', { item_id: itemId, output_index: outputIndex, content_index: 0, part: outputText(plan, plan.content) });
+    await emit('response.output_text.done', {
+      item_id: itemId,
+      output_index: outputIndex,
+      content_index: 0,
+      text: plan.content,
+      logprobs: [],
+    });
+    await emit('response.content_part.done', {
+      item_id: itemId,
+      output_index: outputIndex,
+      content_index: 0,
+      part: outputText(plan, plan.content),
+    });
     await emit('response.output_item.done', { output_index: outputIndex, item: messageItem(plan, true) });
     outputIndex += 1;
   }
@@ -86,7 +122,11 @@ export async function streamResponse(sse: SseWriter, plan: ReplyPlan): Promise<v
     await emit('response.output_item.added', { output_index: outputIndex, item });
     const args = String(finished[i]?.arguments ?? '');
     await emit('response.function_call_arguments.delta', { item_id: item.id, output_index: outputIndex, delta: args });
-    await emit('response.function_call_arguments.done', { item_id: item.id, output_index: outputIndex, arguments: args });
+    await emit('response.function_call_arguments.done', {
+      item_id: item.id,
+      output_index: outputIndex,
+      arguments: args,
+    });
     await emit('response.output_item.done', { output_index: outputIndex, item: finished[i] });
     outputIndex += 1;
   }

@@ -10,7 +10,12 @@ function legacyLogprobs(pieces: readonly string[]): Record<string, unknown> {
     offset += p.length;
     return o;
   });
-  return { tokens: [...pieces], token_logprobs: pieces.map((p) => toyLogprob(toyTokenize(p)[0] ?? 0)), top_logprobs: null, text_offset: offsets };
+  return {
+    tokens: [...pieces],
+    token_logprobs: pieces.map((p) => toyLogprob(toyTokenize(p)[0] ?? 0)),
+    top_logprobs: null,
+    text_offset: offsets,
+  };
 }
 
 /** Non-streaming `text_completion` body; vLLM puts `prompt_token_ids` and `token_ids` on each choice. */
@@ -25,7 +30,14 @@ export function textCompletionBody(plan: ReplyPlan): Record<string, unknown> {
     choice.prompt_token_ids = plan.promptTokenIds;
     choice.token_ids = plan.completionTokenIds;
   }
-  return { id: plan.id, object: 'text_completion', created: plan.created, model: plan.model, choices: [choice], usage: openAiUsage(plan) };
+  return {
+    id: plan.id,
+    object: 'text_completion',
+    created: plan.created,
+    model: plan.model,
+    choices: [choice],
+    usage: openAiUsage(plan),
+  };
 }
 
 export function sendTextCompletion(res: ServerResponse, plan: ReplyPlan): void {
@@ -52,7 +64,14 @@ export async function streamTextCompletion(sse: SseWriter, plan: ReplyPlan, incl
   }
   await sse.send(chunk('', {}, plan.finishReason === 'tool_calls' ? 'stop' : plan.finishReason));
   if (includeUsage) {
-    await sse.send({ id: plan.id, object: 'text_completion', created: plan.created, model: plan.model, choices: [], usage: openAiUsage(plan) });
+    await sse.send({
+      id: plan.id,
+      object: 'text_completion',
+      created: plan.created,
+      model: plan.model,
+      choices: [],
+      usage: openAiUsage(plan),
+    });
   }
   await sse.send('[DONE]');
   sse.end();

@@ -21,14 +21,20 @@ export function concurrencyCases(h: Harness, options: StoreConformanceOptions): 
 
     it('parallel sequence id requests never hand out the same id twice', async () => {
       const r = await h.store.startRollout({ input: 1 });
-      const ids = await Promise.all(Array.from({ length: 50 }, () => h.store.getNextSpanSequenceId(r.rolloutId, r.attempt.attemptId)));
+      const ids = await Promise.all(
+        Array.from({ length: 50 }, () => h.store.getNextSpanSequenceId(r.rolloutId, r.attempt.attemptId)),
+      );
       expect(new Set(ids).size).toBe(50);
       expect(Math.max(...ids)).toBe(50);
     });
 
     it('parallel span writers all land', async () => {
       const r = await h.store.startRollout({ input: 1 });
-      await Promise.all(Array.from({ length: 20 }, () => h.store.addSpans([makeSpan(r.rolloutId, r.attempt.attemptId), makeSpan(r.rolloutId, r.attempt.attemptId)])));
+      await Promise.all(
+        Array.from({ length: 20 }, () =>
+          h.store.addSpans([makeSpan(r.rolloutId, r.attempt.attemptId), makeSpan(r.rolloutId, r.attempt.attemptId)]),
+        ),
+      );
       expect((await h.store.querySpans({ rolloutId: r.rolloutId })).total).toBe(40);
     });
 
@@ -39,7 +45,13 @@ export function concurrencyCases(h: Harness, options: StoreConformanceOptions): 
       await h.store.addSpan(makeSpan(r.rolloutId, r.attempt.attemptId));
       h.clock.advance(3);
       const stats = await h.store.statistics();
-      expect(stats).toMatchObject({ totalRollouts: 2, totalAttempts: 1, totalSpans: 1, totalResources: 1, totalWorkers: 1 });
+      expect(stats).toMatchObject({
+        totalRollouts: 2,
+        totalAttempts: 1,
+        totalSpans: 1,
+        totalResources: 1,
+        totalWorkers: 1,
+      });
       expect(typeof stats.name).toBe('string');
       expect(stats.uptime).toBeGreaterThanOrEqual(0);
     });

@@ -19,7 +19,11 @@ import { watchdogCases } from './watchdog-cases';
  *   store: new MemoryStore({ clock, scanDebounceSeconds }),
  * }));
  */
-export function describeStoreConformance(name: string, factory: StoreFactory, options: StoreConformanceOptions = {}): void {
+export function describeStoreConformance(
+  name: string,
+  factory: StoreFactory,
+  options: StoreConformanceOptions = {},
+): void {
   describe(`${name} conforms to LightningStore`, () => {
     const h = createHarness(factory);
     lifecycleCases(h);

@@ -9,25 +9,52 @@ export function lifecycleCases(h: Harness): void {
   describe('rollout lifecycle', () => {
     it('#1 enqueueRollout creates a queuing rollout with defaults and the latest resources id', async () => {
       const bare = await h.store.enqueueRollout({ input: { q: 1 } });
-      expect(bare).toMatchObject({ status: 'queuing', input: { q: 1 }, metadata: {}, resourcesId: null, mode: null, endTime: null });
+      expect(bare).toMatchObject({
+        status: 'queuing',
+        input: { q: 1 },
+        metadata: {},
+        resourcesId: null,
+        mode: null,
+        endTime: null,
+      });
       expect(bare.rolloutId).toMatch(/^ro-[0-9a-f]{12}$/);
       expect(bare.startTime).toBe(h.clock.now());
-      expect(bare.config).toEqual({ timeoutSeconds: null, unresponsiveSeconds: null, maxAttempts: 1, retryCondition: [] });
+      expect(bare.config).toEqual({
+        timeoutSeconds: null,
+        unresponsiveSeconds: null,
+        maxAttempts: 1,
+        retryCondition: [],
+      });
       expect('attempt' in bare).toBe(false);
       expect((await h.store.queryAttempts({ rolloutId: bare.rolloutId })).total).toBe(0);
       const res = await h.store.addResources({ main: LLM });
       const withRes = await h.store.enqueueRollout({ input: null, mode: 'train', metadata: { task_id: 't1' } });
-      expect(withRes).toMatchObject({ input: null, mode: 'train', resourcesId: res.resourcesId, metadata: { task_id: 't1' } });
+      expect(withRes).toMatchObject({
+        input: null,
+        mode: 'train',
+        resourcesId: res.resourcesId,
+        metadata: { task_id: 't1' },
+      });
       const fetched = await h.store.getRolloutById(withRes.rolloutId);
       expect(fetched).toEqual(withRes);
     });
 
     it('#2 startRollout creates a preparing rollout with attempt #1 and stores the config', async () => {
-      const config = { timeoutSeconds: 30, unresponsiveSeconds: 5, maxAttempts: 3, retryCondition: ['failed' as const] };
+      const config = {
+        timeoutSeconds: 30,
+        unresponsiveSeconds: 5,
+        maxAttempts: 3,
+        retryCondition: ['failed' as const],
+      };
       const started = await h.store.startRollout({ input: 'x', config });
       expect(started.status).toBe('preparing');
       expect(started.config).toEqual(config);
-      expect(started.attempt).toMatchObject({ sequenceId: 1, status: 'preparing', rolloutId: started.rolloutId, endTime: null });
+      expect(started.attempt).toMatchObject({
+        sequenceId: 1,
+        status: 'preparing',
+        rolloutId: started.rolloutId,
+        endTime: null,
+      });
       expect(started.attempt.attemptId).toMatch(/^at-[0-9a-f]{8}$/);
       const fetched = await h.store.getRolloutById(started.rolloutId);
       expect(fetched && isAttemptedRollout(fetched)).toBe(true);
@@ -41,7 +68,8 @@ export function lifecycleCases(h: Harness): void {
       const r3 = await h.store.enqueueRollout({ input: 3 });
       const got = [await h.store.dequeueRollout(), await h.store.dequeueRollout(), await h.store.dequeueRollout()];
       expect(got.map((r) => r?.rolloutId)).toEqual([r1.rolloutId, r2.rolloutId, r3.rolloutId]);
-      for (const r of got) expect(r).toMatchObject({ status: 'preparing', attempt: { sequenceId: 1, status: 'preparing' } });
+      for (const r of got)
+        expect(r).toMatchObject({ status: 'preparing', attempt: { sequenceId: 1, status: 'preparing' } });
       expect(await h.store.dequeueRollout()).toBeNull();
       expect((await h.store.getRolloutById(r2.rolloutId))?.status).toBe('preparing');
     });
@@ -139,9 +167,24 @@ export function lifecycleCases(h: Harness): void {
 
     it('updateRollout changes only the given fields', async () => {
       const r = await h.store.enqueueRollout({ input: 'old', mode: 'train', metadata: { a: 1 } });
-      const updated = await h.store.updateRollout(r.rolloutId, { input: { new: true }, metadata: null, resourcesId: 'rs-x' });
-      expect(updated).toMatchObject({ input: { new: true }, metadata: null, resourcesId: 'rs-x', mode: 'train', status: 'queuing' });
-      const config = { timeoutSeconds: 5, unresponsiveSeconds: null, maxAttempts: 2, retryCondition: ['timeout' as const] };
+      const updated = await h.store.updateRollout(r.rolloutId, {
+        input: { new: true },
+        metadata: null,
+        resourcesId: 'rs-x',
+      });
+      expect(updated).toMatchObject({
+        input: { new: true },
+        metadata: null,
+        resourcesId: 'rs-x',
+        mode: 'train',
+        status: 'queuing',
+      });
+      const config = {
+        timeoutSeconds: 5,
+        unresponsiveSeconds: null,
+        maxAttempts: 2,
+        retryCondition: ['timeout' as const],
+      };
       await h.store.updateRollout(r.rolloutId, { config, mode: null });
       expect(await h.store.getRolloutById(r.rolloutId)).toMatchObject({ config, mode: null, input: { new: true } });
     });

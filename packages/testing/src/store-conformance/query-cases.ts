@@ -38,7 +38,12 @@ export function queryCases(h: Harness): void {
       const page = await h.store.queryRollouts({ limit: 2, offset: 1 });
       expect(page).toMatchObject({ total: 5, limit: 2, offset: 1 });
       expect(page.items.map((r) => r.rolloutId)).toEqual(made.slice(1, 3).map((r) => r.rolloutId));
-      expect(await h.store.queryRollouts({ limit: 2, offset: 10 })).toEqual({ items: [], total: 5, limit: 2, offset: 10 });
+      expect(await h.store.queryRollouts({ limit: 2, offset: 10 })).toEqual({
+        items: [],
+        total: 5,
+        limit: 2,
+        offset: 10,
+      });
       expect(await h.store.queryRollouts({ limit: 0 })).toEqual({ items: [], total: 5, limit: 0, offset: 0 });
       expect((await h.store.queryRollouts()).limit).toBe(-1);
       expect((await h.store.queryRollouts({ limit: -1, offset: 4 })).items).toHaveLength(1);
@@ -54,7 +59,11 @@ export function queryCases(h: Harness): void {
       expect(snake.items.map((r) => r.rolloutId)).toEqual([b.rolloutId, a.rolloutId]);
       const byId = await h.store.queryRollouts({ sortBy: 'rollout_id' });
       expect(byId.items.map((r) => r.rolloutId)).toEqual([a.rolloutId, b.rolloutId].sort());
-      await expectAglError(h.store.queryRollouts({ sortBy: 'nonexistent_field' }), 'AGL_ValidationError', /nonexistent_field/);
+      await expectAglError(
+        h.store.queryRollouts({ sortBy: 'nonexistent_field' }),
+        'AGL_ValidationError',
+        /nonexistent_field/,
+      );
       await expectAglError(h.store.queryWorkers({ sortBy: 'bogus' }), 'AGL_ValidationError');
       await expectAglError(h.store.queryAttempts({ rolloutId: a.rolloutId, sortBy: 'bogus' }), 'AGL_ValidationError');
       await expectAglError(h.store.querySpans({ rolloutId: a.rolloutId, sortBy: 'bogus' }), 'AGL_ValidationError');
@@ -89,7 +98,10 @@ export function queryCases(h: Harness): void {
 
     it('#23 attemptId "latest" resolves to the latest attempt, and to nothing without attempts', async () => {
       const queued = await h.store.enqueueRollout({ input: 1 });
-      expect(await h.store.querySpans({ rolloutId: queued.rolloutId, attemptId: 'latest' })).toMatchObject({ items: [], total: 0 });
+      expect(await h.store.querySpans({ rolloutId: queued.rolloutId, attemptId: 'latest' })).toMatchObject({
+        items: [],
+        total: 0,
+      });
       const claimed = await h.store.dequeueRollout();
       await h.store.addSpan(makeSpan(queued.rolloutId, claimed!.attempt.attemptId, { name: 'old' }));
       const second = await h.store.startAttempt(queued.rolloutId);

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { expectAglError, type Harness } from './harness';
 
-const prompt = (template: string) => ({ p: { resourceType: 'prompt_template' as const, template, engine: 'f-string' as const } });
+const prompt = (template: string) => ({
+  p: { resourceType: 'prompt_template' as const, template, engine: 'f-string' as const },
+});
 
 /** Checklist items 24–27: resources versions, worker status derivation, waitForRollouts. */
 export function resourceWorkerCases(h: Harness): void {
@@ -20,7 +22,12 @@ export function resourceWorkerCases(h: Harness): void {
 
     it('#25 updateResources bumps the version and keeps createTime; addResources always makes a new id', async () => {
       const v1 = await h.store.updateResources('main', prompt('one'));
-      expect(v1).toMatchObject({ resourcesId: 'main', version: 1, createTime: h.clock.now(), updateTime: h.clock.now() });
+      expect(v1).toMatchObject({
+        resourcesId: 'main',
+        version: 1,
+        createTime: h.clock.now(),
+        updateTime: h.clock.now(),
+      });
       h.clock.advance(2);
       const v2 = await h.store.updateResources('main', prompt('two'));
       expect(v2).toMatchObject({ version: 2, createTime: v1.createTime });
@@ -37,14 +44,25 @@ export function resourceWorkerCases(h: Harness): void {
       expect((await h.store.queryResources({ resourcesIdContains: 'rs-' })).total).toBe(2);
       expect((await h.store.queryResources({ resourcesId: 'main' })).items[0]?.version).toBe(2);
       const llm = await h.store.addResources({ m: { resourceType: 'llm', endpoint: 'http://h/v1', model: 'x' } });
-      expect(llm.resources.m).toEqual({ resourceType: 'llm', endpoint: 'http://h/v1', model: 'x', apiKey: null, samplingParameters: {} });
+      expect(llm.resources.m).toEqual({
+        resourceType: 'llm',
+        endpoint: 'http://h/v1',
+        model: 'x',
+        apiKey: null,
+        samplingParameters: {},
+      });
     });
   });
 
   describe('workers', () => {
     it('#26 worker status is derived from its attempts and heartbeat stats survive every sync', async () => {
       const hb = await h.store.updateWorker('w', { heartbeatStats: { cpu: 0.5 } });
-      expect(hb).toMatchObject({ workerId: 'w', status: 'unknown', heartbeatStats: { cpu: 0.5 }, lastHeartbeatTime: h.clock.now() });
+      expect(hb).toMatchObject({
+        workerId: 'w',
+        status: 'unknown',
+        heartbeatStats: { cpu: 0.5 },
+        lastHeartbeatTime: h.clock.now(),
+      });
       await h.store.enqueueRollout({ input: 1 });
       h.clock.advance(1);
       const claimed = await h.store.dequeueRollout({ workerId: 'w' });
@@ -61,24 +79,42 @@ export function resourceWorkerCases(h: Harness): void {
       h.clock.advance(1);
       await h.store.updateAttempt(claimed!.rolloutId, 'latest', { status: 'succeeded' });
       worker = await h.store.getWorkerById('w');
-      expect(worker).toMatchObject({ status: 'idle', currentRolloutId: null, currentAttemptId: null, lastIdleTime: h.clock.now(), heartbeatStats: { cpu: 0.5 } });
+      expect(worker).toMatchObject({
+        status: 'idle',
+        currentRolloutId: null,
+        currentAttemptId: null,
+        lastIdleTime: h.clock.now(),
+        heartbeatStats: { cpu: 0.5 },
+      });
       h.clock.advance(1);
       await h.store.updateWorker('w');
-      expect(await h.store.getWorkerById('w')).toMatchObject({ status: 'idle', heartbeatStats: { cpu: 0.5 }, lastHeartbeatTime: h.clock.now() });
+      expect(await h.store.getWorkerById('w')).toMatchObject({
+        status: 'idle',
+        heartbeatStats: { cpu: 0.5 },
+        lastHeartbeatTime: h.clock.now(),
+      });
       await expectAglError(h.store.updateWorker('w', { heartbeatStats: null as never }), 'AGL_ValidationError');
     });
 
     it('#26 assigning a worker through updateAttempt makes it busy', async () => {
       const r = await h.store.startRollout({ input: 1 });
       await h.store.updateAttempt(r.rolloutId, r.attempt.attemptId, { workerId: 'w2' });
-      expect(await h.store.getWorkerById('w2')).toMatchObject({ status: 'busy', currentRolloutId: r.rolloutId, currentAttemptId: r.attempt.attemptId });
+      expect(await h.store.getWorkerById('w2')).toMatchObject({
+        status: 'busy',
+        currentRolloutId: r.rolloutId,
+        currentAttemptId: r.attempt.attemptId,
+      });
       await h.store.updateAttempt(r.rolloutId, r.attempt.attemptId, { status: 'failed' });
       expect((await h.store.getWorkerById('w2'))?.status).toBe('idle');
     });
 
     it('a dequeue with a worker id that finds nothing marks the worker idle', async () => {
       expect(await h.store.dequeueRollout({ workerId: 'lonely' })).toBeNull();
-      expect(await h.store.getWorkerById('lonely')).toMatchObject({ status: 'idle', lastIdleTime: h.clock.now(), lastDequeueTime: h.clock.now() });
+      expect(await h.store.getWorkerById('lonely')).toMatchObject({
+        status: 'idle',
+        lastIdleTime: h.clock.now(),
+        lastDequeueTime: h.clock.now(),
+      });
       h.clock.advance(1);
       await h.store.dequeueRollouts({ limit: 3, workerId: 'lonely' });
       const w = await h.store.getWorkerById('lonely');
@@ -95,8 +131,12 @@ export function resourceWorkerCases(h: Harness): void {
       await h.store.updateWorker('alpha-1');
       await h.store.dequeueRollout({ workerId: 'beta-1' });
       expect((await h.store.queryWorkers({ statusIn: ['idle'] })).items.map((w) => w.workerId)).toEqual(['beta-1']);
-      expect((await h.store.queryWorkers({ workerIdContains: 'alpha' })).items.map((w) => w.workerId)).toEqual(['alpha-1']);
-      expect((await h.store.queryWorkers({ statusIn: ['idle'], workerIdContains: 'alpha', filterLogic: 'or' })).total).toBe(2);
+      expect((await h.store.queryWorkers({ workerIdContains: 'alpha' })).items.map((w) => w.workerId)).toEqual([
+        'alpha-1',
+      ]);
+      expect(
+        (await h.store.queryWorkers({ statusIn: ['idle'], workerIdContains: 'alpha', filterLogic: 'or' })).total,
+      ).toBe(2);
     });
   });
 
@@ -115,7 +155,9 @@ export function resourceWorkerCases(h: Harness): void {
       const c = await h.store.startRollout({ input: 'c' });
       await h.store.updateAttempt(c.rolloutId, 'latest', { status: 'succeeded' });
       await h.store.updateRollout(a.rolloutId, { status: 'cancelled' });
-      const done = await h.store.waitForRollouts([c.rolloutId, b.rolloutId, 'ro-unknown', a.rolloutId], { timeoutSeconds: 0.05 });
+      const done = await h.store.waitForRollouts([c.rolloutId, b.rolloutId, 'ro-unknown', a.rolloutId], {
+        timeoutSeconds: 0.05,
+      });
       expect(done.map((r) => r.rolloutId)).toEqual([c.rolloutId, a.rolloutId]);
       expect(done.every((r) => !('attempt' in r))).toBe(true);
     });

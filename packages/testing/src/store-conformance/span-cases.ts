@@ -146,8 +146,10 @@ export function spanCases(h: Harness): void {
     it('a stored span shares nothing with the caller: later edits of the input or of the returned span never reach the store', async () => {
       const r = await h.store.startRollout({ input: 1 });
       const ids = [1, 2, 3];
-      const attributes: Record<string, unknown> = { 'response_token_ids': ids, note: 'kept' };
-      const [returned] = await h.store.addSpans([makeSpan(r.rolloutId, r.attempt.attemptId, { attributes: attributes as never })]);
+      const attributes: Record<string, unknown> = { response_token_ids: ids, note: 'kept' };
+      const [returned] = await h.store.addSpans([
+        makeSpan(r.rolloutId, r.attempt.attemptId, { attributes: attributes as never }),
+      ]);
       ids.push(4);
       attributes.note = 'changed';
       (returned!.attributes.response_token_ids as number[]).push(5);
@@ -155,7 +157,10 @@ export function spanCases(h: Harness): void {
       const [read] = (await h.store.querySpans({ rolloutId: r.rolloutId })).items;
       expect(read!.attributes).toEqual({ response_token_ids: [1, 2, 3], note: 'kept' });
       (read!.attributes.response_token_ids as number[]).push(6);
-      expect((await h.store.querySpans({ rolloutId: r.rolloutId })).items[0]!.attributes).toEqual({ response_token_ids: [1, 2, 3], note: 'kept' });
+      expect((await h.store.querySpans({ rolloutId: r.rolloutId })).items[0]!.attributes).toEqual({
+        response_token_ids: [1, 2, 3],
+        note: 'kept',
+      });
     });
   });
 }

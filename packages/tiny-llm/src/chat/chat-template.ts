@@ -71,7 +71,8 @@ export function renderChat(options: RenderChatOptions): RenderedChat {
       case 'assistant': {
         push([{ special: '<|assistant|>' }], 0);
         const body: TextSegment[] = [{ text }];
-        for (const call of msg.tool_calls ?? []) body.push(...formatToolCall(call.function.name, call.function.arguments));
+        for (const call of msg.tool_calls ?? [])
+          body.push(...formatToolCall(call.function.name, call.function.arguments));
         body.push({ special: '<|end|>' });
         push(body, 1);
         break;

@@ -17,5 +17,9 @@ export interface WireChatMessage {
 /** A tool definition in OpenAI's wire shape. */
 export interface WireTool {
   type: 'function';
-  function: { name: string; description?: string; parameters?: { properties?: Record<string, unknown> } & Record<string, unknown> };
+  function: {
+    name: string;
+    description?: string;
+    parameters?: { properties?: Record<string, unknown> } & Record<string, unknown>;
+  };
 }

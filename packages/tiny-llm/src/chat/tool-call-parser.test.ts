@@ -23,7 +23,12 @@ describe('parseToolCalls', () => {
 
   it('returns plain content for malformed calls and text without calls', () => {
     expect(parseToolCalls('just text')).toEqual({ content: 'just text', toolCalls: [], malformed: false });
-    for (const bad of ['<|call|>calc{"e":', '<|call|>9bad{}<|/call|>', '<|call|>f[1]<|/call|>', '<|call|>f{}<|/call|>junk']) {
+    for (const bad of [
+      '<|call|>calc{"e":',
+      '<|call|>9bad{}<|/call|>',
+      '<|call|>f[1]<|/call|>',
+      '<|call|>f{}<|/call|>junk',
+    ]) {
       expect(parseToolCalls(bad)).toEqual({ content: bad, toolCalls: [], malformed: true });
     }
   });
@@ -39,7 +44,11 @@ describe('renderChat', () => {
       messages: [
         { role: 'system', content: 'be brief' },
         { role: 'user', content: [{ type: 'text', text: 'add' }] },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'x', type: 'function', function: { name: 'calc', arguments: '{"e":"1"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'x', type: 'function', function: { name: 'calc', arguments: '{"e":"1"}' } }],
+        },
         { role: 'tool', tool_call_id: 'x', content: '1' },
       ],
     });
@@ -53,6 +62,8 @@ describe('renderChat', () => {
   });
 
   it('rejects unknown roles with the offending index', () => {
-    expect(() => renderChat({ tokenizer: tok, messages: [{ role: 'robot', content: 'x' }] })).toThrow(/messages\[0\]\.role "robot"/);
+    expect(() => renderChat({ tokenizer: tok, messages: [{ role: 'robot', content: 'x' }] })).toThrow(
+      /messages\[0\]\.role "robot"/,
+    );
   });
 });

@@ -44,19 +44,46 @@ async function trainedOn(orderSeed: number, options: Partial<GrpoOptions> = {}):
         attemptId: 'a',
         taskId: String(rollout!.metadata?.task_id),
         mode: 'train',
-        transitions: [{ agentName: null, state: { messages: [], tokenIds: [rollout!.input as number] }, action: { message: { role: 'assistant' }, tokenIds: [sample, 0] }, reward: null, done: true, spanIds: [] }],
+        transitions: [
+          {
+            agentName: null,
+            state: { messages: [], tokenIds: [rollout!.input as number] },
+            action: { message: { role: 'assistant' }, tokenIds: [sample, 0] },
+            reward: null,
+            done: true,
+            spanIds: [],
+          },
+        ],
         finalReward: sample % 3 === 0 ? 1 : 0,
       };
     },
   };
   const backend = {
     train: async (samples: readonly TrainingSample[]) => {
-      batches.push(samples.map((s) => [s.taskId, s.promptTokenIds, s.responseTokenIds, s.reward, s.advantage, s.responseMask]));
-      return { resources: {}, metrics: { loss: 0, kl: null, entropy: null, clipFraction: null, ...rewardStatistics(samples), tokensPerSecond: 0 } };
+      batches.push(
+        samples.map((s) => [s.taskId, s.promptTokenIds, s.responseTokenIds, s.reward, s.advantage, s.responseMask]),
+      );
+      return {
+        resources: {},
+        metrics: {
+          loss: 0,
+          kl: null,
+          entropy: null,
+          clipFraction: null,
+          ...rewardStatistics(samples),
+          tokensPerSecond: 0,
+        },
+      };
     },
   };
   try {
-    await new GRPO({ backend, rounds: 3, tasksPerRound: 4, groupSize: 6, seed: 7, ...options }).run({ store, train: [1, 2, 3, 4, 5, 6, 7, 8, 9], val: [], adapter, signal: controller.signal });
+    await new GRPO({ backend, rounds: 3, tasksPerRound: 4, groupSize: 6, seed: 7, ...options }).run({
+      store,
+      train: [1, 2, 3, 4, 5, 6, 7, 8, 9],
+      val: [],
+      adapter,
+      signal: controller.signal,
+    });
   } finally {
     running = false;
     await policy;
@@ -82,7 +109,9 @@ describe('GRPO', () => {
     expect(whole.filter(([negative]) => negative).length).toBeGreaterThan(10);
     expect(whole.every(([, mask]) => JSON.stringify(mask) === '[1,1]')).toBe(true);
     // A group's rollouts differ in their first token: a worse one keeps its blame there, not on the shared token after.
-    expect(narrowed.filter(([negative]) => negative).map(([, mask]) => mask)).toEqual(whole.filter(([negative]) => negative).map(() => [1, 0]));
+    expect(narrowed.filter(([negative]) => negative).map(([, mask]) => mask)).toEqual(
+      whole.filter(([negative]) => negative).map(() => [1, 0]),
+    );
     expect(narrowed.filter(([negative]) => !negative).every(([, mask]) => JSON.stringify(mask) === '[1,1]')).toBe(true);
   });
 });

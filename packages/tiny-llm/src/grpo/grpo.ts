@@ -1,8 +1,23 @@
 import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { JsonObject, JsonValue, LightningStore, NamedResourcesInput, Rollout, RolloutMode, Span, Trajectory } from '@agl/core';
+import type {
+  JsonObject,
+  JsonValue,
+  LightningStore,
+  NamedResourcesInput,
+  Rollout,
+  RolloutMode,
+  Span,
+  Trajectory,
+} from '@agl/core';
 import type { RolloutInfo } from '@agl/core/adapters';
-import { buildTrainingSamples, type NegativeCredit, type TrainingBackend, type TrainingSample, type TrainMetrics } from '@agl/core/algorithms';
+import {
+  buildTrainingSamples,
+  type NegativeCredit,
+  type TrainingBackend,
+  type TrainingSample,
+  type TrainMetrics,
+} from '@agl/core/algorithms';
 import { UserError } from '@agl/core/errors';
 import { SeededRng } from '../model/rng';
 
@@ -90,7 +105,8 @@ export class GRPO {
   constructor(options: GrpoOptions) {
     for (const key of ['rounds', 'tasksPerRound', 'groupSize'] as const) {
       const v = options[key];
-      if (v !== undefined && (!Number.isInteger(v) || v < (key === 'rounds' ? 0 : 1))) throw new UserError(`GRPO ${key} must be a positive integer; got ${String(v)}.`);
+      if (v !== undefined && (!Number.isInteger(v) || v < (key === 'rounds' ? 0 : 1)))
+        throw new UserError(`GRPO ${key} must be a positive integer; got ${String(v)}.`);
     }
     this.#o = options;
   }
@@ -106,11 +122,18 @@ export class GRPO {
 
   async run({ store, train, val, adapter, initialResources, signal }: GrpoRunOptions): Promise<void> {
     const o = this.#o;
-    if (train.length === 0) throw new UserError('GRPO needs train tasks: pass a non-empty train dataset to Trainer.fit.');
+    if (train.length === 0)
+      throw new UserError('GRPO needs train tasks: pass a non-empty train dataset to Trainer.fit.');
     const dir = o.checkpointDir;
     if (dir) await mkdir(dir, { recursive: true });
     const resumed = dir ? await GRPO.readState(dir) : null;
-    const state: GrpoState = resumed ?? { round: 0, resources: initialResources ?? null, bestReward: null, bestRound: null, validations: [] };
+    const state: GrpoState = resumed ?? {
+      round: 0,
+      resources: initialResources ?? null,
+      bestReward: null,
+      bestRound: null,
+      validations: [],
+    };
     this.validations.push(...state.validations);
     if (resumed) state.resources = o.backend.currentResources?.() ?? state.resources;
     let resourcesId: string | null = state.resources ? (await store.addResources(state.resources)).resourcesId : null;
@@ -134,7 +157,16 @@ export class GRPO {
     for (let round = state.round + 1; round <= total && !signal.aborted; round += 1) {
       const started = Date.now();
       const picks = Array.from({ length: o.tasksPerRound ?? 8 }, () => train[Math.floor(rng.next() * train.length)]);
-      const trajectories = await this.#runRollouts({ store, tasks: picks, repeat: o.groupSize ?? 8, mode: 'train', resourcesId, adapter, signal, round });
+      const trajectories = await this.#runRollouts({
+        store,
+        tasks: picks,
+        repeat: o.groupSize ?? 8,
+        mode: 'train',
+        resourcesId,
+        adapter,
+        signal,
+        round,
+      });
       const samples = this.#samples(trajectories, rng);
       const result = samples.length > 0 ? await o.backend.train(samples, { signal }) : null;
       if (result) {
@@ -149,7 +181,8 @@ export class GRPO {
         metrics: result?.metrics ?? null,
         resourcesId: resourcesId ?? '',
       };
-      if (val.length > 0 && (round === total || (valEvery > 0 && round % valEvery === 0))) record.valReward = await validate(round);
+      if (val.length > 0 && (round === total || (valEvery > 0 && round % valEvery === 0)))
+        record.valReward = await validate(round);
       state.round = round;
       this.rounds.push(record);
       if (dir) {
@@ -170,7 +203,11 @@ export class GRPO {
         const j = Math.floor(rng.next() * (i + 1));
         [rewards[i], rewards[j]] = [rewards[j]!, rewards[i]!];
       }
-      input = trajectories.map((t, i) => ({ ...t, finalReward: rewards[i] ?? null, transitions: t.transitions.map((tr) => ({ ...tr, reward: null })) }));
+      input = trajectories.map((t, i) => ({
+        ...t,
+        finalReward: rewards[i] ?? null,
+        transitions: t.transitions.map((tr) => ({ ...tr, reward: null })),
+      }));
     }
     const { samples } = buildTrainingSamples({
       trajectories: input,
@@ -183,7 +220,14 @@ export class GRPO {
     return o.control === 'zero-advantages' ? samples.map((s) => ({ ...s, advantage: 0 })) : samples;
   }
 
-  async #validate(a: { store: LightningStore; val: unknown[]; adapter: GrpoRunOptions['adapter']; resourcesId: string | null; signal: AbortSignal; round: number }): Promise<number> {
+  async #validate(a: {
+    store: LightningStore;
+    val: unknown[];
+    adapter: GrpoRunOptions['adapter'];
+    resourcesId: string | null;
+    signal: AbortSignal;
+    round: number;
+  }): Promise<number> {
     const trajectories = await this.#runRollouts({ ...a, tasks: a.val, repeat: 1, mode: 'val' });
     return meanOf(trajectories.map((t) => t.finalReward ?? 0));
   }
@@ -209,7 +253,8 @@ export class GRPO {
     const pending = new Set(order);
     const finished = new Map<string, Rollout>();
     while (pending.size > 0) {
-      if (signal.aborted) throw new UserError(`GRPO was stopped while waiting for ${pending.size} rollouts: ${String(signal.reason)}`);
+      if (signal.aborted)
+        throw new UserError(`GRPO was stopped while waiting for ${pending.size} rollouts: ${String(signal.reason)}`);
       for (const r of await store.waitForRollouts([...pending], { timeoutSeconds: 0.5 })) {
         if (pending.delete(r.rolloutId)) finished.set(r.rolloutId, r);
       }
@@ -232,18 +277,24 @@ export class GRPO {
 function canonicalOrder(trajectories: Trajectory[]): Trajectory[] {
   const groups = new Map<string, Array<{ t: Trajectory; k: string }>>();
   for (const t of trajectories) {
-    const k = JSON.stringify([t.finalReward, t.transitions.map((tr) => tr.action.tokenIds ?? tr.action.message.content ?? null)]);
+    const k = JSON.stringify([
+      t.finalReward,
+      t.transitions.map((tr) => tr.action.tokenIds ?? tr.action.message.content ?? null),
+    ]);
     const group = groups.get(t.taskId) ?? [];
     group.push({ t, k });
     groups.set(t.taskId, group);
   }
-  return [...groups.values()].flatMap((group) => group.sort((x, y) => (x.k < y.k ? -1 : x.k > y.k ? 1 : 0)).map(({ t }) => t));
+  return [...groups.values()].flatMap((group) =>
+    group.sort((x, y) => (x.k < y.k ? -1 : x.k > y.k ? 1 : 0)).map(({ t }) => t),
+  );
 }
 
 function taskIdOf(task: unknown): string {
   if (task !== null && typeof task === 'object') {
     const t = task as Record<string, unknown>;
-    for (const key of ['task_id', 'taskId', 'id']) if (typeof t[key] === 'string' || typeof t[key] === 'number') return String(t[key]);
+    for (const key of ['task_id', 'taskId', 'id'])
+      if (typeof t[key] === 'string' || typeof t[key] === 'number') return String(t[key]);
   }
   return JSON.stringify(task ?? null);
 }

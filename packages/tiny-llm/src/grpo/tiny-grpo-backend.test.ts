@@ -49,16 +49,29 @@ describe('TinyGrpoBackend', () => {
     ];
     const before = await trainer.responseLogprobs(pair);
     const loaded: string[] = [];
-    const backend = new TinyGrpoBackend({ trainer, server: { url: 'http://127.0.0.1:9', loadWeights: async (v) => loaded.push(v) }, clipEps: 0.2, klCoef: 0.01 });
+    const backend = new TinyGrpoBackend({
+      trainer,
+      server: { url: 'http://127.0.0.1:9', loadWeights: async (v) => loaded.push(v) },
+      clipEps: 0.2,
+      klCoef: 0.01,
+    });
     // Rollout-time logprobs = current ones (on-policy), as the server would have returned them.
-    const result = await backend.train([sample(good, 1, before[0]!), sample(bad, -1, before[1]!), sample([70], 0, [-5])], {});
+    const result = await backend.train(
+      [sample(good, 1, before[0]!), sample(bad, -1, before[1]!), sample([70], 0, [-5])],
+      {},
+    );
     const after = await trainer.responseLogprobs(pair);
     const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
     expect(sum(after[0]!)).toBeGreaterThan(sum(before[0]!) + 1e-3);
     expect(sum(after[1]!)).toBeLessThan(sum(before[1]!) - 1e-3);
     expect(loaded).toEqual(['grpo-1']);
     expect(result.resources).toEqual({
-      main_llm: { resourceType: 'llm', endpoint: 'http://127.0.0.1:9/v1', model: 'agl-tiny@grpo-1', samplingParameters: {} },
+      main_llm: {
+        resourceType: 'llm',
+        endpoint: 'http://127.0.0.1:9/v1',
+        model: 'agl-tiny@grpo-1',
+        samplingParameters: {},
+      },
     });
     expect(result.metrics.trainedSamples).toBe(2); // the zero-advantage sample carries no gradient and is skipped
     expect(result.metrics.clipFraction).toBe(0); // first step on-policy: ratio 1 everywhere
@@ -66,7 +79,7 @@ describe('TinyGrpoBackend', () => {
     expect(await new WeightStore({ dir }).list()).toContain('grpo-1');
   });
 
-  it('runs each version\'s policy steps at the rate its learning-rate schedule gives', async () => {
+  it("runs each version's policy steps at the rate its learning-rate schedule gives", async () => {
     const own = await TinyTrainer.create({ weightsDir: dir, version: 'v0', optimizer: { learningRate: 1e-2 } });
     try {
       const good = [50, 51, 52, 53];

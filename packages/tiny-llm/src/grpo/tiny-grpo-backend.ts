@@ -80,7 +80,13 @@ export class TinyGrpoBackend implements TrainingBackend {
     const learningRate = o.learningRate?.(this.#n);
     for (let i = 0; i < (o.stepsPerTrain ?? 1) && policySamples.length > 0; i += 1) {
       if (options.signal?.aborted) throw new AglError(`GRPO training was aborted: ${String(options.signal.reason)}`);
-      last = await o.trainer.policyStep({ samples: policySamples, clipEps: o.clipEps ?? 0.2, klCoef: o.klCoef ?? 0, lossAggregation: o.lossAggregation, ...(learningRate === undefined ? {} : { learningRate }) });
+      last = await o.trainer.policyStep({
+        samples: policySamples,
+        clipEps: o.clipEps ?? 0.2,
+        klCoef: o.klCoef ?? 0,
+        lossAggregation: o.lossAggregation,
+        ...(learningRate === undefined ? {} : { learningRate }),
+      });
       this.history.push(last);
       tokens += last.tokens;
     }

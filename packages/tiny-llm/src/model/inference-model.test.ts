@@ -8,7 +8,15 @@ import { generateSync, type GenerationParams } from './sequence';
 const weights = randomTestWeights(11);
 const model = new InferenceModel(weights);
 const prompt = [256, 259, 104, 101, 108, 108, 111, 257, 260];
-const greedy: GenerationParams = { promptIds: prompt, maxTokens: 16, temperature: 0, topP: 1, seed: 0, stopIds: [], topLogprobs: 2 };
+const greedy: GenerationParams = {
+  promptIds: prompt,
+  maxTokens: 16,
+  temperature: 0,
+  topP: 1,
+  seed: 0,
+  stopIds: [],
+  topLogprobs: 2,
+};
 
 describe('InferenceModel (KV cache) against the tfjs training graph', () => {
   it('greedy generation with the KV cache equals greedy generation by full forward passes', async () => {
@@ -35,7 +43,11 @@ describe('InferenceModel (KV cache) against the tfjs training graph', () => {
 
   it.each([
     ['the token-shift embedding', { prevTokenEmbedding: true }, ['prev_emb']],
-    ['both token shifts (one and two back)', { prevTokenEmbedding: true, prev2TokenEmbedding: true }, ['prev_emb', 'prev2_emb']],
+    [
+      'both token shifts (one and two back)',
+      { prevTokenEmbedding: true, prev2TokenEmbedding: true },
+      ['prev_emb', 'prev2_emb'],
+    ],
     ['segment positions', { segmentPositions: true }, ['seg_emb']],
   ])('with %s: cached generation, logprobs and batching match the tfjs graph', async (_label, shifts, names) => {
     const shifted = randomTestWeights(12, shifts);
@@ -71,7 +83,8 @@ describe('InferenceModel (KV cache) against the tfjs training graph', () => {
     const a2 = model.newCache();
     const b2 = model.newCache();
     const alone = [model.prefill(a2, [...prompt, 120]), model.prefill(b2, [...prompt.slice(0, 4), 121])];
-    for (let k = 0; k < 2; k++) for (let v = 0; v < alone[k]!.length; v += 17) expect(batched[k]![v]).toBeCloseTo(alone[k]![v]!, 5);
+    for (let k = 0; k < 2; k++)
+      for (let v = 0; v < alone[k]!.length; v += 17) expect(batched[k]![v]).toBeCloseTo(alone[k]![v]!, 5);
   });
 
   it('samples deterministically under a seed and differently under another', () => {
@@ -92,4 +105,3 @@ describe('InferenceModel (KV cache) against the tfjs training graph', () => {
     expect(logSoftmax([0, 0]).every((x) => Math.abs(x - Math.log(0.5)) < 1e-12)).toBe(true);
   });
 });
-

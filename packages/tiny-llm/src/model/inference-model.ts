@@ -81,7 +81,10 @@ export class InferenceModel {
     this.config = weights.config;
     const p = (name: string): Float32Array => {
       const v = weights.params[name];
-      if (!v) throw new UserError(`Weights lack parameter "${name}"; they do not match config ${JSON.stringify(weights.config)}.`);
+      if (!v)
+        throw new UserError(
+          `Weights lack parameter "${name}"; they do not match config ${JSON.stringify(weights.config)}.`,
+        );
       return v;
     };
     this.#tokEmb = p('tok_emb');
@@ -132,7 +135,9 @@ export class InferenceModel {
     rows.forEach((r, i) => {
       const p = next.get(r.cache) ?? r.cache.length;
       if (p >= maxSeqLen) {
-        throw new UserError(`Sequence reached the model's context length (${maxSeqLen} tokens); shorten the prompt or max_tokens.`);
+        throw new UserError(
+          `Sequence reached the model's context length (${maxSeqLen} tokens); shorten the prompt or max_tokens.`,
+        );
       }
       if (r.token < 0 || r.token >= vocabSize || !Number.isInteger(r.token)) {
         throw new UserError(`Token id ${r.token} is outside the vocabulary (size ${vocabSize}).`);

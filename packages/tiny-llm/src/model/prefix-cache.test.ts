@@ -6,7 +6,9 @@ import { generateSync } from './sequence';
 
 // Both token shifts and segment positions on, so a restored cache must also carry the last two tokens and the
 // position inside the current segment right.
-const model = new InferenceModel(randomTestWeights(31, { prevTokenEmbedding: true, prev2TokenEmbedding: true, segmentPositions: true }));
+const model = new InferenceModel(
+  randomTestWeights(31, { prevTokenEmbedding: true, prev2TokenEmbedding: true, segmentPositions: true }),
+);
 const system = [256, 259, 104, 101, 108, 108, 111, 257, 258, 97, 100];
 const promptA = [...system, 49, 50, 51, 257, 260];
 const promptB = [...system, 55, 56, 257, 260];

@@ -81,7 +81,11 @@ export class PrefixCache {
   remember(model: InferenceModel, tokens: readonly number[], cache: KvCache): void {
     if (tokens.length === 0 || cache.length !== tokens.length || this.#forgotten.has(model)) return;
     for (const e of this.#entries) {
-      if (e.model === model && e.tokens.length >= tokens.length && commonPrefix(e.tokens, tokens, tokens.length) === tokens.length) {
+      if (
+        e.model === model &&
+        e.tokens.length >= tokens.length &&
+        commonPrefix(e.tokens, tokens, tokens.length) === tokens.length
+      ) {
         this.#touch(e);
         return;
       }

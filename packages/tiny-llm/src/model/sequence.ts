@@ -58,11 +58,18 @@ export class Sequence {
     const logp = logSoftmax(this.logits);
     this.logits = undefined;
     const forced = this.params.forcedPrefix?.[this.output.length];
-    const id = forced ?? sampleToken(logp, { temperature: this.params.temperature, topP: this.params.topP, banned: this.#banned }, this.rng);
+    const id =
+      forced ??
+      sampleToken(
+        logp,
+        { temperature: this.params.temperature, topP: this.params.topP, banned: this.#banned },
+        this.rng,
+      );
     const tok: GeneratedToken = { id, logprob: logp[id]!, top: topK(logp, this.params.topLogprobs) };
     this.output.push(tok);
     if (this.#stop.has(id)) this.finishReason = 'stop';
-    else if (this.output.length >= this.params.maxTokens || this.cache.length >= this.model.config.maxSeqLen) this.finishReason = 'length';
+    else if (this.output.length >= this.params.maxTokens || this.cache.length >= this.model.config.maxSeqLen)
+      this.finishReason = 'length';
     return tok;
   }
 }
@@ -71,7 +78,10 @@ export class Sequence {
  * Generates one sequence to the end in the calling thread (no scheduler): prefill with the KV cache, then one token at
  * a time. Used by tests and offline evaluation.
  */
-export function generateSync(model: InferenceModel, params: GenerationParams): { tokens: GeneratedToken[]; finishReason: FinishReason } {
+export function generateSync(
+  model: InferenceModel,
+  params: GenerationParams,
+): { tokens: GeneratedToken[]; finishReason: FinishReason } {
   const seq = new Sequence(model, params);
   seq.logits = model.prefill(seq.cache, params.promptIds);
   for (;;) {

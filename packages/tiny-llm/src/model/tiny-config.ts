@@ -91,9 +91,12 @@ export function validateConfig(c: TinyConfig): void {
     }
   }
   for (const key of ['prevTokenEmbedding', 'prev2TokenEmbedding', 'segmentPositions'] as const) {
-    if (c[key] !== undefined && typeof c[key] !== 'boolean') throw new UserError(`TinyConfig.${key} must be true or false, got ${JSON.stringify(c[key])}.`);
+    if (c[key] !== undefined && typeof c[key] !== 'boolean')
+      throw new UserError(`TinyConfig.${key} must be true or false, got ${JSON.stringify(c[key])}.`);
   }
   if (c.dModel % c.nHeads !== 0) {
-    throw new UserError(`TinyConfig.dModel (${c.dModel}) must be divisible by nHeads (${c.nHeads}); pick nHeads that divides it.`);
+    throw new UserError(
+      `TinyConfig.dModel (${c.dModel}) must be divisible by nHeads (${c.nHeads}); pick nHeads that divides it.`,
+    );
   }
 }

@@ -35,5 +35,9 @@ export function initWeights(options: { config: TinyConfig; tokenizer: TokenizerS
 export function cloneWeights(w: TinyWeights): TinyWeights {
   const params: Record<string, Float32Array> = {};
   for (const [k, v] of Object.entries(w.params)) params[k] = v.slice();
-  return { config: { ...w.config }, tokenizer: { kind: w.tokenizer.kind, merges: w.tokenizer.merges.map(([a, b]) => [a, b]) }, params };
+  return {
+    config: { ...w.config },
+    tokenizer: { kind: w.tokenizer.kind, merges: w.tokenizer.merges.map(([a, b]) => [a, b]) },
+    params,
+  };
 }

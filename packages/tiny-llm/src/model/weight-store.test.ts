@@ -23,7 +23,8 @@ describe('WeightStore', () => {
     const back = await store.load('v2');
     expect(back.meta).toEqual({ note: 'v2' });
     expect(back.weights.config).toEqual(w.config);
-    for (const [k, v] of Object.entries(w.params)) expect(Buffer.from(back.weights.params[k]!.buffer).equals(Buffer.from(v.buffer))).toBe(true);
+    for (const [k, v] of Object.entries(w.params))
+      expect(Buffer.from(back.weights.params[k]!.buffer).equals(Buffer.from(v.buffer))).toBe(true);
     await expect(store.save({ weights: w, version: 'v2' })).rejects.toThrow(/already exists/);
     await expect(store.load('v3')).rejects.toThrow(/known versions: v1, v2, v10/);
     await expect(store.save({ weights: w, version: '../evil' })).rejects.toThrow(/not valid/);

@@ -33,7 +33,9 @@ export function encodeWeights(weights: TinyWeights, version: string, meta: Recor
     const data = weights.params[p.name];
     const length = p.shape.reduce((a, b) => a * b, 1);
     if (!data || data.length !== length) {
-      throw new UserError(`Parameter "${p.name}" has ${data?.length ?? 0} values; its shape [${p.shape}] needs ${length}.`);
+      throw new UserError(
+        `Parameter "${p.name}" has ${data?.length ?? 0} values; its shape [${p.shape}] needs ${length}.`,
+      );
     }
     const entry = { name: p.name, shape: p.shape, offset, length };
     offset += length;
@@ -56,7 +58,10 @@ export function encodeWeights(weights: TinyWeights, version: string, meta: Recor
 }
 
 /** Parses a weights file body written by {@link encodeWeights}. */
-export function decodeWeights(buf: Buffer, source = 'weights file'): { weights: TinyWeights; version: string; meta: Record<string, unknown> } {
+export function decodeWeights(
+  buf: Buffer,
+  source = 'weights file',
+): { weights: TinyWeights; version: string; meta: Record<string, unknown> } {
   if (buf.length < 12 || buf.toString('latin1', 0, 8) !== MAGIC) {
     throw new UserError(`${source} is not an AGL tiny-llm weights file (bad magic); write it with WeightStore.save().`);
   }
@@ -69,7 +74,11 @@ export function decodeWeights(buf: Buffer, source = 'weights file'): { weights: 
     Buffer.from(arr.buffer).set(buf.subarray(dataStart + p.offset * 4, dataStart + (p.offset + p.length) * 4));
     params[p.name] = arr;
   }
-  return { weights: { config: header.config, tokenizer: header.tokenizer, params }, version: header.version, meta: header.meta };
+  return {
+    weights: { config: header.config, tokenizer: header.tokenizer, params },
+    version: header.version,
+    meta: header.meta,
+  };
 }
 
 /**
@@ -90,11 +99,18 @@ export class WeightStore {
   }
 
   /** Writes `weights` as `version`. Refuses to overwrite an existing version unless `overwrite`. */
-  async save(options: { weights: TinyWeights; version: string; meta?: Record<string, unknown>; overwrite?: boolean }): Promise<string> {
+  async save(options: {
+    weights: TinyWeights;
+    version: string;
+    meta?: Record<string, unknown>;
+    overwrite?: boolean;
+  }): Promise<string> {
     const path = this.pathOf(options.version);
     await mkdir(this.dir, { recursive: true });
     if (!options.overwrite && (await this.list()).includes(options.version)) {
-      throw new UserError(`Weights version "${options.version}" already exists in ${this.dir}; pick a new version name (versions are immutable).`);
+      throw new UserError(
+        `Weights version "${options.version}" already exists in ${this.dir}; pick a new version name (versions are immutable).`,
+      );
     }
     const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
     await writeFile(tmp, encodeWeights(options.weights, options.version, options.meta));

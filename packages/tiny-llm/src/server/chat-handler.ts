@@ -9,12 +9,20 @@ import type { TinyModelHost } from './tiny-model-host';
 
 /** OpenAI chat logprobs entries for tokens. */
 export function chatLogprobs(tok: TinyTokenizer, tokens: readonly GeneratedToken[]): Array<Record<string, unknown>> {
-  const entry = (id: number, logprob: number) => ({ token: tok.tokenText(id), logprob, bytes: Array.from(tok.tokenBytes(id)) });
+  const entry = (id: number, logprob: number) => ({
+    token: tok.tokenText(id),
+    logprob,
+    bytes: Array.from(tok.tokenBytes(id)),
+  });
   return tokens.map((t) => ({ ...entry(t.id, t.logprob), top_logprobs: t.top.map(([id, lp]) => entry(id, lp)) }));
 }
 
 function toolCallsWire(end: ChoiceEnd, prefix: string) {
-  return end.toolCalls.map((c, i) => ({ id: `call_${prefix}${i}`, type: 'function' as const, function: { name: c.name, arguments: c.arguments } }));
+  return end.toolCalls.map((c, i) => ({
+    id: `call_${prefix}${i}`,
+    type: 'function' as const,
+    function: { name: c.name, arguments: c.arguments },
+  }));
 }
 
 /** Handles `POST /v1/chat/completions`, streaming or not. */
@@ -25,8 +33,15 @@ export async function handleChat(host: TinyModelHost, body: unknown, res: Server
   const toolsEnabled = req.tools.length > 0 && req.toolChoice !== 'none';
   const { ids: promptIds } = renderChat({ tokenizer: tok, messages: req.messages, tools: req.tools });
   const callId = tok.specialId('<|call|>');
-  const forcedPrefix = req.toolChoice === 'required' ? [callId] : typeof req.toolChoice === 'object' ? [callId, ...tok.encode(req.toolChoice.name)] : undefined;
-  const banned = ['<|bos|>', '<|system|>', '<|user|>', '<|assistant|>', '<|tool|>', '<|tools|>', '<|pad|>'].map((s) => tok.specialId(s as '<|bos|>'));
+  const forcedPrefix =
+    req.toolChoice === 'required'
+      ? [callId]
+      : typeof req.toolChoice === 'object'
+        ? [callId, ...tok.encode(req.toolChoice.name)]
+        : undefined;
+  const banned = ['<|bos|>', '<|system|>', '<|user|>', '<|assistant|>', '<|tool|>', '<|tools|>', '<|pad|>'].map((s) =>
+    tok.specialId(s as '<|bos|>'),
+  );
   if (!toolsEnabled) banned.push(callId, tok.specialId('<|/call|>'));
   const params = host.generationParams({
     served,
@@ -41,14 +56,22 @@ export async function handleChat(host: TinyModelHost, body: unknown, res: Server
   });
   const id = `chatcmpl-${randomUUID().replaceAll('-', '')}`;
   const created = Math.floor(Date.now() / 1000);
-  const builders = Array.from({ length: req.n }, () => new ChoiceBuilder({ tokenizer: tok, toolsEnabled, stop: req.stop }));
+  const builders = Array.from(
+    { length: req.n },
+    () => new ChoiceBuilder({ tokenizer: tok, toolsEnabled, stop: req.stop }),
+  );
   const base = { id, created, model: served.modelId };
   let cancel = () => {};
   const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
     `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices, ...extra })}\n\n`;
   if (req.stream) {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    const first = builders.map((_, index) => ({ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }));
+    const first = builders.map((_, index) => ({
+      index,
+      delta: { role: 'assistant', content: '' },
+      logprobs: null,
+      finish_reason: null,
+    }));
     res.write(chunk(first, req.returnTokenIds ? { prompt_token_ids: promptIds } : {}));
   }
   const gen = host.engine.generate({
@@ -60,7 +83,12 @@ export async function handleChat(host: TinyModelHost, body: unknown, res: Server
       const delta = b.push(tokens);
       if (b.stopped && builders.every((x) => x.stopped)) cancel();
       if (!req.stream || delta.tokens.length === 0) return;
-      const c: Record<string, unknown> = { index, delta: delta.content ? { content: delta.content } : {}, logprobs: null, finish_reason: null };
+      const c: Record<string, unknown> = {
+        index,
+        delta: delta.content ? { content: delta.content } : {},
+        logprobs: null,
+        finish_reason: null,
+      };
       if (req.logprobs) c.logprobs = { content: chatLogprobs(tok, delta.tokens) };
       if (req.returnTokenIds) c.token_ids = delta.tokens.map((t) => t.id);
       res.write(chunk([c]));
@@ -81,7 +109,8 @@ export async function handleChat(host: TinyModelHost, body: unknown, res: Server
     ends.forEach((end, index) => {
       const delta: Record<string, unknown> = {};
       if (end.content) delta.content = end.content;
-      if (end.toolCalls.length > 0) delta.tool_calls = toolCallsWire(end, `${id.slice(9, 21)}_${index}_`).map((c, i) => ({ index: i, ...c }));
+      if (end.toolCalls.length > 0)
+        delta.tool_calls = toolCallsWire(end, `${id.slice(9, 21)}_${index}_`).map((c, i) => ({ index: i, ...c }));
       if (Object.keys(delta).length > 0) res.write(chunk([{ index, delta, logprobs: null, finish_reason: null }]));
       res.write(chunk([{ index, delta: {}, logprobs: null, finish_reason: end.finishReason }]));
     });
@@ -91,7 +120,10 @@ export async function handleChat(host: TinyModelHost, body: unknown, res: Server
   }
   const choices = ends.map((end, index) => {
     const b = builders[index]!;
-    const message: Record<string, unknown> = { role: 'assistant', content: end.toolCalls.length > 0 && b.content === '' ? null : b.content };
+    const message: Record<string, unknown> = {
+      role: 'assistant',
+      content: end.toolCalls.length > 0 && b.content === '' ? null : b.content,
+    };
     if (end.toolCalls.length > 0) message.tool_calls = toolCallsWire(end, `${id.slice(9, 21)}_${index}_`);
     const choice: Record<string, unknown> = {
       index,

@@ -72,7 +72,8 @@ export class ChoiceBuilder {
   finish(reason: FinishReason): ChoiceEnd {
     const tail = this.#toolText === undefined && !this.stopped ? this.#decoder.flush() : '';
     this.content += tail;
-    if (this.#toolText === undefined) return { content: tail, toolCalls: [], finishReason: this.stopped ? 'stop' : reason };
+    if (this.#toolText === undefined)
+      return { content: tail, toolCalls: [], finishReason: this.stopped ? 'stop' : reason };
     const parsed = parseToolCalls(this.#toolText);
     if (parsed.malformed || parsed.toolCalls.length === 0) {
       this.content += this.#toolText;

@@ -34,12 +34,25 @@ export async function handleCompletion(host: TinyModelHost, body: unknown, res: 
   const banned = ['<|bos|>', '<|pad|>'].map((s) => tok.specialId(s as '<|bos|>'));
   const prompts = req.prompts.map((p) => (typeof p === 'string' ? tok.encode(p) : p));
   const jobs = prompts.map((promptIds) =>
-    host.generationParams({ served, promptIds, maxTokens: req.maxTokens ?? 16, temperature: req.temperature, topP: req.topP, seed: req.seed, topLogprobs, bannedIds: banned }),
+    host.generationParams({
+      served,
+      promptIds,
+      maxTokens: req.maxTokens ?? 16,
+      temperature: req.temperature,
+      topP: req.topP,
+      seed: req.seed,
+      topLogprobs,
+      bannedIds: banned,
+    }),
   );
-  const builders = prompts.map(() => Array.from({ length: req.n }, () => new ChoiceBuilder({ tokenizer: tok, toolsEnabled: false, stop: req.stop })));
+  const builders = prompts.map(() =>
+    Array.from({ length: req.n }, () => new ChoiceBuilder({ tokenizer: tok, toolsEnabled: false, stop: req.stop })),
+  );
   const sent = new Set<number>();
-  const write = (choices: unknown[], extra: Record<string, unknown> = {}) => res.write(`data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`);
-  if (req.stream) res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  const write = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+    res.write(`data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`);
+  if (req.stream)
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   const cancels: Array<() => void> = [];
   res.on('close', () => cancels.forEach((c) => c()));
   const results = await Promise.all(

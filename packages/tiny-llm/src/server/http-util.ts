@@ -7,7 +7,8 @@ export async function readJson(req: IncomingMessage, limit = 8 * 1024 * 1024): P
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > limit) throw new ValidationError(`body: larger than ${limit} bytes; send a smaller request.`, [], { status: 400 });
+    if (size > limit)
+      throw new ValidationError(`body: larger than ${limit} bytes; send a smaller request.`, [], { status: 400 });
     chunks.push(chunk as Buffer);
   }
   const text = Buffer.concat(chunks).toString('utf8');
@@ -15,7 +16,9 @@ export async function readJson(req: IncomingMessage, limit = 8 * 1024 * 1024): P
   try {
     return JSON.parse(text) as unknown;
   } catch {
-    throw new ValidationError('body: is not valid JSON; send a JSON object with Content-Type: application/json.', [], { status: 400 });
+    throw new ValidationError('body: is not valid JSON; send a JSON object with Content-Type: application/json.', [], {
+      status: 400,
+    });
   }
 }
 

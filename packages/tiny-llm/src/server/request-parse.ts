@@ -58,8 +58,15 @@ function bool(body: Body, field: string): boolean {
 function common(body: Body): CommonOptions {
   if (body.model !== undefined && typeof body.model !== 'string') bad('model', 'must be a string.');
   const maxTokens = body.max_completion_tokens ?? body.max_tokens;
-  if (maxTokens !== undefined && maxTokens !== null && (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1)) {
-    bad(body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens', `must be a positive integer, got ${JSON.stringify(maxTokens)}.`);
+  if (
+    maxTokens !== undefined &&
+    maxTokens !== null &&
+    (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1)
+  ) {
+    bad(
+      body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens',
+      `must be a positive integer, got ${JSON.stringify(maxTokens)}.`,
+    );
   }
   const stopRaw = body.stop;
   let stop: string[] = [];
@@ -67,7 +74,8 @@ function common(body: Body): CommonOptions {
   else if (Array.isArray(stopRaw) && stopRaw.every((s) => typeof s === 'string')) stop = stopRaw as string[];
   else if (stopRaw !== undefined && stopRaw !== null) bad('stop', 'must be a string or a list of strings.');
   const seed = body.seed;
-  if (seed !== undefined && seed !== null && (typeof seed !== 'number' || !Number.isInteger(seed))) bad('seed', 'must be an integer.');
+  if (seed !== undefined && seed !== null && (typeof seed !== 'number' || !Number.isInteger(seed)))
+    bad('seed', 'must be an integer.');
   const streamOptions = body.stream_options as Body | undefined | null;
   return {
     model: body.model as string | undefined,
@@ -90,7 +98,8 @@ export function parseChatRequest(raw: unknown): ChatRequest {
   const messages = body.messages;
   if (!Array.isArray(messages) || messages.length === 0) bad('messages', 'must be a non-empty list of chat messages.');
   messages.forEach((m, i) => {
-    if (typeof m !== 'object' || m === null || typeof (m as Body).role !== 'string') bad(`messages[${i}].role`, 'is required (system, user, assistant or tool).');
+    if (typeof m !== 'object' || m === null || typeof (m as Body).role !== 'string')
+      bad(`messages[${i}].role`, 'is required (system, user, assistant or tool).');
   });
   const toolsRaw = body.tools ?? [];
   if (!Array.isArray(toolsRaw)) bad('tools', 'must be a list of {type: "function", function: {name, parameters}}.');
@@ -104,11 +113,15 @@ export function parseChatRequest(raw: unknown): ChatRequest {
   if (tc === 'none' || tc === 'auto' || tc === 'required') toolChoice = tc;
   else if (typeof tc === 'object' && tc !== null) {
     const name = ((tc as Body).function as Body | undefined)?.name;
-    if (typeof name !== 'string') bad('tool_choice', 'must be "none", "auto", "required" or {type: "function", function: {name}}.');
-    if (!tools.some((t) => t.function.name === name)) bad('tool_choice.function.name', `"${name}" is not one of the request's tools.`);
+    if (typeof name !== 'string')
+      bad('tool_choice', 'must be "none", "auto", "required" or {type: "function", function: {name}}.');
+    if (!tools.some((t) => t.function.name === name))
+      bad('tool_choice.function.name', `"${name}" is not one of the request's tools.`);
     toolChoice = { name };
-  } else if (tc !== undefined && tc !== null) bad('tool_choice', 'must be "none", "auto", "required" or {type: "function", function: {name}}.');
-  if ((toolChoice === 'required' || typeof toolChoice === 'object') && tools.length === 0) bad('tool_choice', 'needs a non-empty tools list.');
+  } else if (tc !== undefined && tc !== null)
+    bad('tool_choice', 'must be "none", "auto", "required" or {type: "function", function: {name}}.');
+  if ((toolChoice === 'required' || typeof toolChoice === 'object') && tools.length === 0)
+    bad('tool_choice', 'needs a non-empty tools list.');
   return {
     ...common(body),
     messages: messages as WireChatMessage[],
@@ -128,11 +141,17 @@ export function parseCompletionRequest(raw: unknown): CompletionRequest {
   let prompts: Array<string | number[]>;
   if (typeof p === 'string') prompts = [p];
   else if (isIds(p)) prompts = [p];
-  else if (Array.isArray(p) && p.length > 0 && p.every((x) => typeof x === 'string' || isIds(x))) prompts = p as Array<string | number[]>;
+  else if (Array.isArray(p) && p.length > 0 && p.every((x) => typeof x === 'string' || isIds(x)))
+    prompts = p as Array<string | number[]>;
   else bad('prompt', 'must be a string, a list of token ids, or a list of those.');
   const lp = body.logprobs;
   if (lp !== undefined && lp !== null && (typeof lp !== 'number' || !Number.isInteger(lp) || lp < 0 || lp > 20)) {
     bad('logprobs', 'must be an integer between 0 and 20 (the number of alternatives per token).');
   }
-  return { ...common(body), prompts, logprobs: (lp as number | undefined | null) ?? undefined, echo: bool(body, 'echo') };
+  return {
+    ...common(body),
+    prompts,
+    logprobs: (lp as number | undefined | null) ?? undefined,
+    echo: bool(body, 'echo'),
+  };
 }

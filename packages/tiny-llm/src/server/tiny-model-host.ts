@@ -52,23 +52,37 @@ export class TinyModelHost {
   #promptCounts = new Map<string, Map<number, number>>();
   #loading: Promise<ServedModel> = Promise.resolve(undefined as unknown as ServedModel);
 
-  private constructor(store: WeightStore, modelName: string, samplingSeed: number | undefined, prefixCacheMiB: number | undefined) {
+  private constructor(
+    store: WeightStore,
+    modelName: string,
+    samplingSeed: number | undefined,
+    prefixCacheMiB: number | undefined,
+  ) {
     this.store = store;
     this.modelName = modelName;
     this.#samplingSeed = samplingSeed;
-    this.engine = new InferenceEngine({ prefixCacheBytes: prefixCacheMiB === undefined ? undefined : prefixCacheMiB * 1024 * 1024 });
+    this.engine = new InferenceEngine({
+      prefixCacheBytes: prefixCacheMiB === undefined ? undefined : prefixCacheMiB * 1024 * 1024,
+    });
   }
 
   /** Starts the worker and loads the first version (creating `v0` when the directory is empty and `init` allows). */
   static async start(options: TinyModelHostOptions): Promise<TinyModelHost> {
     const { prefixCacheMiB } = options;
-    if (prefixCacheMiB !== undefined && !(prefixCacheMiB >= 0)) throw new UserError(`prefixCacheMiB must be a number of MiB, 0 or more (0 turns the prefix cache off); got ${String(prefixCacheMiB)}.`);
+    if (prefixCacheMiB !== undefined && !(prefixCacheMiB >= 0))
+      throw new UserError(
+        `prefixCacheMiB must be a number of MiB, 0 or more (0 turns the prefix cache off); got ${String(prefixCacheMiB)}.`,
+      );
     const store = new WeightStore({ dir: options.weightsDir });
     let version = options.version ?? (await store.latest());
     if (version === undefined) {
       const tokenizer = options.init?.tokenizer ?? { kind: 'byte-bpe', merges: [] };
       const vocabSize = new TinyTokenizer(tokenizer).vocabSize;
-      const weights = initWeights({ config: { ...DEFAULT_TINY_CONFIG, ...options.init?.config, vocabSize }, tokenizer, seed: options.init?.seed ?? 0 });
+      const weights = initWeights({
+        config: { ...DEFAULT_TINY_CONFIG, ...options.init?.config, vocabSize },
+        tokenizer,
+        seed: options.init?.seed ?? 0,
+      });
       version = 'v0';
       await store.save({ weights, version, meta: { init: true, seed: options.init?.seed ?? 0 } });
     }
@@ -93,15 +107,21 @@ export class TinyModelHost {
    * on the weights they started with; requests after the swap use the new ones. Loads are serialised.
    */
   loadWeights(version: string): Promise<ServedModel> {
-    this.#loading = this.#loading.catch(() => undefined).then(async () => {
-      const { weights } = await this.store.load(version);
-      return this.#install(version, weights);
-    });
+    this.#loading = this.#loading
+      .catch(() => undefined)
+      .then(async () => {
+        const { weights } = await this.store.load(version);
+        return this.#install(version, weights);
+      });
     return this.#loading;
   }
 
   /** Serves in-memory weights as `version` (saved to the directory first, so the version stays loadable). */
-  async publishWeights(options: { version: string; weights: TinyWeights; meta?: Record<string, unknown> }): Promise<ServedModel> {
+  async publishWeights(options: {
+    version: string;
+    weights: TinyWeights;
+    meta?: Record<string, unknown>;
+  }): Promise<ServedModel> {
     await this.store.save({ weights: options.weights, version: options.version, meta: options.meta });
     return this.loadWeights(options.version);
   }
@@ -129,7 +149,11 @@ export class TinyModelHost {
     }
     for (const id of options.promptIds) {
       if (!Number.isInteger(id) || id < 0 || id >= config.vocabSize) {
-        throw new ValidationError(`prompt: token id ${id} is outside the vocabulary (0..${config.vocabSize - 1}).`, [{ path: 'prompt', message: 'bad token id' }], { status: 400 });
+        throw new ValidationError(
+          `prompt: token id ${id} is outside the vocabulary (0..${config.vocabSize - 1}).`,
+          [{ path: 'prompt', message: 'bad token id' }],
+          { status: 400 },
+        );
       }
     }
     return {
@@ -158,7 +182,9 @@ export class TinyModelHost {
     const key = hashIds(promptIds);
     const seen = counts.get(key) ?? 0;
     counts.set(key, seen + 1);
-    return new SeededRng((this.#samplingSeed ^ Math.imul(key, 0x85ebca6b) ^ Math.imul(seen + 1, 0xc2b2ae35)) >>> 0).int(2 ** 31);
+    return new SeededRng((this.#samplingSeed ^ Math.imul(key, 0x85ebca6b) ^ Math.imul(seen + 1, 0xc2b2ae35)) >>> 0).int(
+      2 ** 31,
+    );
   }
 
   /** Stops the worker. */

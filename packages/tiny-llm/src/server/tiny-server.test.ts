@@ -47,7 +47,9 @@ describe('tiny server through the openai client', () => {
     const choice = res.choices[0]!;
     expect(res.model).toBe('agl-tiny@v1');
     expect(choice.finish_reason).toBe('tool_calls');
-    expect(choice.message.tool_calls).toEqual([{ id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'calc', arguments: '{"e":"2+3"}' } }]);
+    expect(choice.message.tool_calls).toEqual([
+      { id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'calc', arguments: '{"e":"2+3"}' } },
+    ]);
     const extra = res as unknown as Extra;
     expect(extra.prompt_token_ids).toEqual(renderChat({ tokenizer: tok, messages, tools: [CALC_TOOL] }).ids);
     const ids = extra.choices[0]!.token_ids!;
@@ -84,10 +86,25 @@ describe('tiny server through the openai client', () => {
   });
 
   it('streams tool calls and text with per-chunk token ids matching the non-streamed answer', async () => {
-    for (const [content, tools] of [['add 2 3', [CALC_TOOL]], ['hi', undefined]] as const) {
-      const base = { model: 'm', messages: [{ role: 'user' as const, content }], temperature: 0, ...(tools ? { tools: [...tools] } : {}), return_token_ids: true };
-      const once = (await client.chat.completions.create(base as OpenAI.ChatCompletionCreateParamsNonStreaming)) as unknown as Extra & OpenAI.ChatCompletion;
-      const stream = await client.chat.completions.create({ ...base, stream: true, stream_options: { include_usage: true } } as OpenAI.ChatCompletionCreateParamsStreaming);
+    for (const [content, tools] of [
+      ['add 2 3', [CALC_TOOL]],
+      ['hi', undefined],
+    ] as const) {
+      const base = {
+        model: 'm',
+        messages: [{ role: 'user' as const, content }],
+        temperature: 0,
+        ...(tools ? { tools: [...tools] } : {}),
+        return_token_ids: true,
+      };
+      const once = (await client.chat.completions.create(
+        base as OpenAI.ChatCompletionCreateParamsNonStreaming,
+      )) as unknown as Extra & OpenAI.ChatCompletion;
+      const stream = await client.chat.completions.create({
+        ...base,
+        stream: true,
+        stream_options: { include_usage: true },
+      } as OpenAI.ChatCompletionCreateParamsStreaming);
       let text = '';
       const ids: number[] = [];
       const calls: Array<{ name?: string; arguments?: string }> = [];
@@ -101,14 +118,20 @@ describe('tiny server through the openai client', () => {
         if (!c) continue;
         text += c.delta.content ?? '';
         ids.push(...((c as { token_ids?: number[] }).token_ids ?? []));
-        for (const tc of c.delta.tool_calls ?? []) calls[tc.index] = { name: tc.function?.name, arguments: tc.function?.arguments };
+        for (const tc of c.delta.tool_calls ?? [])
+          calls[tc.index] = { name: tc.function?.name, arguments: tc.function?.arguments };
         finish = c.finish_reason ?? finish;
       }
       expect(promptIds).toEqual(once.prompt_token_ids);
       expect(ids).toEqual(once.choices[0]!.token_ids);
       expect(text).toBe(once.choices[0]!.message.content ?? '');
       expect(finish).toBe(once.choices[0]!.finish_reason);
-      expect(calls).toEqual((once.choices[0]!.message.tool_calls ?? []).map((t) => ({ name: (t as OpenAI.ChatCompletionMessageFunctionToolCall).function.name, arguments: (t as OpenAI.ChatCompletionMessageFunctionToolCall).function.arguments })));
+      expect(calls).toEqual(
+        (once.choices[0]!.message.tool_calls ?? []).map((t) => ({
+          name: (t as OpenAI.ChatCompletionMessageFunctionToolCall).function.name,
+          arguments: (t as OpenAI.ChatCompletionMessageFunctionToolCall).function.arguments,
+        })),
+      );
       expect(usage?.completion_tokens).toBe(ids.length);
     }
   });
@@ -133,12 +156,24 @@ describe('tiny server through the openai client', () => {
   });
 
   it('samples reproducibly with a seed, n choices, and stop strings', async () => {
-    const req = { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }], temperature: 1.5, seed: 11, n: 3, max_tokens: 12 };
+    const req = {
+      model: 'm',
+      messages: [{ role: 'user' as const, content: 'hi' }],
+      temperature: 1.5,
+      seed: 11,
+      n: 3,
+      max_tokens: 12,
+    };
     const a = await client.chat.completions.create(req);
     const b = await client.chat.completions.create(req);
     expect(a.choices.map((c) => c.message.content)).toEqual(b.choices.map((c) => c.message.content));
     expect(a.choices).toHaveLength(3);
-    const stopped = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], temperature: 0, stop: ['there'] });
+    const stopped = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+      temperature: 0,
+      stop: ['there'],
+    });
     expect(stopped.choices[0]!.message.content).toBe('Hello ');
     expect(stopped.choices[0]!.finish_reason).toBe('stop');
   });
@@ -148,7 +183,8 @@ describe('tiny server through the openai client', () => {
     try {
       const c = new OpenAI({ baseURL: `${fresh.url}/v1`, apiKey: 'unused' });
       const messages = [{ role: 'user' as const, content: 'add 2 3' }];
-      const ask = () => c.chat.completions.create({ model: 'agl-tiny', messages, tools: [CALC_TOOL], temperature: 0, logprobs: true });
+      const ask = () =>
+        c.chat.completions.create({ model: 'agl-tiny', messages, tools: [CALC_TOOL], temperature: 0, logprobs: true });
       const first = await ask();
       const second = await ask();
       expect(first.usage!.prompt_tokens_details!.cached_tokens).toBe(0);
@@ -176,13 +212,21 @@ describe('tiny server through the openai client', () => {
     const off = await startTinyServer({ weightsDir: dir, version: 'v1', prefixCacheMiB: 0 });
     try {
       const c = new OpenAI({ baseURL: `${off.url}/v1`, apiKey: 'unused' });
-      const ask = () => c.chat.completions.create({ model: 'agl-tiny', messages: [{ role: 'user', content: 'hi' }], temperature: 0, max_tokens: 4 });
+      const ask = () =>
+        c.chat.completions.create({
+          model: 'agl-tiny',
+          messages: [{ role: 'user', content: 'hi' }],
+          temperature: 0,
+          max_tokens: 4,
+        });
       await ask();
       expect((await ask()).usage!.prompt_tokens_details!.cached_tokens).toBe(0);
     } finally {
       await off.close();
     }
-    await expect(startTinyServer({ weightsDir: dir, version: 'v1', prefixCacheMiB: -1 })).rejects.toThrow(/prefixCacheMiB/);
+    await expect(startTinyServer({ weightsDir: dir, version: 'v1', prefixCacheMiB: -1 })).rejects.toThrow(
+      /prefixCacheMiB/,
+    );
   });
 
   it('forces a tool call with tool_choice and refuses bad input with the field name', async () => {
@@ -194,21 +238,39 @@ describe('tiny server through the openai client', () => {
       temperature: 0,
     });
     expect(forced.choices[0]!.message.tool_calls?.[0]).toMatchObject({ function: { name: 'calc' } });
-    const none = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'add 2 3' }], tools: [CALC_TOOL], tool_choice: 'none', temperature: 0, max_tokens: 8 });
+    const none = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'add 2 3' }],
+      tools: [CALC_TOOL],
+      tool_choice: 'none',
+      temperature: 0,
+      max_tokens: 8,
+    });
     expect(none.choices[0]!.message.tool_calls).toBeUndefined();
-    await expect(client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }], temperature: 9 })).rejects.toMatchObject({
+    await expect(
+      client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }], temperature: 9 }),
+    ).rejects.toMatchObject({
       status: 400,
       message: expect.stringContaining('temperature'),
     });
     const raw = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', body: '{"messages": []}' });
     expect(raw.status).toBe(400);
-    expect(await raw.json()).toMatchObject({ error_type: 'AGL_ValidationError', detail: expect.stringContaining('messages') });
+    expect(await raw.json()).toMatchObject({
+      error_type: 'AGL_ValidationError',
+      detail: expect.stringContaining('messages'),
+    });
     expect((await fetch(`${server.url}/v1/nope`)).status).toBe(404);
   });
 });
 
 describe('tiny server through LangChain ChatOpenAI', () => {
-  const model = () => new ChatOpenAI({ model: 'agl-tiny', apiKey: 'unused', temperature: 0, configuration: { baseURL: `${server.url}/v1` } });
+  const model = () =>
+    new ChatOpenAI({
+      model: 'agl-tiny',
+      apiKey: 'unused',
+      temperature: 0,
+      configuration: { baseURL: `${server.url}/v1` },
+    });
 
   it('returns tool calls from invoke and from stream', async () => {
     const withTools = model().bindTools([CALC_TOOL]);

@@ -28,7 +28,11 @@ export interface TinyServer {
   /** Swaps the served weights to a saved version; in-flight requests finish on their version. */
   loadWeights(version: string): Promise<ServedModel>;
   /** Saves weights as a new version and serves it. */
-  publishWeights(options: { version: string; weights: TinyWeights; meta?: Record<string, unknown> }): Promise<ServedModel>;
+  publishWeights(options: {
+    version: string;
+    weights: TinyWeights;
+    meta?: Record<string, unknown>;
+  }): Promise<ServedModel>;
   /** Saved versions, oldest first. */
   versions(): Promise<string[]>;
   close(): Promise<void>;
@@ -74,7 +78,12 @@ async function closeAll(server: Server, host: TinyModelHost): Promise<void> {
   await host.close();
 }
 
-async function route(host: TinyModelHost, token: string | undefined, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function route(
+  host: TinyModelHost,
+  token: string | undefined,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '') || '/';
   const method = req.method ?? 'GET';
   if (path === '/health' && method === 'GET') {
@@ -83,7 +92,8 @@ async function route(host: TinyModelHost, token: string | undefined, req: Incomi
   }
   if (token !== undefined && req.headers.authorization !== `Bearer ${token}`) {
     sendJson(res, 401, {
-      detail: 'Missing or wrong bearer token; send "Authorization: Bearer <token>" with the token the server was started with.',
+      detail:
+        'Missing or wrong bearer token; send "Authorization: Bearer <token>" with the token the server was started with.',
       error_type: 'AGL_AuthError',
       error: { message: 'Unauthorized', type: 'AGL_AuthError', code: 401 },
     });
@@ -115,11 +125,19 @@ async function route(host: TinyModelHost, token: string | undefined, req: Incomi
   } else if (path === '/v1/weights/load' && method === 'POST') {
     const body = (await readJson(req)) as { version?: unknown };
     if (typeof body.version !== 'string') {
-      throw new ValidationError('version: is required, the name of a saved weights version (see GET /v1/weights).', [], { status: 400 });
+      throw new ValidationError(
+        'version: is required, the name of a saved weights version (see GET /v1/weights).',
+        [],
+        { status: 400 },
+      );
     }
     const served = await host.loadWeights(body.version);
     sendJson(res, 200, { version: served.version, model: served.modelId });
   } else {
-    throw new NotFoundError('route', `${method} ${path}`, `No route ${method} ${path}; see GET /v1/models, POST /v1/chat/completions, POST /v1/completions.`);
+    throw new NotFoundError(
+      'route',
+      `${method} ${path}`,
+      `No route ${method} ${path}; see GET /v1/models, POST /v1/chat/completions, POST /v1/completions.`,
+    );
   }
 }

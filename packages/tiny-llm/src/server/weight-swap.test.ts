@@ -20,7 +20,14 @@ beforeAll(async () => {
   const tok = new TinyTokenizer();
   const store = new WeightStore({ dir });
   // v0: the default (larger, untrained) shape, so a long answer takes a while; v1: the small trained model.
-  await store.save({ weights: initWeights({ config: { ...DEFAULT_TINY_CONFIG, vocabSize: tok.vocabSize }, tokenizer: tok.spec, seed: 4 }), version: 'v0' });
+  await store.save({
+    weights: initWeights({
+      config: { ...DEFAULT_TINY_CONFIG, vocabSize: tok.vocabSize },
+      tokenizer: tok.spec,
+      seed: 4,
+    }),
+    version: 'v0',
+  });
   await store.save({ weights: await trainToolWeights(), version: 'v1' });
   server = await startTinyServer({ weightsDir: dir, version: 'v0', samplingSeed: 1 });
   client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused' });
@@ -33,7 +40,12 @@ afterAll(async () => {
 describe('weight swap', () => {
   it('gives seedless requests seeds from samplingSeed, the prompt and its repeat count, whatever order they arrive in', async () => {
     const ask = async (c: OpenAI, content: string): Promise<string> => {
-      const answer = await c.chat.completions.create({ ...hi, messages: [{ role: 'user', content }], temperature: 1, max_tokens: 12 });
+      const answer = await c.chat.completions.create({
+        ...hi,
+        messages: [{ role: 'user', content }],
+        temperature: 1,
+        max_tokens: 12,
+      });
       return answer.choices[0]!.message.content ?? '';
     };
     // This server: a, b, a. A second server with the same samplingSeed: b, a, a (all in flight at once).
@@ -55,7 +67,11 @@ describe('weight swap', () => {
     const reference = await client.chat.completions.create(long);
     expect(reference.choices[0]!.finish_reason).toBe('length');
 
-    const stream = await client.chat.completions.create({ ...long, stream: true, return_token_ids: true } as OpenAI.ChatCompletionCreateParamsStreaming);
+    const stream = await client.chat.completions.create({
+      ...long,
+      stream: true,
+      return_token_ids: true,
+    } as OpenAI.ChatCompletionCreateParamsStreaming);
     const iter = stream[Symbol.asyncIterator]();
     const first = await iter.next();
     expect(first.value.model).toBe('agl-tiny@v0');
@@ -86,12 +102,22 @@ describe('weight swap', () => {
     expect(text).toBe(reference.choices[0]!.message.content);
 
     // Older versions stay loadable, over HTTP too.
-    const res = await fetch(`${server.url}/v1/weights/load`, { method: 'POST', body: JSON.stringify({ version: 'v0' }) });
+    const res = await fetch(`${server.url}/v1/weights/load`, {
+      method: 'POST',
+      body: JSON.stringify({ version: 'v0' }),
+    });
     expect(await res.json()).toEqual({ version: 'v0', model: 'agl-tiny@v0' });
     const again = await client.chat.completions.create(long);
     expect(again.choices[0]!.message.content).toBe(reference.choices[0]!.message.content);
-    expect(await (await fetch(`${server.url}/v1/weights`)).json()).toEqual({ current: 'v0', model: 'agl-tiny@v0', versions: ['v0', 'v1'] });
-    const missing = await fetch(`${server.url}/v1/weights/load`, { method: 'POST', body: JSON.stringify({ version: 'v9' }) });
+    expect(await (await fetch(`${server.url}/v1/weights`)).json()).toEqual({
+      current: 'v0',
+      model: 'agl-tiny@v0',
+      versions: ['v0', 'v1'],
+    });
+    const missing = await fetch(`${server.url}/v1/weights/load`, {
+      method: 'POST',
+      body: JSON.stringify({ version: 'v9' }),
+    });
     expect(missing.status).toBe(404);
     expect(((await missing.json()) as { detail: string }).detail).toMatch(/known versions: v0, v1/);
   });
@@ -99,7 +125,11 @@ describe('weight swap', () => {
   it('batches concurrent requests and gives each the answer it gets alone', async () => {
     await server.loadWeights('v1');
     const alone = await client.chat.completions.create({ ...hi, temperature: 1, seed: 5, max_tokens: 20 });
-    const many = await Promise.all(Array.from({ length: 6 }, () => client.chat.completions.create({ ...hi, temperature: 1, seed: 5, max_tokens: 20 })));
+    const many = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        client.chat.completions.create({ ...hi, temperature: 1, seed: 5, max_tokens: 20 }),
+      ),
+    );
     for (const r of many) expect(r.choices[0]!.message.content).toBe(alone.choices[0]!.message.content);
   });
 });

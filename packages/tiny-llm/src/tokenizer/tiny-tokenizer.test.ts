@@ -43,7 +43,14 @@ describe('TinyTokenizer', () => {
 
   it('counts segment positions from the last special token', () => {
     const tok = new TinyTokenizer();
-    const ids = tok.encodeSegments([{ text: 'ab' }, { special: '<|user|>' }, { text: '12' }, { special: '<|end|>' }, { special: '<|tool|>' }, { text: '7' }]);
+    const ids = tok.encodeSegments([
+      { text: 'ab' },
+      { special: '<|user|>' },
+      { text: '12' },
+      { special: '<|end|>' },
+      { special: '<|tool|>' },
+      { text: '7' },
+    ]);
     let at = -1;
     const positions = ids.map((id) => (at = nextSegmentPosition(at, id)));
     expect(positions).toEqual([0, 1, 0, 1, 2, 0, 0, 1]);

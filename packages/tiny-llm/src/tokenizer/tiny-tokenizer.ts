@@ -68,7 +68,9 @@ export class TinyTokenizer {
       const left = this.#bytes[a];
       const right = this.#bytes[b];
       if (!left || !right || this.isSpecial(a) || this.isSpecial(b) || a >= base + i || b >= base + i) {
-        throw new UserError(`Tokenizer merge ${i} [${a}, ${b}] refers to an unknown or special token; retrain the merges.`);
+        throw new UserError(
+          `Tokenizer merge ${i} [${a}, ${b}] refers to an unknown or special token; retrain the merges.`,
+        );
       }
       const merged = new Uint8Array(left.length + right.length);
       merged.set(left);
@@ -189,16 +191,18 @@ export function trainBpe(options: { corpus: readonly string[]; merges: number; m
   const minCount = options.minCount ?? 2;
   for (let m = 0; m < options.merges; m++) {
     const counts = new Map<number, number>();
-    for (const s of seqs) for (let i = 0; i + 1 < s.length; i++) {
-      const k = pairKey(s[i]!, s[i + 1]!);
-      counts.set(k, (counts.get(k) ?? 0) + 1);
-    }
+    for (const s of seqs)
+      for (let i = 0; i + 1 < s.length; i++) {
+        const k = pairKey(s[i]!, s[i + 1]!);
+        counts.set(k, (counts.get(k) ?? 0) + 1);
+      }
     let bestKey = -1;
     let bestCount = 0;
-    for (const [k, c] of counts) if (c > bestCount || (c === bestCount && k < bestKey)) {
-      bestKey = k;
-      bestCount = c;
-    }
+    for (const [k, c] of counts)
+      if (c > bestCount || (c === bestCount && k < bestKey)) {
+        bestKey = k;
+        bestCount = c;
+      }
     if (bestKey < 0 || bestCount < minCount) break;
     const a = Math.floor(bestKey / 65536);
     const b = bestKey % 65536;

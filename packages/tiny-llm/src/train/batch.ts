@@ -30,8 +30,14 @@ export function packBatch(config: TinyConfig, rows: readonly TrainRow[], padId: 
   if (rows.length === 0) throw new UserError('A training batch needs at least one row; got an empty batch.');
   let truncated = 0;
   const cut = rows.map((r, i) => {
-    if (r.ids.length < 2) throw new UserError(`Training row ${i} has ${r.ids.length} token(s); it needs at least 2 (an input and a target).`);
-    if (r.mask.length !== r.ids.length) throw new UserError(`Training row ${i}: mask has ${r.mask.length} entries for ${r.ids.length} ids; give one per id.`);
+    if (r.ids.length < 2)
+      throw new UserError(
+        `Training row ${i} has ${r.ids.length} token(s); it needs at least 2 (an input and a target).`,
+      );
+    if (r.mask.length !== r.ids.length)
+      throw new UserError(
+        `Training row ${i}: mask has ${r.mask.length} entries for ${r.ids.length} ids; give one per id.`,
+      );
     const n = Math.min(r.ids.length, config.maxSeqLen + 1);
     if (n < r.ids.length) truncated++;
     return { r, n };

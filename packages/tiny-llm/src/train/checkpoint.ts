@@ -58,7 +58,8 @@ export async function loadCheckpoint(path: string): Promise<TrainerState> {
   } catch {
     throw new UserError(`Checkpoint ${path} does not exist; write one with saveCheckpoint() first.`);
   }
-  if (buf.toString('latin1', 0, 8) !== MAGIC) throw new UserError(`${path} is not an AGL tiny-llm checkpoint (bad magic).`);
+  if (buf.toString('latin1', 0, 8) !== MAGIC)
+    throw new UserError(`${path} is not an AGL tiny-llm checkpoint (bad magic).`);
   const wlen = buf.readUInt32LE(8);
   const { weights, meta } = decodeWeights(buf.subarray(12, 12 + wlen), path);
   let p = 12 + wlen;

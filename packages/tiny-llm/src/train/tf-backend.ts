@@ -17,7 +17,9 @@ export function loadTf(): Promise<Tf> {
     const ok = await tf.setBackend(backend);
     await tf.ready();
     if (!ok || tf.getBackend() !== backend) {
-      throw new Error(`tfjs could not start the "${backend}" backend (got "${tf.getBackend()}"); check @tensorflow/tfjs-backend-wasm is installed.`);
+      throw new Error(
+        `tfjs could not start the "${backend}" backend (got "${tf.getBackend()}"); check @tensorflow/tfjs-backend-wasm is installed.`,
+      );
     }
     return tf;
   })();

@@ -22,7 +22,10 @@ export function tfForward(tf: Tf, config: TinyConfig, params: Record<string, Ten
   const shift = (back: number, name: string): void => {
     const prev = ids.flatMap((row) => [...new Array<number>(back).fill(0), ...row.slice(0, T - back)]);
     const keep = new Float32Array(B * T).map((_, i) => (i % T < back ? 0 : 1));
-    const shifted = tf.mul(tf.oneHot(tf.tensor1d(prev, 'int32'), V).toFloat(), tf.tensor2d(keep, [B * T, 1])) as Tensor2D;
+    const shifted = tf.mul(
+      tf.oneHot(tf.tensor1d(prev, 'int32'), V).toFloat(),
+      tf.tensor2d(keep, [B * T, 1]),
+    ) as Tensor2D;
     x = tf.add(x, tf.matMul(shifted, p(name) as Tensor2D).reshape([B, T, d]));
   };
   if (config.prevTokenEmbedding) shift(1, 'prev_emb');
@@ -59,7 +62,12 @@ export function tfForward(tf: Tf, config: TinyConfig, params: Record<string, Ten
 }
 
 /** Per-position log-probability of `targets` [B*T] under `logits` [B*T, V]; one-hot product, no gather. */
-export function tokenLogprobs(tf: Tf, logits: Tensor2D, targets: number[], vocabSize: number): { logp: Tensor; logpAll: Tensor2D } {
+export function tokenLogprobs(
+  tf: Tf,
+  logits: Tensor2D,
+  targets: number[],
+  vocabSize: number,
+): { logp: Tensor; logpAll: Tensor2D } {
   const logpAll = tf.logSoftmax(logits, -1) as Tensor2D;
   const onehot = tf.oneHot(tf.tensor1d(targets, 'int32'), vocabSize).toFloat();
   return { logp: tf.sum(tf.mul(logpAll, onehot), -1), logpAll };

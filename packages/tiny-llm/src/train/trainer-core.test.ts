@@ -27,7 +27,8 @@ describe('TrainerCore', () => {
       const eps = 1e-3;
       const shifted = (sign: number) => {
         const w = cloneWeights(weights);
-        for (const [k, v] of Object.entries(dir)) for (let i = 0; i < v.length; i++) w.params[k]![i]! += sign * eps * v[i]!;
+        for (const [k, v] of Object.entries(dir))
+          for (let i = 0; i < v.length; i++) w.params[k]![i]! += sign * eps * v[i]!;
         core.setWeights(w);
         return core.sftLoss(rows);
       };
@@ -35,7 +36,10 @@ describe('TrainerCore', () => {
       expect(Math.abs(numeric - analytic) / Math.max(1e-3, Math.abs(analytic))).toBeLessThan(0.03);
     }
     // Spot-check single coordinates of the embedding and an MLP matrix as well.
-    for (const [name, idx] of [['tok_emb', 104 * 32 + 3], ['l1.w1', 77]] as const) {
+    for (const [name, idx] of [
+      ['tok_emb', 104 * 32 + 3],
+      ['l1.w1', 77],
+    ] as const) {
       const eps = 1e-2;
       const at = (delta: number) => {
         const w = cloneWeights(weights);
@@ -62,14 +66,25 @@ describe('TrainerCore', () => {
   });
 
   it('one policy step raises the logprob of positive-advantage responses and lowers negative ones', async () => {
-    const core = await TrainerCore.create({ weights: randomTestWeights(8), optimizer: { learningRate: 3e-3 }, reference: 'initial' });
+    const core = await TrainerCore.create({
+      weights: randomTestWeights(8),
+      optimizer: { learningRate: 3e-3 },
+      reference: 'initial',
+    });
     const prompt = [256, 259, 97, 257, 260];
     const good = { promptTokenIds: prompt, responseTokenIds: [49, 50, 51, 257], advantage: 1 };
     const bad = { promptTokenIds: prompt, responseTokenIds: [120, 121, 257], advantage: -1 };
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
     const [g0, b0] = core.responseLogprobs([good, bad]).map(sum);
     const oldLp = core.responseLogprobs([good, bad]);
-    const m = core.policyStep({ samples: [{ ...good, logprobs: oldLp[0] }, { ...bad, logprobs: oldLp[1] }], clipEps: 0.2, klCoef: 0.01 });
+    const m = core.policyStep({
+      samples: [
+        { ...good, logprobs: oldLp[0] },
+        { ...bad, logprobs: oldLp[1] },
+      ],
+      clipEps: 0.2,
+      klCoef: 0.01,
+    });
     const [g1, b1] = core.responseLogprobs([good, bad]).map(sum);
     expect(g1!).toBeGreaterThan(g0!);
     expect(b1!).toBeLessThan(b0!);
@@ -79,7 +94,13 @@ describe('TrainerCore', () => {
     expect(m.tokens).toBe(7);
     expect(m.entropy).toBeGreaterThan(0);
     // A second step now sees a moved policy: nonzero KL to the reference and old/new drift.
-    const m2 = core.policyStep({ samples: [{ ...good, logprobs: oldLp[0] }, { ...bad, logprobs: oldLp[1] }], klCoef: 0.01 });
+    const m2 = core.policyStep({
+      samples: [
+        { ...good, logprobs: oldLp[0] },
+        { ...bad, logprobs: oldLp[1] },
+      ],
+      klCoef: 0.01,
+    });
     expect(m2.kl).toBeGreaterThan(0);
     expect(Math.abs(m2.ratioMean - 1)).toBeGreaterThan(1e-4);
     core.dispose();
@@ -104,7 +125,8 @@ describe('TrainerCore', () => {
     ];
     const distance = (a: Record<string, Float32Array>, b: Record<string, Float32Array>): number => {
       let d = 0;
-      for (const k of Object.keys(a)) for (let i = 0; i < a[k]!.length; i++) d = Math.max(d, Math.abs(a[k]![i]! - b[k]![i]!));
+      for (const k of Object.keys(a))
+        for (let i = 0; i < a[k]!.length; i++) d = Math.max(d, Math.abs(a[k]![i]! - b[k]![i]!));
       return d;
     };
     const core = await TrainerCore.create({ weights: randomTestWeights(14), optimizer: { learningRate: 1e-2 } });
@@ -119,7 +141,9 @@ describe('TrainerCore', () => {
     expect(distance(w1, w2)).toBeLessThan(2e-3);
     core.policyStep({ samples });
     expect(distance(w2, core.weights().params)).toBeLessThan(2e-3);
-    expect(() => core.policyStep({ samples, learningRate: -1 })).toThrow(/learningRate must be a finite number ≥ 0, got -1/);
+    expect(() => core.policyStep({ samples, learningRate: -1 })).toThrow(
+      /learningRate must be a finite number ≥ 0, got -1/,
+    );
     core.dispose();
   });
 
@@ -131,7 +155,12 @@ describe('TrainerCore', () => {
     // The assistant-masked row as a policy sample: the prompt up to the first trained token, the rest as the response.
     const samples = rows.map((row) => {
       const k = row.mask.indexOf(1);
-      return { promptTokenIds: row.ids.slice(0, k), responseTokenIds: row.ids.slice(k), responseMask: row.mask.slice(k), advantage: 1 };
+      return {
+        promptTokenIds: row.ids.slice(0, k),
+        responseTokenIds: row.ids.slice(k),
+        responseMask: row.mask.slice(k),
+        advantage: 1,
+      };
     });
     const a = sft.sftStep(rows);
     const b = pg.policyStep({ samples });
@@ -155,15 +184,17 @@ describe('TrainerCore', () => {
     const weights = randomTestWeights(9);
     const core = await TrainerCore.create({ weights });
     core.policyStep({ samples: [{ promptTokenIds: [256, 97], responseTokenIds: [98, 257], advantage: 0 }] });
-    expect(Array.from(core.weights().params['l0.w1']!.slice(0, 8))).toEqual(Array.from(weights.params['l0.w1']!.slice(0, 8)));
+    expect(Array.from(core.weights().params['l0.w1']!.slice(0, 8))).toEqual(
+      Array.from(weights.params['l0.w1']!.slice(0, 8)),
+    );
     core.dispose();
   });
 
   it('names the bad field of a malformed sample', async () => {
     const core = await TrainerCore.create({ weights: randomTestWeights(1) });
-    expect(() => core.policyStep({ samples: [{ promptTokenIds: [1], responseTokenIds: [2, 3], logprobs: [0], advantage: 1 }] })).toThrow(
-      /PolicySample\.logprobs has 1 entries for 2/,
-    );
+    expect(() =>
+      core.policyStep({ samples: [{ promptTokenIds: [1], responseTokenIds: [2, 3], logprobs: [0], advantage: 1 }] }),
+    ).toThrow(/PolicySample\.logprobs has 1 entries for 2/);
     core.dispose();
   });
 });
@@ -211,7 +242,15 @@ describe('TrainerCore.sftAccuracy', () => {
       for (const row of rows) {
         const start = row.mask.indexOf(1);
         const target = row.ids.slice(start);
-        const greedy = generateSync(model, { promptIds: row.ids.slice(0, start), maxTokens: target.length, temperature: 0, topP: 1, seed: 0, stopIds: [], topLogprobs: 0 });
+        const greedy = generateSync(model, {
+          promptIds: row.ids.slice(0, start),
+          maxTokens: target.length,
+          temperature: 0,
+          topP: 1,
+          seed: 0,
+          stopIds: [],
+          topLogprobs: 0,
+        });
         const reproduced = greedy.tokens.map((t) => t.id).join() === target.join() ? 1 : 0;
         const acc = core.sftAccuracy([row]);
         expect(acc.exactMatch).toBe(reproduced);

@@ -9,7 +9,15 @@ import { packBatch, type PackedBatch, type TrainRow } from './batch';
 import type { OptimizerTensor, TrainerState } from './checkpoint';
 import { loadTf, type Tf } from './tf-backend';
 import { tfForward, tokenLogprobs } from './tf-forward';
-import type { OptimizerOptions, PolicySample, PolicyStepOptions, PolicyStepResult, SftAccuracy, SftExample, SftStepResult } from './train-types';
+import type {
+  OptimizerOptions,
+  PolicySample,
+  PolicyStepOptions,
+  PolicyStepResult,
+  SftAccuracy,
+  SftExample,
+  SftStepResult,
+} from './train-types';
 
 let instances = 0;
 
@@ -40,7 +48,12 @@ export class TrainerCore {
       if (!data) throw new UserError(`Weights lack parameter "${p.name}".`);
       this.#vars[p.name] = tf.variable(tf.tensor(data, p.shape), true, `${this.#prefix}/${p.name}`);
     }
-    this.#optimizer = tf.train.adam(opt.learningRate ?? 1e-3, opt.beta1 ?? 0.9, opt.beta2 ?? 0.999, opt.epsilon ?? 1e-8);
+    this.#optimizer = tf.train.adam(
+      opt.learningRate ?? 1e-3,
+      opt.beta1 ?? 0.9,
+      opt.beta2 ?? 0.999,
+      opt.epsilon ?? 1e-8,
+    );
     this.#maxGradNorm = opt.maxGradNorm ?? 1;
   }
 
@@ -55,7 +68,9 @@ export class TrainerCore {
     const tf = await loadTf();
     const core = new TrainerCore(tf, options.weights, options.optimizer ?? {});
     if (options.optimizerState && options.optimizerState.length > 0) {
-      await core.#optimizer.setWeights(options.optimizerState.map((t) => ({ name: t.name, tensor: tf.tensor(t.data, t.shape) })));
+      await core.#optimizer.setWeights(
+        options.optimizerState.map((t) => ({ name: t.name, tensor: tf.tensor(t.data, t.shape) })),
+      );
     }
     if (options.reference) core.setReference(options.reference === 'initial' ? options.weights : options.reference);
     return core;
@@ -80,7 +95,11 @@ export class TrainerCore {
   /** Weights and Adam state, for a checkpoint that resumes training exactly. */
   async exportState(meta: Record<string, unknown> = {}): Promise<TrainerState> {
     const named = await this.#optimizer.getWeights();
-    const optimizer = named.map(({ name, tensor }) => ({ name, shape: tensor.shape.slice(), data: new Float32Array(tensor.dataSync()) }));
+    const optimizer = named.map(({ name, tensor }) => ({
+      name,
+      shape: tensor.shape.slice(),
+      data: new Float32Array(tensor.dataSync()),
+    }));
     return { weights: this.weights(), optimizer, meta };
   }
 
@@ -91,13 +110,19 @@ export class TrainerCore {
 
   /** Overwrites the trainable weights (the optimiser state is kept). */
   setWeights(weights: TinyWeights): void {
-    for (const p of paramShapes(this.config)) this.#vars[p.name]!.assign(this.tf.tensor(weights.params[p.name]!, p.shape));
+    for (const p of paramShapes(this.config))
+      this.#vars[p.name]!.assign(this.tf.tensor(weights.params[p.name]!, p.shape));
   }
 
   /** Renders SFT examples into rows whose targets are the assistant tokens only. */
   sftRows(examples: readonly SftExample[]): TrainRow[] {
     return examples.map((ex) => {
-      const r = renderChat({ tokenizer: this.tokenizer, messages: ex.messages, tools: ex.tools, addGenerationPrompt: false });
+      const r = renderChat({
+        tokenizer: this.tokenizer,
+        messages: ex.messages,
+        tools: ex.tools,
+        addGenerationPrompt: false,
+      });
       return { ids: r.ids, mask: r.assistantMask };
     });
   }
@@ -115,7 +140,9 @@ export class TrainerCore {
    */
   sftAccuracy(rows: readonly TrainRow[]): SftAccuracy {
     const batch = packBatch(this.config, rows, this.#padId);
-    const predicted = this.tf.tidy(() => this.tf.argMax(tfForward(this.tf, this.config, this.#vars, batch.inputs), -1).dataSync());
+    const predicted = this.tf.tidy(() =>
+      this.tf.argMax(tfForward(this.tf, this.config, this.#vars, batch.inputs), -1).dataSync(),
+    );
     const T = batch.inputs[0]!.length;
     let right = 0;
     let exact = 0;
@@ -128,14 +155,22 @@ export class TrainerCore {
       }
       if (rowExact) exact++;
     }
-    return { tokenAccuracy: batch.tokens === 0 ? 0 : right / batch.tokens, exactMatch: exact / rows.length, tokens: batch.tokens, rows: rows.length };
+    return {
+      tokenAccuracy: batch.tokens === 0 ? 0 : right / batch.tokens,
+      exactMatch: exact / rows.length,
+      tokens: batch.tokens,
+      rows: rows.length,
+    };
   }
 
   /** Gradients of {@link sftLoss} by parameter name (for checks; no update). */
   sftGradients(rows: readonly TrainRow[]): Record<string, Float32Array> {
     const batch = packBatch(this.config, rows, this.#padId);
     return this.tf.tidy(() => {
-      const { grads } = this.tf.variableGrads(() => this.#sftLossTensor(batch, this.#vars) as never, Object.values(this.#vars));
+      const { grads } = this.tf.variableGrads(
+        () => this.#sftLossTensor(batch, this.#vars) as never,
+        Object.values(this.#vars),
+      );
       const out: Record<string, Float32Array> = {};
       for (const [name, v] of Object.entries(this.#vars)) out[name] = new Float32Array(grads[v.name]!.dataSync());
       return out;
@@ -193,7 +228,8 @@ export class TrainerCore {
     const eps = options.clipEps ?? 0.2;
     const epsHigh = options.clipEpsHigh ?? eps;
     const beta = options.klCoef ?? 0;
-    if (beta > 0 && !this.#ref) throw new UserError('policyStep: klCoef > 0 needs reference weights; create the trainer with `reference`.');
+    if (beta > 0 && !this.#ref)
+      throw new UserError('policyStep: klCoef > 0 needs reference weights; create the trainer with `reference`.');
     if (options.learningRate !== undefined) this.#setLearningRate(options.learningRate);
     const batch = packBatch(this.config, options.samples.map(policyRow), this.#padId);
     const N = batch.targets.length;
@@ -203,7 +239,8 @@ export class TrainerCore {
     for (let k = 0; k < N && !missing; k++) missing = batch.mask[k]! > 0 && !Number.isFinite(batch.oldLogprobs[k]!);
     const before = missing ? tf.tidy(() => this.#tokenLogp(batch, this.#vars).dataSync()) : null;
     const old = new Float32Array(N);
-    for (let k = 0; k < N; k++) old[k] = Number.isFinite(batch.oldLogprobs[k]!) ? batch.oldLogprobs[k]! : (before?.[k] ?? 0);
+    for (let k = 0; k < N; k++)
+      old[k] = Number.isFinite(batch.oldLogprobs[k]!) ? batch.oldLogprobs[k]! : (before?.[k] ?? 0);
     const ref = beta > 0 ? tf.tidy(() => this.#tokenLogp(batch, this.#ref!).dataSync()) : undefined;
     const denom = Math.max(1, batch.tokens);
     // Loss weight per target: token-mean over the batch, or the mean of per-sequence token means.
@@ -215,7 +252,12 @@ export class TrainerCore {
       for (let t = 0; t < T; t++) count += batch.mask[b * T + t]!;
       for (let t = 0; t < T; t++) {
         const k = b * T + t;
-        lossWeights[k] = options.lossAggregation === 'sequence-mean' ? (count > 0 ? batch.mask[k]! / (count * B) : 0) : batch.mask[k]! / denom;
+        lossWeights[k] =
+          options.lossAggregation === 'sequence-mean'
+            ? count > 0
+              ? batch.mask[k]! / (count * B)
+              : 0
+            : batch.mask[k]! / denom;
       }
     }
     let entropy = 0;
@@ -238,7 +280,11 @@ export class TrainerCore {
       entropy = tf.sum(tf.mul(ent, mask)).dataSync()[0]! / denom;
       return tf.sum(tf.mul(perTok, tf.tensor1d(lossWeights)));
     });
-    let pg = 0, kl = 0, approx = 0, clipCount = 0, ratioSum = 0;
+    let pg = 0,
+      kl = 0,
+      approx = 0,
+      clipCount = 0,
+      ratioSum = 0;
     for (let k = 0; k < N; k++) {
       if (!batch.mask[k]) continue;
       const a = batch.advantages[k]!;
@@ -288,7 +334,8 @@ export class TrainerCore {
 
   /** tfjs's Adam reads its (TypeScript-protected) `learningRate` field at every step. */
   #setLearningRate(rate: number): void {
-    if (!Number.isFinite(rate) || rate < 0) throw new UserError(`policyStep: learningRate must be a finite number ≥ 0, got ${String(rate)}.`);
+    if (!Number.isFinite(rate) || rate < 0)
+      throw new UserError(`policyStep: learningRate must be a finite number ≥ 0, got ${String(rate)}.`);
     (this.#optimizer as unknown as { learningRate: number }).learningRate = rate;
   }
 
@@ -312,16 +359,26 @@ export class TrainerCore {
 export function policyRow(s: PolicySample): TrainRow {
   const P = s.promptTokenIds.length;
   const R = s.responseTokenIds.length;
-  if (P === 0) throw new UserError('PolicySample.promptTokenIds is empty; pass the prompt ids the server returned (prompt_token_ids).');
+  if (P === 0)
+    throw new UserError(
+      'PolicySample.promptTokenIds is empty; pass the prompt ids the server returned (prompt_token_ids).',
+    );
   if (s.responseMask && s.responseMask.length !== R) {
-    throw new UserError(`PolicySample.responseMask has ${s.responseMask.length} entries for ${R} response tokens; give one per token.`);
+    throw new UserError(
+      `PolicySample.responseMask has ${s.responseMask.length} entries for ${R} response tokens; give one per token.`,
+    );
   }
   if (s.logprobs && s.logprobs.length !== R) {
-    throw new UserError(`PolicySample.logprobs has ${s.logprobs.length} entries for ${R} response tokens; give one per token or omit it.`);
+    throw new UserError(
+      `PolicySample.logprobs has ${s.logprobs.length} entries for ${R} response tokens; give one per token or omit it.`,
+    );
   }
   const ids = [...s.promptTokenIds, ...s.responseTokenIds];
   const mask = [...new Array<number>(P).fill(0), ...(s.responseMask ?? new Array<number>(R).fill(1))];
   const advantages = new Array<number>(P + R).fill(s.advantage);
-  const oldLogprobs = [...new Array<number>(P).fill(Number.NaN), ...(s.logprobs ?? new Array<number>(R).fill(Number.NaN))];
+  const oldLogprobs = [
+    ...new Array<number>(P).fill(Number.NaN),
+    ...(s.logprobs ?? new Array<number>(R).fill(Number.NaN)),
+  ];
   return { ids, mask, advantages, oldLogprobs };
 }

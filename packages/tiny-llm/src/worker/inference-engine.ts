@@ -33,7 +33,11 @@ interface Pending {
 
 /** A generation's choices as they stand (a choice not finished yet counts as stopped). */
 function finishedChoices(p: Pending): EngineChoice[] {
-  return p.choices.map((c) => ({ tokens: c.tokens, finishReason: c.finishReason ?? 'stop', cachedTokens: p.cachedTokens }));
+  return p.choices.map((c) => ({
+    tokens: c.tokens,
+    finishReason: c.finishReason ?? 'stop',
+    cachedTokens: p.cachedTokens,
+  }));
 }
 
 /** The main-thread handle of the inference worker: load weights, generate, cancel. */
@@ -61,7 +65,10 @@ export class InferenceEngine {
       list.push({ resolve, reject });
       this.#loads.set(version, list);
       const msg: InferenceRequest = { type: 'load', version, weights };
-      this.#worker.postMessage(msg, Object.values(weights.params).map((a) => a.buffer as ArrayBuffer));
+      this.#worker.postMessage(
+        msg,
+        Object.values(weights.params).map((a) => a.buffer as ArrayBuffer),
+      );
     });
   }
 

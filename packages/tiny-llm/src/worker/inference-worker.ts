@@ -39,7 +39,8 @@ function prefill(job: Job): void {
     prefixes.remember(model, params.promptIds, first.cache);
     send({ type: 'prefilled', id, cachedTokens });
     for (let i = 0; i < job.params.n; i++) {
-      const seq = i === 0 ? first : new Sequence(model, { ...params, seed: params.seed + i }, first.cache.clone(model.config));
+      const seq =
+        i === 0 ? first : new Sequence(model, { ...params, seed: params.seed + i }, first.cache.clone(model.config));
       seq.logits = logits.slice();
       active.push({ id, index: i, seq });
     }
@@ -102,7 +103,8 @@ port.on('message', (msg: InferenceRequest) => {
     }
     case 'generate': {
       const model = models.get(msg.version);
-      if (!model) send({ type: 'error', id: msg.id, message: `Weights version "${msg.version}" is not loaded in the worker.` });
+      if (!model)
+        send({ type: 'error', id: msg.id, message: `Weights version "${msg.version}" is not loaded in the worker.` });
       else {
         pending.push({ id: msg.id, model, params: msg });
         schedule();

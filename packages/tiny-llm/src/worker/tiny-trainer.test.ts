@@ -39,7 +39,11 @@ describe('TinyTrainer (worker thread)', () => {
     await trainer.save({ version: 'v1', meta: { sft: true } });
     await server.loadWeights('v1');
     const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused' });
-    const res = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], temperature: 0 });
+    const res = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+      temperature: 0,
+    });
     expect(res.choices[0]!.message.content).toBe('Hello there! ✓');
   });
 

@@ -5,7 +5,15 @@ import type { TinyWeights } from '../model/tiny-weights';
 import { WeightStore } from '../model/weight-store';
 import { loadCheckpoint } from '../train/checkpoint';
 import type { TrainRow } from '../train/batch';
-import type { OptimizerOptions, PolicySample, PolicyStepOptions, PolicyStepResult, SftAccuracy, SftExample, SftStepResult } from '../train/train-types';
+import type {
+  OptimizerOptions,
+  PolicySample,
+  PolicyStepOptions,
+  PolicyStepResult,
+  SftAccuracy,
+  SftExample,
+  SftStepResult,
+} from '../train/train-types';
 import { spawnWorker } from './spawn-worker';
 
 /** Options of {@link TinyTrainer.create}. */
@@ -49,19 +57,28 @@ export class TinyTrainer {
     let weights = resumed?.weights ?? options.weights;
     if (!weights) {
       const version = options.version ?? (await store.latest());
-      if (!version) throw new UserError(`No weights in ${options.weightsDir}; pass \`weights\` or save a version first.`);
+      if (!version)
+        throw new UserError(`No weights in ${options.weightsDir}; pass \`weights\` or save a version first.`);
       weights = (await store.load(version)).weights;
     }
     let reference: TinyWeights | 'initial' | undefined;
     if (options.reference === 'initial') reference = 'initial';
-    else if (options.reference && 'version' in options.reference) reference = (await store.load(options.reference.version)).weights;
+    else if (options.reference && 'version' in options.reference)
+      reference = (await store.load(options.reference.version)).weights;
     else reference = options.reference as TinyWeights | undefined;
     const worker = spawnWorker('trainer-worker');
     const trainer = new TinyTrainer(worker, options.weightsDir, weights.config);
-    worker.on('message', (m: { id: number; result?: unknown; error?: { name: string; message: string } }) => trainer.#onMessage(m));
+    worker.on('message', (m: { id: number; result?: unknown; error?: { name: string; message: string } }) =>
+      trainer.#onMessage(m),
+    );
     worker.on('error', (err) => trainer.#failAll(err));
     try {
-      await trainer.#call('init', { weights, optimizer: options.optimizer, reference, optimizerState: resumed?.optimizer });
+      await trainer.#call('init', {
+        weights,
+        optimizer: options.optimizer,
+        reference,
+        optimizerState: resumed?.optimizer,
+      });
     } catch (err) {
       await worker.terminate();
       throw err;

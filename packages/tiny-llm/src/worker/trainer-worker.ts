@@ -28,7 +28,12 @@ const handlers: Record<string, Handler> = {
   saveCheckpoint: (async (a: { path: string; meta?: Record<string, unknown> }) =>
     saveCheckpoint({ path: a.path, state: await need().exportState({ ...a.meta, steps: need().steps }) })) as Handler,
   save: (async (a: { dir: string; version: string; meta?: Record<string, unknown>; overwrite?: boolean }) =>
-    new WeightStore({ dir: a.dir }).save({ weights: need().weights(), version: a.version, meta: a.meta, overwrite: a.overwrite })) as Handler,
+    new WeightStore({ dir: a.dir }).save({
+      weights: need().weights(),
+      version: a.version,
+      meta: a.meta,
+      overwrite: a.overwrite,
+    })) as Handler,
 };
 
 function need(): TrainerCore {

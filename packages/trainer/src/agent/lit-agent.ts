@@ -22,7 +22,11 @@ export interface AgentContext {
 export type RolloutResult = number | boolean | void | null | undefined;
 
 /** The agent's rollout function: `(task, resources, context) => reward?`. */
-export type RolloutFn<TTask = unknown> = (task: TTask, resources: NamedResources, context: AgentContext) => Promise<RolloutResult> | RolloutResult;
+export type RolloutFn<TTask = unknown> = (
+  task: TTask,
+  resources: NamedResources,
+  context: AgentContext,
+) => Promise<RolloutResult> | RolloutResult;
 
 /**
  * A user agent: an object (or class instance) with `rollout`, and optional mode-specific variants. `mode === 'train'`
@@ -42,7 +46,9 @@ export type AgentLike<TTask = unknown> = RolloutFn<TTask> | LitAgent<TTask>;
 /** Build a {@link LitAgent} from functions. */
 export function litAgent<TTask = unknown>(options: LitAgent<TTask>): LitAgent<TTask> {
   if (typeof options?.rollout !== 'function') {
-    throw new UserError('litAgent({ rollout }) needs a rollout function: pass litAgent({ rollout: async (task, resources, ctx) => reward }).');
+    throw new UserError(
+      'litAgent({ rollout }) needs a rollout function: pass litAgent({ rollout: async (task, resources, ctx) => reward }).',
+    );
   }
   return { ...options };
 }

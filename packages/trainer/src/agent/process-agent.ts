@@ -28,7 +28,9 @@ export class ProcessAgent {
 
   constructor(options: ProcessAgentOptions) {
     if (!options || typeof options.command !== 'string' || options.command.trim() === '') {
-      throw new UserError('processAgent({ command }) needs a non-empty command, e.g. processAgent({ command: "python3", args: ["agent.py"] }).');
+      throw new UserError(
+        'processAgent({ command }) needs a non-empty command, e.g. processAgent({ command: "python3", args: ["agent.py"] }).',
+      );
     }
     this.command = options.command;
     this.args = [...(options.args ?? [])];
@@ -40,7 +42,10 @@ export class ProcessAgent {
 
   /** True for values built by {@link processAgent} (also across duplicated module copies). */
   static isInstance(value: unknown): value is ProcessAgent {
-    return value instanceof ProcessAgent || (typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'agl.process-agent');
+    return (
+      value instanceof ProcessAgent ||
+      (typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'agl.process-agent')
+    );
   }
 
   get kind(): 'agl.process-agent' {

@@ -10,7 +10,13 @@ export interface RunFromEnvResult {
 }
 
 /** Read the env contract: task input, mode and the LLM resource (AGL 1.0 `AGL_OPENAI_BASE_URL` / `AGL_KEY`). */
-export function readAgentEnv(env: NodeJS.ProcessEnv = process.env): { task: unknown; mode: 'train' | 'val' | 'test' | null; resources: NamedResources; rolloutId: string; attemptId: string } {
+export function readAgentEnv(env: NodeJS.ProcessEnv = process.env): {
+  task: unknown;
+  mode: 'train' | 'val' | 'test' | null;
+  resources: NamedResources;
+  rolloutId: string;
+  attemptId: string;
+} {
   const raw = env.AGL_TASK_INPUT;
   let task: unknown = null;
   if (raw !== undefined && raw !== '') {
@@ -34,13 +40,32 @@ export function readAgentEnv(env: NodeJS.ProcessEnv = process.env): { task: unkn
       resources = {};
     }
   }
-  const llmKey = Object.keys(resources).find((k) => resources[k]?.resourceType === 'llm' || resources[k]?.resourceType === 'proxy_llm');
+  const llmKey = Object.keys(resources).find(
+    (k) => resources[k]?.resourceType === 'llm' || resources[k]?.resourceType === 'proxy_llm',
+  );
   if (llmKey) {
     // The env contract wins: AGL_OPENAI_BASE_URL is the rollout-scoped URL, AGL_KEY the key when the resource has none.
     const llm = resources[llmKey] as Extract<NamedResources[string], { resourceType: 'llm' | 'proxy_llm' }>;
-    resources = { ...resources, [llmKey]: { ...llm, resourceType: 'llm', endpoint: baseUrl || llm.endpoint, apiKey: llm.apiKey ?? env.AGL_KEY ?? null } };
+    resources = {
+      ...resources,
+      [llmKey]: {
+        ...llm,
+        resourceType: 'llm',
+        endpoint: baseUrl || llm.endpoint,
+        apiKey: llm.apiKey ?? env.AGL_KEY ?? null,
+      },
+    };
   } else if (baseUrl) {
-    resources = { ...resources, llm: { resourceType: 'llm', endpoint: baseUrl, model: env.AGL_MODEL || 'default', apiKey: env.AGL_KEY ?? null, samplingParameters: {} } };
+    resources = {
+      ...resources,
+      llm: {
+        resourceType: 'llm',
+        endpoint: baseUrl,
+        model: env.AGL_MODEL || 'default',
+        apiKey: env.AGL_KEY ?? null,
+        samplingParameters: {},
+      },
+    };
   }
   return {
     task,
@@ -58,7 +83,10 @@ export async function postRewardEvent(eventUrl: string, value: number, key?: str
     headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
     body: JSON.stringify({ event_type: 'reward', data: { value } }),
   });
-  if (!res.ok) throw new UserError(`Posting the reward to AGL_EVENT_URL=${eventUrl} failed with HTTP ${res.status}: ${await res.text()}`);
+  if (!res.ok)
+    throw new UserError(
+      `Posting the reward to AGL_EVENT_URL=${eventUrl} failed with HTTP ${res.status}: ${await res.text()}`,
+    );
 }
 
 /**
@@ -71,7 +99,10 @@ export async function postRewardEvent(eventUrl: string, value: number, key?: str
  * // agent-main.ts, started by the controller or by processAgent({ command: 'node', args: ['agent-main.js'] })
  * await runFromEnv(async (task, resources) => score(await solve(task, resources)));
  */
-export async function runFromEnv(agent: AgentLike, options: { env?: NodeJS.ProcessEnv; exit?: boolean } = {}): Promise<RunFromEnvResult> {
+export async function runFromEnv(
+  agent: AgentLike,
+  options: { env?: NodeJS.ProcessEnv; exit?: boolean } = {},
+): Promise<RunFromEnvResult> {
   const env = options.env ?? process.env;
   const lit = toLitAgent(agent);
   const { task, mode, resources, rolloutId, attemptId } = readAgentEnv(env);

@@ -16,7 +16,9 @@ export async function loadDataset<T = unknown>(source: DatasetSource<T> | null |
     return out;
   }
   if (typeof (source as Iterable<T>)[Symbol.iterator] === 'function') return [...(source as Iterable<T>)];
-  throw new UserError(`A dataset must be an array, an iterable, an async iterable, or a .json/.jsonl path; got ${typeof source}.`);
+  throw new UserError(
+    `A dataset must be an array, an iterable, an async iterable, or a .json/.jsonl path; got ${typeof source}.`,
+  );
 }
 
 async function readDatasetFile(path: string): Promise<unknown[]> {
@@ -25,7 +27,10 @@ async function readDatasetFile(path: string): Promise<unknown[]> {
   try {
     text = await readFile(full, 'utf8');
   } catch (err) {
-    throw new UserError(`Cannot read dataset file ${full}: ${err instanceof Error ? err.message : String(err)}. Check the path.`, { cause: err });
+    throw new UserError(
+      `Cannot read dataset file ${full}: ${err instanceof Error ? err.message : String(err)}. Check the path.`,
+      { cause: err },
+    );
   }
   const ext = extname(full).toLowerCase();
   if (ext === '.jsonl' || ext === '.ndjson') {
@@ -37,7 +42,9 @@ async function readDatasetFile(path: string): Promise<unknown[]> {
         try {
           return JSON.parse(line) as unknown;
         } catch (err) {
-          throw new UserError(`Dataset ${full} line ${lineNo} is not valid JSON (${err instanceof Error ? err.message : String(err)}); each line must be one JSON task.`);
+          throw new UserError(
+            `Dataset ${full} line ${lineNo} is not valid JSON (${err instanceof Error ? err.message : String(err)}); each line must be one JSON task.`,
+          );
         }
       });
   }
@@ -45,8 +52,13 @@ async function readDatasetFile(path: string): Promise<unknown[]> {
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw new UserError(`Dataset ${full} is not valid JSON (${err instanceof Error ? err.message : String(err)}); use a JSON array or a .jsonl file.`);
+    throw new UserError(
+      `Dataset ${full} is not valid JSON (${err instanceof Error ? err.message : String(err)}); use a JSON array or a .jsonl file.`,
+    );
   }
-  if (!Array.isArray(parsed)) throw new UserError(`Dataset ${full} must hold a JSON array of tasks; got ${typeof parsed}. Wrap the tasks in [...] or use .jsonl.`);
+  if (!Array.isArray(parsed))
+    throw new UserError(
+      `Dataset ${full} must hold a JSON array of tasks; got ${typeof parsed}. Wrap the tasks in [...] or use .jsonl.`,
+    );
   return parsed;
 }

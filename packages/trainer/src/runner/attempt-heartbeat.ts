@@ -18,7 +18,10 @@ export function startAttemptHeartbeat(options: {
   let stopped = false;
   const timer = setInterval(() => {
     store.updateAttempt(rolloutId, attemptId, { lastHeartbeatTime: clock.now() }).catch((err: unknown) => {
-      if (!stopped) logger.warn(`attempt heartbeat for ${rolloutId}/${attemptId} failed: ${err instanceof Error ? err.message : String(err)}`);
+      if (!stopped)
+        logger.warn(
+          `attempt heartbeat for ${rolloutId}/${attemptId} failed: ${err instanceof Error ? err.message : String(err)}`,
+        );
     });
   }, intervalSeconds * 1000);
   timer.unref();

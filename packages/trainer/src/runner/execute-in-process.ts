@@ -48,9 +48,22 @@ export async function executeInProcess(options: ExecuteInProcessOptions): Promis
   const timeoutSeconds = rollout.config.timeoutSeconds;
   // The store's watchdog counts timeoutSeconds from the attempt's start (the dequeue), and requeues the rollout then; stop
   // the agent by the same deadline, so a retry never runs while this attempt still does.
-  const remainingMs = timeoutSeconds != null ? Math.max(0, timeoutSeconds - Math.max(0, options.clock.now() - rollout.attempt.startTime)) * 1000 : 0;
-  const timer = timeoutSeconds != null ? setTimeout(() => abort.abort(new Error(`attempt exceeded timeoutSeconds=${timeoutSeconds}`)), remainingMs) : undefined;
-  const stopHeartbeat = startAttemptHeartbeat({ store, rolloutId, attemptId, intervalSeconds: options.heartbeatIntervalSeconds, clock: options.clock, logger });
+  const remainingMs =
+    timeoutSeconds != null
+      ? Math.max(0, timeoutSeconds - Math.max(0, options.clock.now() - rollout.attempt.startTime)) * 1000
+      : 0;
+  const timer =
+    timeoutSeconds != null
+      ? setTimeout(() => abort.abort(new Error(`attempt exceeded timeoutSeconds=${timeoutSeconds}`)), remainingMs)
+      : undefined;
+  const stopHeartbeat = startAttemptHeartbeat({
+    store,
+    rolloutId,
+    attemptId,
+    intervalSeconds: options.heartbeatIntervalSeconds,
+    clock: options.clock,
+    logger,
+  });
 
   let result: unknown;
   let error: unknown;
@@ -99,13 +112,28 @@ export async function executeInProcess(options: ExecuteInProcessOptions): Promis
     if (failed) await writeExceptionSpan(ctx, error);
     else await flushSpans(ctx);
   } catch (err) {
-    logger.warn(`writing spans of ${rolloutId}/${attemptId} failed: ${err instanceof Error ? err.message : String(err)}`);
+    logger.warn(
+      `writing spans of ${rolloutId}/${attemptId} failed: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
-  return finishAttempt({ ctx, rollout, agent, workerId, hooks, logger, reward: options.reward, result, failed, error, rewardWritten });
+  return finishAttempt({
+    ctx,
+    rollout,
+    agent,
+    workerId,
+    hooks,
+    logger,
+    reward: options.reward,
+    result,
+    failed,
+    error,
+    rewardWritten,
+  });
 }
 
 function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason instanceof Error ? signal.reason : new Error('rollout aborted'));
+  if (signal.aborted)
+    return Promise.reject(signal.reason instanceof Error ? signal.reason : new Error('rollout aborted'));
   return new Promise<T>((resolve, reject) => {
     const onAbort = (): void => reject(signal.reason instanceof Error ? signal.reason : new Error('rollout aborted'));
     signal.addEventListener('abort', onAbort, { once: true });
@@ -121,4 +149,3 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
     );
   });
 }
-

@@ -38,9 +38,18 @@ export interface ExecuteProcessOptions {
 const STDOUT_LIMIT = 64 * 1024;
 
 /** Spawn the command under the env contract and wait for it; kills it at `timeoutSeconds` or when the runner stops. */
-export function runProcess(agent: ProcessAgent, env: Record<string, string>, timeoutSeconds: number | null, signal: AbortSignal): Promise<ProcessResult> {
+export function runProcess(
+  agent: ProcessAgent,
+  env: Record<string, string>,
+  timeoutSeconds: number | null,
+  signal: AbortSignal,
+): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(agent.command, [...agent.args], { cwd: agent.cwd, env: { ...process.env, ...agent.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(agent.command, [...agent.args], {
+      cwd: agent.cwd,
+      env: { ...process.env, ...agent.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
@@ -57,19 +66,33 @@ export function runProcess(agent: ProcessAgent, env: Record<string, string>, tim
       killTimer = setTimeout(() => child.kill('SIGKILL'), agent.killGraceSeconds * 1000);
       killTimer.unref();
     };
-    const timeout = timeoutSeconds != null ? setTimeout(() => ((timedOut = true), kill()), timeoutSeconds * 1000) : undefined;
+    const timeout =
+      timeoutSeconds != null ? setTimeout(() => ((timedOut = true), kill()), timeoutSeconds * 1000) : undefined;
     signal.addEventListener('abort', kill, { once: true });
     child.once('error', (err) => {
       if (timeout) clearTimeout(timeout);
       signal.removeEventListener('abort', kill);
-      reject(new ProcessAgentError(`Could not start process agent ${JSON.stringify(agent.command)}: ${err.message}. Check that the command exists and is executable.`));
+      reject(
+        new ProcessAgentError(
+          `Could not start process agent ${JSON.stringify(agent.command)}: ${err.message}. Check that the command exists and is executable.`,
+        ),
+      );
     });
     child.once('close', (code, sig) => {
       if (timeout) clearTimeout(timeout);
       if (killTimer) clearTimeout(killTimer);
       signal.removeEventListener('abort', kill);
       const lines = stderr.split('\n');
-      resolve({ exitCode: code, signal: sig, stdout, stderrTail: lines.slice(-agent.stderrTailLines - 1).join('\n').trim(), timedOut });
+      resolve({
+        exitCode: code,
+        signal: sig,
+        stdout,
+        stderrTail: lines
+          .slice(-agent.stderrTailLines - 1)
+          .join('\n')
+          .trim(),
+        timedOut,
+      });
     });
   });
 }
@@ -84,22 +107,50 @@ export async function executeProcess(options: ExecuteProcessOptions): Promise<'s
   const rolloutId = rollout.rolloutId;
   const attemptId = rollout.attempt.attemptId;
   const event = { agent, rollout, workerId };
-  const ctx: RolloutContext = { rolloutId, attemptId, store, mode: rollout.mode, resourcesId: options.resourcesId, workerId };
-  const stopHeartbeat = startAttemptHeartbeat({ store, rolloutId, attemptId, intervalSeconds: options.heartbeatIntervalSeconds, clock: options.clock, logger });
+  const ctx: RolloutContext = {
+    rolloutId,
+    attemptId,
+    store,
+    mode: rollout.mode,
+    resourcesId: options.resourcesId,
+    workerId,
+  };
+  const stopHeartbeat = startAttemptHeartbeat({
+    store,
+    rolloutId,
+    attemptId,
+    intervalSeconds: options.heartbeatIntervalSeconds,
+    clock: options.clock,
+    logger,
+  });
   let result: ProcessResult | undefined;
   let error: unknown;
   try {
     await callHook(logger, 'onRolloutStart', hooks.onRolloutStart, event);
     await store.updateAttempt(rolloutId, attemptId, { status: 'running', workerId }).catch(() => undefined);
     await callHook(logger, 'onTraceStart', hooks.onTraceStart, event);
-    const env = processAgentEnv({ rollout, resources: options.resources, resourcesId: options.resourcesId, endpoints: options.endpoints });
+    const env = processAgentEnv({
+      rollout,
+      resources: options.resources,
+      resourcesId: options.resourcesId,
+      endpoints: options.endpoints,
+    });
     // Counted from the attempt's start, like the store's watchdog (see execute-in-process.ts).
     const timeoutSeconds = rollout.config.timeoutSeconds;
-    const remaining = timeoutSeconds == null ? null : Math.max(0.001, timeoutSeconds - Math.max(0, options.clock.now() - rollout.attempt.startTime));
+    const remaining =
+      timeoutSeconds == null
+        ? null
+        : Math.max(0.001, timeoutSeconds - Math.max(0, options.clock.now() - rollout.attempt.startTime));
     result = await runProcess(agent, env, remaining, options.signal);
     if (result.exitCode !== 0) {
-      const why = result.timedOut ? `was killed after timeoutSeconds=${rollout.config.timeoutSeconds}` : result.exitCode === null ? `was killed by ${result.signal ?? 'a signal'}` : `exited with code ${result.exitCode}`;
-      error = new ProcessAgentError(`Process agent ${[agent.command, ...agent.args].join(' ')} ${why}. stderr (tail):\n${result.stderrTail}`);
+      const why = result.timedOut
+        ? `was killed after timeoutSeconds=${rollout.config.timeoutSeconds}`
+        : result.exitCode === null
+          ? `was killed by ${result.signal ?? 'a signal'}`
+          : `exited with code ${result.exitCode}`;
+      error = new ProcessAgentError(
+        `Process agent ${[agent.command, ...agent.args].join(' ')} ${why}. stderr (tail):\n${result.stderrTail}`,
+      );
     } else {
       await callHook(logger, 'onTraceEnd', hooks.onTraceEnd, event);
     }
@@ -110,7 +161,9 @@ export async function executeProcess(options: ExecuteProcessOptions): Promise<'s
   }
   const failed = error !== undefined;
   if (failed) {
-    await writeExceptionSpan(ctx, error).catch((err: unknown) => logger.warn(`exception span of ${rolloutId}/${attemptId} failed: ${String(err)}`));
+    await writeExceptionSpan(ctx, error).catch((err: unknown) =>
+      logger.warn(`exception span of ${rolloutId}/${attemptId} failed: ${String(err)}`),
+    );
   }
   return finishAttempt({ ctx, rollout, agent, workerId, hooks, logger, reward: options.reward, result, failed, error });
 }

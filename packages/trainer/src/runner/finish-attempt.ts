@@ -46,19 +46,32 @@ export async function finishAttempt(options: FinishAttemptOptions): Promise<'suc
   } catch (err) {
     failed = true;
     error = err;
-    logger.warn(`final reward of ${ctx.rolloutId}/${ctx.attemptId} failed: ${err instanceof Error ? err.message : String(err)}`);
+    logger.warn(
+      `final reward of ${ctx.rolloutId}/${ctx.attemptId} failed: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   try {
     if (hooks.onRolloutEnd) spans = await attemptSpans(ctx.store, ctx.rolloutId, ctx.attemptId);
   } catch (err) {
-    logger.warn(`reading spans of ${ctx.rolloutId}/${ctx.attemptId} failed: ${err instanceof Error ? err.message : String(err)}`);
+    logger.warn(
+      `reading spans of ${ctx.rolloutId}/${ctx.attemptId} failed: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   const status = failed ? 'failed' : 'succeeded';
-  await callHook(logger, 'onRolloutEnd', hooks.onRolloutEnd, { agent: options.agent, rollout, workerId: options.workerId, spans, status, error });
+  await callHook(logger, 'onRolloutEnd', hooks.onRolloutEnd, {
+    agent: options.agent,
+    rollout,
+    workerId: options.workerId,
+    spans,
+    status,
+    error,
+  });
   try {
     await ctx.store.updateAttempt(ctx.rolloutId, ctx.attemptId, { status });
   } catch (err) {
-    logger.warn(`could not mark ${ctx.rolloutId}/${ctx.attemptId} ${status} (the watchdog may have closed it): ${err instanceof Error ? err.message : String(err)}`);
+    logger.warn(
+      `could not mark ${ctx.rolloutId}/${ctx.attemptId} ${status} (the watchdog may have closed it): ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   return status;
 }

@@ -18,14 +18,20 @@ export interface RunnerHooks {
   /** Inside the rollout context, after the agent returned (not called when it threw). */
   onTraceEnd?(event: HookEvent): void | Promise<void>;
   /** After the spans are flushed and before the attempt status is written. */
-  onRolloutEnd?(event: HookEvent & { spans: Span[]; status: 'succeeded' | 'failed'; error?: unknown }): void | Promise<void>;
+  onRolloutEnd?(
+    event: HookEvent & { spans: Span[]; status: 'succeeded' | 'failed'; error?: unknown },
+  ): void | Promise<void>;
 }
 
 /**
  * Runner-side reward: called when an attempt succeeded without any reward (no returned number, no emitted reward span,
  * no reward event). A number it returns is written as the final reward span.
  */
-export type RewardHook = (task: unknown, result: unknown, spans: Span[]) => number | null | undefined | Promise<number | null | undefined>;
+export type RewardHook = (
+  task: unknown,
+  result: unknown,
+  spans: Span[],
+) => number | null | undefined | Promise<number | null | undefined>;
 
 /** Where the runner reports problems that do not fail a rollout (hook errors, status races). */
 export interface RunnerLogger {
@@ -41,7 +47,12 @@ export const stderrLogger: RunnerLogger = {
 };
 
 /** Run a hook, reporting and swallowing its error. */
-export async function callHook<E>(logger: RunnerLogger, name: string, hook: ((event: E) => void | Promise<void>) | undefined, event: E): Promise<void> {
+export async function callHook<E>(
+  logger: RunnerLogger,
+  name: string,
+  hook: ((event: E) => void | Promise<void>) | undefined,
+  event: E,
+): Promise<void> {
   if (!hook) return;
   try {
     await hook(event);

@@ -15,7 +15,11 @@ export interface LoopbackServer {
  * optionally an LLM gateway on the same token, which routes each rollout's calls by its LLM resource and records them
  * as Contract 2 spans with token ids.
  */
-export async function startLoopbackServer(options: { store: LightningStore; storeEndpoint?: ProcessEndpoints; gateway: boolean }): Promise<LoopbackServer> {
+export async function startLoopbackServer(options: {
+  store: LightningStore;
+  storeEndpoint?: ProcessEndpoints;
+  gateway: boolean;
+}): Promise<LoopbackServer> {
   const token = options.storeEndpoint?.token ?? randomBytes(16).toString('hex');
   const closers: (() => Promise<void>)[] = [];
   try {

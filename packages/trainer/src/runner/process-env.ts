@@ -13,10 +13,20 @@ export interface ProcessEndpoints {
 }
 
 /** The first LLM resource's base URL for this attempt (a `proxy_llm` is scoped to the rollout and attempt). */
-export function llmBaseUrl(resources: NamedResources, rolloutId: string, attemptId: string): { url: string; model: string; apiKey: string | null } | null {
+export function llmBaseUrl(
+  resources: NamedResources,
+  rolloutId: string,
+  attemptId: string,
+): { url: string; model: string; apiKey: string | null } | null {
   for (const resource of Object.values(resources)) {
-    if (resource.resourceType === 'llm') return { url: resource.endpoint, model: resource.model, apiKey: resource.apiKey };
-    if (resource.resourceType === 'proxy_llm') return { url: proxyLlmBaseUrl(resource.endpoint, rolloutId, attemptId), model: resource.model, apiKey: resource.apiKey };
+    if (resource.resourceType === 'llm')
+      return { url: resource.endpoint, model: resource.model, apiKey: resource.apiKey };
+    if (resource.resourceType === 'proxy_llm')
+      return {
+        url: proxyLlmBaseUrl(resource.endpoint, rolloutId, attemptId),
+        model: resource.model,
+        apiKey: resource.apiKey,
+      };
   }
   return null;
 }
@@ -54,7 +64,9 @@ export function processAgentEnv(options: {
     OTEL_RESOURCE_ATTRIBUTES: `${ATTR_ROLLOUT_ID}=${encodeURIComponent(rolloutId)},${ATTR_ATTEMPT_ID}=${encodeURIComponent(attemptId)}`,
   };
   if (options.resourcesId) env.AGL_RESOURCES_ID = options.resourcesId;
-  const gateway = endpoints.gatewayUrl ? `${endpoints.gatewayUrl.replace(/\/+$/u, '')}/rollout/${encodeURIComponent(rolloutId)}/attempt/${encodeURIComponent(attemptId)}/v1` : null;
+  const gateway = endpoints.gatewayUrl
+    ? `${endpoints.gatewayUrl.replace(/\/+$/u, '')}/rollout/${encodeURIComponent(rolloutId)}/attempt/${encodeURIComponent(attemptId)}/v1`
+    : null;
   const base = endpoints.openAiBaseUrl ?? gateway ?? llm?.url;
   if (base) env.AGL_OPENAI_BASE_URL = base;
   if (llm) env.AGL_MODEL = llm.model;

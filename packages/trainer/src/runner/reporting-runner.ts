@@ -24,7 +24,12 @@ export function reportingRunner(options: {
   const report = async (): Promise<void> => {
     const now = { ...runner.stats };
     if (now.started === sent.started && now.succeeded === sent.succeeded && now.failed === sent.failed) return;
-    const delta: StatsMessage = { type: 'stats', started: now.started - sent.started, succeeded: now.succeeded - sent.succeeded, failed: now.failed - sent.failed };
+    const delta: StatsMessage = {
+      type: 'stats',
+      started: now.started - sent.started,
+      succeeded: now.succeeded - sent.succeeded,
+      failed: now.failed - sent.failed,
+    };
     Object.assign(sent, now);
     await send(delta);
   };

@@ -30,7 +30,7 @@ describe('Runner (in-process workers)', () => {
   let store: MemoryStore;
   afterEach(async () => store?.close());
 
-  it('idle workers sleep on the store\'s enqueue signal instead of polling dequeue, and wake at once for new work', async () => {
+  it("idle workers sleep on the store's enqueue signal instead of polling dequeue, and wake at once for new work", async () => {
     store = new MemoryStore({ scanDebounceSeconds: 0 });
     const dequeues = countDequeues(store);
     const runner = new Runner({ store, agent: async () => 1, nWorkers: 4, pollIntervalSeconds: 0.25, logger: quiet });
@@ -40,7 +40,9 @@ describe('Runner (in-process workers)', () => {
     expect(dequeues()).toBeLessThanOrEqual(8);
     const started = Date.now();
     const r = await store.enqueueRollout({ input: 1 });
-    expect((await store.waitForRollouts([r.rolloutId], { timeoutSeconds: 10 })).map((x) => x.status)).toEqual(['succeeded']);
+    expect((await store.waitForRollouts([r.rolloutId], { timeoutSeconds: 10 })).map((x) => x.status)).toEqual([
+      'succeeded',
+    ]);
     expect(Date.now() - started).toBeLessThan(2000); // a sleeping worker would have waited up to 2.5 s
     runner.stop();
     await running;
@@ -65,7 +67,10 @@ describe('Runner (in-process workers)', () => {
     // every 50 ms would be ~520; one empty dequeue per worker per wait, ~60).
     expect(dequeues()).toBeLessThanOrEqual(4);
     const rollouts = await store.enqueueRollouts(Array.from({ length: 20 }, (_, i) => ({ input: i })));
-    const finished = await store.waitForRollouts(rollouts.map((r) => r.rolloutId), { timeoutSeconds: 10 });
+    const finished = await store.waitForRollouts(
+      rollouts.map((r) => r.rolloutId),
+      { timeoutSeconds: 10 },
+    );
     expect(finished.map((r) => r.status)).toEqual(Array(20).fill('succeeded'));
     expect(peak).toBeGreaterThanOrEqual(15); // the batch ran side by side, not one worker after another
     runner.stop();
@@ -83,12 +88,20 @@ describe('Runner (in-process workers)', () => {
         return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
       },
     });
-    const runner = new Runner({ store: polling, agent: async () => 1, nWorkers: 2, pollIntervalSeconds: 0.05, logger: quiet });
+    const runner = new Runner({
+      store: polling,
+      agent: async () => 1,
+      nWorkers: 2,
+      pollIntervalSeconds: 0.05,
+      logger: quiet,
+    });
     const running = runner.run();
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(dequeues).toBeGreaterThanOrEqual(10); // 2 workers × ~10 polls each
     const r = await store.enqueueRollout({ input: 1 });
-    expect((await store.waitForRollouts([r.rolloutId], { timeoutSeconds: 5 })).map((x) => x.status)).toEqual(['succeeded']);
+    expect((await store.waitForRollouts([r.rolloutId], { timeoutSeconds: 5 })).map((x) => x.status)).toEqual([
+      'succeeded',
+    ]);
     runner.stop();
     await running;
   });
@@ -96,12 +109,18 @@ describe('Runner (in-process workers)', () => {
   it('runs a function agent, turns a numeric return into the final reward span, and marks the attempt succeeded', async () => {
     store = new MemoryStore({ scanDebounceSeconds: 0 });
     const seen: unknown[] = [];
-    const agent = async (task: unknown, _resources: unknown, ctx: { workerId: string; mode: unknown }): Promise<number> => {
+    const agent = async (
+      task: unknown,
+      _resources: unknown,
+      ctx: { workerId: string; mode: unknown },
+    ): Promise<number> => {
       seen.push([task, ctx.workerId, ctx.mode]);
       return 0.75;
     };
     const r = await store.enqueueRollout({ input: { q: 1 }, mode: 'train' });
-    await drain(store, new Runner({ store, agent: agent as never, pollIntervalSeconds: 0.01, logger: quiet }), [r.rolloutId]);
+    await drain(store, new Runner({ store, agent: agent as never, pollIntervalSeconds: 0.01, logger: quiet }), [
+      r.rolloutId,
+    ]);
     const done = await store.getRolloutById(r.rolloutId);
     expect(done?.status).toBe('succeeded');
     const spans = (await store.querySpans({ rolloutId: r.rolloutId })).items;
@@ -122,7 +141,9 @@ describe('Runner (in-process workers)', () => {
       },
     });
     const r = await store.enqueueRollout({ input: 'x' });
-    await drain(store, new Runner({ store, agent, nWorkers: 1, pollIntervalSeconds: 0.01, logger: quiet }), [r.rolloutId]);
+    await drain(store, new Runner({ store, agent, nWorkers: 1, pollIntervalSeconds: 0.01, logger: quiet }), [
+      r.rolloutId,
+    ]);
     const spans = (await store.querySpans({ rolloutId: r.rolloutId })).items;
     expect(spans.find((s) => s.name === 'finished-step')?.status.statusCode).toBe('UNSET');
     expect(spans.find((s) => s.name === 'agent-left-open')?.status).toEqual({
@@ -141,7 +162,9 @@ describe('Runner (in-process workers)', () => {
       },
     });
     const r = await store.enqueueRollout({ input: 'x', config: { maxAttempts: 3, retryCondition: ['failed'] } });
-    await drain(store, new Runner({ store, agent, nWorkers: 2, pollIntervalSeconds: 0.01, logger: quiet }), [r.rolloutId]);
+    await drain(store, new Runner({ store, agent, nWorkers: 2, pollIntervalSeconds: 0.01, logger: quiet }), [
+      r.rolloutId,
+    ]);
     expect((await store.getRolloutById(r.rolloutId))?.status).toBe('failed');
     const attempts = (await store.queryAttempts({ rolloutId: r.rolloutId })).items;
     expect(attempts.map((a) => a.status)).toEqual(['failed', 'failed', 'failed']);
@@ -185,7 +208,18 @@ describe('Runner (in-process workers)', () => {
       },
     });
     await drain(store, runner, [a.rolloutId, b.rolloutId]);
-    expect(order).toEqual(['start:a', 'traceStart', 'train:a', 'traceEnd', 'end:succeeded', 'start:b', 'traceStart', 'val:b', 'traceEnd', 'end:succeeded']);
+    expect(order).toEqual([
+      'start:a',
+      'traceStart',
+      'train:a',
+      'traceEnd',
+      'end:succeeded',
+      'start:b',
+      'traceStart',
+      'val:b',
+      'traceEnd',
+      'end:succeeded',
+    ]);
     expect(rewardCalls).toEqual([['b', 'not-a-reward', 0]]);
     const rewardsOf = async (id: string): Promise<number[]> =>
       (await store.querySpans({ rolloutId: id })).items.map(getRewardValue).filter((v): v is number => v !== null);
@@ -220,7 +254,9 @@ describe('Runner (in-process workers)', () => {
     const onWarning = (w: Error) => warnings.push(w);
     process.on('warning', onWarning);
     try {
-      const ids = (await store.enqueueRollouts(Array.from({ length: 60 }, (_, i) => ({ input: i })))).map((r) => r.rolloutId);
+      const ids = (await store.enqueueRollouts(Array.from({ length: 60 }, (_, i) => ({ input: i })))).map(
+        (r) => r.rolloutId,
+      );
       const agent = async () => {
         await new Promise((r) => setTimeout(r, 5));
         return 1;
@@ -236,11 +272,18 @@ describe('Runner (in-process workers)', () => {
 
   it("never runs a rollout twice at once, even when the store's timeout fires before the runner's", async () => {
     store = new MemoryStore({ scanDebounceSeconds: 0 });
-    const r = await store.enqueueRollout({ input: 'x', config: { timeoutSeconds: 0.3, maxAttempts: 3, retryCondition: ['timeout'] } });
+    const r = await store.enqueueRollout({
+      input: 'x',
+      config: { timeoutSeconds: 0.3, maxAttempts: 3, retryCondition: ['timeout'] },
+    });
     const active = new Set<string>();
     const overlaps: string[] = [];
     let calls = 0;
-    const agent = async (_task: unknown, _resources: unknown, ctx: { rolloutId: string; attemptId: string; signal: AbortSignal }) => {
+    const agent = async (
+      _task: unknown,
+      _resources: unknown,
+      ctx: { rolloutId: string; attemptId: string; signal: AbortSignal },
+    ) => {
       if (active.has(ctx.rolloutId)) overlaps.push(ctx.attemptId);
       active.add(ctx.rolloutId);
       calls += 1;
@@ -250,14 +293,20 @@ describe('Runner (in-process workers)', () => {
           // retry the store's watchdog just made, before this attempt's own timeout timer gets to abort it.
           const end = Date.now() + 500;
           while (Date.now() < end);
-          await new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }));
+          await new Promise((_resolve, reject) =>
+            ctx.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }),
+          );
         }
         return 1;
       } finally {
         active.delete(ctx.rolloutId);
       }
     };
-    await drain(store, new Runner({ store, agent: agent as never, nWorkers: 3, pollIntervalSeconds: 0.01, logger: quiet }), [r.rolloutId]);
+    await drain(
+      store,
+      new Runner({ store, agent: agent as never, nWorkers: 3, pollIntervalSeconds: 0.01, logger: quiet }),
+      [r.rolloutId],
+    );
     expect(calls).toBeGreaterThanOrEqual(2);
     expect(overlaps).toEqual([]);
     expect(['succeeded', 'failed']).toContain((await store.getRolloutById(r.rolloutId))?.status);

@@ -74,13 +74,18 @@ export class Runner {
 
   constructor(options: RunnerOptions) {
     const nWorkers = options.nWorkers ?? 1;
-    if (!Number.isInteger(nWorkers) || nWorkers < 1) throw new UserError(`Runner nWorkers must be an integer ≥ 1; got ${String(options.nWorkers)}.`);
+    if (!Number.isInteger(nWorkers) || nWorkers < 1)
+      throw new UserError(`Runner nWorkers must be an integer ≥ 1; got ${String(options.nWorkers)}.`);
     const loaded = options.workerMode === 'process' || options.workerMode === 'thread';
     if (loaded && !options.agentModule) {
-      throw new UserError(`Runner workerMode '${options.workerMode}' needs agentModule: { path: '/abs/agent.ts', exportName: 'agent' } so each worker ${options.workerMode} can load the agent.`);
+      throw new UserError(
+        `Runner workerMode '${options.workerMode}' needs agentModule: { path: '/abs/agent.ts', exportName: 'agent' } so each worker ${options.workerMode} can load the agent.`,
+      );
     }
-    if (!loaded && options.agent === undefined) throw new UserError('Runner needs an agent (a rollout function, litAgent(...) or processAgent(...)).');
-    if (options.threads !== undefined && (!Number.isInteger(options.threads) || options.threads < 1)) throw new UserError(`Runner threads must be an integer ≥ 1; got ${String(options.threads)}.`);
+    if (!loaded && options.agent === undefined)
+      throw new UserError('Runner needs an agent (a rollout function, litAgent(...) or processAgent(...)).');
+    if (options.threads !== undefined && (!Number.isInteger(options.threads) || options.threads < 1))
+      throw new UserError(`Runner threads must be an integer ≥ 1; got ${String(options.threads)}.`);
     this.#options = options;
     let resolve!: () => void;
     this.#ready = { promise: new Promise<void>((r) => (resolve = r)), resolve };
@@ -116,11 +121,16 @@ export class Runner {
     const offset = o.workerIdOffset ?? 0;
     const heartbeatIntervalSeconds = o.heartbeatIntervalSeconds ?? 10;
     // Runner threads open the same SQLite file themselves; any other store is reached over HTTP.
-    const sqlitePath = o.workerMode === 'thread' && o.store instanceof SqliteStore && o.store.path !== ':memory:' ? o.store.path : null;
-    const needsServer = o.workerMode === 'process' || (o.workerMode === 'thread' && sqlitePath === null) || ProcessAgent.isInstance(o.agent);
+    const sqlitePath =
+      o.workerMode === 'thread' && o.store instanceof SqliteStore && o.store.path !== ':memory:' ? o.store.path : null;
+    const needsServer =
+      o.workerMode === 'process' ||
+      (o.workerMode === 'thread' && sqlitePath === null) ||
+      ProcessAgent.isInstance(o.agent);
     const gateway = Boolean(o.gateway) && ProcessAgent.isInstance(o.agent);
     let loopback: LoopbackServer | undefined;
-    if (needsServer && (!o.storeEndpoint || gateway)) loopback = await startLoopbackServer({ store: o.store, storeEndpoint: o.storeEndpoint, gateway });
+    if (needsServer && (!o.storeEndpoint || gateway))
+      loopback = await startLoopbackServer({ store: o.store, storeEndpoint: o.storeEndpoint, gateway });
     const endpoints = loopback?.endpoints ?? o.storeEndpoint;
     try {
       if (o.workerMode !== 'thread') this.#ready.resolve();
@@ -143,7 +153,10 @@ export class Runner {
       if (o.workerMode === 'thread') {
         await superviseWorkerThreads({
           agentModule: o.agentModule!,
-          store: sqlitePath !== null ? { kind: 'sqlite', path: sqlitePath } : { kind: 'http', url: endpoints!.storeUrl, token: endpoints!.token ?? null },
+          store:
+            sqlitePath !== null
+              ? { kind: 'sqlite', path: sqlitePath }
+              : { kind: 'http', url: endpoints!.storeUrl, token: endpoints!.token ?? null },
           threads: o.threads ?? availableParallelism(),
           nWorkers,
           workerIdOffset: offset,
@@ -169,7 +182,8 @@ export class Runner {
         return runWorkerLoop({
           store: o.store,
           workerId,
-          execute: (rollout, resources, resourcesId) => execute(rollout, resources, resourcesId, workerId, workerSignal),
+          execute: (rollout, resources, resourcesId) =>
+            execute(rollout, resources, resourcesId, workerId, workerSignal),
           idle,
           heartbeatIntervalSeconds,
           budget,
@@ -188,16 +202,57 @@ export class Runner {
     }
   }
 
-  #executor(env: { logger: RunnerLogger; clock: Clock; heartbeatIntervalSeconds: number; endpoints?: ProcessEndpoints }) {
+  #executor(env: {
+    logger: RunnerLogger;
+    clock: Clock;
+    heartbeatIntervalSeconds: number;
+    endpoints?: ProcessEndpoints;
+  }) {
     const o = this.#options;
     const hooks = o.hooks ?? {};
     if (ProcessAgent.isInstance(o.agent)) {
       const agent = o.agent;
-      return (rollout: AttemptedRollout, resources: NamedResources, resourcesId: string | null, workerId: string, signal: AbortSignal) =>
-        executeProcess({ ...env, signal, store: o.store, agent, rollout, resources, resourcesId, workerId, endpoints: env.endpoints!, hooks, reward: o.reward });
+      return (
+        rollout: AttemptedRollout,
+        resources: NamedResources,
+        resourcesId: string | null,
+        workerId: string,
+        signal: AbortSignal,
+      ) =>
+        executeProcess({
+          ...env,
+          signal,
+          store: o.store,
+          agent,
+          rollout,
+          resources,
+          resourcesId,
+          workerId,
+          endpoints: env.endpoints!,
+          hooks,
+          reward: o.reward,
+        });
     }
     const agent = toLitAgent(o.agent as AgentLike);
-    return (rollout: AttemptedRollout, resources: NamedResources, resourcesId: string | null, workerId: string, signal: AbortSignal) =>
-      executeInProcess({ ...env, signal, store: o.store, agent, rollout, resources, resourcesId, workerId, hooks, reward: o.reward, tracer: o.tracer });
+    return (
+      rollout: AttemptedRollout,
+      resources: NamedResources,
+      resourcesId: string | null,
+      workerId: string,
+      signal: AbortSignal,
+    ) =>
+      executeInProcess({
+        ...env,
+        signal,
+        store: o.store,
+        agent,
+        rollout,
+        resources,
+        resourcesId,
+        workerId,
+        hooks,
+        reward: o.reward,
+        tracer: o.tracer,
+      });
   }
 }

@@ -29,7 +29,8 @@ export async function writeRewardSpan(ctx: RolloutContext, value: number): Promi
 export function rewardOfResult(result: unknown): number | null {
   const numeric = typeof result === 'boolean' ? Number(result) : result;
   if (typeof numeric !== 'number') return null;
-  if (!Number.isFinite(numeric)) throw new TypeError(`rollout() returned ${numeric}; return a finite number (the final reward) or nothing.`);
+  if (!Number.isFinite(numeric))
+    throw new TypeError(`rollout() returned ${numeric}; return a finite number (the final reward) or nothing.`);
   return numeric;
 }
 

@@ -15,7 +15,11 @@ export interface WorkerLoopOptions {
   store: LightningStore;
   workerId: string;
   /** Runs one dequeued attempt and returns its status. */
-  execute: (rollout: AttemptedRollout, resources: NamedResources, resourcesId: string | null) => Promise<'succeeded' | 'failed'>;
+  execute: (
+    rollout: AttemptedRollout,
+    resources: NamedResources,
+    resourcesId: string | null,
+  ) => Promise<'succeeded' | 'failed'>;
   /** Where the runner's idle workers wait for work (shared by its workers). */
   idle: IdleGate;
   /** Seconds between `updateWorker` heartbeats; ≤ 0 disables them. */
@@ -67,7 +71,9 @@ export async function runWorkerLoop(options: WorkerLoopOptions): Promise<void> {
       }
       stats.started += 1;
       const { resources, resourcesId } = await fetchResources(store, rollout, logger);
-      const status = await runExclusive(options.inFlight, rollout.rolloutId, () => options.execute(rollout, resources, resourcesId));
+      const status = await runExclusive(options.inFlight, rollout.rolloutId, () =>
+        options.execute(rollout, resources, resourcesId),
+      );
       if (status === 'succeeded') stats.succeeded += 1;
       else stats.failed += 1;
     }
@@ -77,7 +83,11 @@ export async function runWorkerLoop(options: WorkerLoopOptions): Promise<void> {
 }
 
 /** Runs `fn` after any attempt of the same rollout still in `inFlight` has ended, and registers it meanwhile. */
-async function runExclusive<T>(inFlight: Map<string, Promise<unknown>> | undefined, rolloutId: string, fn: () => Promise<T>): Promise<T> {
+async function runExclusive<T>(
+  inFlight: Map<string, Promise<unknown>> | undefined,
+  rolloutId: string,
+  fn: () => Promise<T>,
+): Promise<T> {
   if (!inFlight) return fn();
   const previous = inFlight.get(rolloutId);
   const run = (async () => {
@@ -92,13 +102,24 @@ async function runExclusive<T>(inFlight: Map<string, Promise<unknown>> | undefin
   }
 }
 
-async function fetchResources(store: LightningStore, rollout: AttemptedRollout, logger: RunnerLogger): Promise<{ resources: NamedResources; resourcesId: string | null }> {
+async function fetchResources(
+  store: LightningStore,
+  rollout: AttemptedRollout,
+  logger: RunnerLogger,
+): Promise<{ resources: NamedResources; resourcesId: string | null }> {
   try {
-    const update = rollout.resourcesId ? await store.getResourcesById(rollout.resourcesId) : await store.getLatestResources();
+    const update = rollout.resourcesId
+      ? await store.getResourcesById(rollout.resourcesId)
+      : await store.getLatestResources();
     if (update) return { resources: update.resources, resourcesId: update.resourcesId };
-    if (rollout.resourcesId) logger.warn(`rollout ${rollout.rolloutId} names resources ${rollout.resourcesId}, which the store does not have; running with none.`);
+    if (rollout.resourcesId)
+      logger.warn(
+        `rollout ${rollout.rolloutId} names resources ${rollout.resourcesId}, which the store does not have; running with none.`,
+      );
   } catch (err) {
-    logger.warn(`fetching resources for ${rollout.rolloutId} failed: ${err instanceof Error ? err.message : String(err)}`);
+    logger.warn(
+      `fetching resources for ${rollout.rolloutId} failed: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   return { resources: {}, resourcesId: rollout.resourcesId ?? null };
 }
@@ -118,9 +139,13 @@ function heartbeatStats(stats: RunnerStats, clock: Clock): { [key: string]: stri
 function startWorkerHeartbeat(options: WorkerLoopOptions): () => void {
   if (!(options.heartbeatIntervalSeconds > 0)) return () => undefined;
   const timer = setInterval(() => {
-    options.store.updateWorker(options.workerId, { heartbeatStats: heartbeatStats(options.stats, options.clock) }).catch((err: unknown) => {
-      options.logger.warn(`${options.workerId}: heartbeat failed: ${err instanceof Error ? err.message : String(err)}`);
-    });
+    options.store
+      .updateWorker(options.workerId, { heartbeatStats: heartbeatStats(options.stats, options.clock) })
+      .catch((err: unknown) => {
+        options.logger.warn(
+          `${options.workerId}: heartbeat failed: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      });
   }, options.heartbeatIntervalSeconds * 1000);
   timer.unref();
   return () => clearInterval(timer);

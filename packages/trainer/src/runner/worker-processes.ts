@@ -27,7 +27,9 @@ export interface WorkerProcessConfig {
 
 const HERE = fileURLToPath(import.meta.url);
 /** From source: the sibling `.ts`; built: `dist/runner/worker-process-main.js` (this code is bundled into `dist/`). */
-const ENTRY = HERE.endsWith('worker-processes.ts') ? join(dirname(HERE), 'worker-process-main.ts') : join(dirname(HERE), 'runner', 'worker-process-main.js');
+const ENTRY = HERE.endsWith('worker-processes.ts')
+  ? join(dirname(HERE), 'worker-process-main.ts')
+  : join(dirname(HERE), 'runner', 'worker-process-main.js');
 
 /** Node flags for a child: workspace sources when this package runs from source; tsx for a TypeScript agent module. */
 function childExecArgv(agentPath: string): string[] {
@@ -72,7 +74,11 @@ export async function superviseWorkerProcesses(options: {
         pollIntervalSeconds: options.pollIntervalSeconds,
         heartbeatIntervalSeconds: options.heartbeatIntervalSeconds,
       };
-      const child = fork(ENTRY, [], { execArgv: childExecArgv(options.agentModule.path), env: { ...process.env, AGL_WORKER_CONFIG: JSON.stringify(config) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      const child = fork(ENTRY, [], {
+        execArgv: childExecArgv(options.agentModule.path),
+        env: { ...process.env, AGL_WORKER_CONFIG: JSON.stringify(config) },
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
       children.set(index, child);
       child.on('message', (msg: StatsMessage) => {
         if (msg.type === 'stats' && addReportedStats(stats, msg, options.maxRollouts)) stopAll();
@@ -80,7 +86,9 @@ export async function superviseWorkerProcesses(options: {
       child.once('exit', (code, sig) => {
         children.delete(index);
         if (!local.signal.aborted) {
-          logger.warn(`${workerId} (pid ${child.pid ?? '?'}) exited (${sig ?? `code ${code}`}); starting a replacement.`);
+          logger.warn(
+            `${workerId} (pid ${child.pid ?? '?'}) exited (${sig ?? `code ${code}`}); starting a replacement.`,
+          );
           resolve(spawnWorker(index));
         } else {
           resolve();

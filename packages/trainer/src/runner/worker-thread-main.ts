@@ -18,13 +18,18 @@ const exportName = config.agentModule.exportName ?? 'agent';
 const mod = (await import(pathToFileURL(config.agentModule.path).href)) as Record<string, unknown>;
 const agent = mod[exportName];
 if (agent === undefined) {
-  send({ type: 'fatal', message: `${config.agentModule.path} has no export named ${exportName}; export the agent under that name or set agentModule.exportName.` });
+  send({
+    type: 'fatal',
+    message: `${config.agentModule.path} has no export named ${exportName}; export the agent under that name or set agentModule.exportName.`,
+  });
   port.close();
   process.exit(1);
 }
 // Another thread's commits are seen by polling `PRAGMA data_version`: every 100 ms, so idle workers find new rollouts soon.
 const store: LightningStore =
-  config.store.kind === 'sqlite' ? new SqliteStore({ path: config.store.path, waitPollIntervalMs: 100 }) : new StoreClient({ url: config.store.url, token: config.store.token ?? undefined });
+  config.store.kind === 'sqlite'
+    ? new SqliteStore({ path: config.store.path, waitPollIntervalMs: 100 })
+    : new StoreClient({ url: config.store.url, token: config.store.token ?? undefined });
 const { runner, run } = reportingRunner({
   store,
   agent,

@@ -27,7 +27,9 @@ export interface WorkerThreadConfig {
 const HERE = fileURLToPath(import.meta.url);
 const FROM_SOURCE = HERE.endsWith('.ts');
 /** From source: the sibling `.ts`; built: `dist/runner/worker-thread-main.js` (this code is bundled into `dist/`). */
-const ENTRY = FROM_SOURCE ? join(dirname(HERE), 'worker-thread-main.ts') : join(dirname(HERE), 'runner', 'worker-thread-main.js');
+const ENTRY = FROM_SOURCE
+  ? join(dirname(HERE), 'worker-thread-main.ts')
+  : join(dirname(HERE), 'runner', 'worker-thread-main.js');
 
 /**
  * A thread running `worker-thread-main`. TypeScript (the sources, or a `.ts` agent module) needs tsx, registered inside
@@ -35,12 +37,16 @@ const ENTRY = FROM_SOURCE ? join(dirname(HERE), 'worker-thread-main.ts') : join(
  */
 function startThread(config: WorkerThreadConfig): Worker {
   const execArgv = FROM_SOURCE ? ['--conditions=@agl/source'] : [];
-  if (!FROM_SOURCE && !/\.[mc]?tsx?$/u.test(config.agentModule.path)) return new Worker(ENTRY, { workerData: config, execArgv });
+  if (!FROM_SOURCE && !/\.[mc]?tsx?$/u.test(config.agentModule.path))
+    return new Worker(ENTRY, { workerData: config, execArgv });
   let tsx: string;
   try {
     tsx = join(dirname(createRequire(config.agentModule.path).resolve('tsx/package.json')), 'dist/esm/api/index.mjs');
   } catch (error) {
-    throw new UserError(`Runner workerMode 'thread' needs tsx to load the TypeScript agent module ${config.agentModule.path}; install it (npm install tsx) or point agentModule at built JavaScript.`, { cause: error });
+    throw new UserError(
+      `Runner workerMode 'thread' needs tsx to load the TypeScript agent module ${config.agentModule.path}; install it (npm install tsx) or point agentModule at built JavaScript.`,
+      { cause: error },
+    );
   }
   const boot = `import(${JSON.stringify(pathToFileURL(tsx).href)}).then((m) => { m.register(); return import(${JSON.stringify(pathToFileURL(ENTRY).href)}); })`;
   return new Worker(boot, { eval: true, workerData: config, execArgv });

@@ -1,5 +1,13 @@
 import { createHash } from 'node:crypto';
-import type { JsonObject, JsonValue, LightningStore, Rollout, RolloutConfigInput, RolloutMode, Trajectory } from '@agl/core';
+import type {
+  JsonObject,
+  JsonValue,
+  LightningStore,
+  Rollout,
+  RolloutConfigInput,
+  RolloutMode,
+  Trajectory,
+} from '@agl/core';
 import { UserError } from '@agl/core/errors';
 import type { Algorithm, AlgorithmRunOptions } from './algorithm';
 import { sleep } from '../runner/idle-gate';
@@ -13,7 +21,8 @@ export interface BaselineOptions {
   /** Seconds between queue-length polls (default 0.05). */
   pollIntervalSeconds?: number;
   /** Rollout config for every rollout, or per task. */
-  rolloutConfig?: RolloutConfigInput | ((task: unknown, index: number, mode: RolloutMode) => RolloutConfigInput | undefined);
+  rolloutConfig?:
+    RolloutConfigInput | ((task: unknown, index: number, mode: RolloutMode) => RolloutConfigInput | undefined);
   /** Called with each finished rollout's trajectory (latest attempt). */
   onTrajectory?: (trajectory: Trajectory, rollout: Rollout) => void;
 }
@@ -26,7 +35,10 @@ export function taskIdOf(task: unknown): string {
       if (typeof t[key] === 'string' || typeof t[key] === 'number') return String(t[key]);
     }
   }
-  return createHash('sha256').update(JSON.stringify(task ?? null)).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify(task ?? null))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 /**
@@ -43,13 +55,18 @@ export class Baseline implements Algorithm {
 
   constructor(options: BaselineOptions = {}) {
     const nEpochs = options.nEpochs ?? 1;
-    if (!Number.isInteger(nEpochs) || nEpochs < 1) throw new UserError(`Baseline nEpochs must be an integer ≥ 1; got ${String(options.nEpochs)}.`);
+    if (!Number.isInteger(nEpochs) || nEpochs < 1)
+      throw new UserError(`Baseline nEpochs must be an integer ≥ 1; got ${String(options.nEpochs)}.`);
     this.#options = options;
   }
 
   async run({ store, train, val, adapter, initialResources, signal }: AlgorithmRunOptions): Promise<void> {
-    const samples: [unknown, RolloutMode, number][] = [...train.map((t, i) => [t, 'train', i] as [unknown, RolloutMode, number]), ...val.map((t, i) => [t, 'val', i] as [unknown, RolloutMode, number])];
-    if (samples.length === 0) throw new UserError('Baseline has nothing to run: both the train and val datasets are empty.');
+    const samples: [unknown, RolloutMode, number][] = [
+      ...train.map((t, i) => [t, 'train', i] as [unknown, RolloutMode, number]),
+      ...val.map((t, i) => [t, 'val', i] as [unknown, RolloutMode, number]),
+    ];
+    if (samples.length === 0)
+      throw new UserError('Baseline has nothing to run: both the train and val datasets are empty.');
     let resourcesId: string | null = null;
     if (initialResources) resourcesId = (await store.updateResources('default', initialResources)).resourcesId;
     const maxQueue = this.#options.maxQueueLength ?? 16;
@@ -69,7 +86,10 @@ export class Baseline implements Algorithm {
           const batch = samples.slice(next, next + room);
           next += batch.length;
           const requests = batch.map(([task, mode, index]) => {
-            const config = typeof this.#options.rolloutConfig === 'function' ? this.#options.rolloutConfig(task, index, mode) : this.#options.rolloutConfig;
+            const config =
+              typeof this.#options.rolloutConfig === 'function'
+                ? this.#options.rolloutConfig(task, index, mode)
+                : this.#options.rolloutConfig;
             const metadata: JsonObject = { task_id: taskIdOf(task), epoch };
             return { input: task as JsonValue, mode, resourcesId, config: config ?? undefined, metadata };
           });
@@ -83,7 +103,14 @@ export class Baseline implements Algorithm {
   }
 
   /** One loop per epoch: wait for any pending rollout to finish, then read its latest attempt's trajectory. */
-  async #harvest(o: { store: LightningStore; adapter: AlgorithmRunOptions['adapter']; signal: AbortSignal; pending: Set<string>; done: () => boolean; pollMs: number }): Promise<void> {
+  async #harvest(o: {
+    store: LightningStore;
+    adapter: AlgorithmRunOptions['adapter'];
+    signal: AbortSignal;
+    pending: Set<string>;
+    done: () => boolean;
+    pollMs: number;
+  }): Promise<void> {
     const { store, signal, pending } = o;
     while (!signal.aborted && (!o.done() || pending.size > 0)) {
       if (pending.size === 0) {
@@ -94,7 +121,9 @@ export class Baseline implements Algorithm {
       for (const rollout of finished) {
         pending.delete(rollout.rolloutId);
         this.rollouts.push(rollout);
-        const spans = (await store.querySpans({ rolloutId: rollout.rolloutId, attemptId: 'latest', sortBy: 'sequenceId' })).items;
+        const spans = (
+          await store.querySpans({ rolloutId: rollout.rolloutId, attemptId: 'latest', sortBy: 'sequenceId' })
+        ).items;
         const trajectory = await o.adapter.adapt(spans, rollout);
         this.trajectories.push(trajectory);
         this.#options.onTrajectory?.(trajectory, rollout);

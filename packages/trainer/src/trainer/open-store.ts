@@ -22,11 +22,22 @@ export interface OpenedStore {
  * Resolve the trainer's store: an instance as given; a `http(s)://` URL → `StoreClient`; otherwise an embedded
  * `SqliteStore` at the path (default `.agl/store.sqlite`).
  */
-export async function openStore(options: { store?: LightningStore | string | null; storePath?: string; token?: string | null }): Promise<OpenedStore> {
+export async function openStore(options: {
+  store?: LightningStore | string | null;
+  storePath?: string;
+  token?: string | null;
+}): Promise<OpenedStore> {
   const { store } = options;
-  if (store && typeof store === 'object') return { store, url: null, token: options.token ?? null, owned: false, location: instanceLocation(store) };
+  if (store && typeof store === 'object')
+    return { store, url: null, token: options.token ?? null, owned: false, location: instanceLocation(store) };
   if (typeof store === 'string' && /^https?:\/\//u.test(store)) {
-    return { store: new StoreClient({ url: store, token: options.token ?? undefined }), url: store, token: options.token ?? null, owned: true, location: store };
+    return {
+      store: new StoreClient({ url: store, token: options.token ?? undefined }),
+      url: store,
+      token: options.token ?? null,
+      owned: true,
+      location: store,
+    };
   }
   const path = resolve(typeof store === 'string' ? store : (options.storePath ?? DEFAULT_STORE_PATH));
   await mkdir(dirname(path), { recursive: true });

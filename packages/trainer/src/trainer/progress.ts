@@ -21,7 +21,8 @@ const TERMINAL: RolloutStatus[] = ['succeeded', 'failed', 'cancelled'];
 
 /** The final reward of a rollout's latest attempt (the last span carrying a reward), or null. */
 export async function finalRewardOf(store: LightningStore, rolloutId: string): Promise<number | null> {
-  const spans = (await store.querySpans({ rolloutId, attemptId: 'latest', sortBy: 'sequenceId', sortOrder: 'desc' })).items;
+  const spans = (await store.querySpans({ rolloutId, attemptId: 'latest', sortBy: 'sequenceId', sortOrder: 'desc' }))
+    .items;
   for (const span of spans) {
     const value = getRewardValue(span);
     if (value !== null) return value;
@@ -30,8 +31,13 @@ export async function finalRewardOf(store: LightningStore, rolloutId: string): P
 }
 
 /** Compute a {@link ProgressSnapshot}; `rewards` caches final rewards of terminal rollouts between calls. */
-export async function progressSnapshot(store: LightningStore, rewards: Map<string, number | null>, startedAt: number): Promise<ProgressSnapshot> {
-  const count = async (statusIn: RolloutStatus[]): Promise<number> => (await store.queryRollouts({ statusIn, limit: 0 })).total;
+export async function progressSnapshot(
+  store: LightningStore,
+  rewards: Map<string, number | null>,
+  startedAt: number,
+): Promise<ProgressSnapshot> {
+  const count = async (statusIn: RolloutStatus[]): Promise<number> =>
+    (await store.queryRollouts({ statusIn, limit: 0 })).total;
   const [queuing, running, succeeded, failed, cancelled, total] = await Promise.all([
     count(['queuing', 'requeuing']),
     count(['preparing', 'running']),
@@ -62,7 +68,12 @@ export async function progressSnapshot(store: LightningStore, rewards: Map<strin
 }
 
 /** Poll the store and report snapshots until `stop()`, which reports (and returns) a final one. */
-export function watchProgress(options: { store: LightningStore; intervalSeconds: number; onProgress?: (s: ProgressSnapshot) => void; startedAt: number }): {
+export function watchProgress(options: {
+  store: LightningStore;
+  intervalSeconds: number;
+  onProgress?: (s: ProgressSnapshot) => void;
+  startedAt: number;
+}): {
   stop(): Promise<ProgressSnapshot | null>;
   last(): ProgressSnapshot | null;
 } {

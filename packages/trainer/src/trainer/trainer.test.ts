@@ -30,7 +30,12 @@ describe('Trainer', () => {
         return task.x;
       },
     });
-    const result = await new Trainer({ store: path, nRunners: 2, onProgress: (s) => snapshots.push(s), progressIntervalSeconds: 0.05 }).dev(agent as never, { dataset });
+    const result = await new Trainer({
+      store: path,
+      nRunners: 2,
+      onProgress: (s) => snapshots.push(s),
+      progressIntervalSeconds: 0.05,
+    }).dev(agent as never, { dataset });
     expect(seen.sort()).toEqual(['a:val', 'b:val', 'c:val']);
     expect(result.runner).toEqual({ started: 3, succeeded: 3, failed: 0 });
     expect(result.progress).toMatchObject({ succeeded: 3, failed: 0, total: 3, meanReward: 2 });
@@ -56,13 +61,20 @@ describe('Trainer', () => {
         calls.push((await adapter.adapt(spans)).finalReward);
       },
     };
-    const result = await new Trainer({ algorithm, store: join(dir, 'fit.sqlite'), initialResources: { p: { resourceType: 'prompt_template', template: 'x' } } }).fit(async () => 0.25, {
+    const result = await new Trainer({
+      algorithm,
+      store: join(dir, 'fit.sqlite'),
+      initialResources: { p: { resourceType: 'prompt_template', template: 'x' } },
+    }).fit(async () => 0.25, {
       train: [1, 2],
       val: (function* () {
         yield 3;
       })(),
     });
-    expect(calls).toEqual([[[1, 2], [3], 'function', { p: { resourceType: 'prompt_template', template: 'x' } }, false], 0.25]);
+    expect(calls).toEqual([
+      [[1, 2], [3], 'function', { p: { resourceType: 'prompt_template', template: 'x' } }, false],
+      0.25,
+    ]);
     expect(result.runner.succeeded).toBe(1);
   });
 
@@ -93,7 +105,9 @@ describe('Trainer', () => {
   });
 
   it('Baseline refuses empty datasets and the trainer rejects a bad nRunners', async () => {
-    await expect(new Trainer({ store: join(dir, 'empty.sqlite'), algorithm: new Baseline() }).fit(async () => 1, { train: [] })).rejects.toThrow(/nothing to run/u);
+    await expect(
+      new Trainer({ store: join(dir, 'empty.sqlite'), algorithm: new Baseline() }).fit(async () => 1, { train: [] }),
+    ).rejects.toThrow(/nothing to run/u);
     expect(() => new Trainer({ nRunners: 0 })).toThrow(/nRunners must be an integer/u);
   });
 });

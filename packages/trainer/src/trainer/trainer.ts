@@ -68,12 +68,16 @@ export class Trainer {
 
   constructor(options: TrainerOptions = {}) {
     const n = options.nRunners ?? 1;
-    if (!Number.isInteger(n) || n < 1) throw new UserError(`Trainer nRunners must be an integer ≥ 1; got ${String(options.nRunners)}.`);
+    if (!Number.isInteger(n) || n < 1)
+      throw new UserError(`Trainer nRunners must be an integer ≥ 1; got ${String(options.nRunners)}.`);
     this.#options = options;
   }
 
   /** Train `agent` on `train` (and validate on `val`) with the configured algorithm. */
-  async fit(agent: AgentLike | ProcessAgent | undefined, data: { train?: DatasetSource; val?: DatasetSource; signal?: AbortSignal } = {}): Promise<FitResult> {
+  async fit(
+    agent: AgentLike | ProcessAgent | undefined,
+    data: { train?: DatasetSource; val?: DatasetSource; signal?: AbortSignal } = {},
+  ): Promise<FitResult> {
     return this.#execute('fit', agent, this.#options.algorithm ?? new Baseline(), data);
   }
 
@@ -82,13 +86,21 @@ export class Trainer {
    * learning. Its rollouts have mode `val` (the agent's `validationRollout` runs), so they never pass for training data.
    * AGL 0.3's `dev(agent, train, val)` labels its train dataset `train`; here `dev` takes no train dataset.
    */
-  async dev(agent: AgentLike | ProcessAgent | undefined, data: { dataset?: DatasetSource; val?: DatasetSource; signal?: AbortSignal } = {}): Promise<FitResult> {
+  async dev(
+    agent: AgentLike | ProcessAgent | undefined,
+    data: { dataset?: DatasetSource; val?: DatasetSource; signal?: AbortSignal } = {},
+  ): Promise<FitResult> {
     const algorithm = this.#options.algorithm instanceof Baseline ? this.#options.algorithm : new Baseline();
     const [dataset, val] = await Promise.all([loadDataset(data.dataset), loadDataset(data.val)]);
     return this.#execute('dev', agent, algorithm, { train: [], val: [...dataset, ...val], signal: data.signal });
   }
 
-  async #execute(label: string, agent: AgentLike | ProcessAgent | undefined, algorithm: Algorithm, data: { train?: DatasetSource; val?: DatasetSource; signal?: AbortSignal }): Promise<FitResult> {
+  async #execute(
+    label: string,
+    agent: AgentLike | ProcessAgent | undefined,
+    algorithm: Algorithm,
+    data: { train?: DatasetSource; val?: DatasetSource; signal?: AbortSignal },
+  ): Promise<FitResult> {
     const o = this.#options;
     const started = Date.now();
     const [train, val] = await Promise.all([loadDataset(data.train), loadDataset(data.val)]);
@@ -120,7 +132,12 @@ export class Trainer {
       pollIntervalSeconds: o.pollIntervalSeconds ?? 0.05,
       heartbeatIntervalSeconds: o.heartbeatIntervalSeconds,
     });
-    const watcher = watchProgress({ store: opened.store, intervalSeconds: o.progressIntervalSeconds ?? (o.onProgress ? 1 : 5), onProgress, startedAt: started });
+    const watcher = watchProgress({
+      store: opened.store,
+      intervalSeconds: o.progressIntervalSeconds ?? (o.onProgress ? 1 : 5),
+      onProgress,
+      startedAt: started,
+    });
     const running = runner.run({ signal });
     let runnerError: unknown;
     running.catch((err: unknown) => {
@@ -129,7 +146,14 @@ export class Trainer {
     });
     let progress: ProgressSnapshot | null = null;
     try {
-      await algorithm.run({ store: opened.store, train, val, adapter: o.adapter ?? (await defaultAdapter()), initialResources: o.initialResources, signal });
+      await algorithm.run({
+        store: opened.store,
+        train,
+        val,
+        adapter: o.adapter ?? (await defaultAdapter()),
+        initialResources: o.initialResources,
+        signal,
+      });
       if (runnerError) throw runnerError;
     } finally {
       runner.stop();
@@ -137,8 +161,20 @@ export class Trainer {
       progress = await watcher.stop();
       if (opened.owned) await opened.store.close();
     }
-    const result: FitResult = { runner: runner.stats, progress, durationSeconds: (Date.now() - started) / 1000, storeLocation: opened.location };
-    if (!o.quiet) for (const line of formatRunSummary({ label, progress, durationSeconds: result.durationSeconds, location: opened.location })) write(line);
+    const result: FitResult = {
+      runner: runner.stats,
+      progress,
+      durationSeconds: (Date.now() - started) / 1000,
+      storeLocation: opened.location,
+    };
+    if (!o.quiet)
+      for (const line of formatRunSummary({
+        label,
+        progress,
+        durationSeconds: result.durationSeconds,
+        location: opened.location,
+      }))
+        write(line);
     return result;
   }
 }

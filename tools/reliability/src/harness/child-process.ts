@@ -6,7 +6,12 @@ import { createInterface } from 'node:readline';
 export const TS_EXEC_ARGV = ['--conditions=@agl/source', '--import', 'tsx'];
 
 /** Spawns `node [flags] file` with stdout piped (stderr inherited, so crashes show in the test log). */
-export function spawnNode(options: { file: string; typescript?: boolean; env?: Record<string, string>; args?: string[] }): ChildProcess {
+export function spawnNode(options: {
+  file: string;
+  typescript?: boolean;
+  env?: Record<string, string>;
+  args?: string[];
+}): ChildProcess {
   const execArgv = options.typescript === false ? [] : TS_EXEC_ARGV;
   return spawn(process.execPath, [...execArgv, options.file, ...(options.args ?? [])], {
     env: { ...process.env, ...options.env },

@@ -35,7 +35,8 @@ export function rawPath(path: string): string {
 export function send(baseUrl: string, req: FuzzRequest): Promise<FuzzResponse> {
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
-    const body = req.body === undefined ? undefined : typeof req.body === 'string' ? Buffer.from(req.body) : Buffer.from(req.body);
+    const body =
+      req.body === undefined ? undefined : typeof req.body === 'string' ? Buffer.from(req.body) : Buffer.from(req.body);
     const headers: Record<string, string | number> = { ...req.headers };
     if (body !== undefined) headers['content-length'] = body.length;
     const outgoing = request(
@@ -73,7 +74,12 @@ export function closeFuzzAgent(): void {
  * someone else's; refusals are 4xx with a JSON `detail` (protobuf for OTLP protobuf requests) unless the answer is a
  * backend's own, `passedThrough`; known-valid input is accepted, known-invalid input refused.
  */
-export function problemsOf(req: FuzzRequest, res: FuzzResponse, allow5xx: (res: FuzzResponse) => boolean = () => false, passedThrough = false): string[] {
+export function problemsOf(
+  req: FuzzRequest,
+  res: FuzzResponse,
+  allow5xx: (res: FuzzResponse) => boolean = () => false,
+  passedThrough = false,
+): string[] {
   const problems: string[] = [];
   const sentBody = typeof req.body === 'string' ? ` body ${req.body.slice(0, 300)}` : '';
   const where = `${req.kind}: ${req.method} ${req.path.slice(0, 120)}${sentBody} → ${res.status} ${res.text.slice(0, 160)}`;
@@ -81,10 +87,13 @@ export function problemsOf(req: FuzzRequest, res: FuzzResponse, allow5xx: (res: 
   if (res.status >= 400 && res.status < 500 && req.method !== 'HEAD' && !passedThrough) {
     const protobuf = String(res.headers['content-type'] ?? '').includes('protobuf');
     const detail = (res.json as { detail?: unknown } | undefined)?.detail;
-    if (protobuf ? res.text.length === 0 : typeof detail !== 'string' || detail.length === 0) problems.push(`4xx without a JSON detail — ${where}`);
+    if (protobuf ? res.text.length === 0 : typeof detail !== 'string' || detail.length === 0)
+      problems.push(`4xx without a JSON detail — ${where}`);
   }
-  if (req.expect === 'accept' && (res.status < 200 || res.status >= 300)) problems.push(`valid input refused — ${where}`);
-  if (req.expect === 'reject' && (res.status < 400 || res.status >= 500)) problems.push(`invalid input not refused with a 4xx — ${where}`);
+  if (req.expect === 'accept' && (res.status < 200 || res.status >= 300))
+    problems.push(`valid input refused — ${where}`);
+  if (req.expect === 'reject' && (res.status < 400 || res.status >= 500))
+    problems.push(`invalid input not refused with a 4xx — ${where}`);
   return problems;
 }
 
@@ -92,9 +101,14 @@ export function problemsOf(req: FuzzRequest, res: FuzzResponse, allow5xx: (res: 
  * `fc.assert` with a short failure: the problems found and the seed/path to replay, not the (possibly megabytes
  * long) counterexample.
  */
-export async function checkProperty<T>(property: fc.IAsyncPropertyWithHooks<T>, params: fc.Parameters<T>): Promise<void> {
+export async function checkProperty<T>(
+  property: fc.IAsyncPropertyWithHooks<T>,
+  params: fc.Parameters<T>,
+): Promise<void> {
   const result = await fc.check(property, params);
   if (!result.failed) return;
   const message = result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
-  throw new Error(`${message.slice(0, 4000)}\n(replay: seed ${result.seed}, path "${result.counterexamplePath ?? ''}", after ${result.numRuns} runs)`);
+  throw new Error(
+    `${message.slice(0, 4000)}\n(replay: seed ${result.seed}, path "${result.counterexamplePath ?? ''}", after ${result.numRuns} runs)`,
+  );
 }

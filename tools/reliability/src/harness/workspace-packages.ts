@@ -24,7 +24,12 @@ export function workspacePackages(): WorkspacePackage[] {
       const file = join(parent, entry.name, 'package.json');
       if (!entry.isDirectory() || !existsSync(file)) continue;
       const manifest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-      out.push({ name: String(manifest.name), dir: join(parent, entry.name), private: manifest.private === true, manifest });
+      out.push({
+        name: String(manifest.name),
+        dir: join(parent, entry.name),
+        private: manifest.private === true,
+        manifest,
+      });
     }
   }
   return out.sort((a, b) => a.name.localeCompare(b.name));
@@ -38,5 +43,7 @@ export function firstTsBlock(readme: string): string | null {
 
 /** The import statements of a snippet that name packages (relative imports are the package's own internals). */
 export function packageImports(snippet: string): string[] {
-  return [...snippet.matchAll(/^import\s[\s\S]*?\sfrom\s+['"]([^'"]+)['"];?$/gmu)].filter((m) => !m[1]!.startsWith('.')).map((m) => m[0]);
+  return [...snippet.matchAll(/^import\s[\s\S]*?\sfrom\s+['"]([^'"]+)['"];?$/gmu)]
+    .filter((m) => !m[1]!.startsWith('.'))
+    .map((m) => m[0]);
 }

@@ -119,7 +119,9 @@ export interface RolloutTableQuery {
 }
 
 function pageOf(value: unknown): Page<unknown> {
-  return z.object({ items: z.array(z.unknown()), total: z.number(), limit: z.number(), offset: z.number() }).parse(value);
+  return z
+    .object({ items: z.array(z.unknown()), total: z.number(), limit: z.number(), offset: z.number() })
+    .parse(value);
 }
 
 function rowOf(value: unknown): RolloutRow {
@@ -256,7 +258,9 @@ export class ApiClient {
 
   /** Reward points and per-version statistics. */
   async rewards(options: { successThreshold?: number } = {}): Promise<RewardSeries> {
-    return RewardSeriesWire.parse(await this.#get('/v1/agl/ext/rewards', { success_threshold: options.successThreshold }));
+    return RewardSeriesWire.parse(
+      await this.#get('/v1/agl/ext/rewards', { success_threshold: options.successThreshold }),
+    );
   }
 
   /** Every resources version, oldest first, with reward statistics. */
@@ -265,7 +269,11 @@ export class ApiClient {
     const page = z.object({ items: z.array(z.unknown()), total: z.number() }).parse(raw);
     return page.items.map((item) => {
       const extras = ResourceExtras.parse(item);
-      return { ...parseWire(ResourcesUpdate, 'resourcesUpdate', item, 'resources'), isLatest: extras.is_latest, rewards: extras.rewards };
+      return {
+        ...parseWire(ResourcesUpdate, 'resourcesUpdate', item, 'resources'),
+        isLatest: extras.is_latest,
+        rewards: extras.rewards,
+      };
     });
   }
 

@@ -51,7 +51,17 @@ export function StatusBadge({ status }: { status: string | null }) {
 }
 
 /** An in-app link that navigates without reloading. */
-export function Link({ to, children, className, testId }: { to: string; children: ReactNode; className?: string; testId?: string }) {
+export function Link({
+  to,
+  children,
+  className,
+  testId,
+}: {
+  to: string;
+  children: ReactNode;
+  className?: string;
+  testId?: string;
+}) {
   return (
     <a
       href={to}

@@ -5,15 +5,47 @@ import { lineDiff } from './line-diff';
 import { matchPath } from './router';
 import { buildWaterfall } from './waterfall';
 
-const span = (id: string, parent: string | null, start: number, end: number, attributes: Record<string, string | number> = {}, name = 'step') =>
-  Span.parse({ rolloutId: 'ro-1', attemptId: 'at-1', sequenceId: start, traceId: 't', spanId: id, parentId: parent, name, startTime: start, endTime: end, attributes });
+const span = (
+  id: string,
+  parent: string | null,
+  start: number,
+  end: number,
+  attributes: Record<string, string | number> = {},
+  name = 'step',
+) =>
+  Span.parse({
+    rolloutId: 'ro-1',
+    attemptId: 'at-1',
+    sequenceId: start,
+    traceId: 't',
+    spanId: id,
+    parentId: parent,
+    name,
+    startTime: start,
+    endTime: end,
+    attributes,
+  });
 
 describe('buildWaterfall', () => {
   it('orders parents before children, places bars on the time axis and classifies spans', () => {
     const rows = buildWaterfall([
-      span('reward', null, 110, 110, { 'agentlightning.reward.0.name': 'primary', 'agentlightning.reward.0.value': 0.5 }, 'agentlightning.annotation'),
+      span(
+        'reward',
+        null,
+        110,
+        110,
+        { 'agentlightning.reward.0.name': 'primary', 'agentlightning.reward.0.value': 0.5 },
+        'agentlightning.annotation',
+      ),
       span('tool', 'root', 105, 110, { 'tool.name': 'search' }),
-      span('llm', 'root', 101, 104, { 'gen_ai.prompt.0.role': 'user', 'gen_ai.prompt.0.content': 'hi', 'gen_ai.usage.input_tokens': 7 }, 'openai.chat.completion'),
+      span(
+        'llm',
+        'root',
+        101,
+        104,
+        { 'gen_ai.prompt.0.role': 'user', 'gen_ai.prompt.0.content': 'hi', 'gen_ai.usage.input_tokens': 7 },
+        'openai.chat.completion',
+      ),
       span('root', null, 100, 110, { 'agent.name': 'a' }),
     ]);
     expect(rows.map((r) => [r.span.spanId, r.depth, r.kind])).toEqual([

@@ -31,7 +31,11 @@ export interface LlmView {
 
 const attr = (span: Span, key: string): unknown => span.attributes[key];
 const num = (value: unknown): number | null =>
-  typeof value === 'number' ? value : typeof value === 'string' && value !== '' && Number.isFinite(Number(value)) ? Number(value) : null;
+  typeof value === 'number'
+    ? value
+    : typeof value === 'string' && value !== '' && Number.isFinite(Number(value))
+      ? Number(value)
+      : null;
 
 /** The LLM call recorded on a span (any attribute family the converter reads), or `null`. */
 export function llmViewOf(span: Span): LlmView | null {
@@ -64,7 +68,8 @@ export function buildWaterfall(spans: readonly Span[]): WaterfallRow[] {
   const ids = new Set(spans.map((s) => s.spanId));
   const children = new Map<string | null, Span[]>();
   for (const span of spans) {
-    const parent = span.parentId !== null && ids.has(span.parentId) && span.parentId !== span.spanId ? span.parentId : null;
+    const parent =
+      span.parentId !== null && ids.has(span.parentId) && span.parentId !== span.spanId ? span.parentId : null;
     const list = children.get(parent) ?? [];
     list.push(span);
     children.set(parent, list);
@@ -120,7 +125,11 @@ export function messageText(message: ChatMessage): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
     return content
-      .map((part) => (part && typeof part === 'object' && 'text' in part ? String((part as { text: unknown }).text) : JSON.stringify(part)))
+      .map((part) =>
+        part && typeof part === 'object' && 'text' in part
+          ? String((part as { text: unknown }).text)
+          : JSON.stringify(part),
+      )
       .join('\n');
   }
   return JSON.stringify(content);

@@ -49,7 +49,16 @@ describe('RolloutsPage against a real store server', () => {
     render(<RolloutsPage client={client} pollMs={60_000} />);
     await waitFor(() => expect(rows()).toHaveLength(6));
     fireEvent.click(screen.getByRole('button', { name: /^Reward/ }));
-    await waitFor(() => expect(screen.getAllByTestId('rollout-reward').map((c) => c.textContent)).toEqual(['1', '1', '0.3', '0', '—', '—']));
+    await waitFor(() =>
+      expect(screen.getAllByTestId('rollout-reward').map((c) => c.textContent)).toEqual([
+        '1',
+        '1',
+        '0.3',
+        '0',
+        '—',
+        '—',
+      ]),
+    );
     fireEvent.click(screen.getByRole('button', { name: /^Reward/ }));
     await waitFor(() => expect(screen.getAllByTestId('rollout-reward')[0]!.textContent).toBe('0'));
   });
@@ -118,10 +127,11 @@ describe('RolloutDetailPage', () => {
     expect(screen.getByTestId('reward-marker').textContent).toContain('1');
     fireEvent.click(screen.getAllByTestId('waterfall-row')[1]!);
     const detail = screen.getByTestId('span-detail');
-    expect(within(detail).getAllByTestId('prompt-message').map((m) => m.textContent)).toEqual([
-      'systemPick a room.',
-      'userBook a room for 4 people with a projector.',
-    ]);
+    expect(
+      within(detail)
+        .getAllByTestId('prompt-message')
+        .map((m) => m.textContent),
+    ).toEqual(['systemPick a room.', 'userBook a room for 4 people with a projector.']);
     expect(within(detail).getByTestId('response-message').textContent).toContain('Room B12');
     expect(detail.textContent).toContain('tokens in 21 / out 3');
     expect(screen.queryByTestId('raw-attributes')).toBeNull();
@@ -141,7 +151,9 @@ describe('ResourcesPage, RewardsPage, RunnersPage', () => {
     render(<ResourcesPage client={client} pollMs={60_000} />);
     await waitFor(() => expect(screen.getAllByTestId('version-row')).toHaveLength(2));
     expect(screen.getByTestId('selected-version').textContent).toBe(demo.resourceIds[1]);
-    expect(screen.getAllByTestId('diff-add').map((l) => l.textContent)).toContain('+ Pick the smallest room that fits.');
+    expect(screen.getAllByTestId('diff-add').map((l) => l.textContent)).toContain(
+      '+ Pick the smallest room that fits.',
+    );
     expect(screen.getAllByTestId('diff-del').map((l) => l.textContent)).toContain('- Pick a room.');
     fireEvent.click(screen.getAllByTestId('version-row')[0]!);
     await waitFor(() => expect(screen.getByTestId('selected-version').textContent).toBe(demo.resourceIds[0]));

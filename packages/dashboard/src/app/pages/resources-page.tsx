@@ -10,7 +10,9 @@ import { useAsync } from '../lib/use-async';
 function resourceText(resource: Resource | undefined): string {
   if (!resource) return '';
   if (resource.resourceType === 'prompt_template') return resource.template;
-  return [`endpoint: ${resource.endpoint}`, `model: ${resource.model}`, `api key: ${resource.apiKey ?? '(none)'}`].join('\n');
+  return [`endpoint: ${resource.endpoint}`, `model: ${resource.model}`, `api key: ${resource.apiKey ?? '(none)'}`].join(
+    '\n',
+  );
 }
 
 function ResourceBody({ name, resource }: { name: string; resource: Resource }) {
@@ -78,14 +80,17 @@ export function ResourcesPage({ client, pollMs = 5000 }: { client: ApiClient; po
   if (state.error && !state.data) return <ErrorBox error={state.error} onRetry={state.reload} />;
   if (!state.data) return <Loading what="resources" />;
   const versions = state.data;
-  if (versions.length === 0) return <Empty title="No resources yet.">An algorithm publishes prompt templates or LLM endpoints here.</Empty>;
+  if (versions.length === 0)
+    return <Empty title="No resources yet.">An algorithm publishes prompt templates or LLM endpoints here.</Empty>;
   const selectedId = location.query.get('id');
   const selected = versions.find((v) => v.resourcesId === selectedId) ?? versions[versions.length - 1]!;
   const index = versions.indexOf(selected);
   const compareId = location.query.get('compare');
   const compare = versions.find((v) => v.resourcesId === compareId) ?? (index > 0 ? versions[index - 1]! : null);
   const go = (id: string, cmp: string | null) =>
-    navigate(`/resources?id=${encodeURIComponent(id)}${cmp ? `&compare=${encodeURIComponent(cmp)}` : ''}`, { replace: true });
+    navigate(`/resources?id=${encodeURIComponent(id)}${cmp ? `&compare=${encodeURIComponent(cmp)}` : ''}`, {
+      replace: true,
+    });
   return (
     <section>
       <h1>Resources</h1>

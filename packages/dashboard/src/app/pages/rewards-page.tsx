@@ -11,7 +11,9 @@ const HEIGHT = 260;
 
 /** Rolling mean of the rewards of one mode, in finishing order. */
 function curve(series: RewardSeries, window: number): Array<Record<string, number | null>> {
-  const points = [...series.points].filter((p) => p.reward !== null).sort((a, b) => (a.end_time ?? 0) - (b.end_time ?? 0));
+  const points = [...series.points]
+    .filter((p) => p.reward !== null)
+    .sort((a, b) => (a.end_time ?? 0) - (b.end_time ?? 0));
   const recent: Record<string, number[]> = {};
   return points.map((p, i) => {
     const mode = p.mode ?? 'none';
@@ -93,7 +95,8 @@ export function RewardsPage({ client, pollMs = 5000 }: { client: ApiClient; poll
                   <h3>{mode}</h3>
                   <p className="big">{formatReward(o.mean)}</p>
                   <p className="muted">
-                    mean of {o.count} rewards · success {formatPercent(o.success_rate)} · {o.succeeded}/{o.finished} succeeded
+                    mean of {o.count} rewards · success {formatPercent(o.success_rate)} · {o.succeeded}/{o.finished}{' '}
+                    succeeded
                   </p>
                 </div>
               );
@@ -119,7 +122,14 @@ export function RewardsPage({ client, pollMs = 5000 }: { client: ApiClient; poll
                 <Tooltip />
                 <Legend />
                 {modes.map((m) => (
-                  <Line key={m} dataKey={m} stroke={COLORS[m] ?? '#6b7280'} dot={false} connectNulls isAnimationActive={false} />
+                  <Line
+                    key={m}
+                    dataKey={m}
+                    stroke={COLORS[m] ?? '#6b7280'}
+                    dot={false}
+                    connectNulls
+                    isAnimationActive={false}
+                  />
                 ))}
               </LineChart>
             </figure>
@@ -156,12 +166,22 @@ export function RewardsPage({ client, pollMs = 5000 }: { client: ApiClient; poll
                 <YAxis domain={[0, 1]} tickFormatter={(v: number) => formatPercent(v)} />
                 <Tooltip />
                 <Legend />
-                <Line dataKey="trainSuccess" name="train" stroke={COLORS.train} connectNulls isAnimationActive={false} />
+                <Line
+                  dataKey="trainSuccess"
+                  name="train"
+                  stroke={COLORS.train}
+                  connectNulls
+                  isAnimationActive={false}
+                />
                 <Line dataKey="valSuccess" name="val" stroke={COLORS.val} connectNulls isAnimationActive={false} />
               </LineChart>
             </figure>
           </div>
-          {data.truncated ? <p className="muted">Showing the latest {data.points.length} of {data.total_points} finished rollouts.</p> : null}
+          {data.truncated ? (
+            <p className="muted">
+              Showing the latest {data.points.length} of {data.total_points} finished rollouts.
+            </p>
+          ) : null}
         </>
       )}
     </section>

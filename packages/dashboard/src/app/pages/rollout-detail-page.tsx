@@ -5,14 +5,26 @@ import { useAsync } from '../lib/use-async';
 import { TraceView } from './trace-page';
 
 /** One rollout: its summary, input, attempts, and the waterfall of the latest (or chosen) attempt. */
-export function RolloutDetailPage({ client, rolloutId, attemptId }: { client: ApiClient; rolloutId: string; attemptId?: string | null }) {
+export function RolloutDetailPage({
+  client,
+  rolloutId,
+  attemptId,
+}: {
+  client: ApiClient;
+  rolloutId: string;
+  attemptId?: string | null;
+}) {
   const state = useAsync(() => client.rollout(rolloutId), rolloutId, 5000);
   if (state.error) return <ErrorBox error={state.error} onRetry={state.reload} />;
   if (state.data === undefined) return <Loading what="rollout" />;
   const detail = state.data;
-  if (detail === null) return <Empty title={`Rollout ${rolloutId} does not exist.`}>Check the id, or go back to the rollouts table.</Empty>;
+  if (detail === null)
+    return (
+      <Empty title={`Rollout ${rolloutId} does not exist.`}>Check the id, or go back to the rollouts table.</Empty>
+    );
   const r = detail.rollout;
-  const chosen = detail.attempts.find((a) => a.attemptId === attemptId) ?? detail.attempts[detail.attempts.length - 1] ?? null;
+  const chosen =
+    detail.attempts.find((a) => a.attemptId === attemptId) ?? detail.attempts[detail.attempts.length - 1] ?? null;
   return (
     <section>
       <header className="page-header">
@@ -64,7 +76,11 @@ export function RolloutDetailPage({ client, rolloutId, attemptId }: { client: Ap
           </thead>
           <tbody>
             {detail.attempts.map((a) => (
-              <tr key={a.attemptId} className={chosen?.attemptId === a.attemptId ? 'selected' : undefined} data-testid="attempt-row">
+              <tr
+                key={a.attemptId}
+                className={chosen?.attemptId === a.attemptId ? 'selected' : undefined}
+                data-testid="attempt-row"
+              >
                 <td>{a.sequenceId}</td>
                 <td className="mono">{a.attemptId}</td>
                 <td>
@@ -77,7 +93,9 @@ export function RolloutDetailPage({ client, rolloutId, attemptId }: { client: Ap
                   {a.spanCount}
                 </td>
                 <td>
-                  <Link to={`/rollouts/${encodeURIComponent(r.rolloutId)}?attempt=${encodeURIComponent(a.attemptId)}`}>trace</Link>
+                  <Link to={`/rollouts/${encodeURIComponent(r.rolloutId)}?attempt=${encodeURIComponent(a.attemptId)}`}>
+                    trace
+                  </Link>
                 </td>
               </tr>
             ))}
@@ -89,7 +107,12 @@ export function RolloutDetailPage({ client, rolloutId, attemptId }: { client: Ap
           <h2>
             Trace of attempt #{chosen.sequenceId} <span className="muted mono">{chosen.attemptId}</span>
           </h2>
-          <TraceView client={client} rolloutId={r.rolloutId} attemptId={chosen.attemptId} live={chosen.endTime === null} />
+          <TraceView
+            client={client}
+            rolloutId={r.rolloutId}
+            attemptId={chosen.attemptId}
+            live={chosen.endTime === null}
+          />
         </>
       ) : null}
     </section>

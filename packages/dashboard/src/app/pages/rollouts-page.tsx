@@ -29,7 +29,13 @@ export interface RolloutsPageProps {
 
 /** The rollouts table: server-side paging, sorting and filters; live while training runs. */
 export function RolloutsPage({ client, pollMs = 3000, resourcesId = null }: RolloutsPageProps) {
-  const [query, setQuery] = useState<RolloutTableQuery>({ limit: 25, offset: 0, sortBy: 'start_time', sortOrder: 'desc', resourcesId });
+  const [query, setQuery] = useState<RolloutTableQuery>({
+    limit: 25,
+    offset: 0,
+    sortBy: 'start_time',
+    sortOrder: 'desc',
+    resourcesId,
+  });
   const [live, setLive] = useState(true);
   const key = JSON.stringify(query);
   const state = useAsync(() => client.rollouts(query), key, live ? pollMs : null);
@@ -42,7 +48,9 @@ export function RolloutsPage({ client, pollMs = 3000, resourcesId = null }: Roll
       sortOrder: q.sortBy === column && q.sortOrder === 'desc' ? 'asc' : 'desc',
     }));
   const page = state.data;
-  const hasFilter = Boolean(query.status || query.mode || query.rolloutIdContains || query.workerIdContains || query.resourcesId);
+  const hasFilter = Boolean(
+    query.status || query.mode || query.rolloutIdContains || query.workerIdContains || query.resourcesId,
+  );
 
   return (
     <section>
@@ -55,7 +63,11 @@ export function RolloutsPage({ client, pollMs = 3000, resourcesId = null }: Roll
       <form className="filters" onSubmit={(e) => e.preventDefault()}>
         <label>
           Status
-          <select aria-label="Status filter" value={query.status ?? ''} onChange={(e) => set({ status: e.target.value || null })}>
+          <select
+            aria-label="Status filter"
+            value={query.status ?? ''}
+            onChange={(e) => set({ status: e.target.value || null })}
+          >
             <option value="">any</option>
             {STATUSES.map((s) => (
               <option key={s} value={s}>
@@ -66,7 +78,11 @@ export function RolloutsPage({ client, pollMs = 3000, resourcesId = null }: Roll
         </label>
         <label>
           Mode
-          <select aria-label="Mode filter" value={query.mode ?? ''} onChange={(e) => set({ mode: e.target.value || null })}>
+          <select
+            aria-label="Mode filter"
+            value={query.mode ?? ''}
+            onChange={(e) => set({ mode: e.target.value || null })}
+          >
             <option value="">any</option>
             <option value="train">train</option>
             <option value="val">val</option>
@@ -99,10 +115,14 @@ export function RolloutsPage({ client, pollMs = 3000, resourcesId = null }: Roll
       </form>
       {state.error ? <ErrorBox error={state.error} onRetry={state.reload} /> : null}
       {page === undefined ? (
-        state.error ? null : <Loading what="rollouts" />
+        state.error ? null : (
+          <Loading what="rollouts" />
+        )
       ) : page.total === 0 ? (
         <Empty title={hasFilter ? 'No rollout matches these filters.' : 'No rollouts yet.'}>
-          {hasFilter ? 'Clear a filter to see more.' : 'Start a training run (agl train …) against this store; rollouts appear here live.'}
+          {hasFilter
+            ? 'Clear a filter to see more.'
+            : 'Start a training run (agl train …) against this store; rollouts appear here live.'}
         </Empty>
       ) : (
         <>
@@ -110,7 +130,12 @@ export function RolloutsPage({ client, pollMs = 3000, resourcesId = null }: Roll
             <thead>
               <tr>
                 {COLUMNS.map((c) => (
-                  <th key={c.key} aria-sort={query.sortBy === c.key ? (query.sortOrder === 'asc' ? 'ascending' : 'descending') : 'none'}>
+                  <th
+                    key={c.key}
+                    aria-sort={
+                      query.sortBy === c.key ? (query.sortOrder === 'asc' ? 'ascending' : 'descending') : 'none'
+                    }
+                  >
                     <button type="button" className="sort" onClick={() => sortBy(c.key)}>
                       {c.label}
                       {query.sortBy === c.key ? (query.sortOrder === 'asc' ? ' ▲' : ' ▼') : ''}
@@ -123,7 +148,11 @@ export function RolloutsPage({ client, pollMs = 3000, resourcesId = null }: Roll
               {page.items.map((row) => (
                 <tr key={row.rollout.rolloutId} data-testid="rollout-row">
                   <td>
-                    <Link to={`/rollouts/${encodeURIComponent(row.rollout.rolloutId)}`} className="mono" testId="rollout-link">
+                    <Link
+                      to={`/rollouts/${encodeURIComponent(row.rollout.rolloutId)}`}
+                      className="mono"
+                      testId="rollout-link"
+                    >
                       {row.rollout.rolloutId}
                     </Link>
                   </td>
@@ -146,11 +175,16 @@ export function RolloutsPage({ client, pollMs = 3000, resourcesId = null }: Roll
             </tbody>
           </table>
           <nav className="pager">
-            <button type="button" disabled={query.offset === 0} onClick={() => setQuery((q) => ({ ...q, offset: Math.max(0, q.offset - q.limit) }))}>
+            <button
+              type="button"
+              disabled={query.offset === 0}
+              onClick={() => setQuery((q) => ({ ...q, offset: Math.max(0, q.offset - q.limit) }))}
+            >
               ← Prev
             </button>
             <span>
-              {page.offset + 1}–{page.offset + page.items.length} of <strong data-testid="rollouts-total">{page.total}</strong>
+              {page.offset + 1}–{page.offset + page.items.length} of{' '}
+              <strong data-testid="rollouts-total">{page.total}</strong>
             </span>
             <button
               type="button"

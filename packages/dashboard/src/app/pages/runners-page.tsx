@@ -4,7 +4,15 @@ import { formatAgo } from '../lib/format';
 import { useAsync } from '../lib/use-async';
 
 /** Runner workers: status, heartbeat age, current rollout. */
-export function RunnersPage({ client, pollMs = 3000, now = () => Date.now() / 1000 }: { client: ApiClient; pollMs?: number; now?: () => number }) {
+export function RunnersPage({
+  client,
+  pollMs = 3000,
+  now = () => Date.now() / 1000,
+}: {
+  client: ApiClient;
+  pollMs?: number;
+  now?: () => number;
+}) {
   const state = useAsync(() => client.workers(), 'workers', pollMs);
   if (state.error && !state.data) return <ErrorBox error={state.error} onRetry={state.reload} />;
   if (!state.data) return <Loading what="runners" />;
@@ -13,7 +21,9 @@ export function RunnersPage({ client, pollMs = 3000, now = () => Date.now() / 10
     <section>
       <h1>Runners</h1>
       {state.data.total === 0 ? (
-        <Empty title="No runner has connected yet.">Workers appear when a runner dequeues a rollout or sends a heartbeat.</Empty>
+        <Empty title="No runner has connected yet.">
+          Workers appear when a runner dequeues a rollout or sends a heartbeat.
+        </Empty>
       ) : (
         <table className="data" data-testid="runners-table">
           <thead>
@@ -34,7 +44,11 @@ export function RunnersPage({ client, pollMs = 3000, now = () => Date.now() / 10
                 </td>
                 <td data-testid="heartbeat-age">{formatAgo(w.lastHeartbeatTime, t)}</td>
                 <td className="mono">
-                  {w.currentRolloutId ? <Link to={`/rollouts/${encodeURIComponent(w.currentRolloutId)}`}>{w.currentRolloutId}</Link> : '—'}
+                  {w.currentRolloutId ? (
+                    <Link to={`/rollouts/${encodeURIComponent(w.currentRolloutId)}`}>{w.currentRolloutId}</Link>
+                  ) : (
+                    '—'
+                  )}
                 </td>
                 <td>{formatAgo(w.lastDequeueTime, t)}</td>
               </tr>

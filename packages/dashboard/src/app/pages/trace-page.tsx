@@ -70,7 +70,17 @@ function SpanDetail({ row }: { row: WaterfallRow }) {
 }
 
 /** The span waterfall of one attempt: tree, timing bars, kinds, token counts and reward markers. */
-export function TraceView({ client, rolloutId, attemptId, live = false }: { client: ApiClient; rolloutId: string; attemptId: string; live?: boolean }) {
+export function TraceView({
+  client,
+  rolloutId,
+  attemptId,
+  live = false,
+}: {
+  client: ApiClient;
+  rolloutId: string;
+  attemptId: string;
+  live?: boolean;
+}) {
   const [spans, setSpans] = useState<Span[]>([]);
   const [total, setTotal] = useState<number | null>(null);
   const [error, setError] = useState<Error | null>(null);
@@ -127,7 +137,10 @@ export function TraceView({ client, rolloutId, attemptId, live = false }: { clie
   const rows = useMemo(() => buildWaterfall(spans), [spans]);
   if (error) return <ErrorBox error={error} onRetry={() => setTick((t) => t + 1)} />;
   if (total === null) return <Loading what="spans" />;
-  if (total === 0) return <Empty title="This attempt has no spans.">Spans appear once the agent's tracer flushes them to the store.</Empty>;
+  if (total === 0)
+    return (
+      <Empty title="This attempt has no spans.">Spans appear once the agent's tracer flushes them to the store.</Empty>
+    );
   const current = rows.find((r) => r.span.spanId === selected) ?? null;
   const tokens = rows.reduce((sum, r) => sum + (r.inputTokens ?? 0) + (r.outputTokens ?? 0), 0);
   return (
@@ -165,7 +178,9 @@ export function TraceView({ client, rolloutId, attemptId, live = false }: { clie
                 ) : null}
               </span>
               <span className="wf-meta">
-                {row.inputTokens !== null || row.outputTokens !== null ? `${row.inputTokens ?? 0}→${row.outputTokens ?? 0} tok · ` : ''}
+                {row.inputTokens !== null || row.outputTokens !== null
+                  ? `${row.inputTokens ?? 0}→${row.outputTokens ?? 0} tok · `
+                  : ''}
                 {formatDuration(row.durationSeconds)}
               </span>
             </button>
@@ -176,7 +191,11 @@ export function TraceView({ client, rolloutId, attemptId, live = false }: { clie
             </button>
           ) : null}
         </div>
-        {current ? <SpanDetail row={current} /> : <aside className="span-detail muted">Click a span to see its messages and attributes.</aside>}
+        {current ? (
+          <SpanDetail row={current} />
+        ) : (
+          <aside className="span-detail muted">Click a span to see its messages and attributes.</aside>
+        )}
       </div>
     </div>
   );

@@ -1,7 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '@agl/core/errors';
 import { newSpanId, newTraceId, type Attributes, type SpanInput } from '@agl/core/schema';
-import { ATTR_TRACER_NAME, REWARD_PRIMARY_NAME, SPAN_ANNOTATION, rewardNameKey, rewardValueKey } from '@agl/core/semconv';
+import {
+  ATTR_TRACER_NAME,
+  REWARD_PRIMARY_NAME,
+  SPAN_ANNOTATION,
+  rewardNameKey,
+  rewardValueKey,
+} from '@agl/core/semconv';
 import { fieldError } from '../http-errors';
 import { EventCreateBody, bodyObject, parseEnvelope } from '../request-schemas';
 import { sendJson, type RouteContext } from '../route-context';
@@ -21,14 +27,19 @@ function flattenInto(out: Attributes, prefix: string, value: unknown): void {
     const homogeneous = value.every((item) => typeof item === kind && ['string', 'number', 'boolean'].includes(kind));
     out[prefix] = homogeneous ? (value as string[]) : JSON.stringify(value);
   } else if (typeof value === 'object') {
-    for (const [key, nested] of Object.entries(value as Record<string, unknown>)) flattenInto(out, `${prefix}.${key}`, nested);
+    for (const [key, nested] of Object.entries(value as Record<string, unknown>))
+      flattenInto(out, `${prefix}.${key}`, nested);
   }
 }
 
 async function resolveAttempt(ctx: RouteContext, rolloutId: string, attemptId: string): Promise<string> {
   const rollout = await ctx.store.getRolloutById(rolloutId);
   if (rollout === null) {
-    throw new NotFoundError('rollout', rolloutId, `Rollout ${rolloutId} not found. Post events for a rollout that exists (AGL_EVENT_URL names it).`);
+    throw new NotFoundError(
+      'rollout',
+      rolloutId,
+      `Rollout ${rolloutId} not found. Post events for a rollout that exists (AGL_EVENT_URL names it).`,
+    );
   }
   const attempts = (await ctx.store.queryAttempts({ rolloutId })).items;
   if (attempts.some((a) => a.attemptId === attemptId)) return attemptId;
@@ -60,7 +71,10 @@ export function registerEventRoutes(app: FastifyInstance, ctx: RouteContext): vo
       const value = data.value;
       const numeric = typeof value === 'boolean' ? Number(value) : value;
       if (typeof numeric !== 'number' || !Number.isFinite(numeric)) {
-        throw fieldError('data.value', `a reward event needs a finite number in data.value (got ${JSON.stringify(value) ?? 'nothing'})`);
+        throw fieldError(
+          'data.value',
+          `a reward event needs a finite number in data.value (got ${JSON.stringify(value) ?? 'nothing'})`,
+        );
       }
       attributes[rewardNameKey(0)] = REWARD_PRIMARY_NAME;
       attributes[rewardValueKey(0)] = numeric;

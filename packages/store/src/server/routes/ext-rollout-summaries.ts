@@ -1,7 +1,13 @@
 import { findFinalReward } from '@agl/core/adapters';
 import { isAttemptedRollout, isTerminalStatus, type AttemptedRollout, type Rollout } from '@agl/core/schema';
 import { SPAN_ANNOTATION } from '@agl/core/semconv';
-import { systemClock, type Clock, type LightningStore, type PageOptions, type QueryRolloutsOptions } from '@agl/core/store';
+import {
+  systemClock,
+  type Clock,
+  type LightningStore,
+  type PageOptions,
+  type QueryRolloutsOptions,
+} from '@agl/core/store';
 
 /** A rollout joined with what the dashboard sorts and filters by. */
 export interface RolloutSummary {

@@ -59,7 +59,11 @@ async function fill(store: LightningStore): Promise<{ rewards: Map<string, numbe
   await finish(v2.resourcesId, 'val', 1, 'Worker-0');
   await finish(v2.resourcesId, 'val', null, 'Worker-1');
   // A retried rollout: 2 attempts, the first failed.
-  const retried = await store.startRollout({ input: 'retry', mode: 'train', config: { maxAttempts: 2, retryCondition: ['failed'] } });
+  const retried = await store.startRollout({
+    input: 'retry',
+    mode: 'train',
+    config: { maxAttempts: 2, retryCondition: ['failed'] },
+  });
   await store.updateAttempt(retried.rolloutId, retried.attempt.attemptId, { status: 'failed' });
   await store.startAttempt(retried.rolloutId);
   await store.enqueueRollout({ input: 'waiting', mode: 'train' });
@@ -76,8 +80,13 @@ describe.each(backends)('ext routes over HTTP (%s store)', (_name, makeStore) =>
   let server: StoreServer;
   let rewards: Map<string, number | null>;
   const get = async (path: string, token: string | null = TOKEN) => {
-    const res = await fetch(`${server.url}${path}`, { headers: token === null ? {} : { authorization: `Bearer ${token}` } });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> & { items: Array<Record<string, unknown>> } };
+    const res = await fetch(`${server.url}${path}`, {
+      headers: token === null ? {} : { authorization: `Bearer ${token}` },
+    });
+    return {
+      status: res.status,
+      body: (await res.json()) as Record<string, unknown> & { items: Array<Record<string, unknown>> },
+    };
   };
 
   beforeAll(async () => {
@@ -168,7 +177,10 @@ describe.each(backends)('ext routes over HTTP (%s store)', (_name, makeStore) =>
     expect(versions[0]!.modes.train).toMatchObject({ count: 2, success_rate: 0 });
     expect(versions[0]!.modes.train!.mean).toBeCloseTo(0.3);
     expect(versions[1]!.modes.val).toMatchObject({ count: 1, mean: 1, success_rate: 1 });
-    expect((res.body.overall as Record<string, Record<string, number>>).val).toMatchObject({ finished: 3, succeeded: 3 });
+    expect((res.body.overall as Record<string, Record<string, number>>).val).toMatchObject({
+      finished: 3,
+      succeeded: 3,
+    });
   });
 
   it('lists every resources version with reward stats and masked API keys', async () => {

@@ -35,8 +35,20 @@ const DEFAULT_PAGE = 50;
 const MAX_PAGE = 1000;
 const DEFAULT_MAX_POINTS = 10_000;
 
-const intString = z.union([z.number().int(), z.string().regex(/^-?\d+$/, 'expected an integer').transform(Number)]);
-const numString = z.union([z.number(), z.string().regex(/^-?\d+(\.\d+)?$/, 'expected a number').transform(Number)]);
+const intString = z.union([
+  z.number().int(),
+  z
+    .string()
+    .regex(/^-?\d+$/, 'expected an integer')
+    .transform(Number),
+]);
+const numString = z.union([
+  z.number(),
+  z
+    .string()
+    .regex(/^-?\d+(\.\d+)?$/, 'expected a number')
+    .transform(Number),
+]);
 
 const ExtRolloutQuery = z.strictObject({
   limit: intString.optional(),
@@ -107,7 +119,8 @@ function sortSummaries(items: RolloutSummary[], field: string, order: 'asc' | 'd
 function pageBounds(limit: number | undefined, offset: number | undefined): { limit: number; offset: number } {
   const l = limit ?? DEFAULT_PAGE;
   const o = offset ?? 0;
-  if (l < 1 || l > MAX_PAGE) throw fieldError('limit', `limit must be from 1 to ${MAX_PAGE} (got ${l}); page with offset`, 400);
+  if (l < 1 || l > MAX_PAGE)
+    throw fieldError('limit', `limit must be from 1 to ${MAX_PAGE} (got ${l}); page with offset`, 400);
   if (o < 0) throw fieldError('offset', `offset must be ≥ 0 (got ${o})`, 400);
   return { limit: l, offset: o };
 }
@@ -124,7 +137,11 @@ export function registerExtRoutes(app: FastifyInstance, ctx: RouteContext): void
   app.get(`${EXT_PREFIX}/info`, async (_request, reply) => sendJson(reply, 200, { store: ctx.storeLabel ?? null }));
 
   app.get(`${EXT_PREFIX}/rollouts`, async (request, reply) => {
-    const q = parseEnvelope(ExtRolloutQuery, normalizeQuery(request.query, ['status_in', 'mode_in']), 'rollout table query');
+    const q = parseEnvelope(
+      ExtRolloutQuery,
+      normalizeQuery(request.query, ['status_in', 'mode_in']),
+      'rollout table query',
+    );
     const { limit, offset } = pageBounds(q.limit, q.offset);
     const sortBy = q.sort_by ?? 'start_time';
     const sortOrder = q.sort_order ?? 'desc';
@@ -160,7 +177,11 @@ export function registerExtRoutes(app: FastifyInstance, ctx: RouteContext): void
     const attempts = await ctx.store.queryAttempts({ rolloutId: rollout.rolloutId, sortBy: 'sequenceId' });
     const perAttempt = await Promise.all(
       attempts.items.map(async (attempt) => {
-        const spans = await ctx.store.querySpans({ rolloutId: rollout.rolloutId, attemptId: attempt.attemptId, limit: 0 });
+        const spans = await ctx.store.querySpans({
+          rolloutId: rollout.rolloutId,
+          attemptId: attempt.attemptId,
+          limit: 0,
+        });
         return { ...(toWire('attempt', attempt) as Record<string, unknown>), span_count: spans.total };
       }),
     );
@@ -190,8 +211,14 @@ export function registerExtRoutes(app: FastifyInstance, ctx: RouteContext): void
       modes.map((mode) => [
         mode,
         {
-          ...statsWire(rewardStats(finished.filter((s) => (s.rollout.mode ?? 'none') === mode).map((s) => s.finalReward), threshold)),
-          succeeded: finished.filter((s) => (s.rollout.mode ?? 'none') === mode && s.rollout.status === 'succeeded').length,
+          ...statsWire(
+            rewardStats(
+              finished.filter((s) => (s.rollout.mode ?? 'none') === mode).map((s) => s.finalReward),
+              threshold,
+            ),
+          ),
+          succeeded: finished.filter((s) => (s.rollout.mode ?? 'none') === mode && s.rollout.status === 'succeeded')
+            .length,
           finished: finished.filter((s) => (s.rollout.mode ?? 'none') === mode).length,
         },
       ]),
@@ -236,8 +263,15 @@ function versionStats(resources: readonly ResourcesUpdate[], finished: readonly 
   }
   const known = new Set(resources.map((r) => r.resourcesId));
   const ordered = [
-    ...resources.map((r) => ({ id: r.resourcesId, version: r.version, createTime: r.createTime, updateTime: r.updateTime })),
-    ...[...byId.keys()].filter((id) => !known.has(id)).map((id) => ({ id, version: null, createTime: null, updateTime: null })),
+    ...resources.map((r) => ({
+      id: r.resourcesId,
+      version: r.version,
+      createTime: r.createTime,
+      updateTime: r.updateTime,
+    })),
+    ...[...byId.keys()]
+      .filter((id) => !known.has(id))
+      .map((id) => ({ id, version: null, createTime: null, updateTime: null })),
   ];
   return ordered.map((r, index) => {
     const list = byId.get(r.id) ?? [];

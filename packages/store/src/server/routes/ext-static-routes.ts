@@ -78,7 +78,10 @@ export function registerStaticRoutes(app: FastifyInstance, staticDir: string): v
         .type(type)
         .header('content-length', info.size)
         .header('x-content-type-options', 'nosniff')
-        .header('cache-control', file.includes(`${sep}assets${sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
+        .header(
+          'cache-control',
+          file.includes(`${sep}assets${sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache',
+        );
       if (request.method === 'HEAD') return reply.send();
       return reply.send(createReadStream(file));
     },

@@ -36,7 +36,8 @@ export function registerMiscRoutes(app: FastifyInstance, ctx: RouteContext): voi
       // One counting query for the rest (not one lookup per id: a batch of 8,192 ids is polled every few seconds).
       const finished = new Set(done.map((r) => r.rolloutId));
       const rest = [...new Set(ids)].filter((id) => !finished.has(id));
-      if (rest.length > 0) pending = (await ctx.store.queryRollouts({ rolloutIdIn: rest, statusIn: NON_TERMINAL, limit: 0 })).total;
+      if (rest.length > 0)
+        pending = (await ctx.store.queryRollouts({ rolloutIdIn: rest, statusIn: NON_TERMINAL, limit: 0 })).total;
     }
     reply.header(WAIT_PENDING_HEADER, String(pending));
     return sendJson(reply, 200, toWire('rollout', done));
@@ -44,13 +45,21 @@ export function registerMiscRoutes(app: FastifyInstance, ctx: RouteContext): voi
 
   // AGL extension: a long poll that answers `{ queued: true }` once rollouts may be queued (StoreClient.waitForQueue).
   app.post(`${P}/waits/queue`, async (request, reply) => {
-    const body = parseEnvelope(QueueWaitBody, bodyObject(request.body, 'queue wait request', true), 'queue wait request');
+    const body = parseEnvelope(
+      QueueWaitBody,
+      bodyObject(request.body, 'queue wait request', true),
+      'queue wait request',
+    );
     const store = ctx.store;
-    if (!store.waitForQueue) return sendJson(reply, 404, { detail: 'This store backend cannot signal enqueues; poll dequeue instead.' });
+    if (!store.waitForQueue)
+      return sendJson(reply, 404, { detail: 'This store backend cannot signal enqueues; poll dequeue instead.' });
     const controller = new AbortController();
     const timeoutMs = Math.min(body.timeout ?? ctx.maxWaitSeconds, ctx.maxWaitSeconds) * 1000;
     reply.raw.once('close', () => controller.abort());
-    const queued = await Promise.race([store.waitForQueue({ timeoutMs, signal: controller.signal }), ctx.closing.then(() => false)]);
+    const queued = await Promise.race([
+      store.waitForQueue({ timeoutMs, signal: controller.signal }),
+      ctx.closing.then(() => false),
+    ]);
     controller.abort();
     return sendJson(reply, 200, { queued });
   });

@@ -32,7 +32,13 @@ const CONTENT_TYPES: Record<string, OtlpFormat> = {
 const RPC_INVALID_ARGUMENT = 3;
 const RPC_INTERNAL = 13;
 
-function send(request: FastifyRequest, reply: FastifyReply, status: number, body: Buffer, format: OtlpFormat): FastifyReply {
+function send(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  body: Buffer,
+  format: OtlpFormat,
+): FastifyReply {
   reply.code(status).type(format === 'json' ? 'application/json' : 'application/x-protobuf');
   const accept = String(request.headers['accept-encoding'] ?? '');
   if (/\bgzip\b/i.test(accept)) {
@@ -42,10 +48,23 @@ function send(request: FastifyRequest, reply: FastifyReply, status: number, body
   return reply.send(body);
 }
 
-function sendStatus(request: FastifyRequest, reply: FastifyReply, status: number, message: string, errorType: string, format: OtlpFormat): FastifyReply {
+function sendStatus(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  message: string,
+  errorType: string,
+  format: OtlpFormat,
+): FastifyReply {
   const code = status >= 500 ? RPC_INTERNAL : RPC_INVALID_ARGUMENT;
   if (format === 'protobuf') return send(request, reply, status, encodeRpcStatus(code, message, 'protobuf'), format);
-  return send(request, reply, status, Buffer.from(JSON.stringify({ code, message, detail: message, error_type: errorType })), format);
+  return send(
+    request,
+    reply,
+    status,
+    Buffer.from(JSON.stringify({ code, message, detail: message, error_type: errorType })),
+    format,
+  );
 }
 
 /**
@@ -54,10 +73,14 @@ function sendStatus(request: FastifyRequest, reply: FastifyReply, status: number
  */
 async function requestBody(request: FastifyRequest, bodyLimit: number): Promise<Buffer> {
   const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-  const encoding = String(request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  const encoding = String(request.headers['content-encoding'] ?? 'identity')
+    .trim()
+    .toLowerCase();
   if (encoding === 'identity' || encoding === '') return raw;
   if (encoding !== 'gzip') {
-    throw Object.assign(new Error(`Unsupported Content-Encoding '${encoding}'; send 'gzip' or an uncompressed body`), { status: 415 });
+    throw Object.assign(new Error(`Unsupported Content-Encoding '${encoding}'; send 'gzip' or an uncompressed body`), {
+      status: 415,
+    });
   }
   try {
     return await gunzipAsync(raw, { maxOutputLength: bodyLimit });
@@ -111,7 +134,10 @@ export function otlpRoutesPlugin(ctx: RouteContext) {
     app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
     app.post('/v1/traces', async (request, reply) => {
-      const mediaType = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      const mediaType = String(request.headers['content-type'] ?? '')
+        .split(';')[0]!
+        .trim()
+        .toLowerCase();
       const format = CONTENT_TYPES[mediaType];
       if (format === undefined) {
         return sendStatus(
@@ -128,7 +154,14 @@ export function otlpRoutesPlugin(ctx: RouteContext) {
         body = await requestBody(request, bodyLimit);
       } catch (error) {
         const status = (error as { status?: number }).status ?? 400;
-        return sendStatus(request, reply, status, (error as Error).message, status === 413 ? HTTP_ERROR_TYPES.tooLarge : HTTP_ERROR_TYPES.badJson, format);
+        return sendStatus(
+          request,
+          reply,
+          status,
+          (error as Error).message,
+          status === 413 ? HTTP_ERROR_TYPES.tooLarge : HTTP_ERROR_TYPES.badJson,
+          format,
+        );
       }
       try {
         const converted = format === 'protobuf' ? convertProtobuf(body, ctx.limits) : convertJson(body, ctx.limits);

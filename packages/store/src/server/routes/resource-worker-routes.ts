@@ -68,7 +68,10 @@ export function registerResourceWorkerRoutes(app: FastifyInstance, ctx: RouteCon
     const raw = bodyObject(request.body, 'worker heartbeat');
     rejectNulls(raw, ['heartbeat_stats']);
     const body = parseEnvelope(WorkerUpdateBody, raw, 'worker heartbeat');
-    const update = body.heartbeat_stats === undefined ? {} : { heartbeatStats: parseEnvelope(JsonObject, body.heartbeat_stats, 'heartbeat_stats') };
+    const update =
+      body.heartbeat_stats === undefined
+        ? {}
+        : { heartbeatStats: parseEnvelope(JsonObject, body.heartbeat_stats, 'heartbeat_stats') };
     const worker = await ctx.store.updateWorker(request.params.worker_id, update);
     return sendJson(reply, 200, toWire('worker', worker));
   });
@@ -85,7 +88,13 @@ export function registerResourceWorkerRoutes(app: FastifyInstance, ctx: RouteCon
       resourcesId: body.resources_id ?? null,
       resourcesIdContains: body.resources_id_contains ?? null,
     });
-    return sendJson(reply, 200, { ...page, items: toWire('resourcesUpdate', page.items.map((u) => resourcesForCaller(request, u))) });
+    return sendJson(reply, 200, {
+      ...page,
+      items: toWire(
+        'resourcesUpdate',
+        page.items.map((u) => resourcesForCaller(request, u)),
+      ),
+    });
   });
 
   app.post(`${P}/resources`, async (request, reply) => {
@@ -111,7 +120,5 @@ export function registerResourceWorkerRoutes(app: FastifyInstance, ctx: RouteCon
 
 /** Flat camelCase keys → snake_case (statistics). */
 export function snakeKeys(value: object): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(value).map(([k, v]) => [camelToSnake(k), v]),
-  );
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [camelToSnake(k), v]));
 }

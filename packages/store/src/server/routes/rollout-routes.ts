@@ -61,13 +61,19 @@ export function registerRolloutRoutes(app: FastifyInstance, ctx: RouteContext): 
   const P = API_PREFIX;
 
   app.post(`${P}/queues/rollouts/enqueue`, async (request, reply) => {
-    const envelope = parseEnvelope(EnqueueEnvelope, bodyObject(request.body, 'enqueue request', false), 'enqueue request');
+    const envelope = parseEnvelope(
+      EnqueueEnvelope,
+      bodyObject(request.body, 'enqueue request', false),
+      'enqueue request',
+    );
     const requests = envelope.rollouts.map((item, i) =>
       parseWireAt(EnqueueRolloutRequest, 'enqueueRequest', item, `rollouts.${i}`, 'enqueue request'),
     );
     if (requests.length === 0) return sendJson(reply, 201, []);
     const rollouts =
-      requests.length === 1 ? [await ctx.store.enqueueRollout(requests[0]!)] : await ctx.store.enqueueRollouts(requests);
+      requests.length === 1
+        ? [await ctx.store.enqueueRollout(requests[0]!)]
+        : await ctx.store.enqueueRollouts(requests);
     return sendJson(reply, 201, toWire('rollout', rollouts));
   });
 
@@ -122,7 +128,11 @@ export function registerRolloutRoutes(app: FastifyInstance, ctx: RouteContext): 
   });
 
   app.post<{ Params: RolloutParams }>(`${P}/rollouts/:rollout_id/attempts`, async (request, reply) => {
-    const body = parseEnvelope(StartAttemptBody, bodyObject(request.body, 'start_attempt request'), 'start_attempt request');
+    const body = parseEnvelope(
+      StartAttemptBody,
+      bodyObject(request.body, 'start_attempt request'),
+      'start_attempt request',
+    );
     const rollout = await ctx.store.startAttempt(request.params.rollout_id, { workerId: body.worker_id ?? null });
     return sendJson(reply, 201, toWire('rollout', rollout));
   });

@@ -16,7 +16,16 @@ afterAll(async () => {
 });
 
 /** A memory store and a SQLite store behind servers, each with one running attempt of the same rollout shape. */
-async function servers(): Promise<Array<{ name: string; server: StoreServer; store: LightningStore; rolloutId: string; attemptId: string; counted: { fastBatches: number } }>> {
+async function servers(): Promise<
+  Array<{
+    name: string;
+    server: StoreServer;
+    store: LightningStore;
+    rolloutId: string;
+    attemptId: string;
+    counted: { fastBatches: number };
+  }>
+> {
   const out = [];
   for (const [name, store] of [
     ['memory', new MemoryStore()],
@@ -31,7 +40,14 @@ async function servers(): Promise<Array<{ name: string; server: StoreServer; sto
         return add(...args);
       };
     }
-    out.push({ name, server: await createStoreServer({ store, port: 0, closeStore: true }), store, rolloutId: r.rolloutId, attemptId: r.attempt.attemptId, counted });
+    out.push({
+      name,
+      server: await createStoreServer({ store, port: 0, closeStore: true }),
+      store,
+      rolloutId: r.rolloutId,
+      attemptId: r.attempt.attemptId,
+      counted,
+    });
   }
   return out;
 }
@@ -52,31 +68,77 @@ const wireSpan = (rolloutId: string, attemptId: string, spanId: string, attribut
 type Posted = { status: number; json: unknown };
 
 async function post(server: StoreServer, body: string): Promise<Posted> {
-  const response = await fetch(`${server.url}/v1/agl/spans/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const response = await fetch(`${server.url}/v1/agl/spans/batch`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
   return { status: response.status, json: await response.json() };
 }
 
 describe('POST /spans/batch into a store that keeps attribute text', () => {
   it('stores and answers exactly what the memory store does: odd attribute text, duplicates, spaced JSON, echo', async () => {
     const all = await servers();
-    type Answer = { compact: Posted; spaced: Posted; echoed: Posted; items: Array<{ spanId: string; attributes: unknown }>; wire: unknown[] };
+    type Answer = {
+      compact: Posted;
+      spaced: Posted;
+      echoed: Posted;
+      items: Array<{ spanId: string; attributes: unknown }>;
+      wire: unknown[];
+    };
     const answers: Answer[] = [];
     for (const { server, store, rolloutId, attemptId } of all) {
-      const attrs = { 'k"ey\\': 'é\n😀\u2028', n: -1.5e-3, big: 1e21, b: false, z: null, list: ['x', 2, true], empty: [] };
-      const spans = [wireSpan(rolloutId, attemptId, 'a', attrs), wireSpan(rolloutId, attemptId, 'b', {}), wireSpan(rolloutId, attemptId, 'a', { dup: 1 })];
+      const attrs = {
+        'k"ey\\': 'é\n😀\u2028',
+        n: -1.5e-3,
+        big: 1e21,
+        b: false,
+        z: null,
+        list: ['x', 2, true],
+        empty: [],
+      };
+      const spans = [
+        wireSpan(rolloutId, attemptId, 'a', attrs),
+        wireSpan(rolloutId, attemptId, 'b', {}),
+        wireSpan(rolloutId, attemptId, 'a', { dup: 1 }),
+      ];
       const compact = await post(server, JSON.stringify({ spans, echo: false }));
       // The json.dumps spelling (spaces after separators) takes the usual path.
-      const spaced = await post(server, JSON.stringify({ spans: [wireSpan(rolloutId, attemptId, 'c', attrs)], echo: false }, null, 1));
+      const spaced = await post(
+        server,
+        JSON.stringify({ spans: [wireSpan(rolloutId, attemptId, 'c', attrs)], echo: false }, null, 1),
+      );
       const echoed = await post(server, JSON.stringify({ spans: [wireSpan(rolloutId, attemptId, 'd', { e: 1 })] }));
       const stored = await store.querySpans({ rolloutId });
       const wire = await (await fetch(`${server.url}/v1/agl/spans?rollout_id=${rolloutId}`)).json();
-      answers.push({ compact, spaced, echoed, items: stored.items.map((s) => ({ spanId: s.spanId, attributes: s.attributes })), wire: (wire as { items: unknown[] }).items });
+      answers.push({
+        compact,
+        spaced,
+        echoed,
+        items: stored.items.map((s) => ({ spanId: s.spanId, attributes: s.attributes })),
+        wire: (wire as { items: unknown[] }).items,
+      });
       await server.close();
     }
     expect(answers[0]!.compact).toEqual({ status: 201, json: { inserted: [0, 1] } });
     expect(answers[0]!.items.map((s) => s.spanId)).toEqual(['a', 'b', 'c', 'd']);
-    expect(answers[0]!.items[0]!.attributes).toEqual({ 'k"ey\\': 'é\n😀\u2028', n: -1.5e-3, big: 1e21, b: false, z: null, list: ['x', 2, true], empty: [] });
-    const strip = (a: Answer) => ({ ...a, wire: a.wire.map((s) => ({ ...(s as object), rollout_id: 'r', attempt_id: 'a' })), echoed: { ...a.echoed, json: (a.echoed.json as object[]).map((s) => ({ ...s, rollout_id: 'r', attempt_id: 'a' })) } });
+    expect(answers[0]!.items[0]!.attributes).toEqual({
+      'k"ey\\': 'é\n😀\u2028',
+      n: -1.5e-3,
+      big: 1e21,
+      b: false,
+      z: null,
+      list: ['x', 2, true],
+      empty: [],
+    });
+    const strip = (a: Answer) => ({
+      ...a,
+      wire: a.wire.map((s) => ({ ...(s as object), rollout_id: 'r', attempt_id: 'a' })),
+      echoed: {
+        ...a.echoed,
+        json: (a.echoed.json as object[]).map((s) => ({ ...s, rollout_id: 'r', attempt_id: 'a' })),
+      },
+    });
     expect(strip(answers[1]!)).toEqual(strip(answers[0]!));
     // Only the compact echo-less batch took the attribute-text path.
     expect(all.map((s) => s.counted.fastBatches)).toEqual([0, 1]);
@@ -86,10 +148,22 @@ describe('POST /spans/batch into a store that keeps attribute text', () => {
     const all = await servers();
     const answers: Array<{ badValue: Posted; badField: Posted; unknownAttempt: Posted; stored: number }> = [];
     for (const { server, store, rolloutId, attemptId } of all) {
-      const bad = [wireSpan(rolloutId, attemptId, 'ok', { fine: 1 }), wireSpan(rolloutId, attemptId, 'bad', { nested: { no: 1 } })];
+      const bad = [
+        wireSpan(rolloutId, attemptId, 'ok', { fine: 1 }),
+        wireSpan(rolloutId, attemptId, 'bad', { nested: { no: 1 } }),
+      ];
       const badValue = await post(server, JSON.stringify({ spans: bad, echo: false }));
-      const badField = await post(server, JSON.stringify({ spans: [{ ...wireSpan(rolloutId, attemptId, 'x', { a: 1 }), sequence_id: 'one' }], echo: false }));
-      const unknownAttempt = await post(server, JSON.stringify({ spans: [wireSpan(rolloutId, 'at-missing', 'y', { a: 1 })], echo: false }));
+      const badField = await post(
+        server,
+        JSON.stringify({
+          spans: [{ ...wireSpan(rolloutId, attemptId, 'x', { a: 1 }), sequence_id: 'one' }],
+          echo: false,
+        }),
+      );
+      const unknownAttempt = await post(
+        server,
+        JSON.stringify({ spans: [wireSpan(rolloutId, 'at-missing', 'y', { a: 1 })], echo: false }),
+      );
       const answer = { badValue, badField, unknownAttempt, stored: (await store.querySpans({ rolloutId })).total };
       answers.push(JSON.parse(JSON.stringify(answer).replaceAll(rolloutId, 'ro-x')) as typeof answer);
       await server.close();

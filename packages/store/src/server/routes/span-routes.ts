@@ -13,7 +13,16 @@ import {
   pageOptions,
   parseEnvelope,
 } from '../request-schemas';
-import { API_PREFIX, JsonText, SPAN_BATCH_ROUTE, parseJsonBody, parseWireAt, sendJson, sendJsonText, type RouteContext } from '../route-context';
+import {
+  API_PREFIX,
+  JsonText,
+  SPAN_BATCH_ROUTE,
+  parseJsonBody,
+  parseWireAt,
+  sendJson,
+  sendJsonText,
+  type RouteContext,
+} from '../route-context';
 import { checkAttributeCount, checkSpanCount } from '../../ingest-limits';
 import { extractSpanAttributes } from '../span-batch-attributes';
 
@@ -56,12 +65,15 @@ async function answerSpanQuery(ctx: RouteContext, reply: FastifyReply, raw: unkn
   const docs = hasSpanDocs(ctx.store) ? await ctx.store.querySpanDocs(options) : null;
   if (docs !== null) {
     const items = docs.items.map((doc) => toWireJson('span', doc)).join(',');
-    return sendJsonText(reply, 200, `{"items":[${items}],"total":${docs.total},"limit":${docs.limit},"offset":${docs.offset}}`);
+    return sendJsonText(
+      reply,
+      200,
+      `{"items":[${items}],"total":${docs.total},"limit":${docs.limit},"offset":${docs.offset}}`,
+    );
   }
   const page = await ctx.store.querySpans(options);
   return sendJson(reply, 200, { ...page, items: toWire('span', page.items) });
 }
-
 
 /** A store that can keep attribute maps as JSON text (SQLite, see `EngineStore.addSpansWithAttributesJson`). */
 interface AttributeTextStore {
@@ -73,7 +85,8 @@ const keepsAttributeText = (store: LightningStore): store is LightningStore & At
 
 /** Indexes of `spans` that `stored` holds (a duplicate span id is stored once, the first time). */
 function insertedIndexes(spans: readonly Span[], stored: readonly Span[]): number[] {
-  const key = (s: { rolloutId: string; attemptId: string; spanId: string }): string => `${s.rolloutId}\u0000${s.attemptId}\u0000${s.spanId}`;
+  const key = (s: { rolloutId: string; attemptId: string; spanId: string }): string =>
+    `${s.rolloutId}\u0000${s.attemptId}\u0000${s.spanId}`;
   const inserted = new Set(stored.map(key));
   const indexes: number[] = [];
   spans.forEach((span, i) => {
@@ -94,14 +107,24 @@ async function addSpansKeepingAttributeText(ctx: RouteContext, body: string): Pr
   if (extracted === null) return null;
   // A map of at most `maxAttributesPerSpan` values has at most that many members; larger ones are counted exactly below.
   const { maxAttributesPerSpan } = ctx.limits;
-  if (extracted.attributesJson.some((text) => text !== null && jsonStructure(text, maxAttributesPerSpan + 1).values > maxAttributesPerSpan)) return null;
+  if (
+    extracted.attributesJson.some(
+      (text) => text !== null && jsonStructure(text, maxAttributesPerSpan + 1).values > maxAttributesPerSpan,
+    )
+  )
+    return null;
   let envelope: z.infer<typeof SpanBatchEnvelope>;
   try {
     envelope = SpanBatchEnvelope.parse(JSON.parse(extracted.reduced));
   } catch {
     return null;
   }
-  if (envelope.echo !== false || envelope.spans.length !== extracted.attributesJson.length || envelope.spans.length === 0) return null;
+  if (
+    envelope.echo !== false ||
+    envelope.spans.length !== extracted.attributesJson.length ||
+    envelope.spans.length === 0
+  )
+    return null;
   checkSpanCount(envelope.spans.length, ctx.limits);
   const spans = envelope.spans.map((item) => fromWire('span', item) as Span);
   try {
@@ -128,7 +151,11 @@ export function registerSpanRoutes(app: FastifyInstance, ctx: RouteContext): voi
     const body = request.body instanceof JsonText ? request.body.text : null;
     const fast = body === null ? null : await addSpansKeepingAttributeText(ctx, body);
     if (fast) return sendJson(reply, 201, { inserted: fast });
-    const envelope = parseEnvelope(SpanBatchEnvelope, bodyObject(body === null ? request.body : parseJsonBody(body), 'span batch', false), 'span batch');
+    const envelope = parseEnvelope(
+      SpanBatchEnvelope,
+      bodyObject(body === null ? request.body : parseJsonBody(body), 'span batch', false),
+      'span batch',
+    );
     // The store validates every span before it writes any (the hottest route, so only once); when it refuses one, zod
     // names the bad field in wire spelling (`spans.3.sequence_id`).
     checkSpanCount(envelope.spans.length, ctx.limits);
@@ -140,7 +167,8 @@ export function registerSpanRoutes(app: FastifyInstance, ctx: RouteContext): voi
     try {
       if (spans.length > 0) stored = await ctx.store.addSpans(spans);
     } catch (error) {
-      if (ValidationError.isInstance(error)) envelope.spans.forEach((item, i) => parseWireAt(Span, 'span', item, `spans.${i}`, 'span batch'));
+      if (ValidationError.isInstance(error))
+        envelope.spans.forEach((item, i) => parseWireAt(Span, 'span', item, `spans.${i}`, 'span batch'));
       throw error;
     }
     if (envelope.echo !== false) return sendJson(reply, 201, toWire('span', stored));
@@ -148,16 +176,26 @@ export function registerSpanRoutes(app: FastifyInstance, ctx: RouteContext): voi
   });
 
   app.get(`${P}/spans`, (request, reply) => answerSpanQuery(ctx, reply, normalizeQuery(request.query, [])));
-  app.post(`${P}/spans/search`, (request, reply) => answerSpanQuery(ctx, reply, bodyObject(request.body, 'span query', false)));
+  app.post(`${P}/spans/search`, (request, reply) =>
+    answerSpanQuery(ctx, reply, bodyObject(request.body, 'span query', false)),
+  );
 
   app.post(`${P}/spans/next`, async (request, reply) => {
-    const body = parseEnvelope(NextSequenceBody, bodyObject(request.body, 'sequence id request', false), 'sequence id request');
+    const body = parseEnvelope(
+      NextSequenceBody,
+      bodyObject(request.body, 'sequence id request', false),
+      'sequence id request',
+    );
     const sequenceId = await ctx.store.getNextSpanSequenceId(body.rollout_id, body.attempt_id);
     return sendJson(reply, 200, { sequence_id: sequenceId });
   });
 
   app.post(`${P}/spans/next/batch`, async (request, reply) => {
-    const body = parseEnvelope(NextSequenceBatchBody, bodyObject(request.body, 'sequence id batch', false), 'sequence id batch');
+    const body = parseEnvelope(
+      NextSequenceBatchBody,
+      bodyObject(request.body, 'sequence id batch', false),
+      'sequence id batch',
+    );
     const ids = body.pairs.length === 0 ? [] : await ctx.store.getNextSpanSequenceIds(body.pairs);
     return sendJson(reply, 200, { sequence_ids: ids });
   });
