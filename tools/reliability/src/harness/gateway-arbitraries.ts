@@ -76,16 +76,14 @@ export function gatewayArbitraries(ctx: GatewayFuzzContext) {
       .tuple(chat, fc.constantFrom('messages', 'stream', 'model'), fc.constantFrom(5, 'yes', { a: 1 }, [1, 2]))
       .filter(([, key, v]) => !(key === 'model' && typeof v === 'string'))
       .map(([b, key, v]) => call('/v1/chat/completions', { ...b, [key]: v }, 'chat-wrong-type', 'reject')),
-    fc
-      .constantFrom('[]', '1', '"x"', 'null', '{', '{"messages":', '')
-      .map((body) => ({
-        method: 'POST',
-        path: '/v1/chat/completions',
-        headers: { 'content-type': 'application/json', ...auth },
-        body,
-        expect: 'reject' as const,
-        kind: 'chat-not-object',
-      })),
+    fc.constantFrom('[]', '1', '"x"', 'null', '{', '{"messages":', '').map((body) => ({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers: { 'content-type': 'application/json', ...auth },
+      body,
+      expect: 'reject' as const,
+      kind: 'chat-not-object',
+    })),
     fc.tuple(chat, fc.nat()).map(([b, cut]) => {
       const json = JSON.stringify(b);
       return {
@@ -170,14 +168,12 @@ export function gatewayArbitraries(ctx: GatewayFuzzContext) {
           'any',
         ),
       ),
-    fc
-      .tuple(fc.string({ maxLength: 20 }), fc.string({ maxLength: 20 }), chat)
-      .map(([r, a, b]) =>
-        call('/v1/chat/completions', b, 'header-ids', 'any', {
-          'x-rollout-id': encodeURIComponent(r),
-          'x-attempt-id': encodeURIComponent(a),
-        }),
-      ),
+    fc.tuple(fc.string({ maxLength: 20 }), fc.string({ maxLength: 20 }), chat).map(([r, a, b]) =>
+      call('/v1/chat/completions', b, 'header-ids', 'any', {
+        'x-rollout-id': encodeURIComponent(r),
+        'x-attempt-id': encodeURIComponent(a),
+      }),
+    ),
     fc
       .tuple(
         fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH', 'HEAD'),
