@@ -1,11 +1,12 @@
 // Issue 42, finding 4: time to the answer and the gateway's peak RSS for a 32 MiB `{"junk":[{},{},...]}` body sent to
 // the chat route, and the slowest /healthz answer while it is handled. BENCH_CASE=limit sends instead the heaviest
-// body within the limits: a chat call of just under 32 MiB with 499,990 values (a 29 MiB message and 499,980 `{}`),
+// body within the limits: a chat call of just under 32 MiB with as many values as the limit allows (a message filling the 32 MiB and `{}` up to `LLM_BODY_LIMITS.maxValues`),
 // which the gateway parses and forwards (the backend port is closed, so it ends in a 502).
 // Run: node --conditions=@agl/source --import tsx bench/hostile-body-bench.ts
 import { fork } from 'node:child_process';
 import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { LLM_BODY_LIMITS } from '../src/request-body';
 
 const child = fork(fileURLToPath(new URL('./hostile-body-gateway.ts', import.meta.url)), [], {
   execArgv: ['--conditions=@agl/source', '--import', 'tsx'],
@@ -27,7 +28,7 @@ function junkBody(): Buffer {
   return body.subarray(0, at + 3);
 }
 function limitBody(): Buffer {
-  const junk = Buffer.from(`[${'{},'.repeat(499_979)}{}]`);
+  const junk = Buffer.from(`[${'{},'.repeat(LLM_BODY_LIMITS.maxValues - 21)}{}]`);
   const head = '{"model":"m","messages":[{"role":"user","content":"';
   const tail = `"}],"junk":`;
   const content = 'x'.repeat(MiB - 1024 - junk.length - head.length - tail.length);

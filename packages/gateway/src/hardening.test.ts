@@ -221,7 +221,7 @@ describe('issue 42 (gateway): what a hostile caller or a broken resource gets pa
         req.write(`{"junk":[${'{},'.repeat(800_000)}`);
       });
       expect(answer.status).toBe(413);
-      expect(detailOf(answer.body)).toContain('500,000 JSON values');
+      expect(detailOf(answer.body)).toContain('200,000 JSON values');
       expect(fx.llm.requests).toEqual([]);
     });
 

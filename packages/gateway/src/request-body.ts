@@ -23,7 +23,7 @@ export interface BodyLimits {
  * heaviest body within the limits (32 MiB, 500,000 values) takes about 0.35 s of CPU to parse. `JSON.parse` of the
  * 32 MiB `{"junk":[{},{},...]}` (11 million values) took 8 s and 1.1 GB before this limit.
  */
-export const LLM_BODY_LIMITS: Omit<BodyLimits, 'maxBytes'> = { maxDepth: MAX_JSON_DEPTH, maxValues: 500_000 };
+export const LLM_BODY_LIMITS: Omit<BodyLimits, 'maxBytes'> = { maxDepth: MAX_JSON_DEPTH, maxValues: 200_000 };
 
 /** Limits of the control routes (`POST /proxy/pause`): a few small fields. */
 export const CONTROL_BODY_LIMITS: BodyLimits = { maxBytes: 16 * 1024, maxDepth: 8, maxValues: 256 };
