@@ -13,7 +13,7 @@ import { startOpenAiTestServer } from '../openai-test-server/openai-test-server'
 import type { OpenAiTestServer } from '../openai-test-server/types';
 import { updatingFixtures, writeJsonFixture } from '../fixture-files';
 import { assertFailingRunSpans, failingWeatherRespond } from './failing-run';
-import { runNode, SOURCE_NODE_FLAGS, stableRun } from './run-node';
+import { runNode, SOURCE_NODE_FLAGS, stableRun, type NodeRun } from './run-node';
 import {
   ancestorsOf,
   expectedWeatherTransitions,
@@ -93,6 +93,9 @@ export function assertWeatherSpans(spans: Span[], target: AdapterConformanceTarg
   }
 }
 
+type PreloadTarget = NonNullable<AdapterConformanceTarget['preload']>;
+type ServeStore = NonNullable<AdapterConformanceOptions['serveStore']>;
+
 /**
  * The shared adapter conformance suite (issue 5): each target drives its framework's real package against
  * {@link startOpenAiTestServer} through a two-step tool-using agent (call `get_weather`, then answer), and the spans
@@ -122,6 +125,49 @@ export function describeAdapterConformance(options: AdapterConformanceOptions): 
       await llm.close();
       await failingLlm.close();
     });
+
+    /** The environment of the agent file: the test model at `baseURL`. */
+    const agentEnv = (baseURL: string): NodeJS.ProcessEnv => ({
+      OPENAI_BASE_URL: baseURL,
+      OPENAI_API_KEY: env.apiKey,
+      AGL_TEST_MODEL: env.model,
+      NODE_ENV: 'test',
+    });
+    /** `node` arguments that run the agent file from the sources, with `extra` flags before it. */
+    const agentArgs = (preload: PreloadTarget, extra: string[] = []): string[] => [
+      ...SOURCE_NODE_FLAGS,
+      ...extra,
+      preload.agentFile,
+      ...(preload.args ?? []),
+    ];
+    /** Runs the agent file untraced against `baseURL`. */
+    const runPlain = (preload: PreloadTarget, baseURL: string): Promise<NodeRun> =>
+      runNode(agentArgs(preload), agentEnv(baseURL), preload.cwd);
+    /** Runs the agent file with the preload against `baseURL`, recording into a served store: the run and its spans. */
+    async function runPreloaded(
+      preload: PreloadTarget,
+      serve: ServeStore,
+      baseURL: string,
+    ): Promise<{ run: NodeRun; spans: Span[] }> {
+      const store = options.createStore();
+      const server = await serve(store);
+      try {
+        const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
+        const run = await runNode(
+          agentArgs(preload, ['--import', preload.register]),
+          {
+            ...agentEnv(baseURL),
+            AGL_STORE_URL: server.url,
+            AGL_ROLLOUT_ID: rollout.rolloutId,
+            AGL_ATTEMPT_ID: rollout.attempt.attemptId,
+          },
+          preload.cwd,
+        );
+        return { run, spans: (await store.querySpans({ rolloutId: rollout.rolloutId })).items };
+      } finally {
+        await server.close();
+      }
+    }
 
     for (const target of options.targets) {
       if (target.explicit) {
@@ -157,42 +203,17 @@ export function describeAdapterConformance(options: AdapterConformanceOptions): 
           `${target.name}: the untraced agent file, run with --import ${preload.register}, gives the same transitions`,
           { timeout },
           async () => {
-            const store = options.createStore();
-            const server = await serve(store);
-            try {
-              const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
-              const base = {
-                OPENAI_BASE_URL: env.baseURL,
-                OPENAI_API_KEY: env.apiKey,
-                AGL_TEST_MODEL: env.model,
-                NODE_ENV: 'test',
-              };
-              const node = [...SOURCE_NODE_FLAGS];
-              const args = [preload.agentFile, ...(preload.args ?? [])];
-              if (!untracedChecked) {
-                // The same file, untraced, is an ordinary working agent (checked once per suite to save CPU).
-                untracedChecked = true;
-                const plain = await runNode([...node, ...args], base, preload.cwd);
-                expect(plain.code, plain.stderr).toBe(0);
-                expect(plain.stdout).toContain(WEATHER_TASK.answer);
-              }
-              const traced = await runNode(
-                [...node, '--import', preload.register, ...args],
-                {
-                  ...base,
-                  AGL_STORE_URL: server.url,
-                  AGL_ROLLOUT_ID: rollout.rolloutId,
-                  AGL_ATTEMPT_ID: rollout.attempt.attemptId,
-                },
-                preload.cwd,
-              );
-              expect(traced.code, traced.stderr).toBe(0);
-              expect(traced.stdout).toContain(WEATHER_TASK.answer);
-              const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
-              assertWeatherSpans(spans, target);
-            } finally {
-              await server.close();
+            if (!untracedChecked) {
+              // The same file, untraced, is an ordinary working agent (checked once per suite to save CPU).
+              untracedChecked = true;
+              const plain = await runPlain(preload, env.baseURL);
+              expect(plain.code, plain.stderr).toBe(0);
+              expect(plain.stdout).toContain(WEATHER_TASK.answer);
             }
+            const { run: traced, spans } = await runPreloaded(preload, serve, env.baseURL);
+            expect(traced.code, traced.stderr).toBe(0);
+            expect(traced.stdout).toContain(WEATHER_TASK.answer);
+            assertWeatherSpans(spans, target);
           },
         );
       }
@@ -220,33 +241,10 @@ export function describeAdapterConformance(options: AdapterConformanceOptions): 
           `${target.name}: failing run with --import ${preload.register} exits and prints as without it, spans stored`,
           { timeout },
           async () => {
-            const store = options.createStore();
-            const server = await serve(store);
-            try {
-              const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
-              const base = {
-                OPENAI_BASE_URL: failingEnv.baseURL,
-                OPENAI_API_KEY: env.apiKey,
-                AGL_TEST_MODEL: env.model,
-                NODE_ENV: 'test',
-              };
-              const args = [preload.agentFile, ...(preload.args ?? [])];
-              const plain = await runNode([...SOURCE_NODE_FLAGS, ...args], base, preload.cwd);
-              const traced = await runNode(
-                [...SOURCE_NODE_FLAGS, '--import', preload.register, ...args],
-                {
-                  ...base,
-                  AGL_STORE_URL: server.url,
-                  AGL_ROLLOUT_ID: rollout.rolloutId,
-                  AGL_ATTEMPT_ID: rollout.attempt.attemptId,
-                },
-                preload.cwd,
-              );
-              expect(stableRun(traced)).toEqual(stableRun(plain));
-              assertFailingRunSpans((await store.querySpans({ rolloutId: rollout.rolloutId })).items, target.agentName);
-            } finally {
-              await server.close();
-            }
+            const plain = await runPlain(preload, failingEnv.baseURL);
+            const { run: traced, spans } = await runPreloaded(preload, serve, failingEnv.baseURL);
+            expect(stableRun(traced)).toEqual(stableRun(plain));
+            assertFailingRunSpans(spans, target.agentName);
           },
         );
       }
