@@ -7,7 +7,11 @@ export default defineConfig({
   root: fileURLToPath(new URL('./src/app', import.meta.url)),
   base: '/',
   plugins: [react()],
-  resolve: { conditions: ['@agl/source', 'browser', 'module', 'import', 'default'] },
+  resolve: {
+    conditions: ['@agl/source', 'browser', 'module', 'import', 'default'],
+    // @agl/core/adapters imports node:crypto for taskIdOf, which the dashboard never calls.
+    alias: { 'node:crypto': fileURLToPath(new URL('./src/app/lib/node-crypto-stub.ts', import.meta.url)) },
+  },
   build: {
     outDir: fileURLToPath(new URL('./dist/app', import.meta.url)),
     emptyOutDir: true,

@@ -1,6 +1,5 @@
 import type { JsonObject, JsonValue, LightningStore, NamedResourcesInput, Rollout, RolloutMode } from '@agl/core';
-import { findFinalReward, TraceToMessages } from '@agl/core/adapters';
-import { taskIdOf } from '@agl/trainer';
+import { findFinalReward, taskIdOf, TraceToMessages } from '@agl/core/adapters';
 import { candidateResourcesId, type Candidate } from './candidate';
 import type { Experiment } from './prompt-files';
 
@@ -89,7 +88,7 @@ export class Evaluator {
         return;
       }
       const metadata: JsonObject = {
-        task_id: taskIdOf(task),
+        task_id: taskIdOf({ input: task }),
         apo_run: runId,
         apo_key: apoKey,
         apo_version: candidate.version,
@@ -118,7 +117,7 @@ export class Evaluator {
       } catch {
         messages = [];
       }
-      const taskId = taskIdOf(rollout.input);
+      const taskId = taskIdOf(rollout);
       experiments.push({ rolloutId: id, taskId, status: rollout.status, finalReward: reward, messages });
       perTask.set(taskId, reward ?? 0);
     }

@@ -1,4 +1,4 @@
-import { taskIdOf } from '@agl/trainer';
+import { taskIdOf } from '@agl/core/adapters';
 import type { Candidate } from './candidate';
 import { complementaryPair, paretoFront, type ScoredCandidate } from './pareto';
 import { batchIterator } from './seeded-random';
@@ -14,7 +14,7 @@ import type { SearchState } from './search-state';
 export async function reflectiveSearch(s: SearchState): Promise<void> {
   const o = s.options;
   const trainBatches = batchIterator(s.train, o.gradientBatchSize, s.random);
-  const taskIds = s.val.map(taskIdOf);
+  const taskIds = s.val.map((task) => taskIdOf({ input: task }));
   const seed = s.best;
   const seedEv = await s.evaluate(seed, s.val, 'val', 'seed/full');
   s.seedScore = seedEv.score;

@@ -17,7 +17,7 @@ export type { AgentModuleRef } from './runner/worker-processes';
 export { processAgentEnv, llmBaseUrl, type ProcessEndpoints } from './runner/process-env';
 export type { ProcessResult } from './runner/execute-process';
 export { Trainer, type TrainerOptions, type FitResult } from './trainer/trainer';
-export { Baseline, taskIdOf, type BaselineOptions } from './trainer/baseline';
+export { Baseline, type BaselineOptions } from './trainer/baseline';
 export type { Algorithm, AlgorithmRunOptions, TraceAdapter } from './trainer/algorithm';
 export { openStore, DEFAULT_STORE_PATH, type OpenedStore } from './trainer/open-store';
 export { progressSnapshot, watchProgress, finalRewardOf, type ProgressSnapshot } from './trainer/progress';

@@ -64,4 +64,4 @@ export {
   hasPrefix,
   cleanAttributes,
 } from './otel-attributes';
-export { taskIdOf, stableTaskHash, canonicalJson, sha256Hex } from './task-id';
+export { taskIdOf, stableTaskHash, canonicalJson } from './task-id';

@@ -10,7 +10,7 @@ import type {
   Span,
   Trajectory,
 } from '@agl/core';
-import type { RolloutInfo } from '@agl/core/adapters';
+import { taskIdOf, type RolloutInfo } from '@agl/core/adapters';
 import {
   buildTrainingSamples,
   type NegativeCredit,
@@ -245,7 +245,7 @@ export class GRPO {
     const { store, signal } = a;
     const requests = a.tasks.flatMap((task) =>
       Array.from({ length: a.repeat }, () => {
-        const metadata: JsonObject = { task_id: taskIdOf(task), round: a.round };
+        const metadata: JsonObject = { task_id: taskIdOf({ input: task }), round: a.round };
         return { input: task as JsonValue, mode: a.mode, resourcesId: a.resourcesId, metadata };
       }),
     );
@@ -288,15 +288,6 @@ function canonicalOrder(trajectories: Trajectory[]): Trajectory[] {
   return [...groups.values()].flatMap((group) =>
     group.sort((x, y) => (x.k < y.k ? -1 : x.k > y.k ? 1 : 0)).map(({ t }) => t),
   );
-}
-
-function taskIdOf(task: unknown): string {
-  if (task !== null && typeof task === 'object') {
-    const t = task as Record<string, unknown>;
-    for (const key of ['task_id', 'taskId', 'id'])
-      if (typeof t[key] === 'string' || typeof t[key] === 'number') return String(t[key]);
-  }
-  return JSON.stringify(task ?? null);
 }
 
 function meanOf(xs: number[]): number {

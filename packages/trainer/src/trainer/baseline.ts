@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type {
   JsonObject,
   JsonValue,
@@ -8,6 +7,7 @@ import type {
   RolloutMode,
   Trajectory,
 } from '@agl/core';
+import { taskIdOf } from '@agl/core/adapters';
 import { UserError } from '@agl/core/errors';
 import type { Algorithm, AlgorithmRunOptions } from './algorithm';
 import { sleep } from '../runner/idle-gate';
@@ -25,20 +25,6 @@ export interface BaselineOptions {
     RolloutConfigInput | ((task: unknown, index: number, mode: RolloutMode) => RolloutConfigInput | undefined);
   /** Called with each finished rollout's trajectory (latest attempt). */
   onTrajectory?: (trajectory: Trajectory, rollout: Rollout) => void;
-}
-
-/** The task id the algorithm records in `metadata.task_id` (Contract 3): `task.id` / `task.task_id`, else a hash. */
-export function taskIdOf(task: unknown): string {
-  if (task !== null && typeof task === 'object') {
-    const t = task as Record<string, unknown>;
-    for (const key of ['task_id', 'taskId', 'id']) {
-      if (typeof t[key] === 'string' || typeof t[key] === 'number') return String(t[key]);
-    }
-  }
-  return createHash('sha256')
-    .update(JSON.stringify(task ?? null))
-    .digest('hex')
-    .slice(0, 16);
 }
 
 /**
@@ -90,7 +76,7 @@ export class Baseline implements Algorithm {
               typeof this.#options.rolloutConfig === 'function'
                 ? this.#options.rolloutConfig(task, index, mode)
                 : this.#options.rolloutConfig;
-            const metadata: JsonObject = { task_id: taskIdOf(task), epoch };
+            const metadata: JsonObject = { task_id: taskIdOf({ input: task }), epoch };
             return { input: task as JsonValue, mode, resourcesId, config: config ?? undefined, metadata };
           });
           for (const rollout of await store.enqueueRollouts(requests)) pending.add(rollout.rolloutId);
