@@ -17,9 +17,9 @@ import {
   type LlmMessage,
   type LlmResponse,
 } from '@agl/core/tracer';
+import { isRecord } from '@agl/core/guards';
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const GRAPH_CLASSES = new Set(['CompiledStateGraph', 'CompiledGraph', 'Pregel', 'ReactAgent']);
 
 /** Options of {@link AglCallbackHandler}. */
@@ -43,7 +43,7 @@ export function fromLangChainMessage(message: BaseMessage): LlmMessage {
   const role =
     type === 'human' ? 'user' : type === 'ai' ? 'assistant' : type === 'generic' ? String(m.role ?? 'user') : type;
   const out: LlmMessage = { role, content: contentText(m.content) };
-  const calls = Array.isArray(m.tool_calls) ? m.tool_calls.filter(isObj) : [];
+  const calls = Array.isArray(m.tool_calls) ? m.tool_calls.filter(isRecord) : [];
   if (calls.length > 0) {
     out.toolCalls = calls.map((c) => ({
       id: String(c.id ?? ''),
@@ -60,19 +60,19 @@ export function fromLangChainMessage(message: BaseMessage): LlmMessage {
 export function fromLangChainResult(output: LLMResult): LlmResponse {
   const generation = output.generations[0]?.[0] as (Obj & { message?: BaseMessage; generationInfo?: Obj }) | undefined;
   const message = generation?.message as unknown as Obj | undefined;
-  const kwargs = isObj(message?.additional_kwargs) ? message.additional_kwargs : {};
-  if (isObj(kwargs.__raw_response) && Array.isArray(kwargs.__raw_response.choices))
+  const kwargs = isRecord(message?.additional_kwargs) ? message.additional_kwargs : {};
+  if (isRecord(kwargs.__raw_response) && Array.isArray(kwargs.__raw_response.choices))
     return fromOpenAiChatResponse(kwargs.__raw_response);
-  const meta = isObj(message?.response_metadata) ? message.response_metadata : {};
-  const usage = isObj(message?.usage_metadata) ? message.usage_metadata : {};
-  const tokenUsage = isObj(output.llmOutput?.tokenUsage) ? (output.llmOutput.tokenUsage as Obj) : {};
+  const meta = isRecord(message?.response_metadata) ? message.response_metadata : {};
+  const usage = isRecord(message?.usage_metadata) ? message.usage_metadata : {};
+  const tokenUsage = isRecord(output.llmOutput?.tokenUsage) ? (output.llmOutput.tokenUsage as Obj) : {};
   const info = generation?.generationInfo ?? {};
   const choice: LlmMessage = message
     ? fromLangChainMessage(message as unknown as BaseMessage)
     : { role: 'assistant', content: String(generation?.text ?? '') };
   choice.role = 'assistant';
   choice.finishReason = String(meta.finish_reason ?? info.finish_reason ?? (choice.toolCalls ? 'tool_calls' : 'stop'));
-  const logprobs = isObj(meta.logprobs) ? meta.logprobs : isObj(info.logprobs) ? info.logprobs : {};
+  const logprobs = isRecord(meta.logprobs) ? meta.logprobs : isRecord(info.logprobs) ? info.logprobs : {};
   const num = (...vs: unknown[]): number | undefined => vs.find((v): v is number => typeof v === 'number');
   return {
     id: typeof message?.id === 'string' ? message.id : undefined,
@@ -175,7 +175,7 @@ export class AglCallbackHandler extends BaseCallbackHandler {
     _tags?: string[],
     metadata?: Obj,
   ): void {
-    const params = isObj(extraParams?.invocation_params) ? extraParams.invocation_params : {};
+    const params = isRecord(extraParams?.invocation_params) ? extraParams.invocation_params : {};
     const provider = this.#provider ?? (typeof metadata?.ls_provider === 'string' ? metadata.ls_provider : undefined);
     const request = fromOpenAiChatRequest({ ...params, messages: [] }, provider);
     request.model ??= typeof metadata?.ls_model_name === 'string' ? metadata.ls_model_name : undefined;
@@ -191,7 +191,7 @@ export class AglCallbackHandler extends BaseCallbackHandler {
     parentRunId?: string,
     extraParams?: Obj,
   ): void {
-    const params = isObj(extraParams?.invocation_params) ? extraParams.invocation_params : {};
+    const params = isRecord(extraParams?.invocation_params) ? extraParams.invocation_params : {};
     const request = fromOpenAiChatRequest(params, this.#provider);
     request.messages = prompts.map((p) => ({ role: 'user', content: p }));
     void llm;
@@ -227,7 +227,7 @@ export class AglCallbackHandler extends BaseCallbackHandler {
   }
 
   override handleToolEnd(output: unknown, runId: string): void {
-    const content = isObj(output) && 'content' in output ? output.content : output;
+    const content = isRecord(output) && 'content' in output ? output.content : output;
     this.#end(runId, { 'tool.output': contentText(content) ?? '' });
   }
 

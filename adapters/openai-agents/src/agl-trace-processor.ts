@@ -15,9 +15,7 @@ import {
   type LlmSpanAttributes,
   type LlmToolCall,
 } from '@agl/core/tracer';
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isRecord } from '@agl/core/guards';
 
 /** Options of {@link AglTraceProcessor}. */
 export interface AglTraceProcessorOptions {
@@ -58,12 +56,12 @@ function llmEnd(
   let response: LlmResponse;
   if (data.type === 'generation') {
     request = fromOpenAiChatRequest(
-      { ...(isObj(data.model_config) ? data.model_config : {}), model: data.model, messages: data.input ?? [] },
+      { ...(isRecord(data.model_config) ? data.model_config : {}), model: data.model, messages: data.input ?? [] },
       provider,
     );
     response = fromOpenAiChatResponse(data.output?.[0]);
   } else if (data.type === 'response') {
-    const raw = isObj(data._response) ? data._response : {};
+    const raw = isRecord(data._response) ? data._response : {};
     // The Responses API echoes `instructions` only on some servers; else the agent's system prompt (noted per span).
     const instructions =
       typeof raw.instructions === 'string' && raw.instructions !== '' ? raw.instructions : systemPrompt();
@@ -73,7 +71,7 @@ function llmEnd(
       temperature: typeof raw.temperature === 'number' ? raw.temperature : undefined,
       messages: fromResponsesItems(data._input, instructions),
       tools: Array.isArray(raw.tools)
-        ? raw.tools.filter(isObj).map((t) => ({
+        ? raw.tools.filter(isRecord).map((t) => ({
             name: String(t.name ?? ''),
             description: typeof t.description === 'string' ? t.description : undefined,
             parameters: t.parameters,

@@ -1,8 +1,8 @@
 import type { LlmResponse, LlmToolCall } from '@agl/core/tracer';
 import { fromOpenAiResponsesResponse } from '@agl/core/tracer';
+import { isRecord } from '@agl/core/guards';
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Folds streamed `chat.completion.chunk`s (vLLM extras and legacy `function_call` deltas included) into one normalised
@@ -20,30 +20,30 @@ export class ChatChunkAccumulator {
   #logprobs: unknown[] = [];
 
   add(chunk: unknown): void {
-    if (!isObj(chunk)) return;
+    if (!isRecord(chunk)) return;
     if (typeof chunk.id === 'string') this.#id = chunk.id;
     if (typeof chunk.model === 'string') this.#model = chunk.model;
-    if (isObj(chunk.usage)) this.#usage = chunk.usage;
+    if (isRecord(chunk.usage)) this.#usage = chunk.usage;
     if (Array.isArray(chunk.prompt_token_ids)) this.#promptTokenIds = chunk.prompt_token_ids as number[];
-    const choice = Array.isArray(chunk.choices) ? chunk.choices.find(isObj) : undefined;
+    const choice = Array.isArray(chunk.choices) ? chunk.choices.find(isRecord) : undefined;
     if (!choice) return;
     if (Array.isArray(choice.token_ids)) this.#tokenIds.push(...(choice.token_ids as number[]));
-    if (isObj(choice.logprobs) && Array.isArray(choice.logprobs.content))
+    if (isRecord(choice.logprobs) && Array.isArray(choice.logprobs.content))
       this.#logprobs.push(...choice.logprobs.content);
     if (typeof choice.finish_reason === 'string') this.#finish = choice.finish_reason;
-    const delta = isObj(choice.delta) ? choice.delta : {};
+    const delta = isRecord(choice.delta) ? choice.delta : {};
     if (typeof delta.content === 'string') this.#content += delta.content;
-    if (isObj(delta.function_call)) {
+    if (isRecord(delta.function_call)) {
       // legacy `functions` API: one call, streamed as name and argument pieces, without an id
       const call = (this.#calls[0] ??= { id: '', name: '', arguments: '' });
       if (typeof delta.function_call.name === 'string') call.name += delta.function_call.name;
       if (typeof delta.function_call.arguments === 'string') call.arguments += delta.function_call.arguments;
     }
     if (Array.isArray(delta.tool_calls)) {
-      for (const part of delta.tool_calls.filter(isObj)) {
+      for (const part of delta.tool_calls.filter(isRecord)) {
         const index = typeof part.index === 'number' ? part.index : this.#calls.length;
         const call = (this.#calls[index] ??= { id: '', name: '', arguments: '' });
-        const fn = isObj(part.function) ? part.function : {};
+        const fn = isRecord(part.function) ? part.function : {};
         if (typeof part.id === 'string') call.id = part.id;
         if (typeof fn.name === 'string') call.name += fn.name;
         if (typeof fn.arguments === 'string') call.arguments += fn.arguments;
@@ -78,7 +78,7 @@ export class ResponsesEventAccumulator {
   #final: unknown;
 
   add(event: unknown): void {
-    if (isObj(event) && (event.type === 'response.completed' || event.type === 'response.incomplete'))
+    if (isRecord(event) && (event.type === 'response.completed' || event.type === 'response.incomplete'))
       this.#final = event.response;
   }
 

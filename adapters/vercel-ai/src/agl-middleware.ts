@@ -10,9 +10,7 @@ import {
   llmResponseAttributes,
 } from '@agl/core/tracer';
 import { fromModelMessages } from './agl-telemetry';
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isRecord } from '@agl/core/guards';
 
 /**
  * Optional `wrapLanguageModel` middleware (a code change, unlike `registerAglTelemetry()`): writes one
@@ -42,7 +40,9 @@ export function aglMiddleware(options: { tracer?: Tracer } = {}): LanguageModelM
         const result = await context.with(ctx, doGenerate);
         const body = result.response?.body;
         const response =
-          isObj(body) && Array.isArray(body.choices) ? fromOpenAiChatResponse(body) : fromOpenAiResponsesResponse(body);
+          isRecord(body) && Array.isArray(body.choices)
+            ? fromOpenAiChatResponse(body)
+            : fromOpenAiResponsesResponse(body);
         span.setAttributes(llmResponseAttributes(response));
         return result;
       } catch (err) {

@@ -18,9 +18,9 @@ import {
   type LlmResponse,
   type LlmToolDefinition,
 } from '@agl/core/tracer';
+import { isRecord } from '@agl/core/guards';
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Options of {@link createAglTelemetryIntegration}. */
 export interface AglTelemetryOptions {
@@ -87,12 +87,12 @@ function close(state: CallState, error?: unknown): void {
 export function fromModelMessages(system: unknown, messages: readonly unknown[]): LlmMessage[] {
   const out: LlmMessage[] = [];
   if (typeof system === 'string' && system !== '') out.push({ role: 'system', content: system });
-  for (const m of messages.filter(isObj)) {
+  for (const m of messages.filter(isRecord)) {
     const role = String(m.role ?? 'user');
-    const parts = Array.isArray(m.content) ? m.content.filter(isObj) : [];
+    const parts = Array.isArray(m.content) ? m.content.filter(isRecord) : [];
     if (role === 'tool') {
       for (const p of parts.filter((p) => p.type === 'tool-result')) {
-        const output = isObj(p.output) ? p.output.value : p.output;
+        const output = isRecord(p.output) ? p.output.value : p.output;
         out.push({
           role: 'tool',
           content: typeof output === 'string' ? output : JSON.stringify(output),
@@ -117,12 +117,12 @@ export function fromModelMessages(system: unknown, messages: readonly unknown[])
 }
 
 function toolDefinitions(tools: unknown): LlmToolDefinition[] | undefined {
-  if (!isObj(tools)) return undefined;
+  if (!isRecord(tools)) return undefined;
   return Object.entries(tools).map(([name, t]) => {
     const def: LlmToolDefinition = { name };
-    if (isObj(t) && typeof t.description === 'string') def.description = t.description;
+    if (isRecord(t) && typeof t.description === 'string') def.description = t.description;
     try {
-      if (isObj(t) && t.inputSchema)
+      if (isRecord(t) && t.inputSchema)
         def.parameters = asSchema(t.inputSchema as Parameters<typeof asSchema>[0]).jsonSchema;
     } catch {
       // Schema not convertible: leave parameters out.
@@ -132,11 +132,11 @@ function toolDefinitions(tools: unknown): LlmToolDefinition[] | undefined {
 }
 
 function parseBody(body: unknown): Obj | undefined {
-  if (isObj(body)) return body;
+  if (isRecord(body)) return body;
   if (typeof body !== 'string') return undefined;
   try {
     const parsed: unknown = JSON.parse(body);
-    return isObj(parsed) ? parsed : undefined;
+    return isRecord(parsed) ? parsed : undefined;
   } catch {
     return undefined;
   }
@@ -144,16 +144,16 @@ function parseBody(body: unknown): Obj | undefined {
 
 /** The step's response: the raw provider body when it is OpenAI-shaped (token ids kept), else the SDK's view. */
 function stepResponse(step: Obj): LlmResponse {
-  const response = isObj(step.response) ? step.response : {};
+  const response = isRecord(step.response) ? step.response : {};
   const body = parseBody(response.body);
   if (body && Array.isArray(body.choices)) return fromOpenAiChatResponse(body);
   if (body && Array.isArray(body.output)) return fromOpenAiResponsesResponse(body);
-  const content = Array.isArray(step.content) ? step.content.filter(isObj) : [];
+  const content = Array.isArray(step.content) ? step.content.filter(isRecord) : [];
   const toolCalls = content.filter((p) => p.type === 'tool-call');
   const text = typeof step.text === 'string' ? step.text : '';
-  const usage = isObj(step.usage) ? step.usage : {};
+  const usage = isRecord(step.usage) ? step.usage : {};
   const metadata =
-    isObj(step.providerMetadata) && isObj(step.providerMetadata.openai) ? step.providerMetadata.openai : {};
+    isRecord(step.providerMetadata) && isRecord(step.providerMetadata.openai) ? step.providerMetadata.openai : {};
   const message: LlmMessage = { role: 'assistant', content: toolCalls.length > 0 && !text ? null : text };
   if (toolCalls.length > 0) {
     message.toolCalls = toolCalls.map((c) => ({
@@ -175,7 +175,7 @@ function stepResponse(step: Obj): LlmResponse {
 }
 
 function stepRequest(step: Obj, provider: string | undefined): LlmRequest | undefined {
-  const body = parseBody(isObj(step.request) ? step.request.body : undefined);
+  const body = parseBody(isRecord(step.request) ? step.request.body : undefined);
   if (body && Array.isArray(body.messages)) return fromOpenAiChatRequest(body, provider);
   if (body && body.input !== undefined) return fromOpenAiResponsesRequest(body, provider);
   return undefined;

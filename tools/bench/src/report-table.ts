@@ -1,3 +1,4 @@
+import { isRecord } from '@agl/core/guards';
 import { fmt, formatTable, getPath, type ResultTree, type TableRow } from './results';
 
 const pct = (v: unknown): string => (typeof v === 'number' && Number.isFinite(v) ? `${(v * 100).toFixed(1)} %` : 'n/a');
@@ -46,7 +47,7 @@ export function reportTable(results: ResultTree): string {
     });
   }
   const adapters = getPath(results, 'adapters');
-  if (typeof adapters === 'object' && adapters !== null && !Array.isArray(adapters)) {
+  if (isRecord(adapters)) {
     for (const name of Object.keys(adapters)) {
       rows.push({
         figure: `adapter ${name}: CPU per traced call`,

@@ -15,6 +15,7 @@ import {
 } from '../semconv';
 import { detectLlmCallFormat } from './llm-call-normalizer';
 import { unflattenAttributes } from './otel-attributes';
+import { isRecord } from '../guards';
 
 /**
  * A read-time rewrite of one span (pure: returns a new span or the same one). Framework presets use mappers to bring
@@ -23,7 +24,6 @@ import { unflattenAttributes } from './otel-attributes';
 export type SpanMapper = (span: Span) => Span;
 
 type Rec = Record<string, unknown>;
-const isRec = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
 function parseJson(value: unknown): unknown {
@@ -39,7 +39,7 @@ function parseJson(value: unknown): unknown {
 function listOf(value: unknown): unknown[] {
   const v = parseJson(value);
   if (Array.isArray(v)) return v;
-  if (isRec(v)) {
+  if (isRecord(v)) {
     const keys = Object.keys(v).filter((k) => /^\d+$/.test(k));
     return keys.sort((a, b) => Number(a) - Number(b)).map((k) => v[k]);
   }
@@ -53,8 +53,8 @@ export function composeSpanMappers(...mappers: readonly SpanMapper[]): SpanMappe
 
 /** An OpenAI-style message (`{role, content, tool_calls, tool_call_id}`) as a GenAI semconv `{role, parts}` message. */
 function toGenAiMessage(raw: unknown, defaultRole: string): Rec | null {
-  if (!isRec(raw)) return null;
-  const m = isRec(raw.message) ? raw.message : raw;
+  if (!isRecord(raw)) return null;
+  const m = isRecord(raw.message) ? raw.message : raw;
   const role = str(m.role) ?? defaultRole;
   const parts: Rec[] = [];
   const content = parseJson(m.content);
@@ -65,12 +65,12 @@ function toGenAiMessage(raw: unknown, defaultRole: string): Rec | null {
     parts.push({ type: 'text', content: m.content });
   } else if (Array.isArray(content)) {
     for (const part of content) {
-      if (isRec(part) && typeof part.text === 'string') parts.push({ type: 'text', content: part.text });
+      if (isRecord(part) && typeof part.text === 'string') parts.push({ type: 'text', content: part.text });
     }
   }
   for (const call of listOf(m.tool_calls)) {
-    if (!isRec(call)) continue;
-    const fn = isRec(call.function) ? call.function : call;
+    if (!isRecord(call)) continue;
+    const fn = isRecord(call.function) ? call.function : call;
     parts.push({
       type: 'tool_call',
       id: str(call.id) ?? '',

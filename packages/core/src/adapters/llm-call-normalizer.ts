@@ -28,6 +28,7 @@ import {
   ATTR_RESPONSE_TOKEN_IDS,
 } from '../semconv';
 import { filterAndUnflatten, hasPrefix } from './otel-attributes';
+import { isRecord } from '../guards';
 
 /** Which attribute family an LLM call was recorded in. */
 export type LlmCallFormat = 'agl' | 'genai' | 'openinference' | 'operation';
@@ -65,7 +66,6 @@ export interface NormalizedLlmCall {
 type Attrs = Readonly<Record<string, unknown>>;
 type Rec = Record<string, unknown>;
 
-const isRec = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const num = (v: unknown): number | null =>
   typeof v === 'number' && Number.isFinite(v)
@@ -87,7 +87,7 @@ function parseJson(value: unknown): unknown {
 export function asMessageList(value: unknown): unknown[] {
   if (value === undefined || value === null) return [];
   if (Array.isArray(value)) return value;
-  if (isRec(value)) {
+  if (isRecord(value)) {
     const keys = Object.keys(value);
     const numeric = keys.filter((k) => /^\d+$/.test(k));
     if (numeric.length > 0) return numeric.sort((a, b) => Number(a) - Number(b)).map((k) => value[k]);
@@ -107,14 +107,18 @@ function normalizeContent(content: unknown): JsonValue {
     const trimmed = content.trimStart();
     if (trimmed.startsWith('[')) {
       const parsed = parseJson(content);
-      if (Array.isArray(parsed) && parsed.length > 0 && parsed.every((p) => isRec(p) && typeof p.type === 'string')) {
+      if (
+        Array.isArray(parsed) &&
+        parsed.length > 0 &&
+        parsed.every((p) => isRecord(p) && typeof p.type === 'string')
+      ) {
         return parsed as JsonValue;
       }
     }
     return content;
   }
   if (content === undefined) return null;
-  if (isRec(content) && Object.keys(content).every((k) => /^\d+$/.test(k))) return toJson(asMessageList(content));
+  if (isRecord(content) && Object.keys(content).every((k) => /^\d+$/.test(k))) return toJson(asMessageList(content));
   return toJson(content);
 }
 
@@ -126,9 +130,9 @@ function argumentsString(value: unknown): string {
 /** Tool calls in any of the OpenAI / flattened AGL forms. */
 function toolCallsOf(raw: unknown): NonNullable<ChatMessage['toolCalls']> {
   return asMessageList(raw)
-    .filter(isRec)
+    .filter(isRecord)
     .map((call) => {
-      const fn = isRec(call.function) ? call.function : {};
+      const fn = isRecord(call.function) ? call.function : {};
       return {
         id: str(call.id) ?? '',
         name: str(call.name) ?? str(fn.name) ?? '',
@@ -139,11 +143,13 @@ function toolCallsOf(raw: unknown): NonNullable<ChatMessage['toolCalls']> {
 
 /** An OpenAI-style message (AGL flattened or operation form) as a `ChatMessage`. */
 export function chatMessageFromOpenAi(raw: unknown, defaultRole = 'user'): ChatMessage | null {
-  if (!isRec(raw)) return null;
-  const inner = isRec(raw.message) ? raw.message : raw;
+  if (!isRecord(raw)) return null;
+  const inner = isRecord(raw.message) ? raw.message : raw;
   const message: ChatMessage = { role: str(inner.role) ?? defaultRole, content: normalizeContent(inner.content) };
   // A legacy `function_call` (`functions` API, or OpenLLMetry's `…function_call.name|arguments`) is one call without id.
-  const toolCalls = toolCallsOf(inner.tool_calls ?? (isRec(inner.function_call) ? [inner.function_call] : undefined));
+  const toolCalls = toolCallsOf(
+    inner.tool_calls ?? (isRecord(inner.function_call) ? [inner.function_call] : undefined),
+  );
   if (toolCalls.length > 0) message.toolCalls = toolCalls;
   const toolCallId = str(inner.tool_call_id);
   if (toolCallId) message.toolCallId = toolCallId;
@@ -163,9 +169,9 @@ function genAiMessages(raw: unknown): ChatMessage[] {
   if (!Array.isArray(list)) return [];
   const out: ChatMessage[] = [];
   for (const entry of list) {
-    if (!isRec(entry)) continue;
+    if (!isRecord(entry)) continue;
     const role = str(entry.role) ?? 'user';
-    const parts = Array.isArray(entry.parts) ? entry.parts.filter(isRec) : [];
+    const parts = Array.isArray(entry.parts) ? entry.parts.filter(isRecord) : [];
     const texts: string[] = [];
     const media: JsonValue[] = [];
     const toolCalls: NonNullable<ChatMessage['toolCalls']> = [];
@@ -223,7 +229,7 @@ function genAiSystem(raw: unknown): ChatMessage[] {
   if (typeof parsed === 'string') return [{ role: 'system', content: parsed }];
   if (!Array.isArray(parsed)) return [];
   const text = parsed
-    .filter(isRec)
+    .filter(isRecord)
     .map((p) => str(p.content) ?? '')
     .join('');
   return text ? [{ role: 'system', content: text }] : [];
@@ -236,29 +242,29 @@ function genAiSystem(raw: unknown): ChatMessage[] {
 function openInferenceMessages(raw: unknown): ChatMessage[] {
   const out: ChatMessage[] = [];
   for (const entry of asMessageList(raw)) {
-    if (!isRec(entry)) continue;
-    const m = isRec(entry.message) ? entry.message : entry;
+    if (!isRecord(entry)) continue;
+    const m = isRecord(entry.message) ? entry.message : entry;
     let content: JsonValue = str(m.content) ?? null;
     const parts = asMessageList(m.contents)
-      .filter(isRec)
-      .map((p) => (isRec(p.message_content) ? p.message_content : p));
+      .filter(isRecord)
+      .map((p) => (isRecord(p.message_content) ? p.message_content : p));
     if (content === null && parts.length > 0) {
       const converted: JsonValue[] = parts.map((p): JsonValue => {
-        const image = isRec(p.image) ? (isRec(p.image.image) ? p.image.image : p.image) : null;
+        const image = isRecord(p.image) ? (isRecord(p.image.image) ? p.image.image : p.image) : null;
         if (p.type === 'image' && image && str(image.url))
           return { type: 'image_url', image_url: { url: str(image.url) as string } };
         return { type: 'text', text: str(p.text) ?? '' };
       });
-      content = converted.every((c) => isRec(c) && c.type === 'text')
+      content = converted.every((c) => isRecord(c) && c.type === 'text')
         ? converted.map((c) => (c as { text: string }).text).join('')
         : converted;
     }
     const message: ChatMessage = { role: str(m.role) ?? 'user', content };
     const toolCalls = asMessageList(m.tool_calls)
-      .filter(isRec)
-      .map((c) => (isRec(c.tool_call) ? c.tool_call : c))
+      .filter(isRecord)
+      .map((c) => (isRecord(c.tool_call) ? c.tool_call : c))
       .map((c) => {
-        const fn = isRec(c.function) ? c.function : {};
+        const fn = isRecord(c.function) ? c.function : {};
         return { id: str(c.id) ?? '', name: str(fn.name) ?? '', arguments: argumentsString(fn.arguments) };
       });
     if (toolCalls.length > 0) message.toolCalls = toolCalls;
@@ -298,13 +304,13 @@ function logprobsOf(attrs: Attrs): TokenLogprob[] | null {
   if (typeof raw !== 'string') return null;
   const parsed = parseJson(raw);
   if (!Array.isArray(parsed)) return null;
-  return parsed.filter(isRec).map((e) => ({ token: str(e.token) ?? '', logprob: num(e.logprob) ?? 0 }));
+  return parsed.filter(isRecord).map((e) => ({ token: str(e.token) ?? '', logprob: num(e.logprob) ?? 0 }));
 }
 
 function toolDefinition(raw: unknown): ToolDefinition | null {
   const v = parseJson(raw);
-  if (!isRec(v)) return null;
-  const fn = isRec(v.function) ? v.function : v;
+  if (!isRecord(v)) return null;
+  const fn = isRecord(v.function) ? v.function : v;
   const name = str(fn.name);
   if (!name) return null;
   const params = typeof fn.parameters === 'string' ? (parseJson(fn.parameters) ?? fn.parameters) : fn.parameters;
@@ -325,8 +331,8 @@ export function imageUrlsOf(messages: readonly ChatMessage[]): string[] {
     const content = message.content;
     if (!Array.isArray(content)) continue;
     for (const part of content) {
-      if (!isRec(part) || part.type !== 'image_url') continue;
-      const url = isRec(part.image_url) ? str(part.image_url.url) : str(part.image_url);
+      if (!isRecord(part) || part.type !== 'image_url') continue;
+      const url = isRecord(part.image_url) ? str(part.image_url.url) : str(part.image_url);
       if (url) urls.push(url);
     }
   }
@@ -350,7 +356,7 @@ export function detectLlmCallFormat(attrs: Attrs): LlmCallFormat | null {
 }
 
 function without(value: unknown, keys: string[]): Record<string, unknown> {
-  if (!isRec(value)) return {};
+  if (!isRecord(value)) return {};
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) if (!keys.includes(k)) out[k] = v;
   return out;
@@ -410,11 +416,11 @@ export function normalizeLlmCall(attrs: Attrs): NormalizedLlmCall | null {
     }));
     model = str(attrs[ATTR_LLM_MODEL_NAME]);
     const params = parseJson(attrs[ATTR_LLM_INVOCATION_PARAMETERS]);
-    request = isRec(params) ? { ...params } : {};
+    request = isRecord(params) ? { ...params } : {};
     if (model) request.model = model;
     response = without(filterAndUnflatten(attrs, ATTR_GEN_AI_RESPONSE), ['choices']);
     const list = asMessageList(filterAndUnflatten(attrs, ATTR_LLM_TOOLS))
-      .map((t) => toolDefinition(isRec(t) && isRec(t.tool) ? t.tool.json_schema : t))
+      .map((t) => toolDefinition(isRecord(t) && isRecord(t.tool) ? t.tool.json_schema : t))
       .filter((t): t is ToolDefinition => t !== null);
     if (list.length > 0) tools = list;
   } else {
@@ -422,8 +428,8 @@ export function normalizeLlmCall(attrs: Attrs): NormalizedLlmCall | null {
     const output = filterAndUnflatten(attrs, ATTR_OPERATION_OUTPUT);
     request = without(input, ['messages']);
     response = without(output, ['choices', 'prompt_token_ids', 'response_token_ids']);
-    messages = fromList(isRec(input) ? input.messages : undefined, 'user');
-    choices = fromList(isRec(output) ? output.choices : undefined, 'assistant');
+    messages = fromList(isRecord(input) ? input.messages : undefined, 'user');
+    choices = fromList(isRecord(output) ? output.choices : undefined, 'assistant');
     model = str(request.model) ?? str(response.model);
     const functions = asMessageList(request.tools ?? request.functions)
       .map(toolDefinition)

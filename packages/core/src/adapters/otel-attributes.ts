@@ -1,4 +1,5 @@
 import { ValidationError } from '../errors/index';
+import { isRecord } from '../guards';
 import { emptyRecord, type AttributeValue, type Attributes } from '../schema/index';
 
 /** A primitive attribute value. */
@@ -121,8 +122,8 @@ export function unflattenAttributes(attributes: Readonly<Record<string, unknown>
     }
     const last = parts[parts.length - 1] as string;
     const existing = node[last];
-    if (existing !== null && typeof existing === 'object' && !Array.isArray(existing)) {
-      (existing as Record<string, unknown>)[''] = value;
+    if (isRecord(existing)) {
+      existing[''] = value;
     } else {
       node[last] = value;
     }

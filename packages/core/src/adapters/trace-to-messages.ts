@@ -9,6 +9,7 @@ import {
 } from '../semconv';
 import { normalizeLlmCall, type ToolDefinition } from './llm-call-normalizer';
 import { filterAndUnflatten } from './otel-attributes';
+import { isRecord } from '../guards';
 
 /** An OpenAI chat message in wire form (snake_case), as the fine-tuning JSONL wants it. */
 export interface OpenAiChatMessage {
@@ -24,8 +25,6 @@ export interface FineTuningRow {
   messages: OpenAiChatMessage[];
   tools: ToolDefinition[] | null;
 }
-
-const isRec = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 function toOpenAi(message: ChatMessage): OpenAiChatMessage {
   const role = message.role;
@@ -53,7 +52,7 @@ function checkContainers(span: Span): void {
   for (const [prefix, kind] of checks) {
     const value = filterAndUnflatten(span.attributes, prefix);
     if (value === undefined) continue;
-    const ok = kind === 'list' ? Array.isArray(value) : isRec(value);
+    const ok = kind === 'list' ? Array.isArray(value) : isRecord(value);
     if (!ok) {
       throw new ValidationError(
         `TraceToMessages: span ${span.spanId} (${span.name}) has ${prefix}.* attributes that do not form a ${kind}; ` +
@@ -86,14 +85,14 @@ export class TraceToMessages {
       if (!call) continue;
       const toolSpans = (children.get(span.spanId) ?? [])
         .map((child) => filterAndUnflatten(child.attributes, ATTR_TOOL))
-        .filter((t): t is Record<string, unknown> => isRec(t) && Object.keys(t).length > 0);
+        .filter((t): t is Record<string, unknown> => isRecord(t) && Object.keys(t).length > 0);
       const messages = call.messages.map(toOpenAi);
       for (const choice of call.choices) {
         if (choice.role !== 'assistant') continue;
         const out = toOpenAi(choice);
         if (!out.tool_calls && toolSpans.length > 0) {
           out.tool_calls = toolSpans.map((tool) => {
-            const callInfo = isRec(tool.call) ? tool.call : {};
+            const callInfo = isRecord(tool.call) ? tool.call : {};
             const params = tool.parameters;
             return {
               id: typeof callInfo.id === 'string' ? callInfo.id : '',

@@ -6,6 +6,7 @@ import {
   type LlmToolCall,
   type LlmToolDefinition,
 } from './llm-span';
+import { isRecord } from '../guards';
 
 /**
  * Normalisers from the OpenAI wire shapes (Chat Completions and Responses API, including vLLM's `prompt_token_ids` /
@@ -14,15 +15,14 @@ import {
  */
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const args = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v ?? {}));
 
 function chatToolCalls(value: unknown): LlmToolCall[] | undefined {
   if (!Array.isArray(value) || value.length === 0) return undefined;
-  return value.filter(isObj).map((call) => {
-    const fn = isObj(call.function) ? call.function : call;
+  return value.filter(isRecord).map((call) => {
+    const fn = isRecord(call.function) ? call.function : call;
     return { id: str(call.id) ?? '', name: str(fn.name) ?? '', arguments: args(fn.arguments) };
   });
 }
@@ -32,7 +32,7 @@ function chatToolCalls(value: unknown): LlmToolCall[] | undefined {
  * `function` message that answers it names the function instead.
  */
 function legacyFunctionCall(value: unknown): LlmToolCall[] | undefined {
-  if (!isObj(value) || str(value.name) === undefined) return undefined;
+  if (!isRecord(value) || str(value.name) === undefined) return undefined;
   return [{ id: '', name: str(value.name) ?? '', arguments: args(value.arguments) }];
 }
 
@@ -50,8 +50,8 @@ export function fromOpenAiChatMessage(message: Obj): LlmMessage {
 
 function chatTools(value: unknown): LlmToolDefinition[] | undefined {
   if (!Array.isArray(value) || value.length === 0) return undefined;
-  return value.filter(isObj).map((tool) => {
-    const fn = isObj(tool.function) ? tool.function : tool;
+  return value.filter(isRecord).map((tool) => {
+    const fn = isRecord(tool.function) ? tool.function : tool;
     const def: LlmToolDefinition = { name: str(fn.name) ?? '' };
     if (str(fn.description)) def.description = str(fn.description);
     if (fn.parameters !== undefined) def.parameters = fn.parameters;
@@ -61,8 +61,8 @@ function chatTools(value: unknown): LlmToolDefinition[] | undefined {
 
 /** A Chat Completions request body; legacy `functions` are read as the offered tools when there are no `tools`. */
 export function fromOpenAiChatRequest(body: unknown, provider?: string): LlmRequest {
-  const b = isObj(body) ? body : {};
-  const messages = Array.isArray(b.messages) ? b.messages.filter(isObj).map(fromOpenAiChatMessage) : [];
+  const b = isRecord(body) ? body : {};
+  const messages = Array.isArray(b.messages) ? b.messages.filter(isRecord).map(fromOpenAiChatMessage) : [];
   return {
     provider,
     model: str(b.model),
@@ -77,19 +77,20 @@ export function fromOpenAiChatRequest(body: unknown, provider?: string): LlmRequ
 
 /** A Chat Completions response body (vLLM extras included). */
 export function fromOpenAiChatResponse(body: unknown): LlmResponse {
-  const b = isObj(body) ? body : {};
-  const choices = Array.isArray(b.choices) ? b.choices.filter(isObj) : [];
-  const usage = isObj(b.usage) ? b.usage : {};
+  const b = isRecord(body) ? body : {};
+  const choices = Array.isArray(b.choices) ? b.choices.filter(isRecord) : [];
+  const usage = isRecord(b.usage) ? b.usage : {};
   const first = choices[0];
   const logprobs =
-    first && isObj(first.logprobs) && Array.isArray(first.logprobs.content) ? first.logprobs.content : undefined;
+    first && isRecord(first.logprobs) && Array.isArray(first.logprobs.content) ? first.logprobs.content : undefined;
   const tokenIds =
-    first?.token_ids ?? (isObj(first?.provider_specific_fields) ? first.provider_specific_fields.token_ids : undefined);
+    first?.token_ids ??
+    (isRecord(first?.provider_specific_fields) ? first.provider_specific_fields.token_ids : undefined);
   return {
     id: str(b.id),
     model: str(b.model),
     choices: choices.map((choice) => ({
-      ...fromOpenAiChatMessage(isObj(choice.message) ? choice.message : { role: 'assistant' }),
+      ...fromOpenAiChatMessage(isRecord(choice.message) ? choice.message : { role: 'assistant' }),
       finishReason: str(choice.finish_reason) ?? null,
     })),
     inputTokens: num(usage.prompt_tokens),
@@ -104,14 +105,14 @@ function responsesText(content: unknown): string | null {
   if (typeof content === 'string') return content;
   if (Array.isArray(content))
     return contentText(
-      content.map((p) => (isObj(p) && 'text' in p ? p.text : isObj(p) && 'refusal' in p ? p.refusal : p)),
+      content.map((p) => (isRecord(p) && 'text' in p ? p.text : isRecord(p) && 'refusal' in p ? p.refusal : p)),
     );
   return contentText(content);
 }
 
 function outputText(output: unknown): string {
   if (typeof output === 'string') return output;
-  if (isObj(output) && typeof output.text === 'string') return output.text;
+  if (isRecord(output) && typeof output.text === 'string') return output.text;
   return responsesText(output) ?? '';
 }
 
@@ -124,7 +125,7 @@ export function fromResponsesItems(items: unknown, instructions?: string): LlmMe
   if (instructions) messages.push({ role: 'system', content: instructions });
   if (typeof items === 'string') return [...messages, { role: 'user', content: items }];
   if (!Array.isArray(items)) return messages;
-  for (const item of items.filter(isObj)) {
+  for (const item of items.filter(isRecord)) {
     const type = str(item.type) ?? 'message';
     if (type === 'function_call') {
       const call = {
@@ -151,13 +152,13 @@ export function fromResponsesItems(items: unknown, instructions?: string): LlmMe
 
 function responsesTools(value: unknown): LlmToolDefinition[] | undefined {
   if (!Array.isArray(value) || value.length === 0) return undefined;
-  const fns = value.filter((t) => isObj(t) && (t.type === 'function' || t.type === undefined));
+  const fns = value.filter((t) => isRecord(t) && (t.type === 'function' || t.type === undefined));
   return chatTools(fns);
 }
 
 /** A Responses API request body. */
 export function fromOpenAiResponsesRequest(body: unknown, provider?: string): LlmRequest {
-  const b = isObj(body) ? body : {};
+  const b = isRecord(body) ? body : {};
   return {
     provider,
     model: str(b.model),
@@ -172,15 +173,15 @@ export function fromOpenAiResponsesRequest(body: unknown, provider?: string): Ll
 
 /** A Responses API response object (vLLM extras included when present). */
 export function fromOpenAiResponsesResponse(body: unknown): LlmResponse {
-  const b = isObj(body) ? body : {};
-  const output = Array.isArray(b.output) ? b.output.filter(isObj) : [];
-  const usage = isObj(b.usage) ? b.usage : {};
+  const b = isRecord(body) ? body : {};
+  const output = Array.isArray(b.output) ? b.output.filter(isRecord) : [];
+  const usage = isRecord(b.usage) ? b.usage : {};
   const message: LlmMessage = { role: 'assistant', content: null };
   const texts: string[] = [];
   const logprobs: unknown[] = [];
   for (const item of output) {
     if (item.type === 'message' && Array.isArray(item.content)) {
-      for (const part of item.content.filter(isObj)) {
+      for (const part of item.content.filter(isRecord)) {
         if (typeof part.text === 'string') texts.push(part.text);
         if (Array.isArray(part.logprobs)) logprobs.push(...part.logprobs);
       }

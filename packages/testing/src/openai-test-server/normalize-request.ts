@@ -1,9 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { TestLlmApi, TestLlmMessage, TestLlmRequest, TestLlmTool } from './types';
+import { isRecord } from '@agl/core/guards';
 
 type Obj = Record<string, unknown>;
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string =>
   typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v);
 
@@ -13,12 +13,12 @@ export function contentText(content: unknown): string {
   if (Array.isArray(content)) {
     return content
       .map((p) =>
-        isObj(p)
+        isRecord(p)
           ? typeof p.text === 'string'
             ? p.text
             : typeof p.content === 'string'
               ? p.content
-              : isObj(p) && Array.isArray(p.content)
+              : isRecord(p) && Array.isArray(p.content)
                 ? contentText(p.content)
                 : ''
           : str(p),
@@ -30,15 +30,15 @@ export function contentText(content: unknown): string {
 
 function chatMessages(body: Obj): TestLlmMessage[] {
   const raw = Array.isArray(body.messages) ? body.messages : [];
-  return raw.filter(isObj).map((m) => {
+  return raw.filter(isRecord).map((m) => {
     const msg: TestLlmMessage = { role: str(m.role), content: contentText(m.content) };
     if (typeof m.tool_call_id === 'string') msg.toolCallId = m.tool_call_id;
     if (typeof m.name === 'string') msg.name = m.name;
-    if (isObj(m.function_call))
+    if (isRecord(m.function_call))
       msg.toolCalls = [{ id: '', name: str(m.function_call.name), arguments: str(m.function_call.arguments) }];
     if (Array.isArray(m.tool_calls)) {
-      msg.toolCalls = m.tool_calls.filter(isObj).map((c) => {
-        const fn = isObj(c.function) ? c.function : {};
+      msg.toolCalls = m.tool_calls.filter(isRecord).map((c) => {
+        const fn = isRecord(c.function) ? c.function : {};
         return { id: str(c.id), name: str(fn.name), arguments: str(fn.arguments) };
       });
     }
@@ -48,8 +48,8 @@ function chatMessages(body: Obj): TestLlmMessage[] {
 
 function chatTools(body: Obj): TestLlmTool[] {
   const raw = Array.isArray(body.tools) ? body.tools : Array.isArray(body.functions) ? body.functions : [];
-  return raw.filter(isObj).map((t) => {
-    const fn = isObj(t.function) ? t.function : t;
+  return raw.filter(isRecord).map((t) => {
+    const fn = isRecord(t.function) ? t.function : t;
     return {
       name: str(fn.name),
       description: typeof fn.description === 'string' ? fn.description : undefined,
@@ -66,7 +66,7 @@ function responsesMessages(body: Obj): TestLlmMessage[] {
     return out;
   }
   for (const item of Array.isArray(body.input) ? body.input : []) {
-    if (!isObj(item)) continue;
+    if (!isRecord(item)) continue;
     if (item.type === 'function_call_output') {
       out.push({ role: 'tool', content: contentText(item.output), toolCallId: str(item.call_id) });
     } else if (item.type === 'function_call') {
@@ -86,12 +86,12 @@ function anthropicMessages(body: Obj): TestLlmMessage[] {
   const out: TestLlmMessage[] = [];
   if (body.system !== undefined) out.push({ role: 'system', content: contentText(body.system) });
   for (const m of Array.isArray(body.messages) ? body.messages : []) {
-    if (!isObj(m)) continue;
+    if (!isRecord(m)) continue;
     if (typeof m.content === 'string') {
       out.push({ role: str(m.role), content: m.content });
       continue;
     }
-    const parts = Array.isArray(m.content) ? m.content.filter(isObj) : [];
+    const parts = Array.isArray(m.content) ? m.content.filter(isRecord) : [];
     const text = parts
       .filter((p) => p.type === 'text')
       .map((p) => str(p.text))

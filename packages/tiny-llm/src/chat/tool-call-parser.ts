@@ -1,3 +1,4 @@
+import { isRecord } from '@agl/core/guards';
 import type { TextSegment } from '../tokenizer/tiny-tokenizer';
 
 /** One parsed tool call. */
@@ -57,7 +58,7 @@ export function parseToolCalls(text: string): ParsedAssistantOutput {
 function isJsonObject(s: string): boolean {
   try {
     const v: unknown = JSON.parse(s);
-    return typeof v === 'object' && v !== null && !Array.isArray(v);
+    return isRecord(v);
   } catch {
     return false;
   }
