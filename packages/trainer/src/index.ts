@@ -17,8 +17,15 @@ export type { AgentModuleRef } from './runner/worker-processes';
 export { processAgentEnv, llmBaseUrl, type ProcessEndpoints } from './runner/process-env';
 export type { ProcessResult } from './runner/execute-process';
 export { Trainer, type TrainerOptions, type FitResult } from './trainer/trainer';
-export { Baseline, type BaselineOptions } from './trainer/baseline';
-export type { Algorithm, AlgorithmRunOptions, TraceAdapter } from './trainer/algorithm';
+export { Baseline, type BaselineOptions } from './algorithms/baseline';
+export {
+  GRPO,
+  type GrpoOptions,
+  type GrpoRunOptions,
+  type GrpoRoundRecord,
+  type GrpoBackend,
+} from './algorithms/grpo';
+export type { Algorithm, AlgorithmRunOptions, TraceAdapter } from './algorithms/algorithm';
 export { openStore, DEFAULT_STORE_PATH, type OpenedStore } from './trainer/open-store';
 export { progressSnapshot, watchProgress, finalRewardOf, type ProgressSnapshot } from './trainer/progress';
 export { formatProgress, formatRunSummary, storeFlagsFor, type RunSummary } from './trainer/run-summary';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomTestWeights } from '../__fixtures__/tool-model';
 import { WeightStore } from '../model/weight-store';
 import { TinyTrainer } from '../worker/tiny-trainer';
-import { GRPO, type GrpoOptions } from './grpo';
+import { GRPO, type GrpoOptions } from '@agl/trainer';
 import { TinyGrpoBackend } from './tiny-grpo-backend';
 
 /**

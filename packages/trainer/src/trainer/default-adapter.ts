@@ -1,5 +1,5 @@
 import { TraceToTransitions } from '@agl/core/adapters';
-import type { TraceAdapter } from './algorithm';
+import type { TraceAdapter } from '../algorithms/algorithm';
 
 /** The trainer's default adapter: `TraceToTransitions` with AGL 0.3's defaults. */
 export async function defaultAdapter(): Promise<TraceAdapter> {

@@ -5,8 +5,8 @@ import { emitReward } from '@agl/core/tracer';
 import { SqliteStore } from '@agl/store/sqlite';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { litAgent } from '../agent/lit-agent';
-import type { Algorithm } from './algorithm';
-import { Baseline } from './baseline';
+import type { Algorithm } from '../algorithms/algorithm';
+import { Baseline } from '../algorithms/baseline';
 import type { ProgressSnapshot } from './progress';
 import { Trainer } from './trainer';
 

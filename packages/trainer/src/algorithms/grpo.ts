@@ -7,10 +7,9 @@ import type {
   NamedResourcesInput,
   Rollout,
   RolloutMode,
-  Span,
   Trajectory,
 } from '@agl/core';
-import { taskIdOf, type RolloutInfo } from '@agl/core/adapters';
+import { taskIdOf } from '@agl/core/adapters';
 import {
   buildTrainingSamples,
   type NegativeCredit,
@@ -19,17 +18,11 @@ import {
   type TrainMetrics,
 } from '@agl/core/algorithms';
 import { UserError } from '@agl/core/errors';
-import { SeededRng } from '../model/rng';
+import { seededRandom } from '@agl/core/random';
+import type { Algorithm, AlgorithmRunOptions } from './algorithm';
 
-/** The options an AGL trainer passes to an algorithm (structurally `@agl/trainer`'s `AlgorithmRunOptions`). */
-export interface GrpoRunOptions {
-  store: LightningStore;
-  train: unknown[];
-  val: unknown[];
-  adapter: { adapt(spans: readonly Span[], rollout?: RolloutInfo): Trajectory | Promise<Trajectory> };
-  initialResources?: NamedResourcesInput;
-  signal: AbortSignal;
-}
+/** @deprecated Use {@link AlgorithmRunOptions}: GRPO takes what every algorithm takes. */
+export type GrpoRunOptions = AlgorithmRunOptions;
 
 /** One round's record (a line of the metrics JSONL). */
 export interface GrpoRoundRecord {
@@ -94,7 +87,7 @@ interface GrpoState {
  * advantages, trains the backend, and publishes the new LLM resources; it validates every `valEvery` rounds, writes a
  * metrics JSONL, keeps the best round by validation reward, and resumes from `state.json` after a crash.
  */
-export class GRPO {
+export class GRPO implements Algorithm {
   readonly name = 'grpo';
   readonly #o: GrpoOptions;
   /** Validation rewards, in order (`round` 0 = before training). */
@@ -120,7 +113,7 @@ export class GRPO {
     }
   }
 
-  async run({ store, train, val, adapter, initialResources, signal }: GrpoRunOptions): Promise<void> {
+  async run({ store, train, val, adapter, initialResources, signal }: AlgorithmRunOptions): Promise<void> {
     const o = this.#o;
     if (train.length === 0)
       throw new UserError('GRPO needs train tasks: pass a non-empty train dataset to Trainer.fit.');
@@ -137,8 +130,8 @@ export class GRPO {
     this.validations.push(...state.validations);
     if (resumed) state.resources = o.backend.currentResources?.() ?? state.resources;
     let resourcesId: string | null = state.resources ? (await store.addResources(state.resources)).resourcesId : null;
-    const rng = new SeededRng(o.seed ?? 0);
-    for (let i = 0; i < state.round * (o.tasksPerRound ?? 8); i += 1) rng.next(); // replay the task draws
+    const rng = seededRandom(Math.floor(o.seed ?? 0) ^ 0x9e3779b9); // the stream tiny-llm's SeededRng drew
+    for (let i = 0; i < state.round * (o.tasksPerRound ?? 8); i += 1) rng(); // replay the task draws
     const total = o.rounds ?? 10;
     const valEvery = o.valEvery ?? 5;
     const validate = async (round: number): Promise<number> => {
@@ -156,7 +149,7 @@ export class GRPO {
     if (state.round === 0 && val.length > 0) await validate(0);
     for (let round = state.round + 1; round <= total && !signal.aborted; round += 1) {
       const started = Date.now();
-      const picks = Array.from({ length: o.tasksPerRound ?? 8 }, () => train[Math.floor(rng.next() * train.length)]);
+      const picks = Array.from({ length: o.tasksPerRound ?? 8 }, () => train[Math.floor(rng() * train.length)]);
       const trajectories = await this.#runRollouts({
         store,
         tasks: picks,
@@ -194,13 +187,13 @@ export class GRPO {
     }
   }
 
-  #samples(trajectories: Trajectory[], rng: SeededRng): TrainingSample[] {
+  #samples(trajectories: Trajectory[], rng: () => number): TrainingSample[] {
     const o = this.#o;
     let input = trajectories;
     if (o.control === 'shuffled-rewards') {
       const rewards = trajectories.map((t) => t.finalReward);
       for (let i = rewards.length - 1; i > 0; i -= 1) {
-        const j = Math.floor(rng.next() * (i + 1));
+        const j = Math.floor(rng() * (i + 1));
         [rewards[i], rewards[j]] = [rewards[j]!, rewards[i]!];
       }
       input = trajectories.map((t, i) => ({
@@ -223,7 +216,7 @@ export class GRPO {
   async #validate(a: {
     store: LightningStore;
     val: unknown[];
-    adapter: GrpoRunOptions['adapter'];
+    adapter: AlgorithmRunOptions['adapter'];
     resourcesId: string | null;
     signal: AbortSignal;
     round: number;
@@ -238,7 +231,7 @@ export class GRPO {
     repeat: number;
     mode: RolloutMode;
     resourcesId: string | null;
-    adapter: GrpoRunOptions['adapter'];
+    adapter: AlgorithmRunOptions['adapter'];
     signal: AbortSignal;
     round: number;
   }): Promise<Trajectory[]> {

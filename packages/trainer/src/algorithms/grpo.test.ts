@@ -3,7 +3,7 @@ import type { RolloutInfo } from '@agl/core/adapters';
 import { rewardStatistics, type TrainingSample } from '@agl/core/algorithms';
 import { MemoryStore } from '@agl/store';
 import { describe, expect, it } from 'vitest';
-import { SeededRng } from '../model/rng';
+import { seededRandom } from '@agl/core/random';
 import { GRPO, type GrpoOptions } from './grpo';
 
 /**
@@ -16,14 +16,14 @@ async function trainedOn(orderSeed: number, options: Partial<GrpoOptions> = {}):
   const sampleOf = new Map<string, number>();
   const batches: unknown[][] = [];
   const controller = new AbortController();
-  const shuffle = new SeededRng(orderSeed);
+  const shuffle = seededRandom(orderSeed);
   let running = true;
   const policy = (async () => {
     while (running) {
       const claimed: Rollout[] = [];
       for (let r = await store.dequeueRollout(); r; r = await store.dequeueRollout()) claimed.push(r);
       for (let i = claimed.length - 1; i > 0; i -= 1) {
-        const j = shuffle.int(i + 1);
+        const j = Math.floor(shuffle() * (i + 1));
         [claimed[i], claimed[j]] = [claimed[j]!, claimed[i]!];
       }
       const seen = new Map<unknown, number>();
