@@ -1,5 +1,6 @@
-import type { JsonObject, JsonValue, LightningStore, NamedResourcesInput, Rollout, RolloutMode } from '@agl/core';
+import type { LightningStore, NamedResourcesInput, Rollout, RolloutMode } from '@agl/core';
 import { findFinalReward, taskIdOf, TraceToMessages } from '@agl/core/adapters';
+import { RolloutBatch, taskRequest, type RolloutRequest } from '@agl/trainer';
 import { candidateResourcesId, type Candidate } from './candidate';
 import type { Experiment } from './prompt-files';
 
@@ -77,8 +78,9 @@ export class Evaluator {
     await this.publish(candidate);
     const { store, runId } = this.#o;
     const resourcesId = candidateResourcesId(runId, candidate.version);
+    const batch = new RolloutBatch({ store, signal: this.#o.signal });
     const ids: string[] = [];
-    const toEnqueue: { index: number; request: Parameters<LightningStore['enqueueRollouts']>[0][number] }[] = [];
+    const toEnqueue: { index: number; request: RolloutRequest }[] = [];
     tasks.forEach((task, i) => {
       const apoKey = `${key}#${i}`;
       const found = this.#existing.get(apoKey);
@@ -87,29 +89,27 @@ export class Evaluator {
         ids[i] = found.rolloutId;
         return;
       }
-      const metadata: JsonObject = {
-        task_id: taskIdOf({ input: task }),
+      const metadata = {
         apo_run: runId,
         apo_key: apoKey,
         apo_version: candidate.version,
         apo_phase: key.split('/')[1] ?? key,
       };
-      toEnqueue.push({ index: i, request: { input: task as JsonValue, mode, resourcesId, metadata } });
+      toEnqueue.push({ index: i, request: taskRequest(task, { mode, resourcesId, metadata }) });
     });
-    if (toEnqueue.length > 0) {
-      const created = await store.enqueueRollouts(toEnqueue.map((e) => e.request));
-      created.forEach((r, j) => {
-        ids[toEnqueue[j]!.index] = r.rolloutId;
-        this.#existing.set((r.metadata as { apo_key: string }).apo_key, r);
-      });
-    }
-    const finished = await this.#wait(ids);
+    batch.track(ids.filter((id) => id !== undefined));
+    const created = await batch.enqueue(toEnqueue.map((e) => e.request));
+    created.forEach((r, j) => {
+      ids[toEnqueue[j]!.index] = r.rolloutId;
+      this.#existing.set((r.metadata as { apo_key: string }).apo_key, r);
+    });
+    const finished = await batch.drain({ timeoutSeconds: this.#o.timeoutSeconds, now: this.#o.now });
     const experiments: Experiment[] = [];
     const perTask = new Map<string, number>();
     for (const id of ids) {
       const rollout = finished.get(id);
       if (!rollout) continue;
-      const spans = (await store.querySpans({ rolloutId: id, attemptId: 'latest', sortBy: 'sequenceId' })).items;
+      const spans = await batch.spansOf(id);
       const reward = findFinalReward(spans);
       let messages: Experiment['messages'] = [];
       try {
@@ -123,19 +123,5 @@ export class Evaluator {
     }
     const total = experiments.reduce((sum, e) => sum + (e.finalReward ?? 0), 0);
     return { version: candidate.version, key, score: total / Math.max(1, experiments.length), experiments, perTask };
-  }
-
-  async #wait(ids: string[]): Promise<Map<string, Rollout>> {
-    const now = this.#o.now ?? (() => Date.now() / 1000);
-    const deadline = now() + this.#o.timeoutSeconds;
-    const done = new Map<string, Rollout>();
-    while (done.size < ids.length && !this.#o.signal.aborted) {
-      const left = deadline - now();
-      if (left <= 0) break;
-      const pending = ids.filter((id) => !done.has(id));
-      for (const r of await this.#o.store.waitForRollouts(pending, { timeoutSeconds: Math.min(0.5, left) }))
-        done.set(r.rolloutId, r);
-    }
-    return done;
   }
 }

@@ -1,7 +1,7 @@
 import type { LightningStore, Rollout, Trajectory } from '@agl/core';
 import { taskIdOf } from '@agl/core/adapters';
 import { MemoryStore } from '@agl/store';
-import { Baseline } from '@agl/trainer';
+import { Baseline, GRPO } from '@agl/trainer';
 import { describe, expect, it } from 'vitest';
 import { Evaluator } from './evaluator';
 
@@ -44,7 +44,7 @@ async function recordedIds(store: LightningStore): Promise<Map<string, string>> 
 }
 
 describe('task ids (DESIGN Contract 3): every algorithm records the same one for the same task', () => {
-  it('Baseline and the APO evaluator record core taskIdOf, which reads back the same from metadata or input', async () => {
+  it('Baseline, GRPO and the APO evaluator record core taskIdOf, which reads back the same from metadata or input', async () => {
     const baselineStore = new MemoryStore({ scanDebounceSeconds: 0 });
     const baseline = new Baseline({ pollIntervalSeconds: 0.01 });
     const run = baseline.run({
@@ -73,8 +73,21 @@ describe('task ids (DESIGN Contract 3): every algorithm records the same one for
     );
     await Promise.all([evaluation, finishAll(apoStore, evaluation)]);
 
+    const grpoStore = new MemoryStore({ scanDebounceSeconds: 0 });
+    const backend = { train: async () => ({ resources: {}, metrics: null as never }) };
+    const grpo = new GRPO({ backend, rounds: 1, tasksPerRound: 8, groupSize: 1, valEvery: 0 });
+    const grpoRun = grpo.run({
+      store: grpoStore,
+      train: TASKS,
+      val: TASKS,
+      adapter,
+      signal: new AbortController().signal,
+    });
+    await Promise.all([grpoRun, finishAll(grpoStore, grpoRun)]);
+
     const fromBaseline = await recordedIds(baselineStore);
     expect(fromBaseline).toEqual(await recordedIds(apoStore));
+    expect(fromBaseline).toEqual(await recordedIds(grpoStore));
     expect(fromBaseline.get(JSON.stringify(TASKS[0]))).toBe('q1');
     expect(fromBaseline.get(JSON.stringify(TASKS[1]))).toBe('7');
     expect(fromBaseline.get('"plain"')).toMatch(/^task-[0-9a-f]{16}$/);

@@ -18,13 +18,15 @@ export { processAgentEnv, llmBaseUrl, type ProcessEndpoints } from './runner/pro
 export type { ProcessResult } from './runner/execute-process';
 export { Trainer, type TrainerOptions, type FitResult } from './trainer/trainer';
 export { Baseline, type BaselineOptions } from './algorithms/baseline';
+export { GRPO, type GrpoOptions, type GrpoRunOptions, type GrpoRoundRecord, type GrpoBackend } from './algorithms/grpo';
 export {
-  GRPO,
-  type GrpoOptions,
-  type GrpoRunOptions,
-  type GrpoRoundRecord,
-  type GrpoBackend,
-} from './algorithms/grpo';
+  RolloutBatch,
+  runRolloutBatch,
+  taskRequest,
+  type RolloutRequest,
+  type TaskRequestOptions,
+  type DrainOptions,
+} from './algorithms/rollout-batch';
 export type { Algorithm, AlgorithmRunOptions, TraceAdapter } from './algorithms/algorithm';
 export { openStore, DEFAULT_STORE_PATH, type OpenedStore } from './trainer/open-store';
 export { progressSnapshot, watchProgress, finalRewardOf, type ProgressSnapshot } from './trainer/progress';

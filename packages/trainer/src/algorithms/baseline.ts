@@ -1,16 +1,8 @@
-import type {
-  JsonObject,
-  JsonValue,
-  LightningStore,
-  Rollout,
-  RolloutConfigInput,
-  RolloutMode,
-  Trajectory,
-} from '@agl/core';
-import { taskIdOf } from '@agl/core/adapters';
+import type { LightningStore, Rollout, RolloutConfigInput, RolloutMode, Trajectory } from '@agl/core';
 import { UserError } from '@agl/core/errors';
 import type { Algorithm, AlgorithmRunOptions } from './algorithm';
 import { sleep } from '../runner/idle-gate';
+import { RolloutBatch, taskRequest } from './rollout-batch';
 
 /** Options of {@link Baseline}. */
 export interface BaselineOptions {
@@ -58,9 +50,17 @@ export class Baseline implements Algorithm {
     const maxQueue = this.#options.maxQueueLength ?? 16;
     const pollMs = (this.#options.pollIntervalSeconds ?? 0.05) * 1000;
     for (let epoch = 0; epoch < (this.#options.nEpochs ?? 1) && !signal.aborted; epoch += 1) {
-      const pending = new Set<string>();
+      const batch = new RolloutBatch({ store, signal, pollSeconds: pollMs / 1000 });
       let enqueued = false;
-      const harvest = this.#harvest({ store, adapter, signal, pending, done: () => enqueued, pollMs });
+      const harvest = batch.drain({
+        more: () => !enqueued,
+        onFinished: async (rollout) => {
+          this.rollouts.push(rollout);
+          const trajectory = await batch.trajectoryOf(rollout, adapter);
+          this.trajectories.push(trajectory);
+          this.#options.onTrajectory?.(trajectory, rollout);
+        },
+      });
       try {
         let next = 0;
         while (next < samples.length && !signal.aborted) {
@@ -69,51 +69,22 @@ export class Baseline implements Algorithm {
             await sleep(pollMs, signal);
             continue;
           }
-          const batch = samples.slice(next, next + room);
-          next += batch.length;
-          const requests = batch.map(([task, mode, index]) => {
-            const config =
-              typeof this.#options.rolloutConfig === 'function'
-                ? this.#options.rolloutConfig(task, index, mode)
-                : this.#options.rolloutConfig;
-            const metadata: JsonObject = { task_id: taskIdOf({ input: task }), epoch };
-            return { input: task as JsonValue, mode, resourcesId, config: config ?? undefined, metadata };
-          });
-          for (const rollout of await store.enqueueRollouts(requests)) pending.add(rollout.rolloutId);
+          const chunk = samples.slice(next, next + room);
+          next += chunk.length;
+          await batch.enqueue(
+            chunk.map(([task, mode, index]) => {
+              const config =
+                typeof this.#options.rolloutConfig === 'function'
+                  ? this.#options.rolloutConfig(task, index, mode)
+                  : this.#options.rolloutConfig;
+              return taskRequest(task, { mode, resourcesId, config: config ?? undefined, metadata: { epoch } });
+            }),
+          );
         }
       } finally {
         enqueued = true;
       }
       await harvest;
-    }
-  }
-
-  /** One loop per epoch: wait for any pending rollout to finish, then read its latest attempt's trajectory. */
-  async #harvest(o: {
-    store: LightningStore;
-    adapter: AlgorithmRunOptions['adapter'];
-    signal: AbortSignal;
-    pending: Set<string>;
-    done: () => boolean;
-    pollMs: number;
-  }): Promise<void> {
-    const { store, signal, pending } = o;
-    while (!signal.aborted && (!o.done() || pending.size > 0)) {
-      if (pending.size === 0) {
-        await sleep(o.pollMs, signal);
-        continue;
-      }
-      const finished = await store.waitForRollouts([...pending], { timeoutSeconds: 0.5 });
-      for (const rollout of finished) {
-        pending.delete(rollout.rolloutId);
-        this.rollouts.push(rollout);
-        const spans = (
-          await store.querySpans({ rolloutId: rollout.rolloutId, attemptId: 'latest', sortBy: 'sequenceId' })
-        ).items;
-        const trajectory = await o.adapter.adapt(spans, rollout);
-        this.trajectories.push(trajectory);
-        this.#options.onTrajectory?.(trajectory, rollout);
-      }
     }
   }
 }

@@ -1,15 +1,6 @@
 import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type {
-  JsonObject,
-  JsonValue,
-  LightningStore,
-  NamedResourcesInput,
-  Rollout,
-  RolloutMode,
-  Trajectory,
-} from '@agl/core';
-import { taskIdOf } from '@agl/core/adapters';
+import type { JsonValue, LightningStore, NamedResourcesInput, RolloutMode, Trajectory } from '@agl/core';
 import {
   buildTrainingSamples,
   type NegativeCredit,
@@ -20,6 +11,7 @@ import {
 import { UserError } from '@agl/core/errors';
 import { seededRandom } from '@agl/core/random';
 import type { Algorithm, AlgorithmRunOptions } from './algorithm';
+import { runRolloutBatch, taskRequest } from './rollout-batch';
 
 /** @deprecated Use {@link AlgorithmRunOptions}: GRPO takes what every algorithm takes. */
 export type GrpoRunOptions = AlgorithmRunOptions;
@@ -235,30 +227,12 @@ export class GRPO implements Algorithm {
     signal: AbortSignal;
     round: number;
   }): Promise<Trajectory[]> {
-    const { store, signal } = a;
     const requests = a.tasks.flatMap((task) =>
-      Array.from({ length: a.repeat }, () => {
-        const metadata: JsonObject = { task_id: taskIdOf({ input: task }), round: a.round };
-        return { input: task as JsonValue, mode: a.mode, resourcesId: a.resourcesId, metadata };
-      }),
+      Array.from({ length: a.repeat }, () =>
+        taskRequest(task, { mode: a.mode, resourcesId: a.resourcesId, metadata: { round: a.round } }),
+      ),
     );
-    const order = (await store.enqueueRollouts(requests)).map((r) => r.rolloutId);
-    const pending = new Set(order);
-    const finished = new Map<string, Rollout>();
-    while (pending.size > 0) {
-      if (signal.aborted)
-        throw new UserError(`GRPO was stopped while waiting for ${pending.size} rollouts: ${String(signal.reason)}`);
-      for (const r of await store.waitForRollouts([...pending], { timeoutSeconds: 0.5 })) {
-        if (pending.delete(r.rolloutId)) finished.set(r.rolloutId, r);
-      }
-    }
-    const out: Trajectory[] = [];
-    for (const rolloutId of order) {
-      const rollout = finished.get(rolloutId)!;
-      const spans = (await store.querySpans({ rolloutId, attemptId: 'latest', sortBy: 'sequenceId' })).items;
-      out.push(await a.adapter.adapt(spans, rollout));
-    }
-    return canonicalOrder(out);
+    return canonicalOrder(await runRolloutBatch({ ...a, requests, who: 'GRPO' }));
   }
 }
 
