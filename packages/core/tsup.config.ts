@@ -12,6 +12,7 @@ export default aglTsupConfig({
     'algorithms/index': 'src/algorithms/index.ts',
     'store/index': 'src/store/index.ts',
     guards: 'src/guards.ts',
+    'internal/index': 'src/internal/index.ts',
     'net/loopback-host': 'src/net/loopback-host.ts',
   },
 });

@@ -30,7 +30,7 @@ export {
 } from './model/tiny-config';
 export { initWeights, cloneWeights, type TinyWeights } from './model/tiny-weights';
 export { WeightStore, encodeWeights, decodeWeights, checkVersion } from './model/weight-store';
-export { InferenceModel, KvCache, type ForwardRow } from './model/inference-model';
+export { InferenceModel, type ForwardRow } from './model/inference-model';
 export {
   generateSync,
   Sequence,
@@ -42,7 +42,7 @@ export { logSoftmax, sampleToken, topK, type SamplingOptions } from './model/sam
 export { SeededRng } from './model/rng';
 export { TrainerCore, policyRow } from './train/trainer-core';
 export { saveCheckpoint, loadCheckpoint, type TrainerState, type OptimizerTensor } from './train/checkpoint';
-export { packBatch, type TrainRow, type PackedBatch } from './train/batch';
+export type { TrainRow, PackedBatch } from './train/batch';
 export type {
   SftExample,
   PolicySample,

@@ -111,6 +111,11 @@ export interface StoreCapabilities {
   zeroCopy: boolean;
   /** Accepts OTLP/HTTP traces. */
   otlpTraces: boolean;
+  /**
+   * The path of the SQLite file behind this store, when other threads on this machine may open it themselves (a
+   * runner's worker threads then skip the HTTP hop); absent for every other store, `:memory:` SQLite included.
+   */
+  sqliteFile?: string;
 }
 
 /** Counts and uptime. */

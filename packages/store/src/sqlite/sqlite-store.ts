@@ -68,7 +68,13 @@ export class SqliteStore extends EngineStore {
       storage: new SqliteStorage(db),
       clock: options.clock ?? systemClock,
       scanDebounceSeconds: options.scanDebounceSeconds ?? 10,
-      capabilities: { threadSafe: true, asyncSafe: true, zeroCopy: true, otlpTraces: false },
+      capabilities: {
+        threadSafe: true,
+        asyncSafe: true,
+        zeroCopy: true,
+        otlpTraces: false,
+        ...(options.path !== ':memory:' ? { sqliteFile: options.path } : {}),
+      },
       waitPollMs: options.path === ':memory:' ? null : (options.waitPollIntervalMs ?? 500),
       label: `SqliteStore(${options.path})`,
     });

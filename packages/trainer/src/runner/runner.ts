@@ -3,7 +3,6 @@ import { availableParallelism } from 'node:os';
 import { systemClock, type AttemptedRollout, type Clock, type LightningStore, type NamedResources } from '@agl/core';
 import { UserError } from '@agl/core/errors';
 import type { RolloutTracer } from '@agl/core/tracer';
-import { SqliteStore } from '@agl/store/sqlite';
 import { toLitAgent, type AgentLike } from '../agent/lit-agent';
 import { ProcessAgent } from '../agent/process-agent';
 import { executeInProcess } from './execute-in-process';
@@ -29,7 +28,7 @@ export interface RunnerOptions {
    * loads `agentModule` and talks to the store over HTTP; a crashed worker is replaced, and its attempt is closed by
    * the store's watchdog (`unresponsiveSeconds`) and retried per the rollout config. `thread`: the async workers are
    * spread over `threads` worker threads of this process, each loading `agentModule` and opening its own connection
-   * to the store (the same file when `store` is a `SqliteStore`, otherwise the store's HTTP endpoint), so agents use
+   * to the store (the same file when the store reports `capabilities.sqliteFile`, otherwise the store's HTTP endpoint), so agents use
    * every core without a process per worker.
    */
   workerMode?: 'async' | 'process' | 'thread';
@@ -121,8 +120,7 @@ export class Runner {
     const offset = o.workerIdOffset ?? 0;
     const heartbeatIntervalSeconds = o.heartbeatIntervalSeconds ?? 10;
     // Runner threads open the same SQLite file themselves; any other store is reached over HTTP.
-    const sqlitePath =
-      o.workerMode === 'thread' && o.store instanceof SqliteStore && o.store.path !== ':memory:' ? o.store.path : null;
+    const sqlitePath = o.workerMode === 'thread' ? (o.store.capabilities.sqliteFile ?? null) : null;
     const needsServer =
       o.workerMode === 'process' ||
       (o.workerMode === 'thread' && sqlitePath === null) ||
