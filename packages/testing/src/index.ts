@@ -7,6 +7,7 @@ export type {
   StoreConformanceOptions,
 } from './store-conformance/index';
 export * from './openai-test-server/index';
+export * from './fine-tuning-test-server/index';
 export * from './adapter-conformance/index';
 export { emitSpanTree, SpanKind, type SpanSpec } from './emit-span-tree';
 export { roomSelectorRuleLlm } from './room-selector-rule-llm';
