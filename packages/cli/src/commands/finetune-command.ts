@@ -70,13 +70,10 @@ async function openAiClient(baseURL: string | undefined): Promise<FineTuningClie
   const apiKey = process.env.OPENAI_API_KEY;
   if (!apiKey)
     throw new UserError('OPENAI_API_KEY is not set; export the key of the provider that runs the fine-tuning job.');
-  let mod: typeof import('openai');
-  try {
-    mod = await import('openai');
-  } catch {
+  const { default: OpenAI } = await import('openai').catch(() => {
     throw new UserError('agl finetune needs the `openai` package; run `npm install openai`.');
-  }
-  return new mod.default({ apiKey, ...(baseURL ? { baseURL } : {}) });
+  });
+  return new OpenAI({ apiKey, ...(baseURL ? { baseURL } : {}) });
 }
 
 /**

@@ -1,6 +1,7 @@
 // Seeds a store with recorded support-bot traffic as production recording writes it (CONTRACTS C/D): a rollout with
 // `metadata.source = 'production'`, an agent span, one traced chat call that looks up an order with a tool and answers,
 // and a user's feedback span (CONTRACTS A: a reward span with `agl.reward.source = 'feedback'`).
+import type { Attributes } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
 import { llmRequestAttributes, llmResponseAttributes } from '@agl/core/tracer';
 
@@ -34,7 +35,7 @@ export async function seedSupportTranscript(
     },
     { role: 'tool', toolCallId: 'call_1', content: JSON.stringify({ id: spec.order, status: 'shipped' }) },
   ];
-  const spans = [
+  const spans: Array<{ spanId: string; parentId: string | null; name: string; attributes: Attributes }> = [
     { spanId: 'agent', parentId: null, name: 'agent.run', attributes: { 'agent.name': spec.agent ?? 'support-bot' } },
     {
       spanId: 'llm',
