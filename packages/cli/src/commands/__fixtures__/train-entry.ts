@@ -1,11 +1,5 @@
 /** `agl train` fixture: an agent that asks the test LLM (TEST_LLM_URL) for a + b, recorded as a Contract 2 span. */
-import {
-  fromOpenAiChatRequest,
-  fromOpenAiChatResponse,
-  getAglTracer,
-  llmRequestAttributes,
-  llmResponseAttributes,
-} from '@agl/core/tracer';
+import { fromOpenAiChatRequest, fromOpenAiChatResponse, getAglTracer, llmRequestAttributes, llmResponseAttributes } from '@agl/core/tracer';
 import type { NamedResources } from '@agl/core';
 
 interface Task {
@@ -17,20 +11,12 @@ interface Task {
 export const agent = async (task: Task, resources: NamedResources): Promise<number> => {
   const llm = resources.llm;
   if (!llm || llm.resourceType !== 'llm') throw new Error('needs an llm resource');
-  const body = {
-    model: llm.model,
-    messages: [{ role: 'user', content: `What is ${task.a} + ${task.b}?` }],
-    return_token_ids: true,
-  };
+  const body = { model: llm.model, messages: [{ role: 'user', content: `What is ${task.a} + ${task.b}?` }], return_token_ids: true };
   const answer = await getAglTracer()
     .getTracer('cli-fixture')
     .startActiveSpan('openai.chat.completion', async (span) => {
       span.setAttributes(llmRequestAttributes(fromOpenAiChatRequest(body, 'openai')));
-      const res = await fetch(`${llm.endpoint}/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
+      const res = await fetch(`${llm.endpoint}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
       const json = (await res.json()) as { choices: { message: { content: string } }[] };
       span.setAttributes(llmResponseAttributes(fromOpenAiChatResponse(json)));
       span.end();
@@ -50,11 +36,5 @@ export const val: Task[] = [{ id: 'v1', a: 10, b: 20 }];
 
 export const config = {
   nRunners: 1,
-  initialResources: {
-    llm: {
-      resourceType: 'llm' as const,
-      endpoint: process.env.TEST_LLM_URL ?? 'http://127.0.0.1:9/v1',
-      model: 'test-model',
-    },
-  },
+  initialResources: { llm: { resourceType: 'llm' as const, endpoint: process.env.TEST_LLM_URL ?? 'http://127.0.0.1:9/v1', model: 'test-model' } },
 };
