@@ -18,6 +18,11 @@ export { processAgentEnv, llmBaseUrl, type ProcessEndpoints } from './runner/pro
 export type { ProcessResult } from './runner/execute-process';
 export { Trainer, type TrainerOptions, type FitResult } from './trainer/trainer';
 export { Baseline, taskIdOf, type BaselineOptions } from './trainer/baseline';
+export {
+  RejectionSamplingFineTuning,
+  type RejectionSamplingOptions,
+  type RoundReport,
+} from './trainer/rejection-sampling';
 export type { Algorithm, AlgorithmRunOptions, TraceAdapter } from './trainer/algorithm';
 export { openStore, DEFAULT_STORE_PATH, type OpenedStore } from './trainer/open-store';
 export { progressSnapshot, watchProgress, finalRewardOf, type ProgressSnapshot } from './trainer/progress';
