@@ -99,7 +99,7 @@ describe('RejectionSamplingFineTuning', () => {
         main_llm: { resourceType: 'llm', endpoint: llm.baseURL, model: 'base' },
         prompt: { resourceType: 'prompt_template', template: 'Answer {q}' },
       },
-    }).fit(agent, { train, val });
+    }).fit(agent as never, { train, val });
 
     const [start, r1, r2] = algorithm.rounds;
     expect(algorithm.rounds.map((r) => [r.round, r.valScore, r.improved, r.nSelected])).toEqual([
@@ -143,7 +143,9 @@ describe('RejectionSamplingFineTuning', () => {
       backend: { train: () => Promise.reject(new Error('unused')) },
     });
     await expect(
-      new Trainer({ store: join(dir, 'noval.sqlite'), algorithm, quiet: true }).fit(agent, { train: [{ q: 'x' }] }),
+      new Trainer({ store: join(dir, 'noval.sqlite'), algorithm, quiet: true }).fit(agent as never, {
+        train: [{ q: 'x' }],
+      }),
     ).rejects.toThrow(/needs training tasks .* and validation tasks/u);
     expect(() => new RejectionSamplingFineTuning({ backend: algorithm as never, patience: 0 })).toThrow(
       /patience must be an integer/u,
