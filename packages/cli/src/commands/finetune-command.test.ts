@@ -53,10 +53,16 @@ beforeAll(async () => {
     main_llm: { resourceType: 'llm', endpoint: llm.baseURL, model: 'gpt-4o-mini', apiKey: 'sk-llm' },
     system_prompt: { resourceType: 'prompt_template', template: 'You are the support bot.' },
   });
+  // The agent scored itself 0 on the good answers and 1 on the bad one; the users' feedback says otherwise and wins.
   for (let i = 0; i < 10; i++)
-    await seedSupportTranscript(store, { order: `A${i}`, answer: `Order A${i} has shipped.`, feedback: 1 });
-  await seedSupportTranscript(store, { order: 'B1', answer: 'I do not know.', feedback: 0 });
-  await seedSupportTranscript(store, { order: 'C1', answer: 'Routed.', feedback: 1, agent: 'router' });
+    await seedSupportTranscript(store, {
+      order: `A${i}`,
+      answer: `Order A${i} has shipped.`,
+      agentReward: 0,
+      feedback: 1,
+    });
+  await seedSupportTranscript(store, { order: 'B1', answer: 'I do not know.', agentReward: 1, feedback: 0 });
+  await seedSupportTranscript(store, { order: 'C1', answer: 'Routed.', agentReward: 1, feedback: 1, agent: 'router' });
   await store.close();
 });
 afterAll(async () => {
@@ -103,7 +109,7 @@ describe('agl finetune (end to end)', () => {
     });
     expect(r.out).toContain(`fine_tuned_model=${job!.fine_tuned_model}`);
     expect(r.err).toContain('The job has successfully completed');
-    // 10 support-bot conversations rated 1; the one rated 0 and the router's are left out
+    // the 10 support-bot conversations users rated 1; the one rated 0 (agent reward 1) and the router's are left out
     const lines = [...ft.files.values()][0]!.text
       .trimEnd()
       .split('\n')

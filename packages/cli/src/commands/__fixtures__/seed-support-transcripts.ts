@@ -1,8 +1,8 @@
 // Seeds a store with recorded support-bot traffic as production recording writes it (CONTRACTS C/D): a rollout with
 // `metadata.source = 'production'`, an agent span, one traced chat call that looks up an order with a tool and answers,
-// and a user's feedback span (CONTRACTS A: a reward span with `agl.reward.source = 'feedback'`).
+// the agent's own reward span, and later a user's feedback (`recordFeedback`, CONTRACTS A), which takes precedence.
 import type { Attributes } from '@agl/core/schema';
-import type { LightningStore } from '@agl/core/store';
+import { recordFeedback, type LightningStore } from '@agl/core/store';
 import { llmRequestAttributes, llmResponseAttributes } from '@agl/core/tracer';
 
 const TOOL = {
@@ -14,7 +14,7 @@ const TOOL = {
 /** One recorded conversation; returns the rollout id. */
 export async function seedSupportTranscript(
   store: LightningStore,
-  spec: { order: string; answer: string; feedback: number; agent?: string; resourcesId?: string },
+  spec: { order: string; answer: string; agentReward: number; feedback: number; agent?: string; resourcesId?: string },
 ): Promise<string> {
   const question = `Where is my order ${spec.order}?`;
   const started = await store.startRollout({
@@ -50,15 +50,10 @@ export async function seedSupportTranscript(
       },
     },
     {
-      spanId: 'feedback',
-      parentId: null,
+      spanId: 'reward',
+      parentId: 'agent',
       name: 'agentlightning.annotation',
-      attributes: {
-        'agentlightning.reward.0.name': 'primary',
-        'agentlightning.reward.0.value': spec.feedback,
-        'agl.reward.source': 'feedback',
-        'agl.feedback.comment': spec.feedback >= 1 ? 'thanks!' : 'wrong order',
-      },
+      attributes: { 'agentlightning.reward.0.name': 'primary', 'agentlightning.reward.0.value': spec.agentReward },
     },
   ];
   for (const [i, s] of spans.entries()) {
@@ -73,5 +68,6 @@ export async function seedSupportTranscript(
     });
   }
   await store.updateAttempt(rolloutId, attemptId, { status: 'succeeded' });
+  await recordFeedback(store, rolloutId, spec.feedback, { comment: spec.feedback >= 1 ? 'thanks!' : 'wrong order' });
   return rolloutId;
 }
