@@ -5,16 +5,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { context } from '@opentelemetry/api';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  emitReward,
-  getAglTracer,
-  llmRequestAttributes,
-  llmResponseAttributes,
-  requireRolloutContext,
-} from '@agl/core/tracer';
+import { emitReward } from '@agl/core/tracer';
 import { SqliteStore } from '@agl/store/sqlite';
 import {
   startFineTuningTestServer,
@@ -22,6 +15,7 @@ import {
   type FineTuningTestServer,
   type OpenAiTestServer,
 } from '@agl/testing';
+import { instrumentedChat } from '../../test/instrumented-chat';
 import { litAgent } from '../agent/lit-agent';
 import { OpenAiFineTuningBackend } from '../finetune/openai-fine-tuning-backend';
 import { RejectionSamplingFineTuning } from './rejection-sampling';
@@ -57,22 +51,8 @@ const agent = litAgent({
   rollout: async (task: { q: string }, resources) => {
     const main = resources.main_llm as { endpoint: string; model: string };
     const client = new OpenAI({ baseURL: main.endpoint, apiKey: 'x', maxRetries: 0 });
-    const messages = [{ role: 'user' as const, content: task.q }];
-    const reply = await client.chat.completions.create({ model: main.model, messages });
+    const reply = await instrumentedChat(client, { model: main.model, messages: [{ role: 'user', content: task.q }] });
     const answer = reply.choices[0]?.message.content ?? '';
-    // record the call as the openai adapter would (Contract 2 attributes)
-    const ctx = requireRolloutContext('test agent');
-    const span = (ctx.tracer ?? getAglTracer()).getTracer('test').startSpan(
-      'openai.chat.completion',
-      {
-        attributes: {
-          ...llmRequestAttributes({ model: main.model, messages }),
-          ...llmResponseAttributes({ id: reply.id, choices: [{ role: 'assistant', content: answer }] }),
-        },
-      },
-      context.active(),
-    );
-    span.end();
     emitReward(answer === `answer to ${task.q}` ? 1 : 0);
   },
 });
