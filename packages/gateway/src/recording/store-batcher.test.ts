@@ -1,7 +1,7 @@
 import type { Span, SpanInput } from '@agl/core/schema';
 import { MemoryStore } from '@agl/store';
 import { afterEach, describe, expect, it } from 'vitest';
-import { callSpan, newSpanId } from './span-recorder';
+import { callSpan, newSpanId } from './call-span';
 import { StoreBatcher } from './store-batcher';
 
 /** A real memory store that counts its span and sequence-id calls, and refuses spans named "bad". */

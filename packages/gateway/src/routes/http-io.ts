@@ -1,7 +1,5 @@
 import type { ServerResponse } from 'node:http';
 
-export { isRecord, type JsonRecord } from '@agl/core/guards';
-
 /** Sends a JSON body (a string or bytes are sent as-is); `headers` is completed in place. */
 export function sendJson(
   res: ServerResponse,

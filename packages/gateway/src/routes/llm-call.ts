@@ -1,10 +1,11 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type LlmResponse, llmResponseAttributes } from '@agl/core/llm-span';
+import { isRecord } from '@agl/core/guards';
 import type { SpanInput } from '@agl/core/schema';
 import type { Clock } from '@agl/core/store';
 import type { Dispatcher } from 'undici';
 import type { BackendResolver } from '../upstream/backend-resolver';
-import { addResponseAttributes, type CanonicalResponse } from '../recording/canonical-call';
 import { sendCallError, storeFailure } from './call-errors';
 import {
   type AnthropicMode,
@@ -15,18 +16,18 @@ import {
   upstreamHeaders,
   validateBody,
 } from '../upstream/call-plan';
-import { canonicalResponseOf, clientBodyOf, spanNameOf } from '../recording/call-shapes';
+import { callResponseOf, spanNameOf } from '../recording/call-records';
 import { scanChatAnswer } from '../upstream/chat-answer-scan';
 import type { GatewayPath } from './gateway-path';
-import { isRecord, sendError, sendJson, writeChunk } from './http-io';
+import { type GatewayErrorBody, sendError, sendJson, writeChunk } from './http-io';
 import type { PauseController } from '../server/pause-controller';
 import { emptyBody, LLM_BODY_LIMITS, readJsonBody } from './request-body';
-import { callSpan, newSpanId, parseTraceparent } from '../recording/span-recorder';
-import { callRequestAttributes, SpanPrep } from '../recording/span-prep';
+import { callSpan, newSpanId, parseTraceparent } from '../recording/call-span';
+import { callRequestAttributes, SpanPrep } from '../recording/call-span';
 import { SseParser } from '../streaming/sse-parser';
 import type { StoreBatcher } from '../recording/store-batcher';
 import { streamHandlerFor } from '../streaming/stream-handlers';
-import type { ClientAsked } from '../upstream/upstream-body';
+import { type ClientAsked, clientBodyOf } from '../upstream/upstream-body';
 import { decodeBody, logprobsListSkip, parseUpstreamJson } from '../upstream/upstream-json';
 import { toUpstreamError, type UpstreamClient } from '../upstream/upstream-client';
 
@@ -205,7 +206,7 @@ function spanOf(
   rec: Recording,
   scope: NonNullable<CallPlan['scope']>,
   prep: SpanPrep,
-  response: CanonicalResponse,
+  response: LlmResponse,
   sequenceId: number,
 ): SpanInput {
   return callSpan({
@@ -214,23 +215,31 @@ function spanOf(
     sequenceId,
     spanId: rec.spanId,
     name: spanNameOf(rec.plan.kind),
-    attributes: addResponseAttributes(prep.get().requestAttributes ?? callRequestAttributes(rec.plan), response),
+    attributes: llmResponseAttributes(response, prep.get().requestAttributes ?? callRequestAttributes(rec.plan)),
     startTime: rec.startTime,
     endTime: ctx.clock.now(),
     parent: parseTraceparent(rec.req.headers.traceparent),
   });
 }
 
-/** Stores the span before the answer goes out (`spanWrite: 'before-response'`); store errors reach the caller. */
-async function record(
-  ctx: LlmCallContext,
-  rec: Recording,
-  response: CanonicalResponse,
-  sequenceId: number | null,
-): Promise<void> {
+/**
+ * The span's sequence id (null outside a rollout); with `spanWrite: 'before-response'` the span is also stored now,
+ * before the answer goes out. Store errors reach the caller.
+ */
+async function recordBeforeAnswer(ctx: LlmCallContext, rec: Recording, response: LlmResponse): Promise<number | null> {
   const scope = rec.plan.scope;
-  if (!scope || !rec.prep || sequenceId === null) return;
-  await ctx.batcher.addSpan(spanOf(ctx, rec, scope, rec.prep, response, sequenceId));
+  if (!scope || !rec.prep) return null;
+  const sequenceId = await rec.prep.get().sequenceId;
+  if (ctx.spanWrite === 'before-response')
+    await ctx.batcher.addSpan(spanOf(ctx, rec, scope, rec.prep, response, sequenceId));
+  return sequenceId;
+}
+
+/** Logs that a call's span could not be stored and returns the error the client gets for it. */
+function spanNotStored(ctx: LlmCallContext, err: unknown): GatewayErrorBody {
+  const failure = storeFailure(err);
+  ctx.log(`span not stored: ${failure.detail}`);
+  return failure;
 }
 
 /**
@@ -241,7 +250,7 @@ async function answerThenRecord(
   ctx: LlmCallContext,
   rec: Recording,
   answer: () => void,
-  response: () => CanonicalResponse,
+  response: () => LlmResponse,
   sequenceId: number | null,
 ): Promise<void> {
   const scope = rec.plan.scope;
@@ -275,9 +284,7 @@ async function answerFirst(
   try {
     sequenceId = await prep.get().sequenceId;
   } catch (err) {
-    const failure = storeFailure(err);
-    ctx.log(`span not stored: ${failure.detail}`);
-    sendError(res, failure);
+    sendError(res, spanNotStored(ctx, err));
     return true;
   }
   const headers = { [HEADER_SEQUENCE_ID]: String(sequenceId), [HEADER_SPAN_ID]: rec.spanId };
@@ -287,8 +294,8 @@ async function answerFirst(
     () => sendJson(res, status, scan.clientBytes, headers),
     () => {
       const parsed = parseUpstreamJson(bytes, true, { text, logprobsContent: scan.logprobsContent });
-      const response = canonicalResponseOf('chat', parsed.body);
-      if (parsed.logprobsContentJson !== null) response.logprobsContentJson = parsed.logprobsContentJson;
+      const response = callResponseOf('chat', parsed.body);
+      if (parsed.logprobsContentJson !== null) response.logprobsJson = parsed.logprobsContentJson;
       return response;
     },
     sequenceId,
@@ -328,17 +335,14 @@ async function jsonCall(
     return;
   }
   const body = parsed.body;
-  const response = canonicalResponseOf(plan.kind, body);
-  if (parsed.logprobsContentJson !== null) response.logprobsContentJson = parsed.logprobsContentJson;
+  const response = callResponseOf(plan.kind, body);
+  if (parsed.logprobsContentJson !== null) response.logprobsJson = parsed.logprobsContentJson;
   const clientBody = clientBodyOf(plan, body, clientModel);
-  let sequenceId: number | null = null;
+  let sequenceId: number | null;
   try {
-    sequenceId = rec.prep === null ? null : await rec.prep.get().sequenceId;
-    if (ctx.spanWrite === 'before-response') await record(ctx, rec, response, sequenceId);
+    sequenceId = await recordBeforeAnswer(ctx, rec, response);
   } catch (err) {
-    const failure = storeFailure(err);
-    ctx.log(`span not stored: ${failure.detail}`);
-    sendError(res, failure);
+    sendError(res, spanNotStored(ctx, err));
     return;
   }
   const headers: Record<string, string> =
@@ -397,13 +401,11 @@ async function streamCall(
     return;
   }
   const response = handler.result();
-  let sequenceId: number | null = null;
+  let sequenceId: number | null;
   try {
-    sequenceId = rec.prep === null ? null : await rec.prep.get().sequenceId;
-    if (ctx.spanWrite === 'before-response') await record(ctx, rec, response, sequenceId);
+    sequenceId = await recordBeforeAnswer(ctx, rec, response);
   } catch (err) {
-    const failure = storeFailure(err);
-    ctx.log(`span not stored: ${failure.detail}`);
+    const failure = spanNotStored(ctx, err);
     await writeChunk(
       res,
       `event: error\ndata: ${JSON.stringify({ type: 'error', detail: failure.detail, error_type: failure.errorType, error: { type: failure.errorType, message: failure.detail } })}\n\n`,

@@ -1,5 +1,5 @@
-import { isIntArray } from '../recording/canonical-call';
-import { isRecord, type JsonRecord } from '../routes/http-io';
+import { isIntArray } from '@agl/core/llm-span';
+import { isRecord, type JsonRecord } from '@agl/core/guards';
 
 interface ToolCallParts {
   id: string;

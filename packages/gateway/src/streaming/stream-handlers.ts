@@ -1,8 +1,8 @@
 import { AnthropicStreamAssembler, AnthropicStreamTranslator } from './anthropic-stream';
-import type { CanonicalResponse } from '../recording/canonical-call';
+import type { LlmResponse } from '@agl/core/llm-span';
 import type { CallPlan } from '../upstream/call-plan';
-import { canonicalResponseOf } from '../recording/call-shapes';
-import { isRecord, type JsonRecord } from '../routes/http-io';
+import { callResponseOf } from '../recording/call-records';
+import { isRecord, type JsonRecord } from '@agl/core/guards';
 import { OpenAiStreamAssembler } from './openai-stream-assembler';
 import { formatSse, type SseEvent } from './sse-parser';
 import { stripChunk } from '../upstream/upstream-body';
@@ -20,7 +20,7 @@ export interface StreamHandler {
   /** An error reported inside the stream, if any. */
   readonly error: string | null;
   /** The assembled answer. */
-  result(): CanonicalResponse;
+  result(): LlmResponse;
   /** The held-back terminal event(s). */
   tail(): string[];
 }
@@ -60,8 +60,8 @@ class OpenAiStream implements StreamHandler {
     return stripChunk(chunk, this.#plan.prepared.asked) ? [formatSse(JSON.stringify(chunk), event.event)] : [];
   }
 
-  result(): CanonicalResponse {
-    return canonicalResponseOf(this.#plan.kind, this.#assembler.result());
+  result(): LlmResponse {
+    return callResponseOf(this.#plan.kind, this.#assembler.result());
   }
 
   tail(): string[] {
@@ -94,8 +94,8 @@ class TranslatedAnthropicStream implements StreamHandler {
     return this.#translator.push(chunk);
   }
 
-  result(): CanonicalResponse {
-    return canonicalResponseOf('chat', this.#assembler.result());
+  result(): LlmResponse {
+    return callResponseOf('chat', this.#assembler.result());
   }
 
   tail(): string[] {
@@ -124,8 +124,8 @@ class PassthroughAnthropicStream implements StreamHandler {
     return [rawOf(event)];
   }
 
-  result(): CanonicalResponse {
-    return canonicalResponseOf('anthropic-passthrough', this.#assembler.result());
+  result(): LlmResponse {
+    return callResponseOf('anthropic-passthrough', this.#assembler.result());
   }
 
   tail(): string[] {
@@ -156,8 +156,8 @@ class ResponsesStream implements StreamHandler {
     return [rawOf(event)];
   }
 
-  result(): CanonicalResponse {
-    return canonicalResponseOf('responses', this.#final ?? {});
+  result(): LlmResponse {
+    return callResponseOf('responses', this.#final ?? {});
   }
 
   tail(): string[] {

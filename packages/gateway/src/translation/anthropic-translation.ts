@@ -1,5 +1,4 @@
-import type { CanonicalResponse } from '../recording/canonical-call';
-import { isRecord, type JsonRecord } from '../routes/http-io';
+import { isRecord, type JsonRecord } from '@agl/core/guards';
 
 const str = (v: unknown): string =>
   typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v);
@@ -167,38 +166,4 @@ export function chatResponseToAnthropic(chat: JsonRecord, requestedModel: unknow
       output_tokens: typeof usage.completion_tokens === 'number' ? usage.completion_tokens : 0,
     },
   };
-}
-
-/** An Anthropic `message` body in canonical form (for the span of a passed-through call). */
-export function anthropicResponseToCanonical(message: JsonRecord): CanonicalResponse {
-  const blocks = records(message.content);
-  const text = blocks.filter((b) => b.type === 'text').map((b) => str(b.text));
-  const calls = blocks
-    .filter((b) => b.type === 'tool_use')
-    .map((b) => ({ id: str(b.id), name: str(b.name), arguments: JSON.stringify(b.input ?? {}) }));
-  const usage = isRecord(message.usage) ? message.usage : {};
-  const response: CanonicalResponse = {
-    id: typeof message.id === 'string' ? message.id : null,
-    model: typeof message.model === 'string' ? message.model : null,
-    choices: [
-      {
-        message: {
-          role: 'assistant',
-          content: text.length > 0 ? text.join('') : null,
-          ...(calls.length > 0 ? { toolCalls: calls } : {}),
-        },
-        finishReason: finishReasonOf(message.stop_reason),
-      },
-    ],
-    promptTokenIds: null,
-    responseTokenIds: null,
-    logprobsContent: null,
-  };
-  // Anthropic counts cache reads and writes apart from input_tokens; the span's input tokens include them (OTel GenAI).
-  const cacheRead = typeof usage.cache_read_input_tokens === 'number' ? usage.cache_read_input_tokens : 0;
-  const cacheWrite = typeof usage.cache_creation_input_tokens === 'number' ? usage.cache_creation_input_tokens : 0;
-  if (typeof usage.input_tokens === 'number') response.inputTokens = usage.input_tokens + cacheRead + cacheWrite;
-  if (typeof usage.cache_read_input_tokens === 'number') response.cachedInputTokens = cacheRead;
-  if (typeof usage.output_tokens === 'number') response.outputTokens = usage.output_tokens;
-  return response;
 }

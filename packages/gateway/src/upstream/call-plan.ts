@@ -5,7 +5,7 @@ import { HEADER_ATTEMPT_ID, HEADER_ROLLOUT_ID } from '@agl/core/semconv';
 import { anthropicRequestToChat } from '../translation/anthropic-translation';
 import type { BackendResolver, ResolvedScope, ResolvedTarget } from './backend-resolver';
 import { type GatewayApi, type GatewayPath, idProblem } from '../routes/gateway-path';
-import { isRecord, type JsonRecord } from '../routes/http-io';
+import { isRecord, type JsonRecord } from '@agl/core/guards';
 import { type PreparedBody, prepareUpstreamBody } from './upstream-body';
 
 /** When the gateway asks the backend for token ids: on training calls, on every rollout-scoped call, or never. */

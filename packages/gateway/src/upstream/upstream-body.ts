@@ -1,4 +1,6 @@
-import { isRecord, type JsonRecord } from '../routes/http-io';
+import { isRecord, type JsonRecord } from '@agl/core/guards';
+import { chatResponseToAnthropic } from '../translation/anthropic-translation';
+import type { CallPlan } from './call-plan';
 
 /** What the gateway changes in a request before it goes to the backend. */
 export interface CallOverrides {
@@ -91,4 +93,15 @@ export function stripChunk(chunk: JsonRecord, asked: ClientAsked): boolean {
   }
   stripResponse(chunk, asked);
   return true;
+}
+
+/**
+ * What the client gets for a non-streaming answer: the Anthropic translation, or the backend's body with the extras
+ * it did not ask for stripped. `null` means "send the backend's bytes unchanged".
+ */
+export function clientBodyOf(plan: CallPlan, upstream: JsonRecord, clientModel: unknown): JsonRecord | null {
+  if (plan.kind === 'anthropic-translate') return chatResponseToAnthropic(upstream, clientModel);
+  if (!plan.prepared.strip || plan.kind === 'anthropic-passthrough') return null;
+  stripResponse(upstream, plan.prepared.asked);
+  return upstream;
 }

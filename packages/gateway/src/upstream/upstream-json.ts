@@ -1,4 +1,4 @@
-import { isRecord, type JsonRecord } from '../routes/http-io';
+import { isRecord, type JsonRecord } from '@agl/core/guards';
 import { findJsonPath, type JsonRange } from './json-scan';
 import { logprobsListEnd } from './logprobs-list';
 

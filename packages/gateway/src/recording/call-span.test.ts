@@ -4,7 +4,7 @@ import { MemoryStore } from '@agl/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BackendEndpoint } from '../upstream/backend-endpoint';
 import type { CallPlan } from '../upstream/call-plan';
-import { SPAN_PREP_DELAY_MS, SpanPrep } from './span-prep';
+import { SPAN_PREP_DELAY_MS, SpanPrep } from './call-span';
 import { StoreBatcher } from './store-batcher';
 import { prepareUpstreamBody } from '../upstream/upstream-body';
 
