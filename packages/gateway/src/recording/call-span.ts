@@ -1,16 +1,20 @@
 import { randomFillSync } from 'node:crypto';
-import { llmRequestAttributes } from '@agl/core/llm-span';
+import type { IncomingMessage } from 'node:http';
+import { type LlmResponse, llmRequestAttributes, llmResponseAttributes } from '@agl/core/llm-span';
 import type { Attributes, SpanInput } from '@agl/core/schema';
 import { ATTR_AGL_GATEWAY } from '@agl/core/semconv';
+import type { Clock } from '@agl/core/store';
 import type { CallPlan } from '../upstream/call-plan';
-import { callRequestOf } from './call-records';
+import { callRequestOf, spanNameOf } from './call-records';
 import type { StoreBatcher } from './store-batcher';
 
 /**
- * Where a call's span is built. Its attributes come in two halves, both written by core's Contract 2 writer
- * (`@agl/core/llm-span`): the request half ({@link callRequestAttributes}) is known before the backend answers, so
- * {@link SpanPrep} builds it meanwhile, together with the span's sequence id; the response half is added with
- * `llmResponseAttributes(response, requestHalf)` once the answer is read ({@link callSpan} then makes the store span).
+ * Where a call's span is built and stored. Its attributes come in two halves, both written by core's Contract 2
+ * writer (`@agl/core/llm-span`) from the call's records (`./call-records`): the request half
+ * ({@link callRequestAttributes}) is known before the backend answers, so {@link SpanPrep} builds it meanwhile,
+ * together with the span's sequence id; the response half is added once the answer is read, and {@link callSpan} makes
+ * the store span. {@link recordBeforeAnswer} and {@link answerThenRecord} store it before or right after the answer
+ * goes out (`GatewayOptions.spanWrite`).
  */
 
 /** Milliseconds a call's span bookkeeping waits after its request went to the backend (see {@link SpanPrep}). */
@@ -165,4 +169,84 @@ export function callSpan(call: RecordedCall): SpanInput {
       : null,
     resource: { attributes: { 'service.name': 'agl-gateway' }, schemaUrl: '' },
   };
+}
+
+/** What storing a call's span needs from the gateway (a part of the LLM route's context). */
+export interface SpanStorage {
+  /** Sequence ids and spans go to the store through this (batched per event-loop turn). */
+  batcher: StoreBatcher;
+  clock: Clock;
+  /** Store the span before the answer goes out, or right after it in the same event-loop turn (`GatewayOptions.spanWrite`). */
+  spanWrite: 'before-response' | 'after-response';
+  log: (line: string) => void;
+}
+
+/** One call being recorded. */
+export interface Recording {
+  plan: CallPlan;
+  /** The span's sequence id and request attributes, prepared while the backend works; null outside a rollout. */
+  prep: SpanPrep | null;
+  spanId: string;
+  startTime: number;
+  req: IncomingMessage;
+}
+
+/** The span of a finished call. */
+function spanOf(
+  ctx: SpanStorage,
+  rec: Recording,
+  scope: NonNullable<CallPlan['scope']>,
+  prep: SpanPrep,
+  response: LlmResponse,
+  sequenceId: number,
+): SpanInput {
+  return callSpan({
+    rolloutId: scope.rolloutId,
+    attemptId: scope.attemptId,
+    sequenceId,
+    spanId: rec.spanId,
+    name: spanNameOf(rec.plan.kind),
+    attributes: llmResponseAttributes(response, prep.get().requestAttributes ?? callRequestAttributes(rec.plan)),
+    startTime: rec.startTime,
+    endTime: ctx.clock.now(),
+    parent: parseTraceparent(rec.req.headers.traceparent),
+  });
+}
+
+/**
+ * The span's sequence id (null outside a rollout); with `spanWrite: 'before-response'` the span is also stored now,
+ * before the answer goes out. Store errors reach the caller.
+ */
+export async function recordBeforeAnswer(
+  ctx: SpanStorage,
+  rec: Recording,
+  response: LlmResponse,
+): Promise<number | null> {
+  const scope = rec.plan.scope;
+  if (!scope || !rec.prep) return null;
+  const sequenceId = await rec.prep.get().sequenceId;
+  if (ctx.spanWrite === 'before-response')
+    await ctx.batcher.addSpan(spanOf(ctx, rec, scope, rec.prep, response, sequenceId));
+  return sequenceId;
+}
+
+/**
+ * `spanWrite: 'after-response'`: writes the answer (`answer`), then stores the span (`StoreBatcher.answerThenStore`),
+ * so the store has it before anything the client does with the answer. Failures can only be logged.
+ */
+export async function answerThenRecord(
+  ctx: SpanStorage,
+  rec: Recording,
+  answer: () => void,
+  response: () => LlmResponse,
+  sequenceId: number | null,
+): Promise<void> {
+  const scope = rec.plan.scope;
+  const prep = rec.prep;
+  if (!scope || !prep || sequenceId === null) return answer();
+  try {
+    await ctx.batcher.answerThenStore(answer, () => spanOf(ctx, rec, scope, prep, response(), sequenceId));
+  } catch (err) {
+    ctx.log(`span not stored after the answer was sent: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }

@@ -1,12 +1,20 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type LlmResponse, llmResponseAttributes } from '@agl/core/llm-span';
 import { isRecord } from '@agl/core/guards';
-import type { SpanInput } from '@agl/core/schema';
-import type { Clock } from '@agl/core/store';
 import type { Dispatcher } from 'undici';
+import { callResponseOf } from '../recording/call-records';
+import {
+  answerThenRecord,
+  newSpanId,
+  type Recording,
+  recordBeforeAnswer,
+  SpanPrep,
+  type SpanStorage,
+} from '../recording/call-span';
+import type { PauseController } from '../server/pause-controller';
+import { SseParser } from '../streaming/sse-parser';
+import { streamHandlerFor } from '../streaming/stream-handlers';
 import type { BackendResolver } from '../upstream/backend-resolver';
-import { sendCallError, storeFailure } from './call-errors';
 import {
   type AnthropicMode,
   type CallPlan,
@@ -16,20 +24,14 @@ import {
   upstreamHeaders,
   validateBody,
 } from '../upstream/call-plan';
-import { callResponseOf, spanNameOf } from '../recording/call-records';
 import { scanChatAnswer } from '../upstream/chat-answer-scan';
+import { type ClientAsked, clientBodyOf } from '../upstream/upstream-body';
+import { toUpstreamError, type UpstreamClient } from '../upstream/upstream-client';
+import { decodeBody, logprobsListSkip, parseUpstreamJson } from '../upstream/upstream-json';
+import { sendCallError, storeFailure } from './call-errors';
 import type { GatewayPath } from './gateway-path';
 import { type GatewayErrorBody, sendError, sendJson, writeChunk } from './http-io';
-import type { PauseController } from '../server/pause-controller';
 import { emptyBody, LLM_BODY_LIMITS, readJsonBody } from './request-body';
-import { callSpan, newSpanId, parseTraceparent } from '../recording/call-span';
-import { callRequestAttributes, SpanPrep } from '../recording/call-span';
-import { SseParser } from '../streaming/sse-parser';
-import type { StoreBatcher } from '../recording/store-batcher';
-import { streamHandlerFor } from '../streaming/stream-handlers';
-import { type ClientAsked, clientBodyOf } from '../upstream/upstream-body';
-import { decodeBody, logprobsListSkip, parseUpstreamJson } from '../upstream/upstream-json';
-import { toUpstreamError, type UpstreamClient } from '../upstream/upstream-client';
 
 /** Response header with the sequence id of the stored span. */
 export const HEADER_SEQUENCE_ID = 'x-agl-sequence-id';
@@ -39,31 +41,16 @@ export const HEADER_SPAN_ID = 'x-agl-span-id';
 /** Cut nothing from an answer (the client asked for every extra, or none was added). */
 const KEEP_ALL: ClientAsked = { tokenIds: true, logprobs: true, usage: true };
 
-/** What every LLM call needs from the gateway. */
-export interface LlmCallContext {
-  /** Sequence ids and spans go to the store through this (batched per event-loop turn). */
-  batcher: StoreBatcher;
+/** What every LLM call needs from the gateway (storing its span: {@link SpanStorage}). */
+export interface LlmCallContext extends SpanStorage {
   resolver: BackendResolver;
   upstream: UpstreamClient;
   pause: PauseController;
-  clock: Clock;
   maxBodyBytes: number;
   tokenIds: TokenIdPolicy;
   anthropic: AnthropicMode;
   trainOverrides: () => TrainOverrides;
   noAnthropic: Set<string>;
-  /** Store the span before the answer goes out, or right after it in the same event-loop turn (`GatewayOptions.spanWrite`). */
-  spanWrite: 'before-response' | 'after-response';
-  log: (line: string) => void;
-}
-
-interface Recording {
-  plan: CallPlan;
-  /** The span's sequence id and request attributes, prepared while the backend works; null outside a rollout. */
-  prep: SpanPrep | null;
-  spanId: string;
-  startTime: number;
-  req: IncomingMessage;
 }
 
 /**
@@ -200,67 +187,11 @@ async function passBackendError(
   });
 }
 
-/** The span of a finished call. */
-function spanOf(
-  ctx: LlmCallContext,
-  rec: Recording,
-  scope: NonNullable<CallPlan['scope']>,
-  prep: SpanPrep,
-  response: LlmResponse,
-  sequenceId: number,
-): SpanInput {
-  return callSpan({
-    rolloutId: scope.rolloutId,
-    attemptId: scope.attemptId,
-    sequenceId,
-    spanId: rec.spanId,
-    name: spanNameOf(rec.plan.kind),
-    attributes: llmResponseAttributes(response, prep.get().requestAttributes ?? callRequestAttributes(rec.plan)),
-    startTime: rec.startTime,
-    endTime: ctx.clock.now(),
-    parent: parseTraceparent(rec.req.headers.traceparent),
-  });
-}
-
-/**
- * The span's sequence id (null outside a rollout); with `spanWrite: 'before-response'` the span is also stored now,
- * before the answer goes out. Store errors reach the caller.
- */
-async function recordBeforeAnswer(ctx: LlmCallContext, rec: Recording, response: LlmResponse): Promise<number | null> {
-  const scope = rec.plan.scope;
-  if (!scope || !rec.prep) return null;
-  const sequenceId = await rec.prep.get().sequenceId;
-  if (ctx.spanWrite === 'before-response')
-    await ctx.batcher.addSpan(spanOf(ctx, rec, scope, rec.prep, response, sequenceId));
-  return sequenceId;
-}
-
 /** Logs that a call's span could not be stored and returns the error the client gets for it. */
 function spanNotStored(ctx: LlmCallContext, err: unknown): GatewayErrorBody {
   const failure = storeFailure(err);
   ctx.log(`span not stored: ${failure.detail}`);
   return failure;
-}
-
-/**
- * `spanWrite: 'after-response'`: writes the answer (`answer`), then stores the span (`StoreBatcher.answerThenStore`),
- * so the store has it before anything the client does with the answer. Failures can only be logged.
- */
-async function answerThenRecord(
-  ctx: LlmCallContext,
-  rec: Recording,
-  answer: () => void,
-  response: () => LlmResponse,
-  sequenceId: number | null,
-): Promise<void> {
-  const scope = rec.plan.scope;
-  const prep = rec.prep;
-  if (!scope || !prep || sequenceId === null) return answer();
-  try {
-    await ctx.batcher.answerThenStore(answer, () => spanOf(ctx, rec, scope, prep, response(), sequenceId));
-  } catch (err) {
-    ctx.log(`span not stored after the answer was sent: ${err instanceof Error ? err.message : String(err)}`);
-  }
 }
 
 /**
