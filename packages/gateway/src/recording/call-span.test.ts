@@ -4,9 +4,9 @@ import { MemoryStore } from '@agl/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BackendEndpoint } from '../upstream/backend-endpoint';
 import type { CallPlan } from '../upstream/call-plan';
+import { prepareUpstreamBody } from '../upstream/upstream-body';
 import { SPAN_PREP_DELAY_MS, SpanPrep } from './call-span';
 import { StoreBatcher } from './store-batcher';
-import { prepareUpstreamBody } from '../upstream/upstream-body';
 
 /** A real memory store that logs its sequence-id calls. */
 class CountingStore extends MemoryStore {

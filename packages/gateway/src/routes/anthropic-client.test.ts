@@ -1,8 +1,8 @@
-import Anthropic from '@anthropic-ai/sdk';
 import { GatewayTraceToTransitions } from '@agl/core/adapters';
-import { toyChatPromptIds, toyTokenize } from '@agl/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryStore } from '@agl/store';
+import { toyChatPromptIds, toyTokenize } from '@agl/testing';
+import Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BACKEND_KEY,
   type GatewayFixture,

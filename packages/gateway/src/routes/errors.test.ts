@@ -1,5 +1,5 @@
-import { MemoryStore } from '@agl/store';
 import type { SpanInput, Span } from '@agl/core/schema';
+import { MemoryStore } from '@agl/store';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayFixture, spansOf, startGatewayFixture } from '../__fixtures__/gateway-fixture';

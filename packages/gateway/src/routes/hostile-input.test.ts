@@ -1,8 +1,8 @@
+import { MAX_JSON_DEPTH } from '@agl/core/schema';
 import { MemoryStore } from '@agl/store';
 import { startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from '../server/gateway-server';
-import { MAX_JSON_DEPTH } from '@agl/core/schema';
 
 /** Found by the fuzzing in tools/reliability: a deeply nested body was a 500 (stack overflow), now a 400. */
 describe('hostile input', () => {

@@ -1,8 +1,8 @@
 import { GatewayTraceToTransitions } from '@agl/core/adapters';
+import { toyTokenize } from '@agl/testing';
 import { HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
-import { toyTokenize } from '@agl/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayFixture, spansOf, startGatewayFixture } from '../__fixtures__/gateway-fixture';
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendCallError } from './call-errors';
 import { callOwner } from '../upstream/call-plan';
+import { sendCallError } from './call-errors';
 import type { GatewayPath } from './gateway-path';
 import { sendJson } from './http-io';
 import type { LlmCallContext } from './llm-call';

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendError, sendJson } from './http-io';
 import { type PauseController, pauseStateToWire } from '../server/pause-controller';
+import { sendError, sendJson } from './http-io';
 import { CONTROL_BODY_LIMITS, readJsonBody } from './request-body';
 
 /** `POST /proxy/pause`, `POST /proxy/resume`, `GET /proxy/state` (AGL 1.0 routes 13 to 15). */

@@ -4,18 +4,18 @@ import type { AddressInfo } from 'node:net';
 import { UserError } from '@agl/core/errors';
 import { hostHeaderAllowed, hostRefusedDetail } from '@agl/core/net';
 import { type Clock, type LightningStore, systemClock } from '@agl/core/store';
-import { allowedOrigin, BackendEndpoint } from '../upstream/backend-endpoint';
-import { type BackendConfig, BackendResolver, type ConfiguredBackend } from '../upstream/backend-resolver';
+import { StoreBatcher } from '../recording/store-batcher';
 import { sendCallError } from '../routes/call-errors';
-import type { AnthropicMode, TokenIdPolicy, TrainOverrides } from '../upstream/call-plan';
 import { parseGatewayPath } from '../routes/gateway-path';
 import { sendError, sendJson } from '../routes/http-io';
 import { handleLlmCall, type LlmCallContext } from '../routes/llm-call';
 import { handleModels } from '../routes/models-route';
-import { PauseController, type PauseState } from './pause-controller';
 import { handlePauseRoute } from '../routes/pause-routes';
-import { StoreBatcher } from '../recording/store-batcher';
+import { allowedOrigin, BackendEndpoint } from '../upstream/backend-endpoint';
+import { type BackendConfig, BackendResolver, type ConfiguredBackend } from '../upstream/backend-resolver';
+import type { AnthropicMode, TokenIdPolicy, TrainOverrides } from '../upstream/call-plan';
 import { UpstreamClient } from '../upstream/upstream-client';
+import { PauseController, type PauseState } from './pause-controller';
 
 /** Options of {@link startGateway}. */
 export interface GatewayOptions {

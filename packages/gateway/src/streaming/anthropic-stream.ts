@@ -1,6 +1,6 @@
-import { messageIdOf, stopReasonOf } from '../translation/anthropic-translation';
-import { isIntArray } from '@agl/core/llm-span';
 import { isRecord, type JsonRecord } from '@agl/core/guards';
+import { isIntArray } from '@agl/core/llm-span';
+import { messageIdOf, stopReasonOf } from '../translation/anthropic-translation';
 import { formatSse } from './sse-parser';
 
 const event = (type: string, data: JsonRecord): string => formatSse(JSON.stringify({ type, ...data }), type);

@@ -1,5 +1,5 @@
-import { isIntArray } from '@agl/core/llm-span';
 import { isRecord, type JsonRecord } from '@agl/core/guards';
+import { isIntArray } from '@agl/core/llm-span';
 
 interface ToolCallParts {
   id: string;

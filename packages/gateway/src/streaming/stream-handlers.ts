@@ -1,11 +1,11 @@
-import { AnthropicStreamAssembler, AnthropicStreamTranslator } from './anthropic-stream';
-import type { LlmResponse } from '@agl/core/llm-span';
-import type { CallPlan } from '../upstream/call-plan';
-import { callResponseOf } from '../recording/call-records';
 import { isRecord, type JsonRecord } from '@agl/core/guards';
+import type { LlmResponse } from '@agl/core/llm-span';
+import { callResponseOf } from '../recording/call-records';
+import type { CallPlan } from '../upstream/call-plan';
+import { stripChunk } from '../upstream/upstream-body';
+import { AnthropicStreamAssembler, AnthropicStreamTranslator } from './anthropic-stream';
 import { OpenAiStreamAssembler } from './openai-stream-assembler';
 import { formatSse, type SseEvent } from './sse-parser';
-import { stripChunk } from '../upstream/upstream-body';
 
 /**
  * Turns backend SSE events into what the client gets, event by event, and assembles the full answer for the span. The

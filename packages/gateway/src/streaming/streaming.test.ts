@@ -1,8 +1,8 @@
 import { MemoryStore } from '@agl/store';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { chatChunk, deferred, startScriptedBackend } from '../__fixtures__/scripted-backend';
 import { spansOf } from '../__fixtures__/gateway-fixture';
+import { chatChunk, deferred, startScriptedBackend } from '../__fixtures__/scripted-backend';
 import { type Gateway, startGateway } from '../index';
 
 describe('gateway streaming', () => {

@@ -7,8 +7,8 @@ import {
   type RolloutMode,
 } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
-import { BackendEndpoint } from './backend-endpoint';
 import { RequestRefusedError } from '../routes/call-errors';
+import { BackendEndpoint } from './backend-endpoint';
 
 /** A model backend: an OpenAI-compatible base URL (`http://127.0.0.1:8000/v1`) and its API key. */
 export interface BackendConfig {

@@ -1,11 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import { ValidationError } from '@agl/core/errors';
+import { isRecord, type JsonRecord } from '@agl/core/guards';
 import type { RolloutMode } from '@agl/core/schema';
 import { HEADER_ATTEMPT_ID, HEADER_ROLLOUT_ID } from '@agl/core/semconv';
+import { type GatewayApi, type GatewayPath, idProblem } from '../routes/gateway-path';
 import { anthropicRequestToChat } from '../translation/anthropic-translation';
 import type { BackendResolver, ResolvedScope, ResolvedTarget } from './backend-resolver';
-import { type GatewayApi, type GatewayPath, idProblem } from '../routes/gateway-path';
-import { isRecord, type JsonRecord } from '@agl/core/guards';
 import { type PreparedBody, prepareUpstreamBody } from './upstream-body';
 
 /** When the gateway asks the backend for token ids: on training calls, on every rollout-scoped call, or never. */

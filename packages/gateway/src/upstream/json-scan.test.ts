@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@agl/core';
+import { describe, expect, it } from 'vitest';
 import { parses } from '../__fixtures__/fuzz-helpers';
 import { findJsonPath as findInBytes, MAX_SCAN_DEPTH, scanValue as scanBytes, skipWhitespace } from './json-scan';
 import { parseUpstreamJson as parseBytes } from './upstream-json';

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@agl/core';
+import { describe, expect, it } from 'vitest';
 import { parses } from '../__fixtures__/fuzz-helpers';
 import { logprobsListEnd } from './logprobs-list';
 import { parseUpstreamJson } from './upstream-json';
