@@ -8,3 +8,4 @@ export { rolloutsCommand } from './rollouts-command';
 export { spansCommand } from './spans-command';
 export { gatewayCommand } from './gateway-serve';
 export { exportCommand } from './export-command';
+export { datasetCommand } from './dataset-command';

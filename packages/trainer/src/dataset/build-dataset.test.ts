@@ -2,12 +2,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemoryStore } from '@agl/store';
-import { FakeClock } from '@agl/testing';
+import { FakeClock, seedRecorded } from '@agl/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Trainer } from '../trainer/trainer';
 import { buildDataset, inputHashFraction, valPathOf, writeDatasetFiles } from './build-dataset';
 import { parseTimeBound } from './time-bound';
-import { seedRecorded } from './__fixtures__/seed-recorded';
 
 const T0 = 1_800_000_000;
 const ids = (lines: { _agl: { rollout_id: string } }[]): string[] => lines.map((l) => l._agl.rollout_id);
