@@ -14,3 +14,4 @@ export { adviceCollector, between, failedRuns, ruleEdit, ruleMerge } from './apo
 export { isCi } from './ci-env';
 export { readJsonFixture, updatingFixtures, UPDATE_FIXTURES_ENV, writeJsonFixture } from './fixture-files';
 export { seedRecorded, type RecordedRollout } from './seed-recorded';
+export { judgeRuleLlm, gradeByMustWords } from './judge-rule-llm';

@@ -82,7 +82,7 @@ export async function seedRecorded(store: LightningStore, spec: RecordedRollout)
     await add('judge', 'agentlightning.annotation', reward(spec.judge, attrs));
   }
   for (const [i, value] of (spec.feedback ?? []).entries()) {
-    const comment = i === 0 ? { 'agl.feedback.comment': 'first' } : {};
+    const comment: Attrs = i === 0 ? { 'agl.feedback.comment': 'first' } : {};
     await add(
       `feedback-${i}`,
       'agentlightning.annotation',

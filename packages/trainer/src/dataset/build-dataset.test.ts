@@ -141,14 +141,15 @@ describe('buildDataset', () => {
     const seen: unknown[] = [];
     const devStore = new MemoryStore();
     const result = await new Trainer({ store: devStore, quiet: true, pollIntervalSeconds: 0.01 }).dev(
-      async (task: { q: string; _agl: { reward: number } }) => {
+      async (input: unknown) => {
+        const task = input as { q: string; _agl: { reward: number } };
         seen.push(task);
         return task._agl.reward;
       },
       { dataset: out },
     );
-    expect(result.progress.succeeded).toBe(3);
-    expect(result.progress.meanReward).toBeCloseTo((1 + 0.9 + 0.5) / 3, 10);
+    expect(result.progress?.succeeded).toBe(3);
+    expect(result.progress?.meanReward).toBeCloseTo((1 + 0.9 + 0.5) / 3, 10);
     expect(seen.map((t) => (t as { q: string }).q).sort()).toEqual(['a', 'a', 'b']);
     const inputs = (await devStore.queryRollouts()).items.map(
       (x) => x.input as { q: string; _agl: { rollout_id: string } },

@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { agentNameOf, canonicalJson, sha256Hex } from '@agl/core/adapters';
 import { UserError } from '@agl/core/errors';
 import { isRecord } from '@agl/core/guards';
-import type { JsonObject, JsonValue, Rollout, RolloutStatus, Span } from '@agl/core/schema';
+import type { JsonObject, Rollout, RolloutStatus, Span } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
 import { findFinalReward, listFeedback } from './contract-preview';
 
@@ -47,7 +47,10 @@ export interface DatasetLineMeta {
 }
 
 /** One task line: the rollout's input (an object spread, anything else under `input`) plus `_agl`. */
-export type DatasetLine = JsonObject & { _agl: DatasetLineMeta };
+export interface DatasetLine {
+  [key: string]: unknown;
+  _agl: DatasetLineMeta;
+}
 
 /** What {@link buildDataset} returns. */
 export interface BuiltDataset {
@@ -107,7 +110,7 @@ export function datasetLine(rollout: Rollout, spans: readonly Span[]): DatasetLi
     source: rolloutSource(rollout),
     resources_id: rollout.resourcesId ?? null,
   };
-  return { ...base, _agl: meta as unknown as JsonValue } as DatasetLine;
+  return { ...base, _agl: meta };
 }
 
 /**
