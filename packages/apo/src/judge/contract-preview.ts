@@ -31,9 +31,7 @@ export function findFinalReward(spans: readonly SpanLike[]): number | null {
   return span ? getRewardValue(span) : null;
 }
 
-export function listFeedback(
-  spans: readonly (SpanLike & { spanId: string })[],
-): {
+export function listFeedback(spans: readonly (SpanLike & { spanId: string })[]): {
   reward: number;
   comment?: string;
   dimensions: RewardDimension[];
