@@ -9,3 +9,4 @@ export { spansCommand } from './spans-command';
 export { gatewayCommand } from './gateway-serve';
 export { exportCommand } from './export-command';
 export { datasetCommand } from './dataset-command';
+export { judgeCommand } from './judge-command';
