@@ -50,9 +50,14 @@ export {
   isRewardScope,
   findRewardSpans,
   findFinalReward,
+  findFinalRewardSpan,
+  getRewardSource,
+  listFeedback,
   getMessageValue,
   getObjectValue,
   type RewardDimension,
+  type RewardSource,
+  type FeedbackEntry,
   type SpanLike,
 } from './reward-readers';
 export {
