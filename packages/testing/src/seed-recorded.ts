@@ -1,8 +1,8 @@
 // Seeds a store with rollouts as production recording leaves them: `metadata.source`, `metadata.agent_name`, an agent
 // span, an optional LLM call (with a tool call and its result), the agent's reward, a judge reward and late user
-// feedback spans (`agl.reward.source = 'feedback'`). Spans are written with `addSpan`, independent of the readers.
+// feedback written with core's `recordFeedback`. The other spans are written with `addSpan`.
 import type { JsonObject, JsonValue, RolloutMode } from '@agl/core/schema';
-import type { LightningStore } from '@agl/core/store';
+import { recordFeedback, type LightningStore } from '@agl/core/store';
 
 /** One rollout to seed. */
 export interface RecordedRollout {
@@ -81,13 +81,7 @@ export async function seedRecorded(store: LightningStore, spec: RecordedRollout)
     const attrs = { 'agl.reward.source': 'judge', ...spec.judgeAttributes };
     await add('judge', 'agentlightning.annotation', reward(spec.judge, attrs));
   }
-  for (const [i, value] of (spec.feedback ?? []).entries()) {
-    const comment: Attrs = i === 0 ? { 'agl.feedback.comment': 'first' } : {};
-    await add(
-      `feedback-${i}`,
-      'agentlightning.annotation',
-      reward(value, { 'agl.reward.source': 'feedback', ...comment }),
-    );
-  }
+  for (const [i, value] of (spec.feedback ?? []).entries())
+    await recordFeedback(store, rolloutId, value, i === 0 ? { comment: 'first' } : {});
   return rolloutId;
 }

@@ -1,8 +1,8 @@
-import { getRewardValue } from '@agl/core/adapters';
+import { getRewardSource, getRewardValue, listFeedback } from '@agl/core/adapters';
 import { UserError } from '@agl/core/errors';
 import type { Rollout, Span } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
-import { ATTR_JUDGE_MODEL, ATTR_JUDGE_RUBRIC_HASH, getRewardSource, listFeedback } from './contract-preview';
+import { ATTR_JUDGE_MODEL, ATTR_JUDGE_RUBRIC_HASH } from '@agl/core/semconv';
 import { spearmanRho } from './spearman';
 
 /** Options of {@link judgeAgreement}. */

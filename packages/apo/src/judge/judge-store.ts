@@ -1,6 +1,6 @@
-import { getRewardValue, taskIdOf } from '@agl/core/adapters';
+import { findFinalReward, getRewardSource, getRewardValue, taskIdOf } from '@agl/core/adapters';
 import { BudgetExceededError } from '@agl/core/errors';
-import type { Attributes, Rollout, RolloutStatus, Span } from '@agl/core/schema';
+import type { Rollout, RolloutStatus, Span } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
 import type { ChatUsage } from '../chat-client';
 import {
@@ -9,10 +9,12 @@ import {
   ATTR_JUDGE_RATIONALE,
   ATTR_JUDGE_RUBRIC_HASH,
   ATTR_REWARD_SOURCE,
-  findFinalReward,
-  getRewardSource,
-  recordRewardSpan,
-} from './contract-preview';
+  REWARD_PRIMARY_NAME,
+  REWARD_SOURCES,
+  rewardNameKey,
+  rewardValueKey,
+} from '@agl/core/semconv';
+import { recordRewardSpan } from '@agl/core/store';
 import { JudgeAnswerError, type JudgeResult, type LlmJudge } from './llm-judge';
 import { rolloutTranscript } from './transcript';
 
@@ -71,11 +73,15 @@ function isOwnJudgeSpan(span: Span, judge: LlmJudge): boolean {
 }
 
 /** The reward-span attributes of one judge score (CONTRACTS.md A). */
-export function judgeSpanAttributes(judge: LlmJudge, score: JudgeResult, mode: 'rubric' | 'group'): Attributes {
+export function judgeSpanAttributes(
+  judge: LlmJudge,
+  score: JudgeResult,
+  mode: 'rubric' | 'group',
+): Record<string, string | number> {
   return {
-    'agentlightning.reward.0.name': 'primary',
-    'agentlightning.reward.0.value': score.reward,
-    [ATTR_REWARD_SOURCE]: 'judge',
+    [rewardNameKey(0)]: REWARD_PRIMARY_NAME,
+    [rewardValueKey(0)]: score.reward,
+    [ATTR_REWARD_SOURCE]: REWARD_SOURCES.judge,
     [ATTR_JUDGE_MODEL]: judge.model,
     [ATTR_JUDGE_RUBRIC_HASH]: judge.rubricHash,
     [ATTR_JUDGE_RATIONALE]: score.rationale,

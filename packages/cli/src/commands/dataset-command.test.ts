@@ -62,7 +62,7 @@ describe('agl dataset build on a SQLite store file', () => {
         _agl: {
           rollout_id: ids[0],
           reward: 1,
-          feedback: [{ reward: 1, comment: 'first', dimensions: [], time: expect.any(Number) }],
+          feedback: [{ reward: 1, comment: 'first', dimensions: {}, time: expect.any(Number) }],
           source: 'production',
           resources_id: null,
         },

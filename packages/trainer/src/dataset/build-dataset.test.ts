@@ -50,7 +50,7 @@ describe('buildDataset', () => {
       _agl: {
         rollout_id: r.a,
         reward: 1,
-        feedback: [{ reward: 1, comment: 'first', dimensions: [], time: expect.any(Number) }],
+        feedback: [{ reward: 1, comment: 'first', dimensions: {}, time: expect.any(Number) }],
         source: 'production',
         resources_id: 'rs-1',
       },

@@ -1,11 +1,10 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { agentNameOf, canonicalJson, sha256Hex } from '@agl/core/adapters';
+import { agentNameOf, canonicalJson, findFinalReward, listFeedback, sha256Hex } from '@agl/core/adapters';
 import { UserError } from '@agl/core/errors';
 import { isRecord } from '@agl/core/guards';
 import type { JsonObject, Rollout, RolloutStatus, Span } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
-import { findFinalReward, listFeedback } from './contract-preview';
 
 /** Options of {@link buildDataset}. Every filter is optional; they all apply together. */
 export interface BuildDatasetOptions {
@@ -41,7 +40,7 @@ export interface BuildDatasetOptions {
 export interface DatasetLineMeta {
   rollout_id: string;
   reward: number | null;
-  feedback: { reward: number; comment?: string; dimensions: { name: string; value: number }[]; time: number | null }[];
+  feedback: { reward: number; comment?: string; dimensions: Record<string, number>; time: number | null }[];
   source: string;
   resources_id: string | null;
 }
