@@ -4,16 +4,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '@agl/store/sqlite';
 import { seedRecorded } from '@agl/testing';
-import { runCli } from '../program';
-import type { CliIo } from './output';
-
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIo = { out: (l) => void out.push(l), err: (l) => void err.push(l) };
-  const code = await runCli(['node', 'agl', ...args], io);
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+import { cli } from './__fixtures__/run-cli';
 
 const lines = (path: string): Array<Record<string, unknown> & { _agl: Record<string, unknown> }> =>
   readFileSync(path, 'utf8')

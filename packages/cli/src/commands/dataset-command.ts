@@ -1,8 +1,6 @@
 import { Command, Option } from 'commander';
-import { UserError } from '@agl/core/errors';
-import { RolloutStatus } from '@agl/core/schema';
 import { buildDataset, parseTimeBound, writeDatasetFiles, type BuildDatasetOptions } from '@agl/trainer';
-import { numberFlag } from './export-filter-flags';
+import { list, numberFlag, parseStatuses } from './export-filter-flags';
 import { processIo, type CliIo } from './output';
 import { openCliStore, withStoreFlags, type StoreFlags } from './store-options';
 
@@ -22,23 +20,8 @@ interface DatasetFlags extends StoreFlags {
   json?: boolean;
 }
 
-const list = (value: string | undefined): string[] | undefined => {
-  const items = value
-    ?.split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  return items && items.length > 0 ? items : undefined;
-};
-
 /** The flags as {@link BuildDatasetOptions}; relative times count back from `nowSeconds`. */
-export function datasetOptions(flags: DatasetFlags, nowSeconds: number): BuildDatasetOptions {
-  const statuses = list(flags.status);
-  for (const s of statuses ?? []) {
-    if (!(RolloutStatus.options as readonly string[]).includes(s))
-      throw new UserError(
-        `--status got ${JSON.stringify(s)}; use one or more of ${RolloutStatus.options.join(', ')} (comma-separated).`,
-      );
-  }
+function datasetOptions(flags: DatasetFlags, nowSeconds: number): BuildDatasetOptions {
   return {
     sources: list(flags.source),
     since: flags.since === undefined ? undefined : parseTimeBound(flags.since, nowSeconds, 'since'),
@@ -50,7 +33,7 @@ export function datasetOptions(flags: DatasetFlags, nowSeconds: number): BuildDa
     dedupe: flags.dedupe,
     limit: flags.limit,
     valFraction: flags.valFraction,
-    statuses: statuses as RolloutStatus[] | undefined,
+    statuses: parseStatuses(flags.status),
   };
 }
 

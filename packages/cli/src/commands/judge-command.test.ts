@@ -4,16 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '@agl/store/sqlite';
 import { judgeRuleLlm, seedRecorded, startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
-import { runCli } from '../program';
-import type { CliIo } from './output';
-
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIo = { out: (l) => void out.push(l), err: (l) => void err.push(l) };
-  const code = await runCli(['node', 'agl', ...args], io);
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+import { cli } from './__fixtures__/run-cli';
 
 const ANSWERS = ['Sorry, a refund is on its way.', 'Sorry for that.', 'No.', 'A refund was sent.'];
 
@@ -42,6 +33,9 @@ describe('agl judge against a scripted judge model over HTTP', () => {
   });
   beforeEach(() => void llm.requests.splice(0));
 
+  const judge = (db: string, model: string, ...more: string[]) =>
+    cli('judge', '--store', db, '--rubric', rubric, '--model', model, ...more);
+
   async function seeded(name: string, feedback?: number[]): Promise<string> {
     const db = join(dir, `${name}.sqlite`);
     const store = new SqliteStore({ path: db });
@@ -61,19 +55,8 @@ describe('agl judge against a scripted judge model over HTTP', () => {
   it('writes judge reward spans with the key from OPENAI_API_KEY; a re-run makes 0 calls', async () => {
     const db = await seeded('rubric');
     const cache = join(dir, 'cache.jsonl');
-    const args = [
-      'judge',
-      '--store',
-      db,
-      '--rubric',
-      rubric,
-      '--model',
-      'judge-model',
-      '--only-unrewarded',
-      '--cache',
-      cache,
-    ];
-    const run = await cli(...args, '--since', '1h', '--concurrency', '2');
+    const args = ['--only-unrewarded', '--cache', cache];
+    const run = await judge(db, 'judge-model', ...args, '--since', '1h', '--concurrency', '2');
     expect(run.err).toBe('');
     expect(run.out).toMatch(
       /^judged 4 rollouts \(0 from the cache\) of 5; skipped 0 already judged, 1 with a reward\n4 judge calls, \d+ tokens, \$0\.0000$/u,
@@ -92,7 +75,7 @@ describe('agl judge against a scripted judge model over HTTP', () => {
     await store.close();
     expect(judged).toEqual([1, 0.5, 0, 0.5, null]);
     llm.requests.splice(0);
-    const again = await cli(...args, '--json');
+    const again = await judge(db, 'judge-model', ...args, '--json');
     expect(JSON.parse(again.out)).toMatchObject({ judged: 0, alreadyJudged: 4, rewarded: 1, failures: [] });
     expect(calls()).toBe(0);
   });
@@ -101,9 +84,15 @@ describe('agl judge against a scripted judge model over HTTP', () => {
     const db = await seeded('group');
     process.env.OPENAI_BASE_URL = 'http://127.0.0.1:9/v1';
     try {
-      const run = await cli(
-        ...['judge', '--store', db, '--rubric', rubric, '--model', 'judge-model', '--group-by', 'task'],
-        ...['--base-url', llm.baseURL, '--no-cache', '--json'],
+      const run = await judge(
+        db,
+        'judge-model',
+        '--group-by',
+        'task',
+        '--base-url',
+        llm.baseURL,
+        '--no-cache',
+        '--json',
       );
       expect(run.err).toBe('');
       expect(JSON.parse(run.out)).toMatchObject({ judged: 5, usage: { calls: 2 } });
@@ -114,20 +103,7 @@ describe('agl judge against a scripted judge model over HTTP', () => {
 
   it('stops cleanly with a message when the token budget is spent', async () => {
     const db = await seeded('budget');
-    const run = await cli(
-      'judge',
-      '--store',
-      db,
-      '--rubric',
-      rubric,
-      '--model',
-      'judge-model',
-      '--no-cache',
-      '--max-tokens',
-      '10',
-      '--concurrency',
-      '1',
-    );
+    const run = await judge(db, 'judge-model', '--no-cache', '--max-tokens', '10', '--concurrency', '1');
     expect(run.code).toBe(0);
     expect(run.out).toMatch(/^judged 1 rollouts/u);
     expect(run.err).toMatch(
@@ -138,17 +114,7 @@ describe('agl judge against a scripted judge model over HTTP', () => {
 
   it('counts malformed answers as failures, never as rewards', async () => {
     const db = await seeded('broken');
-    const run = await cli(
-      'judge',
-      '--store',
-      db,
-      '--rubric',
-      rubric,
-      '--model',
-      'broken-judge',
-      '--no-cache',
-      '--json',
-    );
+    const run = await judge(db, 'broken-judge', '--no-cache', '--json');
     const report = JSON.parse(run.out) as { judged: number; failures: unknown[] };
     expect(report.judged).toBe(0);
     expect(report.failures).toHaveLength(5);
@@ -160,7 +126,7 @@ describe('agl judge against a scripted judge model over HTTP', () => {
     expect((await cli('judge', '--store', db, '--agreement')).out).toBe(
       'no rollout has both a judge score and user feedback yet',
     );
-    await cli('judge', '--store', db, '--rubric', rubric, '--model', 'judge-model', '--no-cache');
+    await judge(db, 'judge-model', '--no-cache');
     // Judge 1, 0.5, 0, 0.5 vs feedback 0.9, 0.6, 0.2, 0.1: ranks 4, 2.5, 1, 2.5 vs 4, 3, 2, 1 -> rho = 3 / sqrt(4.5 · 5).
     const text = await cli('judge', '--store', db, '--agreement', '--rubric', rubric, '--model', 'judge-model');
     expect(text.out).toBe(
