@@ -8,6 +8,7 @@ export default aglTsupConfig({
     'seeded-random': 'src/seeded-random.ts',
     'errors/index': 'src/errors/index.ts',
     'tracer/index': 'src/tracer/index.ts',
+    'tracer/llm-span': 'src/tracer/llm-span.ts',
     'adapters/index': 'src/adapters/index.ts',
     'algorithms/index': 'src/algorithms/index.ts',
     'store/index': 'src/store/index.ts',

@@ -18,3 +18,22 @@ export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constr
 export function isForbiddenKey(key: string): boolean {
   return FORBIDDEN_KEYS.has(key);
 }
+
+/** Longest id a client may choose or put in a URL path (store ids are about 40 characters). */
+export const MAX_ID_LENGTH = 256;
+
+/**
+ * Why `id` cannot be a rollout, attempt, resources or worker id, or `null` when it is a plain name: empty, `.` or
+ * `..`, longer than {@link MAX_ID_LENGTH} characters, or holding a slash, a backslash or a control character (it
+ * would change the meaning of a URL path or a log line).
+ */
+export function idProblem(id: string): string | null {
+  if (id === '' || id === '.' || id === '..') return 'is not an id';
+  if (id.length > MAX_ID_LENGTH) return `is longer than ${MAX_ID_LENGTH} characters`;
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f || c === 0x2f || c === 0x5c)
+      return 'holds a character ids never have (/, \\ or a control character)';
+  }
+  return null;
+}

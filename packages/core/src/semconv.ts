@@ -69,6 +69,25 @@ export const rewardNameKey = (index: number): string => `${ATTR_REWARD}.${index}
 /** `agentlightning.reward.{i}.value`. */
 export const rewardValueKey = (index: number): string => `${ATTR_REWARD}.${index}.value`;
 
+/**
+ * Who gave a reward span its value: `feedback` (a user's late feedback, `recordFeedback`), `judge` (an LLM judge);
+ * absent for the agent, the runner or a reward function. A rollout's final reward prefers the latest feedback, then
+ * the latest agent reward, then the latest judge score (`findFinalRewardSpan`).
+ */
+export const ATTR_REWARD_SOURCE = 'agl.reward.source';
+/** The values of {@link ATTR_REWARD_SOURCE}. */
+export const REWARD_SOURCES = { feedback: 'feedback', judge: 'judge' } as const;
+/** A feedback span's free-text comment. */
+export const ATTR_FEEDBACK_COMMENT = 'agl.feedback.comment';
+/** The judge model that scored a rollout (judge reward spans). */
+export const ATTR_JUDGE_MODEL = 'agl.judge.model';
+/** SHA-256 (hex) of the rubric text a judge scored against. */
+export const ATTR_JUDGE_RUBRIC_HASH = 'agl.judge.rubric_hash';
+/** The judge's short rationale for its score. */
+export const ATTR_JUDGE_RATIONALE = 'agl.judge.rationale';
+/** `rubric` (one transcript against a rubric) or `group` (a task's rollouts ranked against each other). */
+export const ATTR_JUDGE_MODE = 'agl.judge.mode';
+
 /** Prefix: `agentlightning.link.{i}.key_match` / `.value_match`. */
 export const ATTR_LINK = 'agentlightning.link';
 /** Prefix: `agentlightning.tag.{i}`. */

@@ -4,7 +4,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
-import { KEEP_ALIVE_THRESHOLD_MS } from '../src/upstream-client';
+import { KEEP_ALIVE_THRESHOLD_MS } from '../src/upstream/upstream-client';
 
 const backend = new URL(process.env.BENCH_BACKEND_URL!);
 const dispatcher = new Agent({

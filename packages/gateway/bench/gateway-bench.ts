@@ -17,7 +17,7 @@ import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
-import { KEEP_ALIVE_THRESHOLD_MS } from '../src/upstream-client';
+import { KEEP_ALIVE_THRESHOLD_MS } from '../src/upstream/upstream-client';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);

@@ -6,7 +6,7 @@
 import { fork } from 'node:child_process';
 import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { LLM_BODY_LIMITS } from '../src/request-body';
+import { LLM_BODY_LIMITS } from '../src/routes/request-body';
 
 const child = fork(fileURLToPath(new URL('./hostile-body-gateway.ts', import.meta.url)), [], {
   execArgv: ['--conditions=@agl/source', '--import', 'tsx'],

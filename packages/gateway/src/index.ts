@@ -1,6 +1,6 @@
-export { startGateway, type Gateway, type GatewayOptions } from './gateway-server';
-export type { BackendConfig } from './backend-resolver';
-export type { AnthropicMode, TokenIdPolicy, TrainOverrides } from './call-plan';
-export type { PauseState } from './pause-controller';
-export { parseGatewayPath, type GatewayApi, type GatewayPath } from './gateway-path';
-export { HEADER_SEQUENCE_ID, HEADER_SPAN_ID } from './llm-call';
+export { startGateway, type Gateway, type GatewayOptions } from './server/gateway-server';
+export type { BackendConfig } from './upstream/backend-resolver';
+export type { AnthropicMode, TokenIdPolicy, TrainOverrides } from './upstream/call-plan';
+export type { PauseState } from './server/pause-controller';
+export { parseGatewayPath, type GatewayApi, type GatewayPath } from './routes/gateway-path';
+export { HEADER_SEQUENCE_ID, HEADER_SPAN_ID } from './routes/llm-call';

@@ -27,8 +27,27 @@ export {
   type TaskRequestOptions,
   type DrainOptions,
 } from './algorithms/rollout-batch';
+export {
+  RejectionSamplingFineTuning,
+  type RejectionSamplingOptions,
+  type RoundReport,
+} from './algorithms/rejection-sampling';
 export type { Algorithm, AlgorithmRunOptions, TraceAdapter } from './algorithms/algorithm';
 export { openStore, DEFAULT_STORE_PATH, type OpenedStore } from './trainer/open-store';
 export { progressSnapshot, watchProgress, finalRewardOf, type ProgressSnapshot } from './trainer/progress';
 export { formatProgress, formatRunSummary, storeFlagsFor, type RunSummary } from './trainer/run-summary';
 export { loadDataset, type DatasetSource } from './dataset/load-dataset';
+export {
+  buildDataset,
+  datasetLine,
+  inputHashFraction,
+  rolloutSource,
+  valPathOf,
+  writeDatasetFiles,
+  type BuildDatasetOptions,
+  type BuiltDataset,
+  type DatasetLine,
+  type DatasetLineMeta,
+} from './dataset/build-dataset';
+export { parseTimeBound } from './dataset/time-bound';
+export { recordedRollouts, latestSpans, type RecordedRolloutsOptions } from './dataset/recorded-rollouts';

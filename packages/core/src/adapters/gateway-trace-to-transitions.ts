@@ -10,7 +10,7 @@ import {
 } from '../semconv';
 import { asTokenIds, normalizeLlmCall } from './llm-call-normalizer';
 import { filterAndUnflatten } from './otel-attributes';
-import { getRewardValue } from './reward-readers';
+import { findFinalReward, findFinalRewardSpan, getRewardSource, getRewardValue } from './reward-readers';
 import { taskIdOf } from './task-id';
 import { isGatewaySpan, sortSpans, type RolloutInfo } from './trace-to-transitions';
 
@@ -88,10 +88,14 @@ export class GatewayTraceToTransitions {
       }
       items.push(item);
     }
+    // Feedback and judge scores are rollout-level: the one that wins (findFinalRewardSpan) goes to the last call, the
+    // others to none. The agent's own rewards go to the call before them, as before.
+    const finalSpan = findFinalRewardSpan(ordered);
+    const rolloutLevel = finalSpan !== null && getRewardSource(finalSpan) !== 'agent' ? finalSpan : null;
     const rewards: Array<{ seq: number; value: number }> = [];
     for (const span of ordered) {
       const value = getRewardValue(span);
-      if (value !== null) rewards.push({ seq: span.sequenceId, value });
+      if (value !== null && getRewardSource(span) === 'agent') rewards.push({ seq: span.sequenceId, value });
     }
     const assigned = new Map<LlmItem, number>();
     for (const reward of rewards) {
@@ -103,6 +107,8 @@ export class GatewayTraceToTransitions {
         }
       }
     }
+    const lastItem = items[items.length - 1];
+    if (rolloutLevel && lastItem) assigned.set(lastItem, getRewardValue(rolloutLevel) as number);
     return items.map((item, i) => {
       const call = normalizeLlmCall(item.span.attributes);
       const message: ChatMessage = call?.choices[0] ?? { role: 'assistant', content: null };
@@ -124,9 +130,7 @@ export class GatewayTraceToTransitions {
   /** The trajectory of one attempt's gateway spans. */
   adapt(spans: readonly Span[], rollout?: RolloutInfo): Trajectory {
     const ordered = sortSpans(spans);
-    let finalReward: number | null = null;
-    for (let i = ordered.length - 1; i >= 0 && finalReward === null; i -= 1)
-      finalReward = getRewardValue(ordered[i] as Span);
+    const finalReward = findFinalReward(ordered);
     const rolloutId = rollout?.rolloutId ?? spans[0]?.rolloutId ?? '';
     return {
       rolloutId,

@@ -50,9 +50,14 @@ export {
   isRewardScope,
   findRewardSpans,
   findFinalReward,
+  findFinalRewardSpan,
+  getRewardSource,
+  listFeedback,
   getMessageValue,
   getObjectValue,
   type RewardDimension,
+  type RewardSource,
+  type FeedbackEntry,
   type SpanLike,
 } from './reward-readers';
 export {
@@ -64,4 +69,4 @@ export {
   hasPrefix,
   cleanAttributes,
 } from './otel-attributes';
-export { taskIdOf, stableTaskHash, canonicalJson } from './task-id';
+export { taskIdOf, stableTaskHash, canonicalJson, sha256Hex } from './task-id';

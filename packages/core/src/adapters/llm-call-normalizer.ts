@@ -27,8 +27,8 @@ import {
   ATTR_PROMPT_TOKEN_IDS,
   ATTR_RESPONSE_TOKEN_IDS,
 } from '../semconv';
-import { filterAndUnflatten, hasPrefix } from './otel-attributes';
 import { isRecord } from '../guards';
+import { filterAndUnflatten, hasPrefix } from './otel-attributes';
 
 /** Which attribute family an LLM call was recorded in. */
 export type LlmCallFormat = 'agl' | 'genai' | 'openinference' | 'operation';
@@ -127,11 +127,12 @@ function argumentsString(value: unknown): string {
   return JSON.stringify(value ?? {});
 }
 
-/** Tool calls in any of the OpenAI / flattened AGL forms. */
+/** Tool calls in any of the OpenAI / flattened AGL / OpenInference (`tool_call` wrapped) forms. */
 function toolCallsOf(raw: unknown): NonNullable<ChatMessage['toolCalls']> {
   return asMessageList(raw)
     .filter(isRecord)
-    .map((call) => {
+    .map((entry) => {
+      const call = isRecord(entry.tool_call) ? entry.tool_call : entry;
       const fn = isRecord(call.function) ? call.function : {};
       return {
         id: str(call.id) ?? '',
@@ -260,13 +261,7 @@ function openInferenceMessages(raw: unknown): ChatMessage[] {
         : converted;
     }
     const message: ChatMessage = { role: str(m.role) ?? 'user', content };
-    const toolCalls = asMessageList(m.tool_calls)
-      .filter(isRecord)
-      .map((c) => (isRecord(c.tool_call) ? c.tool_call : c))
-      .map((c) => {
-        const fn = isRecord(c.function) ? c.function : {};
-        return { id: str(c.id) ?? '', name: str(fn.name) ?? '', arguments: argumentsString(fn.arguments) };
-      });
+    const toolCalls = toolCallsOf(m.tool_calls);
     if (toolCalls.length > 0) message.toolCalls = toolCalls;
     const toolCallId = str(m.tool_call_id);
     if (toolCallId) message.toolCallId = toolCallId;
@@ -305,6 +300,12 @@ function logprobsOf(attrs: Attrs): TokenLogprob[] | null {
   const parsed = parseJson(raw);
   if (!Array.isArray(parsed)) return null;
   return parsed.filter(isRecord).map((e) => ({ token: str(e.token) ?? '', logprob: num(e.logprob) ?? 0 }));
+}
+
+/** The tool definitions of a list (entries that name no function are skipped), or `null` when none. */
+function toolDefinitions(list: readonly unknown[]): ToolDefinition[] | null {
+  const defs = list.map(toolDefinition).filter((t): t is ToolDefinition => t !== null);
+  return defs.length > 0 ? defs : null;
 }
 
 function toolDefinition(raw: unknown): ToolDefinition | null {
@@ -393,10 +394,7 @@ export function normalizeLlmCall(attrs: Attrs): NormalizedLlmCall | null {
   if (format === 'agl') {
     messages = fromList(filterAndUnflatten(attrs, ATTR_GEN_AI_PROMPT), 'user');
     choices = fromList(filterAndUnflatten(attrs, ATTR_GEN_AI_COMPLETION), 'assistant');
-    const functions = asMessageList(request.functions)
-      .map(toolDefinition)
-      .filter((t): t is ToolDefinition => t !== null);
-    if (functions.length > 0) tools = functions;
+    tools = toolDefinitions(asMessageList(request.functions));
   } else if (format === 'genai') {
     messages = [
       ...genAiSystem(attrs[ATTR_GEN_AI_SYSTEM_INSTRUCTIONS]),
@@ -404,10 +402,7 @@ export function normalizeLlmCall(attrs: Attrs): NormalizedLlmCall | null {
     ];
     choices = genAiMessages(attrs[ATTR_GEN_AI_OUTPUT_MESSAGES]).map((m) => ({ ...m, role: m.role || 'assistant' }));
     const defs = parseJson(attrs[ATTR_GEN_AI_TOOL_DEFINITIONS]);
-    if (Array.isArray(defs)) {
-      const list = defs.map(toolDefinition).filter((t): t is ToolDefinition => t !== null);
-      if (list.length > 0) tools = list;
-    }
+    if (Array.isArray(defs)) tools = toolDefinitions(defs);
   } else if (format === 'openinference') {
     messages = openInferenceMessages(filterAndUnflatten(attrs, ATTR_LLM_INPUT_MESSAGES));
     choices = openInferenceMessages(filterAndUnflatten(attrs, ATTR_LLM_OUTPUT_MESSAGES)).map((m) => ({
@@ -419,10 +414,11 @@ export function normalizeLlmCall(attrs: Attrs): NormalizedLlmCall | null {
     request = isRecord(params) ? { ...params } : {};
     if (model) request.model = model;
     response = without(filterAndUnflatten(attrs, ATTR_GEN_AI_RESPONSE), ['choices']);
-    const list = asMessageList(filterAndUnflatten(attrs, ATTR_LLM_TOOLS))
-      .map((t) => toolDefinition(isRecord(t) && isRecord(t.tool) ? t.tool.json_schema : t))
-      .filter((t): t is ToolDefinition => t !== null);
-    if (list.length > 0) tools = list;
+    tools = toolDefinitions(
+      asMessageList(filterAndUnflatten(attrs, ATTR_LLM_TOOLS)).map((t) =>
+        isRecord(t) && isRecord(t.tool) ? t.tool.json_schema : t,
+      ),
+    );
   } else {
     const input = filterAndUnflatten(attrs, ATTR_OPERATION_INPUT);
     const output = filterAndUnflatten(attrs, ATTR_OPERATION_OUTPUT);
@@ -431,10 +427,7 @@ export function normalizeLlmCall(attrs: Attrs): NormalizedLlmCall | null {
     messages = fromList(isRecord(input) ? input.messages : undefined, 'user');
     choices = fromList(isRecord(output) ? output.choices : undefined, 'assistant');
     model = str(request.model) ?? str(response.model);
-    const functions = asMessageList(request.tools ?? request.functions)
-      .map(toolDefinition)
-      .filter((t): t is ToolDefinition => t !== null);
-    if (functions.length > 0) tools = functions;
+    tools = toolDefinitions(asMessageList(request.tools ?? request.functions));
   }
 
   const responseId =

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { filterAndUnflatten, flattenAttributes, sanitizeAttributeValue, unflattenAttributes } from './otel-attributes';
 import { findFinalReward, getObjectValue, getRewardValue, getRewardsFromSpan, isRewardScope } from './reward-readers';
-import { canonicalJson, stableTaskHash, taskIdOf } from './task-id';
+import { canonicalJson, sha256Hex, stableTaskHash, taskIdOf } from './task-id';
 
 describe('attribute encoding (reference §4.7)', () => {
   it('flattens objects and mixed lists, keeps homogeneous primitive lists', () => {
@@ -85,6 +85,7 @@ describe('task ids (Contract 3)', () => {
   it('hashes with SHA-256 over the canonical JSON of the input', () => {
     // SHA-256('{"a":1}') = 015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862
     expect(stableTaskHash({ a: 1 })).toBe('task-015abd7f5cc57a2d');
+    expect(sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   });
 
   it('uses metadata.task_id, else a key-order-independent hash of the input', () => {

@@ -7,7 +7,10 @@ import {
   ATTR_OBJECT_LITERAL,
   ATTR_OBJECT_TYPE,
   ATTR_OPERATION_NAME,
+  ATTR_FEEDBACK_COMMENT,
   ATTR_REWARD,
+  ATTR_REWARD_SOURCE,
+  REWARD_SOURCES,
   SPAN_ANNOTATION,
   SPAN_MESSAGE,
   SPAN_OBJECT,
@@ -103,13 +106,71 @@ export function findRewardSpans<T extends SpanLike>(spans: readonly T[]): T[] {
   return spans.filter(isRewardSpan);
 }
 
-/** The reward of the last span (in input order) that has one, or `null` (AGL 0.3 `find_final_reward`). */
-export function findFinalReward(spans: readonly SpanLike[]): number | null {
-  for (let i = spans.length - 1; i >= 0; i -= 1) {
-    const value = getRewardValue(spans[i] as SpanLike);
-    if (value !== null) return value;
+/** Who gave a reward span its value (`agl.reward.source`): a user's `feedback`, a `judge`, or the `agent`. */
+export type RewardSource = 'feedback' | 'judge' | 'agent';
+
+/** The source of a reward span: `feedback`, `judge`, or `agent` (no `agl.reward.source`, or an unknown one). */
+export function getRewardSource(span: SpanLike): RewardSource {
+  const source = span.attributes[ATTR_REWARD_SOURCE];
+  return source === REWARD_SOURCES.feedback || source === REWARD_SOURCES.judge ? source : 'agent';
+}
+
+const PRECEDENCE: readonly RewardSource[] = ['feedback', 'agent', 'judge'];
+
+/**
+ * The span that holds a rollout's final reward, or `null`. Spans are read in input order (sort them first): the latest
+ * user feedback wins, else the latest reward the agent (or runner) emitted, else the latest judge score. So a thumbs-up
+ * given days later overrides the agent's own reward, and a judge fills in only where nobody else scored.
+ */
+export function findFinalRewardSpan<T extends SpanLike>(spans: readonly T[]): T | null {
+  const latest = new Map<RewardSource, T>();
+  for (const span of spans) if (isRewardSpan(span)) latest.set(getRewardSource(span), span);
+  for (const source of PRECEDENCE) {
+    const span = latest.get(source);
+    if (span) return span;
   }
   return null;
+}
+
+/** The final reward of a rollout's spans (in input order), by the precedence of {@link findFinalRewardSpan}; or `null`. */
+export function findFinalReward(spans: readonly SpanLike[]): number | null {
+  const span = findFinalRewardSpan(spans);
+  return span ? getRewardValue(span) : null;
+}
+
+/** One user feedback on a rollout, as `listFeedback` reads it. */
+export interface FeedbackEntry {
+  /** The primary reward. */
+  reward: number;
+  /** The user's comment, when given. */
+  comment?: string;
+  /** Further named scores (reward entries 1..n). */
+  dimensions: Record<string, number>;
+  sequenceId: number | null;
+  /** When it was given (epoch seconds), when known. */
+  time: number | null;
+  spanId: string | null;
+}
+
+/** Every feedback span's reward, comment and dimensions, in input order (oldest first when the spans are sorted). */
+export function listFeedback(spans: readonly (SpanLike & { spanId?: string })[]): FeedbackEntry[] {
+  const out: FeedbackEntry[] = [];
+  for (const span of spans) {
+    if (getRewardSource(span) !== 'feedback') continue;
+    const dims = getRewardsFromSpan(span);
+    const primary = dims[0];
+    if (!primary) continue;
+    const comment = span.attributes[ATTR_FEEDBACK_COMMENT];
+    out.push({
+      reward: primary.value,
+      ...(typeof comment === 'string' ? { comment } : {}),
+      dimensions: Object.fromEntries(dims.slice(1).map((d) => [d.name, d.value])),
+      sequenceId: span.sequenceId ?? null,
+      time: span.startTime ?? null,
+      spanId: span.spanId ?? null,
+    });
+  }
+  return out;
 }
 
 /** The body of an `agentlightning.message` span, or `null`. */

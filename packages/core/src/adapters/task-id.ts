@@ -11,9 +11,14 @@ export function canonicalJson(value: unknown): string {
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
 }
 
+/** SHA-256 of a UTF-8 string, as lowercase hex (node:crypto). */
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
 /** The stable hash that stands in for a missing task id: `task-` and 16 hex digits of SHA-256(canonical JSON). */
 export function stableTaskHash(input: unknown): string {
-  return `task-${createHash('sha256').update(canonicalJson(input)).digest('hex').slice(0, 16)}`;
+  return `task-${sha256Hex(canonicalJson(input)).slice(0, 16)}`;
 }
 
 /** A string or finite number id, as a string; null for anything else (empty strings included). */

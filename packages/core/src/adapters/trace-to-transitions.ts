@@ -5,7 +5,7 @@ import type { SpanMapper } from './genai-span-mapper';
 import { findLlmCalls, llmCallMatcher, responseIdOf, type AgentMatch, type LlmCallMatch } from './llm-calls';
 import { normalizeLlmCall, type NormalizedLlmCall } from './llm-call-normalizer';
 import { matchRewards, type RewardMatchPolicy } from './reward-matching';
-import { getRewardValue } from './reward-readers';
+import { findFinalReward, findFinalRewardSpan, getRewardValue } from './reward-readers';
 import { taskIdOf } from './task-id';
 import { buildTraceTree, repairHierarchy } from './trace-tree';
 
@@ -133,10 +133,7 @@ export class TraceToTransitions {
     }
 
     const ordered = sortSpans(spans);
-    let finalSpan: Span | null = null;
-    for (let i = ordered.length - 1; i >= 0 && !finalSpan; i -= 1) {
-      if (getRewardValue(ordered[i] as Span) !== null) finalSpan = ordered[i] as Span;
-    }
+    const finalSpan = findFinalRewardSpan(ordered);
     const ignore = new Set<string>();
     if (o.finalRewardOnLastCall && finalSpan) ignore.add(finalSpan.spanId);
     const rewards = matchRewards(root, new Set(built.map((b) => b.id)), {
@@ -156,10 +153,7 @@ export class TraceToTransitions {
   adapt(spans: readonly Span[], rollout?: RolloutInfo): Trajectory {
     const first = spans[0];
     const ordered = sortSpans(spans);
-    let finalReward: number | null = null;
-    for (let i = ordered.length - 1; i >= 0 && finalReward === null; i -= 1) {
-      finalReward = getRewardValue(ordered[i] as Span);
-    }
+    const finalReward = findFinalReward(ordered);
     const rolloutId = rollout?.rolloutId ?? first?.rolloutId ?? '';
     return {
       rolloutId,

@@ -9,3 +9,4 @@ export { UpstreamError, type UpstreamFailure } from './upstream-error';
 export { ProcessAgentError } from './process-agent-error';
 export { ConnectionError } from './connection-error';
 export { BudgetExceededError } from './budget-exceeded-error';
+export { ConflictError } from './conflict-error';

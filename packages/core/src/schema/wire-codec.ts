@@ -79,6 +79,12 @@ const SPAN: Shape = {
   },
 };
 
+const PRODUCTION_RECORD: Shape = {
+  keys: ['kind', 'rolloutId', 'attemptId', 'resourcesId', 'startTime', 'endTime', 'status'],
+  opaque: ['input', 'metadata'],
+  nested: { spans: many(() => SPAN) },
+};
+
 /** The wire shapes the codec knows. */
 export const WIRE_SHAPES = {
   rollout: ROLLOUT,
@@ -89,6 +95,7 @@ export const WIRE_SHAPES = {
   resource: RESOURCE,
   resourcesUpdate: RESOURCES_UPDATE,
   span: SPAN,
+  productionRecord: PRODUCTION_RECORD,
   spanContext: CONTEXT,
 } as const;
 /** A wire shape name. */

@@ -16,3 +16,5 @@ export {
   type StoreStatistics,
   type StartRolloutRequest,
 } from './lightning-store';
+export { applyRecords, ProductionRecord, type ApplyRecordsResult } from './apply-records';
+export { recordFeedback, recordRewardSpan, type FeedbackOptions } from './record-feedback';

@@ -98,6 +98,11 @@ export interface RolloutUpdate {
 /** Fields `updateAttempt` may change. */
 export interface AttemptUpdate {
   status?: AttemptStatus;
+  /**
+   * With a terminal status (`succeeded`, `failed`): when the attempt ended, epoch seconds, instead of the store's clock
+   * (a recorder that delivers late keeps the time it happened).
+   */
+  endTime?: number;
   workerId?: string;
   lastHeartbeatTime?: number;
   metadata?: JsonObject | null;
@@ -131,8 +136,19 @@ export interface StoreStatistics {
   [extra: string]: string | number;
 }
 
-/** `startRollout` takes an enqueue request plus the worker that runs it. */
-export type StartRolloutRequest = EnqueueRolloutRequest & { workerId?: string | null };
+/**
+ * `startRollout` takes an enqueue request plus the worker that runs it. A recorder that must know the ids before the
+ * store answers (production recording) chooses `rolloutId` and `attemptId` itself (1 to 256 characters, no `/`, `\\`
+ * or control characters, not `.` or `..`) and passes the `startTime` it observed (epoch seconds). Starting an existing
+ * `rolloutId` again with the same `attemptId` returns the stored rollout (an idempotent retry); with another attempt id
+ * it is a `ConflictError` (HTTP 409).
+ */
+export type StartRolloutRequest = EnqueueRolloutRequest & {
+  workerId?: string | null;
+  rolloutId?: string;
+  attemptId?: string;
+  startTime?: number;
+};
 
 /**
  * The shared store of rollouts, attempts, spans, resources and workers: the camelCase version of Agent Lightning

@@ -1,4 +1,3 @@
-import { trace, type Context, context as otelContext } from '@opentelemetry/api';
 import {
   ATTR_AGENT_NAME,
   ATTR_GEN_AI_AGENT_NAME,
@@ -13,6 +12,7 @@ import {
   ATTR_GEN_AI_SYSTEM,
   ATTR_GEN_AI_TOOL_CALL_ID,
   ATTR_GEN_AI_TOOL_NAME,
+  ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_COMPLETION_TOKENS,
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
@@ -24,20 +24,21 @@ import {
   ATTR_TOOL_CALL_TYPE,
   ATTR_TOOL_NAME,
   ATTR_TOOL_PARAMETERS,
-  HEADER_ATTEMPT_ID,
-  HEADER_ROLLOUT_ID,
   completionKey,
   completionToolCallKey,
   promptKey,
   promptToolCallKey,
   requestFunctionKey,
 } from '../semconv';
-import { getRolloutContext } from './rollout-context';
 
 /**
  * Framework-neutral shapes that adapters normalise their framework's LLM payloads into, and the writers that turn
  * them into DESIGN.md Contract 2 span attributes. Every adapter (LangChain, OpenAI Agents, Vercel AI, the plain
- * openai client) and the gateway share these, so the layout is written in exactly one place.
+ * openai client) and the gateway (`@agl/gateway`, `src/recording/`) build these records and call these writers, so the
+ * layout is written in exactly one place. What a Python AGL 0.3 reader and our converter expect decides each detail:
+ * - a message without content and without tool calls gets `content: ''` (AGL 0.3 reads a missing content as `''`);
+ * - token ids are written only as non-empty integer lists (AGL 0.3 reads a missing or empty list as "no ids");
+ * - the logprobs list only when it has entries.
  */
 
 /** One assistant tool call; `arguments` is the JSON string the model produced. */
@@ -85,6 +86,8 @@ export interface LlmResponse {
   /** Completion choices (usually one assistant message). */
   choices: LlmMessage[];
   inputTokens?: number;
+  /** Input tokens served from the backend's prompt cache (OpenAI `cached_tokens`, Anthropic `cache_read_input_tokens`). */
+  cachedInputTokens?: number;
   outputTokens?: number;
   /** vLLM `prompt_token_ids`. */
   promptTokenIds?: number[];
@@ -92,34 +95,58 @@ export interface LlmResponse {
   responseTokenIds?: number[];
   /** The OpenAI logprobs `content` list (`[{token, logprob, ...}]`). */
   logprobs?: unknown[];
+  /** The same list as JSON text, when the caller kept the backend's text unparsed (wins over `logprobs`). */
+  logprobsJson?: string;
 }
 
 type AttrValue = string | number | boolean | string[] | number[];
 /** Flat span attributes as written by the adapters. */
 export type LlmSpanAttributes = Record<string, AttrValue>;
+/** A map the writers add to: their own, or a wider one such as a store span's `Attributes`. */
+type AttributeSink = Record<string, unknown>;
 
-function put(out: LlmSpanAttributes, key: string, value: AttrValue | null | undefined): void {
+function put(out: AttributeSink, key: string, value: AttrValue | null | undefined): void {
   if (value !== undefined && value !== null) out[key] = value;
 }
 
-/** Text of a content value: strings as is, text parts joined, anything else as JSON. */
+const TEXT_PARTS = new Set(['text', 'input_text', 'output_text']);
+
+/** The text of a content part that is only text (a string, or `{text}` of an untyped or text type), else `null`. */
+function partText(part: unknown): string | null {
+  if (typeof part === 'string') return part;
+  if (typeof part !== 'object' || part === null) return null;
+  const { text, type } = part as { text?: unknown; type?: unknown };
+  return typeof text === 'string' && (type === undefined || (typeof type === 'string' && TEXT_PARTS.has(type)))
+    ? text
+    : null;
+}
+
+/**
+ * Text of a content value: strings as is, a list of text parts joined, anything else (a list with an image or any
+ * other typed part) as JSON, so the converter can still find its parts.
+ */
 export function contentText(content: unknown): string | null {
   if (content === undefined || content === null) return null;
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
-    const texts = content.map((part) => {
-      if (typeof part === 'string') return part;
-      if (part && typeof part === 'object' && 'text' in part && typeof part.text === 'string') return part.text;
-      return null;
-    });
-    if (texts.every((t) => t !== null)) return texts.join('');
+    let joined = '';
+    for (const part of content) {
+      const text = partText(part);
+      if (text === null) return JSON.stringify(content);
+      joined += text;
+    }
+    return joined;
   }
   return JSON.stringify(content);
 }
 
-/** Contract 2 attributes of the request: model, parameters, flattened prompt and offered functions. */
-export function llmRequestAttributes(request: LlmRequest): LlmSpanAttributes {
-  const out: LlmSpanAttributes = {};
+/**
+ * Contract 2 attributes of the request: model, parameters, flattened prompt and offered functions. They are added to
+ * `out` (a new map by default), which is returned.
+ */
+export function llmRequestAttributes(request: LlmRequest): LlmSpanAttributes;
+export function llmRequestAttributes<T extends AttributeSink>(request: LlmRequest, out: T): T;
+export function llmRequestAttributes(request: LlmRequest, out: AttributeSink = {}): AttributeSink {
   put(out, ATTR_GEN_AI_SYSTEM, request.provider ?? 'openai');
   put(out, ATTR_GEN_AI_REQUEST_MODEL, request.model);
   put(out, ATTR_GEN_AI_REQUEST_TEMPERATURE, request.temperature);
@@ -145,9 +172,14 @@ export function llmRequestAttributes(request: LlmRequest): LlmSpanAttributes {
   return out;
 }
 
-/** Contract 2 attributes of the response: id, model, completions, usage, token ids and logprobs. */
-export function llmResponseAttributes(response: LlmResponse): LlmSpanAttributes {
-  const out: LlmSpanAttributes = {};
+/**
+ * Contract 2 attributes of the response: id, model, completions, usage, token ids and logprobs. They are added to
+ * `out` (a new map by default; the gateway passes the request half it built while the backend worked), which is
+ * returned.
+ */
+export function llmResponseAttributes(response: LlmResponse): LlmSpanAttributes;
+export function llmResponseAttributes<T extends AttributeSink>(response: LlmResponse, out: T): T;
+export function llmResponseAttributes(response: LlmResponse, out: AttributeSink = {}): AttributeSink {
   put(out, ATTR_GEN_AI_RESPONSE_ID, response.id);
   put(out, ATTR_GEN_AI_RESPONSE_MODEL, response.model);
   const reasons = response.choices.map((c) => c.finishReason).filter((r): r is string => typeof r === 'string');
@@ -164,15 +196,20 @@ export function llmResponseAttributes(response: LlmResponse): LlmSpanAttributes 
   });
   put(out, ATTR_GEN_AI_USAGE_INPUT_TOKENS, response.inputTokens);
   put(out, ATTR_GEN_AI_USAGE_PROMPT_TOKENS, response.inputTokens);
+  put(out, ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, response.cachedInputTokens);
   put(out, ATTR_GEN_AI_USAGE_OUTPUT_TOKENS, response.outputTokens);
   put(out, ATTR_GEN_AI_USAGE_COMPLETION_TOKENS, response.outputTokens);
   if (isIntArray(response.promptTokenIds)) out[ATTR_PROMPT_TOKEN_IDS] = response.promptTokenIds;
   if (isIntArray(response.responseTokenIds)) out[ATTR_RESPONSE_TOKEN_IDS] = response.responseTokenIds;
-  if (Array.isArray(response.logprobs) && response.logprobs.length > 0) {
+  if (response.logprobsJson !== undefined) {
+    if (!EMPTY_LIST.test(response.logprobsJson)) out[ATTR_LOGPROBS_CONTENT] = response.logprobsJson;
+  } else if (Array.isArray(response.logprobs) && response.logprobs.length > 0) {
     out[ATTR_LOGPROBS_CONTENT] = JSON.stringify(response.logprobs);
   }
   return out;
 }
+
+const EMPTY_LIST = /^\s*\[\s*\]\s*$/;
 
 /** A non-empty array of integers (what Contract 2 accepts as token ids). */
 export function isIntArray(value: unknown): value is number[] {
@@ -202,24 +239,4 @@ export function toolSpanAttributes(options: {
   }
   out[ATTR_TOOL_CALL_TYPE] = options.type ?? 'function';
   return out;
-}
-
-/**
- * Headers an adapter adds to an outgoing LLM request so the gateway's span joins the adapter's (Contract 2): a W3C
- * `traceparent` for the span active in `ctx`, plus `x-rollout-id` / `x-attempt-id` from the rollout context (or the
- * `AGL_ROLLOUT_ID` / `AGL_ATTEMPT_ID` env vars of a process agent). Empty when there is nothing to propagate.
- */
-export function llmRequestHeaders(ctx: Context = otelContext.active()): Record<string, string> {
-  const headers: Record<string, string> = {};
-  const spanContext = trace.getSpanContext(ctx);
-  if (spanContext && trace.isSpanContextValid(spanContext)) {
-    const flags = (spanContext.traceFlags & 0xff).toString(16).padStart(2, '0');
-    headers.traceparent = `00-${spanContext.traceId}-${spanContext.spanId}-${flags}`;
-  }
-  const rollout = getRolloutContext();
-  const rolloutId = rollout?.rolloutId ?? process.env.AGL_ROLLOUT_ID;
-  const attemptId = rollout?.attemptId ?? process.env.AGL_ATTEMPT_ID;
-  if (rolloutId) headers[HEADER_ROLLOUT_ID] = rolloutId;
-  if (attemptId) headers[HEADER_ATTEMPT_ID] = attemptId;
-  return headers;
 }

@@ -1,6 +1,7 @@
 import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
 import { utf8Text } from '../utf8-text';
 import {
+  ConflictError,
   ConnectionError,
   HttpError,
   InvalidTransitionError,
@@ -90,6 +91,8 @@ export function errorFromResponse(status: number, body: unknown): AglError {
       return new ValidationError(detail, Array.isArray(record.issues) ? (record.issues as ValidationIssue[]) : [], {
         status: status === 400 ? 400 : 422,
       });
+    case 'AGL_ConflictError':
+      return new ConflictError(str('field') || 'unknown', detail);
     case 'AGL_InvalidTransitionError': {
       const entity = str('entity') === 'attempt' ? 'attempt' : 'rollout';
       const id = /transition for (\S+):/.exec(detail)?.[1] ?? '';

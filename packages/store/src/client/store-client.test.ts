@@ -346,3 +346,53 @@ describe('StoreClient dequeue, batches and waits', () => {
     expect(await c.waitForRollouts(['ro-unknown'], { timeoutSeconds: 60 })).toEqual([]);
   });
 });
+
+describe('StoreClient production routes', () => {
+  it('applyRecords sends one request that the server applies in order; addFeedback writes the final reward', async () => {
+    const store = new MemoryStore();
+    const server = await createStoreServer({ store, port: 0 });
+    closers.push(
+      () => store.close(),
+      () => server.close(),
+    );
+    const { c } = client(server.url);
+    const span = {
+      rolloutId: 'ro-p1',
+      attemptId: 'at-p1',
+      sequenceId: 1,
+      traceId: 't1',
+      spanId: 's1',
+      parentId: null,
+      name: 'openai.chat.completion',
+      startTime: 11,
+      endTime: 12,
+      attributes: { 'gen_ai.prompt.0.role': 'user' },
+    };
+    const records = [
+      {
+        kind: 'start' as const,
+        rolloutId: 'ro-p1',
+        attemptId: 'at-p1',
+        input: { q: 'hi' },
+        metadata: {},
+        startTime: 10,
+      },
+      { kind: 'spans' as const, spans: [span] },
+      { kind: 'end' as const, rolloutId: 'ro-p1', attemptId: 'at-p1', status: 'succeeded' as const, endTime: 13 },
+      { kind: 'end' as const, rolloutId: 'ro-unknown', attemptId: 'at-x', status: 'failed' as const, endTime: 13 },
+    ];
+    const result = await c.applyRecords(records);
+    expect(result.applied).toBe(3);
+    expect(result.rejected).toEqual([
+      { index: 3, kind: 'end', errorType: 'AGL_NotFoundError', detail: expect.stringContaining('ro-unknown') },
+    ]);
+    expect(await store.getRolloutById('ro-p1')).toMatchObject({ status: 'succeeded', startTime: 10, endTime: 13 });
+    expect((await store.querySpans({ rolloutId: 'ro-p1' })).items[0]?.attributes).toEqual(span.attributes);
+
+    const feedback = await c.addFeedback('ro-p1', 1, { comment: 'thanks', dimensions: { tone: 0.5 } });
+    expect(feedback).toMatchObject({ rolloutId: 'ro-p1', sequenceId: 2 });
+    expect(feedback.attributes).toMatchObject({ 'agl.reward.source': 'feedback', 'agl.feedback.comment': 'thanks' });
+    await expect(c.addFeedback('ro-p1', Number.NaN as unknown as number)).rejects.toThrow(/reward/);
+    await expect(c.addFeedback('ro-nope', 1)).rejects.toMatchObject({ name: 'AGL_NotFoundError' });
+  });
+});

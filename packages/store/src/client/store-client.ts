@@ -16,10 +16,13 @@ import {
   type SpanInput,
 } from '@agl/core/schema';
 import {
+  type ApplyRecordsResult,
   type AttemptUpdate,
+  type FeedbackOptions,
   type LightningStore,
   type PageOptions,
   type PaginatedResult,
+  type ProductionRecord,
   type QueryResourcesOptions,
   type QueryRolloutsOptions,
   type QuerySpansOptions,
@@ -173,8 +176,11 @@ export class StoreClient implements LightningStore {
   }
 
   async startRollout(request: StartRolloutRequest): Promise<AttemptedRollout> {
-    const { workerId, ...rest } = request;
-    const body = { ...(toWire('enqueueRequest', rest) as Json), worker_id: workerId ?? null };
+    const { workerId, rolloutId, attemptId, startTime, ...rest } = request;
+    const body: Json = { ...(toWire('enqueueRequest', rest) as Json), worker_id: workerId ?? null };
+    if (rolloutId !== undefined) body.rollout_id = rolloutId;
+    if (attemptId !== undefined) body.attempt_id = attemptId;
+    if (startTime !== undefined) body.start_time = startTime;
     return readAttempted(await this.#post(`${P}/rollouts`, body));
   }
 
@@ -265,10 +271,11 @@ export class StoreClient implements LightningStore {
   }
 
   async updateAttempt(rolloutId: string, attemptId: string, update: AttemptUpdate): Promise<Attempt> {
-    const body = extraKeys(update, ['status', 'workerId', 'lastHeartbeatTime', 'metadata']);
+    const body = extraKeys(update, ['status', 'workerId', 'lastHeartbeatTime', 'endTime', 'metadata']);
     if (update.status !== undefined) body.status = update.status;
     if (update.workerId !== undefined) body.worker_id = update.workerId;
     if (update.lastHeartbeatTime !== undefined) body.last_heartbeat_time = update.lastHeartbeatTime;
+    if (update.endTime !== undefined) body.end_time = update.endTime;
     if (update.metadata !== undefined) body.metadata = update.metadata;
     return readAttempt(await this.#post(`${P}/rollouts/${enc(rolloutId)}/attempts/${enc(attemptId)}`, body));
   }
@@ -475,6 +482,46 @@ export class StoreClient implements LightningStore {
         return done; // a server without the header answered early: nothing left to wait for
       }
     }
+  }
+
+  /**
+   * Sends a production recorder's records (`applyRecords` on the server, `POST /v1/agl/records`) in one request.
+   * Idempotent, so a batch whose answer was lost may be sent again. `retry: false` tries once (the recorder keeps its
+   * own queue and backoff).
+   */
+  async applyRecords(
+    records: readonly ProductionRecord[],
+    options: { retry?: boolean } = {},
+  ): Promise<ApplyRecordsResult> {
+    this.#open();
+    const body = { records: records.map((record) => toWire('productionRecord', record)) };
+    const answer = (
+      await this.#http.call({
+        method: 'POST',
+        path: `${P}/records`,
+        body,
+        ...(options.retry === false ? { retry: false } : {}),
+      })
+    ).body as { applied?: unknown; rejected?: unknown } | null;
+    const rejected = Array.isArray(answer?.rejected) ? (answer.rejected as Array<Record<string, unknown>>) : [];
+    return {
+      applied: typeof answer?.applied === 'number' ? answer.applied : 0,
+      rejected: rejected.map((r) => ({
+        index: Number(r.index),
+        kind: String(r.kind),
+        errorType: String(r.error_type),
+        detail: String(r.detail),
+      })),
+    };
+  }
+
+  /** Records a user's late feedback on a rollout (`POST /v1/agl/rollouts/{id}/feedback`); see `recordFeedback`. */
+  async addFeedback(rolloutId: string, reward: number | boolean, options: FeedbackOptions = {}): Promise<Span> {
+    const body: Json = { reward };
+    if (options.comment !== undefined) body.comment = options.comment;
+    if (options.dimensions !== undefined) body.dimensions = options.dimensions;
+    const answer = (await this.#post(`${P}/rollouts/${enc(rolloutId)}/feedback`, body)) as { span?: unknown } | null;
+    return readSpan(answer?.span);
   }
 
   async statistics(): Promise<StoreStatistics> {

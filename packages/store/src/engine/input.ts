@@ -12,7 +12,7 @@ import {
   parseApi,
 } from '@agl/core/schema';
 import { ValidationError } from '@agl/core/errors';
-import { isForbiddenKey, isRecord } from '@agl/core/guards';
+import { idProblem, isForbiddenKey, isRecord } from '@agl/core/guards';
 
 /** Validates input with zod and throws `ValidationError` naming the field; re-exported for the backends. */
 export { parseApi };
@@ -85,7 +85,18 @@ export const QueryWorkersInput = z.object({
 
 export const QueryResourcesInput = z.object({ ...Page, resourcesId: Str, resourcesIdContains: Str });
 
-export const StartRolloutInput = EnqueueRolloutRequest.extend({ workerId: z.string().min(1).nullable().optional() });
+/** An id a client chooses (`startRollout`'s `rolloutId` / `attemptId`): a plain name (see `idProblem`). */
+const ClientId = z.string().superRefine((id, ctx) => {
+  const problem = idProblem(id);
+  if (problem) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(id.slice(0, 40))} ${problem}` });
+});
+
+export const StartRolloutInput = EnqueueRolloutRequest.extend({
+  workerId: z.string().min(1).nullable().optional(),
+  rolloutId: ClientId.optional(),
+  attemptId: ClientId.optional(),
+  startTime: z.number().finite().positive().optional(),
+});
 export { EnqueueRolloutRequest as EnqueueRolloutInput };
 
 export const DequeueInput = z.object({
@@ -108,6 +119,7 @@ export const RolloutUpdateInput = z.strictObject({
 /** `updateAttempt` fields. */
 export const AttemptUpdateInput = z.strictObject({
   status: AttemptStatus.optional(),
+  endTime: z.number().finite().positive().optional(),
   workerId: z.string().optional(),
   lastHeartbeatTime: z.number().optional(),
   metadata: JsonObject.nullable().optional(),

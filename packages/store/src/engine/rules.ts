@@ -1,8 +1,10 @@
+import { ConflictError, ValidationError } from '@agl/core/errors';
 import {
   defaultRolloutConfig,
   newAttemptId,
   newRolloutId,
   type Attempt,
+  type AttemptedRollout,
   type AttemptStatus,
   type EnqueueRolloutRequest,
   type JsonObject,
@@ -20,6 +22,10 @@ type EnqueueRequest = Omit<EnqueueRolloutRequest, 'config'> & {
   mode?: RolloutMode;
   config?: RolloutConfig | null;
   metadata?: JsonObject | null;
+  /** A client-chosen id (`startRollout`). */
+  rolloutId?: string;
+  /** When the client saw the rollout start (`startRollout`). */
+  startTime?: number;
 };
 
 /**
@@ -33,9 +39,9 @@ export function newRolloutRecord(
   latestResources: string | null,
 ): Rollout {
   return {
-    rolloutId: newRolloutId(),
+    rolloutId: request.rolloutId ?? newRolloutId(),
     input: request.input ?? null,
-    startTime: now,
+    startTime: request.startTime ?? now,
     endTime: null,
     mode: request.mode ?? null,
     resourcesId: request.resourcesId ?? latestResources,
@@ -46,10 +52,16 @@ export function newRolloutRecord(
 }
 
 /** A new `preparing` attempt. */
-export function newAttemptRecord(rolloutId: string, sequenceId: number, workerId: string | null, now: number): Attempt {
+export function newAttemptRecord(
+  rolloutId: string,
+  sequenceId: number,
+  workerId: string | null,
+  now: number,
+  attemptId: string = newAttemptId(),
+): Attempt {
   return {
     rolloutId,
-    attemptId: newAttemptId(),
+    attemptId,
     sequenceId,
     startTime: now,
     endTime: null,
@@ -128,4 +140,33 @@ export function watchdogVerdict(rollout: Rollout, attempt: Attempt, now: number)
     if (now - since > unresponsiveSeconds) return 'unresponsive';
   }
   return null;
+}
+
+/**
+ * `startRollout` with a client-chosen `rolloutId` that the store already has: the same attempt id (or none) is a
+ * retry and gets the stored rollout back; another attempt id is a conflict (409).
+ */
+export function repeatedStart(
+  rollout: Rollout,
+  latest: Attempt | null,
+  attemptId: string | undefined,
+): AttemptedRollout {
+  if (latest && (attemptId === undefined || attemptId === latest.attemptId)) return { ...rollout, attempt: latest };
+  throw new ConflictError(
+    'rolloutId',
+    `startRollout: rollout ${rollout.rolloutId} already exists with attempt ${JSON.stringify(latest?.attemptId ?? null)}, not ${JSON.stringify(attemptId)}; choose a new rolloutId, or retry with the attempt id it was started with.`,
+  );
+}
+
+/**
+ * The time an `updateAttempt` status change happens at: the client's `endTime` with a terminal status (a record
+ * delivered late keeps the time it happened), else the store's clock. `endTime` with any other status is refused.
+ */
+export function statusChangeTime(update: { status?: AttemptStatus; endTime?: number }, now: number): number {
+  if (update.endTime === undefined) return now;
+  if (update.status === 'succeeded' || update.status === 'failed') return update.endTime;
+  throw new ValidationError(
+    `updateAttempt: end_time is only taken with a terminal status (succeeded or failed), got status ${JSON.stringify(update.status ?? null)}; drop end_time or send the final status with it.`,
+    [{ path: 'endTime', message: 'needs a terminal status' }],
+  );
 }

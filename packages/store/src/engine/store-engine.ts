@@ -35,6 +35,8 @@ import { fastParseSpan } from './fast-span';
 import {
   newAttemptRecord,
   newRolloutRecord,
+  repeatedStart,
+  statusChangeTime,
   newWorker,
   syncWorkerFromAttempt,
   syncWorkerOnEmptyDequeue,
@@ -275,9 +277,9 @@ export class StoreEngine {
     this.#s.putWorker(syncWorkerFromAttempt(worker, attempt, now, fromDequeue));
   }
 
-  #newAttempt(rollout: Rollout, workerId: string | null, now: number): Attempt {
+  #newAttempt(rollout: Rollout, workerId: string | null, now: number, attemptId?: string): Attempt {
     const previous = this.#s.getLatestAttempt(rollout.rolloutId);
-    const attempt = newAttemptRecord(rollout.rolloutId, (previous?.sequenceId ?? 0) + 1, workerId, now);
+    const attempt = newAttemptRecord(rollout.rolloutId, (previous?.sequenceId ?? 0) + 1, workerId, now, attemptId);
     this.#s.insertAttempt(attempt);
     return attempt;
   }
@@ -288,9 +290,11 @@ export class StoreEngine {
     const req = parseApi(StartRolloutInput, request, 'startRollout request');
     return this.#tx(() => {
       const now = this.#clock.now();
+      const existing = req.rolloutId === undefined ? null : this.#s.getRollout(req.rolloutId);
+      if (existing) return repeatedStart(existing, this.#s.getLatestAttempt(existing.rolloutId), req.attemptId);
       const rollout = newRolloutRecord(req, 'preparing', now, this.#s.getLatestResourcesId());
       this.#s.insertRollouts([rollout]);
-      const attempt = this.#newAttempt(rollout, req.workerId ?? null, now);
+      const attempt = this.#newAttempt(rollout, req.workerId ?? null, req.startTime ?? now, req.attemptId);
       this.#syncWorker(attempt, now, false);
       return { ...rollout, attempt };
     });
@@ -404,7 +408,7 @@ export class StoreEngine {
       if (u.metadata !== undefined) attempt.metadata = u.metadata === null ? null : { ...u.metadata };
       const isLatest = attempt.attemptId === latest.attemptId;
       if (u.status !== undefined) {
-        this.#setAttemptStatus(rollout, attempt, u.status, now, isLatest);
+        this.#setAttemptStatus(rollout, attempt, u.status, statusChangeTime(u, now), isLatest);
       } else {
         this.#s.updateAttempt(attempt);
         if (u.workerId) this.#syncWorker(attempt, now, false);

@@ -35,6 +35,8 @@ import {
 import {
   newAttemptRecord,
   newRolloutRecord,
+  repeatedStart,
+  statusChangeTime,
   newWorker,
   syncWorkerFromAttempt,
   syncWorkerOnEmptyDequeue,
@@ -201,9 +203,15 @@ export class AsyncStoreEngine {
     await t.s.putWorker(syncWorkerFromAttempt(worker, attempt, now, fromDequeue));
   }
 
-  async #newAttempt(t: Tx, rollout: Rollout, workerId: string | null, now: number): Promise<Attempt> {
+  async #newAttempt(
+    t: Tx,
+    rollout: Rollout,
+    workerId: string | null,
+    now: number,
+    attemptId?: string,
+  ): Promise<Attempt> {
     const previous = await t.s.getLatestAttempt(rollout.rolloutId);
-    const attempt = newAttemptRecord(rollout.rolloutId, (previous?.sequenceId ?? 0) + 1, workerId, now);
+    const attempt = newAttemptRecord(rollout.rolloutId, (previous?.sequenceId ?? 0) + 1, workerId, now, attemptId);
     await t.s.insertAttempt(attempt);
     return attempt;
   }
@@ -214,9 +222,11 @@ export class AsyncStoreEngine {
     const req = parseApi(StartRolloutInput, request, 'startRollout request');
     return this.#tx(async (t) => {
       const now = this.#clock.now();
+      const existing = req.rolloutId === undefined ? null : await t.s.getRollout(req.rolloutId);
+      if (existing) return repeatedStart(existing, await t.s.getLatestAttempt(existing.rolloutId), req.attemptId);
       const rollout = newRolloutRecord(req, 'preparing', now, await t.s.getLatestResourcesId());
       await t.s.insertRollouts([rollout]);
-      const attempt = await this.#newAttempt(t, rollout, req.workerId ?? null, now);
+      const attempt = await this.#newAttempt(t, rollout, req.workerId ?? null, req.startTime ?? now, req.attemptId);
       await this.#syncWorker(t, attempt, now, false);
       return { ...rollout, attempt };
     });
@@ -333,7 +343,7 @@ export class AsyncStoreEngine {
       if (u.metadata !== undefined) attempt.metadata = u.metadata === null ? null : { ...u.metadata };
       const isLatest = attempt.attemptId === latest.attemptId;
       if (u.status !== undefined) {
-        await this.#setAttemptStatus(t, rollout, attempt, u.status, now, isLatest);
+        await this.#setAttemptStatus(t, rollout, attempt, u.status, statusChangeTime(u, now), isLatest);
       } else {
         await t.s.updateAttempt(attempt);
         if (u.workerId) await this.#syncWorker(t, attempt, now, false);

@@ -21,6 +21,7 @@ import { registerEventRoutes } from './routes/event-routes';
 import { registerExtRoutes } from './routes/ext-routes';
 import { isStaticAppRequest, registerStaticRoutes } from './routes/ext-static-routes';
 import { registerMiscRoutes } from './routes/misc-routes';
+import { registerProductionRoutes } from './routes/production-routes';
 import { otlpRoutesPlugin } from './routes/otlp-routes';
 import { registerResourceWorkerRoutes } from './routes/resource-worker-routes';
 import { registerRolloutRoutes } from './routes/rollout-routes';
@@ -262,6 +263,7 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
   registerSpanRoutes(app, ctx);
   registerResourceWorkerRoutes(app, ctx);
   registerEventRoutes(app, ctx);
+  registerProductionRoutes(app, ctx);
   registerExtRoutes(app, ctx);
   if (options.staticDir) registerStaticRoutes(app, options.staticDir);
   await app.register(otlpRoutesPlugin(ctx));

@@ -1,5 +1,6 @@
 import {
   AglError,
+  ConflictError,
   HttpError,
   InvalidTransitionError,
   NotFoundError,
@@ -21,6 +22,7 @@ export interface ErrorBody {
   id?: string;
   from?: string;
   to?: string;
+  field?: string;
 }
 
 /** Stable `error_type` values for failures that are not thrown by the store. */
@@ -71,6 +73,9 @@ export function toErrorReply(error: unknown, options: { bodyLimit: number }): Er
       status: 409,
       body: { detail: error.message, error_type: error.name, entity: error.entity, from: error.from, to: error.to },
     };
+  }
+  if (ConflictError.isInstance(error)) {
+    return { status: 409, body: { detail: error.message, error_type: error.name, field: error.field } };
   }
   if (StoreClosedError.isInstance(error)) {
     return { status: 503, body: { detail: error.message, error_type: error.name } };

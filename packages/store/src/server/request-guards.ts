@@ -1,22 +1,10 @@
 import type { FastifyCorsOptions } from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 import { UserError } from '@agl/core/errors';
+import { idProblem, MAX_ID_LENGTH } from '@agl/core/guards';
 import { hostHeaderAllowed, hostRefusedDetail } from '@agl/core/net';
 import { HTTP_ERROR_TYPES, fieldError } from './http-errors';
 import { sendJson } from './route-context';
-
-/** Longest id accepted in a URL path (store ids are about 40 characters). */
-export const MAX_PATH_ID_LENGTH = 256;
-
-/** True for a path id that is never a real id: `.`, `..`, and any with a slash, a backslash or a control character. */
-function isOddId(id: string): boolean {
-  if (id === '.' || id === '..') return true;
-  for (let i = 0; i < id.length; i++) {
-    const c = id.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f || c === 0x2f || c === 0x5c) return true;
-  }
-  return false;
-}
 
 /**
  * DNS rebinding: a server bound to loopback answers only `Host` values naming loopback (or one of `allowedHosts`), so
@@ -31,7 +19,7 @@ export function registerHostCheck(app: FastifyInstance, bindHost: string, allowe
 }
 
 /**
- * Ids in the URL path (`:rollout_id`, `:resources_id`, ...) are 1 to {@link MAX_PATH_ID_LENGTH} characters, not `.`
+ * Ids in the URL path (`:rollout_id`, `:resources_id`, ...) are 1 to `MAX_ID_LENGTH` characters, not `.`
  * or `..`, without slashes, backslashes or control characters; anything else is a 400 naming the parameter, before the
  * body is read.
  */
@@ -41,11 +29,11 @@ export function registerPathIdCheck(app: FastifyInstance): void {
     if (params === undefined || params === null) return;
     for (const [name, value] of Object.entries(params)) {
       if (!name.endsWith('_id') || typeof value !== 'string') continue;
-      if (value === '' || value.length > MAX_PATH_ID_LENGTH || isOddId(value)) {
+      if (idProblem(value) !== null) {
         const shown = value.length > 40 ? `${JSON.stringify(value.slice(0, 40))}...` : JSON.stringify(value);
         throw fieldError(
           name,
-          `${shown} is not a valid id: ids are 1 to ${MAX_PATH_ID_LENGTH} characters, not "." or "..", without "/", "\\" or control characters`,
+          `${shown} is not a valid id: ids are 1 to ${MAX_ID_LENGTH} characters, not "." or "..", without "/", "\\" or control characters`,
           400,
         );
       }

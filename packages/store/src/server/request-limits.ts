@@ -35,6 +35,7 @@ const INGEST_ROUTES = new Set([
   `POST ${API_PREFIX}/spans/next/batch`,
   `POST ${API_PREFIX}/rollouts`,
   `POST ${API_PREFIX}/queues/rollouts/enqueue`,
+  `POST ${API_PREFIX}/records`,
   'POST /api/rollouts/:rollout_id/attempt/:attempt_id/events',
   'POST /v1/traces',
 ]);

@@ -133,7 +133,15 @@ export const AttemptUpdateBody = z.strictObject({
   status: AttemptStatus.optional(),
   worker_id: z.string().optional(),
   last_heartbeat_time: z.number().optional(),
+  end_time: z.number().optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
+});
+/** `POST /rollouts` (start): the worker and, for a recorder that chooses them, the ids and start time. */
+export const StartRolloutIdsBody = z.object({
+  worker_id: z.string().nullable().optional(),
+  rollout_id: z.string().optional(),
+  attempt_id: z.string().optional(),
+  start_time: z.number().optional(),
 });
 /** AGL 1.0 `EventCreate`. */
 export const EventCreateBody = z.strictObject({

@@ -3,6 +3,7 @@ import { concurrencyCases } from './concurrency-cases';
 import { errorCases } from './error-cases';
 import { createHarness } from './harness';
 import { lifecycleCases } from './lifecycle-cases';
+import { productionCases } from './production-cases';
 import { queryCases } from './query-cases';
 import { resourceWorkerCases } from './resource-worker-cases';
 import { spanCases } from './span-cases';
@@ -33,5 +34,6 @@ export function describeStoreConformance(
     resourceWorkerCases(h);
     errorCases(h);
     concurrencyCases(h, options);
+    productionCases(h);
   });
 }

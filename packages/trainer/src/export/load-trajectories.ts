@@ -2,6 +2,7 @@ import { normalizeLlmCall, TraceToTransitions, type AgentMatch, type ToolDefinit
 import { UserError } from '@agl/core/errors';
 import type { RolloutMode, RolloutStatus, Span, Trajectory } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
+import { isFineTuningJobRecord } from '../finetune/job-record';
 
 /** Which rollouts an export reads. Every given filter must match (AND). */
 export interface TrajectoryFilter {
@@ -13,6 +14,10 @@ export interface TrajectoryFilter {
   agentMatch?: AgentMatch | null;
   /** Rollout statuses to keep. Default `['succeeded', 'failed']` (AGL trains on failed rollouts too). */
   statusIn?: RolloutStatus[];
+  /** Only these rollouts (e.g. the best ones a rejection-sampling round picked). */
+  rolloutIdIn?: string[];
+  /** Only rollouts started at or after this time (seconds since the epoch). */
+  startedAfter?: number;
 }
 
 /** Trajectories read from a store, with the tools each call was offered. */
@@ -55,11 +60,15 @@ export async function loadTrajectories(options: {
   const page = await store.queryRollouts({
     statusIn: filter.statusIn ?? ['succeeded', 'failed'],
     ...(filter.modeIn && filter.modeIn.length > 0 ? { modeIn: filter.modeIn } : {}),
+    ...(filter.rolloutIdIn ? { rolloutIdIn: filter.rolloutIdIn } : {}),
     sortBy: 'startTime',
     sortOrder: 'asc',
   });
   const rollouts = page.items.filter(
-    (r) => resourcesIdIn === null || (r.resourcesId !== null && resourcesIdIn.includes(r.resourcesId)),
+    (r) =>
+      (resourcesIdIn === null || (r.resourcesId !== null && resourcesIdIn.includes(r.resourcesId))) &&
+      (filter.startedAfter === undefined || r.startTime >= filter.startedAfter) &&
+      !isFineTuningJobRecord(r),
   );
   const adapter = new TraceToTransitions({ agentMatch: filter.agentMatch ?? null });
   const tools = new Map<Trajectory, Array<ToolDefinition[] | null>>();

@@ -13,6 +13,7 @@ import type { AttemptUpdate, RolloutUpdate } from '@agl/core/store';
 import {
   AttemptQueryBody,
   AttemptUpdateBody,
+  StartRolloutIdsBody,
   DequeueBody,
   RolloutQueryBody,
   StartAttemptBody,
@@ -87,10 +88,20 @@ export function registerRolloutRoutes(app: FastifyInstance, ctx: RouteContext): 
 
   app.post(`${P}/rollouts`, async (request, reply) => {
     const raw = bodyObject(request.body, 'start_rollout request', false);
-    const { worker_id: workerId, ...rest } = raw;
-    const workerIdValue = parseEnvelope(z.string().nullable().optional(), workerId, 'worker_id');
+    const { worker_id: workerId, rollout_id: rolloutId, attempt_id: attemptId, start_time: startTime, ...rest } = raw;
+    const chosen = parseEnvelope(
+      StartRolloutIdsBody,
+      { worker_id: workerId, rollout_id: rolloutId, attempt_id: attemptId, start_time: startTime },
+      'start_rollout request',
+    );
     const parsed = parseWireAt(EnqueueRolloutRequest, 'enqueueRequest', rest, '', 'start_rollout request');
-    const rollout = await ctx.store.startRollout({ ...parsed, workerId: workerIdValue ?? null });
+    const rollout = await ctx.store.startRollout({
+      ...parsed,
+      workerId: chosen.worker_id ?? null,
+      ...(chosen.rollout_id !== undefined ? { rolloutId: chosen.rollout_id } : {}),
+      ...(chosen.attempt_id !== undefined ? { attemptId: chosen.attempt_id } : {}),
+      ...(chosen.start_time !== undefined ? { startTime: chosen.start_time } : {}),
+    });
     return sendJson(reply, 201, toWire('rollout', rollout));
   });
 
@@ -154,12 +165,13 @@ export function registerRolloutRoutes(app: FastifyInstance, ctx: RouteContext): 
 
   app.post<{ Params: AttemptParams }>(`${P}/rollouts/:rollout_id/attempts/:attempt_id`, async (request, reply) => {
     const raw = bodyObject(request.body, 'update_attempt request', false);
-    rejectNulls(raw, ['status', 'worker_id', 'last_heartbeat_time', 'metadata']);
+    rejectNulls(raw, ['status', 'worker_id', 'last_heartbeat_time', 'end_time', 'metadata']);
     const body = parseEnvelope(AttemptUpdateBody, raw, 'update_attempt request');
     const update: AttemptUpdate = {};
     if (body.status !== undefined) update.status = body.status;
     if (body.worker_id !== undefined) update.workerId = body.worker_id;
     if (body.last_heartbeat_time !== undefined) update.lastHeartbeatTime = body.last_heartbeat_time;
+    if (body.end_time !== undefined) update.endTime = body.end_time;
     if (body.metadata !== undefined) update.metadata = parseEnvelope(JsonObject, body.metadata, 'metadata');
     const attempt = await ctx.store.updateAttempt(request.params.rollout_id, request.params.attempt_id, update);
     return sendJson(reply, 200, toWire('attempt', attempt));

@@ -1,0 +1,164 @@
+import { Command, Option } from 'commander';
+import { UserError } from '@agl/core/errors';
+import { isRecord } from '@agl/core/guards';
+import { fineTuneOpenAi, type FineTuningClient, type FineTuningMethod } from '@agl/trainer/finetune';
+import { numberFlag } from './export-filter-flags';
+import { processIo, type CliIo } from './output';
+import { openCliStore, withStoreFlags, type StoreFlags } from './store-options';
+
+interface FinetuneFlags extends StoreFlags {
+  provider: string;
+  baseModel: string;
+  method: FineTuningMethod;
+  minReward?: number;
+  agent?: string;
+  since?: string;
+  suffix?: string;
+  wait?: boolean;
+  baseUrl?: string;
+  cancelOnExit?: boolean;
+  hyperparameters?: string;
+  nEpochs?: number;
+  batchSize?: number;
+  learningRateMultiplier?: number;
+  beta?: number;
+  llmResource?: string;
+  pollInterval: number;
+  json?: boolean;
+}
+
+const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** `--since`: an ISO date/time, or a duration ago such as `7d`, `12h`, `30m`. Seconds since the epoch. */
+export function parseSince(value: string, nowSeconds = Date.now() / 1000): number {
+  const duration = /^(\d+(?:\.\d+)?)([smhd])$/u.exec(value.trim());
+  if (duration) return nowSeconds - Number(duration[1]) * UNITS[duration[2]!]!;
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms))
+    throw new UserError(
+      `--since got ${JSON.stringify(value)}; pass an ISO date such as 2026-01-31 or a duration such as 7d.`,
+    );
+  return ms / 1000;
+}
+
+/** `--hyperparameters` JSON merged with the `--n-epochs` / `--batch-size` / `--learning-rate-multiplier` / `--beta` flags. */
+export function parseHyperparameters(flags: FinetuneFlags): Record<string, unknown> {
+  let base: Record<string, unknown> = {};
+  if (flags.hyperparameters !== undefined) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(flags.hyperparameters);
+    } catch (error) {
+      throw new UserError(
+        `--hyperparameters is not valid JSON (${(error as Error).message}); pass an object such as '{"n_epochs":3}'.`,
+      );
+    }
+    if (!isRecord(parsed)) throw new UserError(`--hyperparameters must be a JSON object such as '{"n_epochs":3}'.`);
+    base = parsed;
+  }
+  const shortcuts: Array<[string, number | undefined]> = [
+    ['n_epochs', flags.nEpochs],
+    ['batch_size', flags.batchSize],
+    ['learning_rate_multiplier', flags.learningRateMultiplier],
+    ['beta', flags.beta],
+  ];
+  for (const [key, value] of shortcuts) if (value !== undefined) base[key] = value;
+  return base;
+}
+
+async function openAiClient(baseURL: string | undefined): Promise<FineTuningClient> {
+  const apiKey = process.env.OPENAI_API_KEY;
+  if (!apiKey)
+    throw new UserError('OPENAI_API_KEY is not set; export the key of the provider that runs the fine-tuning job.');
+  const { default: OpenAI } = await import('openai').catch(() => {
+    throw new UserError('agl finetune needs the `openai` package; run `npm install openai`.');
+  });
+  return new OpenAI({ apiKey, ...(baseURL ? { baseURL } : {}) });
+}
+
+/**
+ * `agl finetune --provider openai --base-model <model> --method sft|dpo`: training data from the store → the provider's
+ * fine-tuning API → one new resources version naming the tuned model.
+ */
+export function finetuneCommand(io: CliIo = processIo): Command {
+  const cmd = new Command('finetune').description(
+    'fine-tune a hosted model on stored transcripts (OpenAI fine-tuning API) and publish it as a new resources version',
+  );
+  withStoreFlags(cmd)
+    .addOption(new Option('--provider <name>', 'fine-tuning provider').choices(['openai']).default('openai'))
+    .requiredOption('--base-model <model>', 'model to fine-tune, e.g. gpt-4o-mini-2024-07-18')
+    .addOption(
+      new Option('--method <method>', 'sft: best transcripts; dpo: better/worse answer pairs per task')
+        .choices(['sft', 'dpo'])
+        .makeOptionMandatory(),
+    )
+    .option('--min-reward <value>', 'sft: only rollouts whose final reward is at least this', numberFlag('min-reward'))
+    .option('--agent <name>', 'only LLM calls made inside the agent with this agent.name')
+    .option('--since <date>', 'only rollouts started since this ISO date or duration ago (7d, 12h)')
+    .option('--suffix <text>', 'added to the tuned model name (up to 64 characters)')
+    .option('--wait', 'follow the job to its end and publish the tuned model (else print the job id and return)')
+    .option('--base-url <url>', 'provider endpoint (default: $OPENAI_BASE_URL, else api.openai.com)')
+    .option('--cancel-on-exit', 'cancel the provider job on Ctrl-C (default: leave it running; rerun to re-attach)')
+    .option('--hyperparameters <json>', 'hyperparameters passed through, e.g. \'{"n_epochs":3}\'')
+    .option('--n-epochs <n>', 'hyperparameter n_epochs', numberFlag('n-epochs', { integer: true, min: 1 }))
+    .option('--batch-size <n>', 'hyperparameter batch_size', numberFlag('batch-size', { integer: true, min: 1 }))
+    .option(
+      '--learning-rate-multiplier <x>',
+      'hyperparameter learning_rate_multiplier',
+      numberFlag('learning-rate-multiplier', { min: 0 }),
+    )
+    .option('--beta <x>', 'dpo hyperparameter beta', numberFlag('beta', { min: 0 }))
+    .option('--llm-resource <name>', 'LLM resource to point at the tuned model (default: the first LLM resource)')
+    .option('--poll-interval <seconds>', 'seconds between job polls', numberFlag('poll-interval', { min: 0 }), 10)
+    .option('--json', 'print the result as JSON')
+    .action(async (flags: FinetuneFlags) => {
+      const hyperparameters = parseHyperparameters(flags);
+      const since = flags.since !== undefined ? parseSince(flags.since) : undefined;
+      const client = await openAiClient(flags.baseUrl ?? (process.env.OPENAI_BASE_URL || undefined));
+      const { store, close } = await openCliStore(flags);
+      const controller = new AbortController();
+      const onSignal = (): void => {
+        io.err(flags.cancelOnExit ? 'interrupted: cancelling the job...' : 'interrupted: leaving the job running...');
+        controller.abort();
+      };
+      process.once('SIGINT', onSignal);
+      try {
+        const result = await fineTuneOpenAi({
+          store,
+          client,
+          baseModel: flags.baseModel,
+          method: flags.method,
+          selection: {
+            ...(flags.minReward !== undefined ? { minReward: flags.minReward } : {}),
+            ...(flags.agent !== undefined ? { agent: flags.agent } : {}),
+            ...(since !== undefined ? { since } : {}),
+          },
+          ...(flags.suffix !== undefined ? { suffix: flags.suffix } : {}),
+          hyperparameters,
+          wait: flags.wait === true,
+          cancelOnExit: flags.cancelOnExit === true,
+          signal: controller.signal,
+          pollIntervalMs: flags.pollInterval * 1000,
+          ...(flags.llmResource !== undefined ? { llmResourceName: flags.llmResource } : {}),
+          onProgress: (line) => io.err(line),
+        });
+        if (flags.json) {
+          io.out(JSON.stringify(result, null, 2));
+          return;
+        }
+        if (result.published) {
+          io.out(`fine_tuned_model=${result.fineTunedModel ?? ''}`);
+          io.out(`resources_id=${result.published.resourcesId}`);
+        } else {
+          io.out(`job_id=${result.jobId}`);
+          io.out(`status=${result.status}`);
+          if (result.status !== 'detached')
+            io.out('rerun the same command with --wait to follow the job and publish the tuned model');
+        }
+      } finally {
+        process.removeListener('SIGINT', onSignal);
+        await close();
+      }
+    });
+  return cmd;
+}

@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { findFinalReward, listFeedback, TraceToTransitions } from '@agl/core/adapters';
+import { applyRecords, recordFeedback } from '@agl/core/store';
+import { expectAglError, makeSpan, type Harness } from './harness';
+
+/**
+ * Production recording (DESIGN.md Contract 1b): client-chosen ids and times, records applied idempotently, late
+ * feedback as the rollout's final reward.
+ */
+export function productionCases(h: Harness): void {
+  describe('production recording', () => {
+    it('startRollout takes client-chosen ids and start time; a retry returns the same rollout', async () => {
+      const request = { input: { q: 1 }, rolloutId: 'ro-client-1', attemptId: 'at-client-1', startTime: 1000.5 };
+      const first = await h.store.startRollout(request);
+      expect(first).toMatchObject({ rolloutId: 'ro-client-1', startTime: 1000.5, mode: null });
+      expect(first.attempt).toMatchObject({ attemptId: 'at-client-1', startTime: 1000.5, sequenceId: 1 });
+      const again = await h.store.startRollout(request);
+      expect(again.attempt.attemptId).toBe('at-client-1');
+      expect((await h.store.queryRollouts({ rolloutIdIn: ['ro-client-1'] })).total).toBe(1);
+      expect((await h.store.queryAttempts({ rolloutId: 'ro-client-1' })).total).toBe(1);
+    });
+
+    it('startRollout refuses an existing rollout id with another attempt id (409) and odd ids (422)', async () => {
+      await h.store.startRollout({ input: 1, rolloutId: 'ro-taken', attemptId: 'at-1' });
+      await expectAglError(
+        h.store.startRollout({ input: 1, rolloutId: 'ro-taken', attemptId: 'at-2' }),
+        'AGL_ConflictError',
+        /already exists/,
+      );
+      for (const rolloutId of ['..', 'a/b', 'x\u0001', 'r'.repeat(257)]) {
+        await expectAglError(h.store.startRollout({ input: 1, rolloutId }), 'AGL_ValidationError');
+      }
+    });
+
+    it('updateAttempt honours endTime with a terminal status only', async () => {
+      const r = await h.store.startRollout({ input: 1, rolloutId: 'ro-end', attemptId: 'at-end', startTime: 10 });
+      await expectAglError(
+        h.store.updateAttempt('ro-end', 'at-end', { status: 'running', endTime: 20 }),
+        'AGL_ValidationError',
+        /terminal status/,
+      );
+      const ended = await h.store.updateAttempt(r.rolloutId, r.attempt.attemptId, { status: 'succeeded', endTime: 12 });
+      expect(ended.endTime).toBe(12);
+      expect(await h.store.getRolloutById('ro-end')).toMatchObject({ status: 'succeeded', endTime: 12 });
+    });
+
+    it('applyRecords creates, fills and ends a rollout; replaying the batch changes nothing', async () => {
+      const span = makeSpan('ro-rec', 'at-rec', { sequenceId: 1, startTime: 101, endTime: 102 });
+      const records = [
+        {
+          kind: 'start',
+          rolloutId: 'ro-rec',
+          attemptId: 'at-rec',
+          input: 'hi',
+          metadata: { source: 'production' },
+          startTime: 100,
+        },
+        { kind: 'spans', spans: [span] },
+        { kind: 'end', rolloutId: 'ro-rec', attemptId: 'at-rec', status: 'succeeded', endTime: 103 },
+      ];
+      expect(await applyRecords(h.store, records)).toEqual({ applied: 3, rejected: [] });
+      expect(await applyRecords(h.store, records)).toEqual({ applied: 3, rejected: [] });
+      const rollout = await h.store.getRolloutById('ro-rec');
+      expect(rollout).toMatchObject({
+        status: 'succeeded',
+        mode: null,
+        startTime: 100,
+        endTime: 103,
+        metadata: { source: 'production' },
+      });
+      expect((await h.store.querySpans({ rolloutId: 'ro-rec' })).total).toBe(1);
+      expect((await h.store.queryAttempts({ rolloutId: 'ro-rec' })).items[0]).toMatchObject({
+        status: 'succeeded',
+        endTime: 103,
+      });
+    });
+
+    it('applyRecords reports a bad or orphan record and still applies the others', async () => {
+      const result = await applyRecords(h.store, [
+        { kind: 'start', rolloutId: 'ro-ok', attemptId: 'at-ok', input: null, startTime: 5 },
+        { kind: 'bogus' },
+        { kind: 'spans', spans: [makeSpan('ro-missing', 'at-x'), makeSpan('ro-ok', 'at-ok', { sequenceId: 2 })] },
+        { kind: 'end', rolloutId: 'ro-ok', attemptId: 'at-ok', status: 'failed', endTime: 6 },
+      ]);
+      expect(result.applied).toBe(2);
+      expect(result.rejected.map((r) => [r.index, r.errorType])).toEqual([
+        [1, 'AGL_ValidationError'],
+        [2, 'AGL_NotFoundError'],
+      ]);
+      expect((await h.store.querySpans({ rolloutId: 'ro-ok' })).total).toBe(1);
+      expect((await h.store.getRolloutById('ro-ok'))?.status).toBe('failed');
+    });
+
+    it('feedback is kept, sorts after the rollout, and wins over the agent reward in transitions', async () => {
+      const r = await h.store.startRollout({ input: 'q', rolloutId: 'ro-fb', attemptId: 'at-fb' });
+      await h.store.addSpans([
+        makeSpan(r.rolloutId, r.attempt.attemptId, {
+          sequenceId: 1,
+          name: 'openai.chat.completion',
+          attributes: llmCall('hello'),
+        }),
+        makeSpan(r.rolloutId, r.attempt.attemptId, {
+          sequenceId: 2,
+          name: 'agentlightning.annotation',
+          attributes: { 'agentlightning.reward.0.value': 0.2 },
+        }),
+      ]);
+      await h.store.updateAttempt(r.rolloutId, r.attempt.attemptId, { status: 'succeeded' });
+      await recordFeedback(h.store, 'ro-fb', 1, { comment: 'great', dimensions: { polite: 0.5 } });
+      await recordFeedback(h.store, 'ro-fb', 0);
+      const spans = (await h.store.querySpans({ rolloutId: 'ro-fb', sortBy: 'sequenceId' })).items;
+      expect(listFeedback(spans).map((f) => [f.reward, f.comment, f.dimensions])).toEqual([
+        [1, 'great', { polite: 0.5 }],
+        [0, undefined, {}],
+      ]);
+      expect(findFinalReward(spans)).toBe(0);
+      const trajectory = new TraceToTransitions().adapt(spans);
+      expect(trajectory.finalReward).toBe(0);
+      expect(trajectory.transitions.at(-1)?.reward).toBe(0);
+      await expectAglError(recordFeedback(h.store, 'ro-nope', 1), 'AGL_NotFoundError', /not found/);
+      await expectAglError(recordFeedback(h.store, 'ro-fb', Number.NaN), 'AGL_ValidationError', /finite/);
+    });
+  });
+}
+
+function llmCall(answer: string): Record<string, string> {
+  return {
+    'gen_ai.prompt.0.role': 'user',
+    'gen_ai.prompt.0.content': 'question',
+    'gen_ai.completion.0.role': 'assistant',
+    'gen_ai.completion.0.content': answer,
+  };
+}
