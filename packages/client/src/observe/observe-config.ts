@@ -95,11 +95,12 @@ function positive(name: string, value: number | undefined, fallback: number): nu
  */
 export function configureObserve(options: ConfigureObserveOptions = {}): void {
   const previous = current;
-  current = createObserver(options, process.env);
+  current = null;
   if (previous) {
     previous.uninstall();
     void previous.recorder?.flush();
   }
+  current = createObserver(options, process.env);
 }
 
 /** The configured observer, configured from the environment on first use. */
@@ -166,7 +167,11 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
   const base = { sampleRate, agentName: options.agentName, logger };
   if (target === undefined) return { ...base, recorder: null, store: null, resources: null, uninstall: () => {} };
   const token = options.token ?? (env.AGL_STORE_TOKEN || undefined);
-  const client = typeof target === 'string' ? new StoreClient(token ? { url: target, token } : { url: target }) : null;
+  // No retries inside the client: the recorder retries with its own backoff, and a resources read must stay short.
+  const client =
+    typeof target === 'string'
+      ? new StoreClient({ url: target, ...(token ? { token } : {}), retryDelays: [], healthRetryDelays: [] })
+      : null;
   const store: LightningStore = client ?? (target as LightningStore);
   const redact = options.redact === false ? null : (options.redact ?? redactSecrets);
   const recorder = new Recorder({
