@@ -218,8 +218,11 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
   });
   const exitMs = options.exitFlushTimeoutMs ?? 5_000;
   const observer: Observer = { ...base, recorder, store, resources, uninstall: () => {} };
+  // One try per process end: `beforeExit` fires again after each flush, and a store that stays down must not keep
+  // the process alive for ever.
+  let exitFlush: Promise<void> | null = null;
   const uninstallExit =
-    exitMs > 0 ? installExitFlush(() => flushRecorder(observer, exitMs).then(() => undefined)) : null;
+    exitMs > 0 ? installExitFlush(() => (exitFlush ??= flushRecorder(observer, exitMs).then(() => undefined))) : null;
   observer.uninstall = () => {
     uninstallExit?.();
     setUnownedSpanHandler(previousHandler);
