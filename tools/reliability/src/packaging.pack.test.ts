@@ -25,7 +25,7 @@ import {
 
 const run = promisify(execFile);
 /** READMEs whose snippet is self-contained: it must run to the end against the installed tarballs. */
-const RUN_IN_FULL = new Set(['@agl/store', '@agl/openai', '@agl/openai-agents', '@agl/vercel-ai']);
+const RUN_IN_FULL = new Set(['@agl/client', '@agl/store', '@agl/openai', '@agl/openai-agents', '@agl/vercel-ai']);
 
 /**
  * `npm pack` of every public workspace package, installed into a temporary project by unpacking each tarball into its
