@@ -32,6 +32,22 @@ export interface ObserveStats {
   unscoped: number;
 }
 
+/** All counters at zero (a process with no store configured reports these). */
+export function emptyStats(): ObserveStats {
+  return {
+    recorded: 0,
+    sampledOut: 0,
+    buffered: 0,
+    bufferedBytes: 0,
+    dropped: 0,
+    droppedSpans: 0,
+    exported: 0,
+    failedExports: 0,
+    rejected: 0,
+    unscoped: 0,
+  };
+}
+
 /** Settings of a {@link Recorder}. */
 export interface RecorderSettings {
   /** Sends a batch; throws when the store cannot be reached (the batch is retried). */
@@ -72,16 +88,7 @@ export class Recorder {
   readonly #settings: RecorderSettings;
   readonly #buffer = new RecordBuffer();
   readonly #live = new Map<string, LiveRollout>();
-  readonly #stats = {
-    recorded: 0,
-    sampledOut: 0,
-    dropped: 0,
-    droppedSpans: 0,
-    exported: 0,
-    failedExports: 0,
-    rejected: 0,
-    unscoped: 0,
-  };
+  readonly #stats = emptyStats();
   readonly #warnedAt = new Map<string, number>();
   readonly #rejectedTypes = new Set<string>();
   #timer: ReturnType<typeof setTimeout> | null = null;
