@@ -6,7 +6,7 @@ import { fieldError } from '../http-errors';
 import { normalizeQuery, parseEnvelope } from '../request-schemas';
 import { API_PREFIX, sendJson, type RouteContext } from '../route-context';
 import { maskSecrets } from '../resource-secrets';
-import { RolloutSummaries, rewardStats, type RolloutSummary } from './ext-rollout-summaries';
+import { rewardStats, type RolloutSummary } from './ext-rollout-summaries';
 
 /** Prefix of AGL's extension routes (dashboard helpers that AGL 0.3's protocol cannot answer). */
 export const EXT_PREFIX = `${API_PREFIX}/ext`;
@@ -73,6 +73,7 @@ function summaryWire(s: RolloutSummary): Record<string, unknown> {
     ...(toWire('rollout', s.rollout) as Record<string, unknown>),
     attempt_count: s.attemptCount,
     final_reward: s.finalReward,
+    feedback_count: s.feedbackCount,
     duration: s.durationSeconds,
     worker_id: s.workerId,
   };
@@ -131,7 +132,7 @@ function pageBounds(limit: number | undefined, offset: number | undefined): { li
  * (secrets masked). Built on the {@link LightningStore} interface only, so every backend serves them.
  */
 export function registerExtRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  const summaries = new RolloutSummaries({ store: ctx.store, clock: ctx.clock });
+  const summaries = ctx.summaries;
 
   // Which store this server serves (the dashboard shows it).
   app.get(`${EXT_PREFIX}/info`, async (_request, reply) => sendJson(reply, 200, { store: ctx.storeLabel ?? null }));
