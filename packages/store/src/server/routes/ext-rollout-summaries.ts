@@ -136,10 +136,13 @@ export class RolloutSummaries {
     return out;
   }
 
-  /** Every rollout that matches `filters` (no pagination), summarised. */
-  async all(filters: Omit<QueryRolloutsOptions, keyof PageOptions> = {}): Promise<RolloutSummary[]> {
+  /** Every rollout that matches `filters` and `keep` (no pagination, start order), summarised. */
+  async all(
+    filters: Omit<QueryRolloutsOptions, keyof PageOptions> = {},
+    keep: (rollout: Rollout | AttemptedRollout) => boolean = () => true,
+  ): Promise<RolloutSummary[]> {
     const page = await this.#store.queryRollouts({ ...filters, limit: -1, sortBy: 'startTime', sortOrder: 'asc' });
-    return this.summarizeAll(page.items);
+    return this.summarizeAll(page.items.filter(keep));
   }
 }
 

@@ -21,7 +21,13 @@ async function start(token?: string): Promise<{ server: StoreServer; store: Memo
   return { server, store, clock };
 }
 
-async function call(url: string, init: RequestInit = {}): Promise<{ status: number; body: any }> {
+async function call(
+  url: string,
+  init: RequestInit = {},
+): Promise<{
+  status: number;
+  body: Record<string, unknown> & { items: Array<Record<string, unknown>>; detail: string };
+}> {
   const res = await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...init.headers } });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };
