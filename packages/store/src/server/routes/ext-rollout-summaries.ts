@@ -1,4 +1,4 @@
-import { findFinalReward, listFeedback } from '@agl/core/adapters';
+import { findFinalReward, listFeedback, type FeedbackEntry } from '@agl/core/adapters';
 import { isAttemptedRollout, isTerminalStatus, type AttemptedRollout, type Rollout } from '@agl/core/schema';
 import { SPAN_ANNOTATION } from '@agl/core/semconv';
 import {
@@ -16,8 +16,8 @@ export interface RolloutSummary {
   attemptCount: number;
   /** Final reward of the latest attempt (feedback, else the agent's, else a judge's: `findFinalReward`), or `null`. */
   finalReward: number | null;
-  /** Feedback spans on the latest attempt (`listFeedback`). */
-  feedbackCount: number;
+  /** Users' feedback on the latest attempt, oldest first (`listFeedback`). */
+  feedback: FeedbackEntry[];
   /** `endTime - startTime` of the rollout in seconds; `null` while it runs. */
   durationSeconds: number | null;
   /** Worker of the latest attempt. */
@@ -109,7 +109,7 @@ export class RolloutSummaries {
     const summary = {
       attemptCount: attempts.total,
       finalReward: rewardSpans === null ? null : findFinalReward(rewardSpans.items),
-      feedbackCount: rewardSpans === null ? 0 : listFeedback(rewardSpans.items).length,
+      feedback: rewardSpans === null ? [] : listFeedback(rewardSpans.items),
       durationSeconds: rollout.endTime === null ? null : Math.max(0, rollout.endTime - rollout.startTime),
       workerId: attempt?.workerId ?? null,
     };

@@ -84,7 +84,7 @@ function summaryWire(s: RolloutSummary): Record<string, unknown> {
     ...(toWire('rollout', s.rollout) as Record<string, unknown>),
     attempt_count: s.attemptCount,
     final_reward: s.finalReward,
-    feedback_count: s.feedbackCount,
+    feedback_count: s.feedback.length,
     duration: s.durationSeconds,
     worker_id: s.workerId,
   };
@@ -202,7 +202,15 @@ export function registerExtRoutes(app: FastifyInstance, ctx: RouteContext): void
         return { ...(toWire('attempt', attempt) as Record<string, unknown>), span_count: spans.total };
       }),
     );
-    return sendJson(reply, 200, { ...summaryWire(summary), attempts: perAttempt });
+    const feedback = summary.feedback.map((f) => ({
+      reward: f.reward,
+      comment: f.comment ?? null,
+      dimensions: f.dimensions,
+      time: f.time,
+      sequence_id: f.sequenceId,
+      span_id: f.spanId,
+    }));
+    return sendJson(reply, 200, { ...summaryWire(summary), attempts: perAttempt, feedback });
   });
 
   registerTrafficRoute(app, ctx);

@@ -95,8 +95,8 @@ export function matchesRollout(f: TrafficFilter, rollout: Rollout): boolean {
 
 /** The filter on a summary's reward and feedback. */
 export function matchesSummary(f: TrafficFilter, s: RolloutSummary): boolean {
-  if (f.feedback === 'with' && s.feedbackCount === 0) return false;
-  if (f.feedback === 'without' && s.feedbackCount > 0) return false;
+  if (f.feedback === 'with' && s.feedback.length === 0) return false;
+  if (f.feedback === 'without' && s.feedback.length > 0) return false;
   if (f.minReward !== null && (s.finalReward === null || s.finalReward < f.minReward)) return false;
   if (f.maxReward !== null && (s.finalReward === null || s.finalReward > f.maxReward)) return false;
   return true;

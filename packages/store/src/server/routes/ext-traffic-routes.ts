@@ -120,8 +120,8 @@ export function registerTrafficRoute(app: FastifyInstance, ctx: RouteContext): v
       for (const acc of [b, total]) {
         acc.count += 1;
         if (s.rollout.status === 'failed') acc.failed += 1;
-        if (s.feedbackCount > 0) acc.withFeedback += 1;
-        acc.feedbackCount += s.feedbackCount;
+        if (s.feedback.length > 0) acc.withFeedback += 1;
+        acc.feedbackCount += s.feedback.length;
         if (s.finalReward !== null) {
           acc.rewarded += 1;
           acc.rewardSum += s.finalReward;

@@ -52,7 +52,11 @@ describe('production routes', () => {
       body: JSON.stringify({ reward: 1, comment: 'thanks' }),
     });
     expect(given.status).toBe(201);
-    expect((await call(summary)).body).toMatchObject({ final_reward: 1, feedback_count: 1 });
+    expect((await call(summary)).body).toMatchObject({
+      final_reward: 1,
+      feedback_count: 1,
+      feedback: [{ reward: 1, comment: 'thanks', dimensions: {}, time: clock.now() }],
+    });
     expect((await call(`${server.url}/v1/agl/ext/rollouts`)).body.items[0]).toMatchObject({ final_reward: 1 });
 
     // A reward span that a recorder's batch delivers late counts at once too (feedback still wins).
