@@ -87,6 +87,7 @@ export function RolloutsPage({ client, pollMs = 3000, resourcesId = null }: Roll
             <option value="train">train</option>
             <option value="val">val</option>
             <option value="test">test</option>
+            <option value="none">none (live traffic)</option>
           </select>
         </label>
         <label>
