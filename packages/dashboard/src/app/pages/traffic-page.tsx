@@ -1,6 +1,7 @@
 import { useMemo, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from 'recharts';
 import type { ApiClient, TrafficFilters } from '../api/api-client';
+import { FilterSelect, MODES } from '../components/filter-select';
 import { Empty, ErrorBox, Link, Loading, StatusBadge } from '../components/states';
 import { formatPercent, formatReward, formatTime, shortId } from '../lib/format';
 import { useAsync } from '../lib/use-async';
@@ -121,62 +122,28 @@ export function TrafficPage({ client, query = new URLSearchParams(), pollMs = 50
             <option value="day">day</option>
           </select>
         </label>
-        <label>
-          Source
-          <select
-            aria-label="Source filter"
-            value={filters.source ?? ''}
-            onChange={(e) => set({ source: e.target.value || null })}
-          >
-            <option value="">any</option>
-            {[...new Set([...(data?.sources ?? []), ...(filters.source ? [filters.source] : [])])].map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Agent
-          <select
-            aria-label="Agent filter"
-            value={filters.agent ?? ''}
-            onChange={(e) => set({ agent: e.target.value || null })}
-          >
-            <option value="">any</option>
-            {[...new Set([...(data?.agents ?? []), ...(filters.agent ? [filters.agent] : [])])].map((a) => (
-              <option key={a} value={a}>
-                {a}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Feedback
-          <select
-            aria-label="Feedback filter"
-            value={filters.feedback ?? ''}
-            onChange={(e) => set({ feedback: (e.target.value || null) as TrafficFilters['feedback'] })}
-          >
-            <option value="">any</option>
-            <option value="with">with feedback</option>
-            <option value="without">without feedback</option>
-          </select>
-        </label>
-        <label>
-          Mode
-          <select
-            aria-label="Mode filter"
-            value={filters.mode ?? ''}
-            onChange={(e) => set({ mode: e.target.value || null })}
-          >
-            <option value="">any</option>
-            <option value="none">none (live traffic)</option>
-            <option value="train">train</option>
-            <option value="val">val</option>
-            <option value="test">test</option>
-          </select>
-        </label>
+        <FilterSelect
+          label="Source"
+          value={filters.source}
+          choices={data?.sources ?? []}
+          onChange={(source) => set({ source })}
+        />
+        <FilterSelect
+          label="Agent"
+          value={filters.agent}
+          choices={data?.agents ?? []}
+          onChange={(agent) => set({ agent })}
+        />
+        <FilterSelect
+          label="Feedback"
+          value={filters.feedback}
+          choices={[
+            { value: 'with', label: 'with feedback' },
+            { value: 'without', label: 'without feedback' },
+          ]}
+          onChange={(feedback) => set({ feedback: feedback as TrafficFilters['feedback'] })}
+        />
+        <FilterSelect label="Mode" value={filters.mode} choices={MODES} onChange={(mode) => set({ mode })} />
         <label>
           Reward from
           <input
