@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { feedback, observeHandler, observeStats } from '@agl/client';
+import { feedback, observeHandler, observeStats, ROLLOUT_ID_HEADER } from '@agl/client';
 import { isRecord } from '@agl/core/guards';
 import { createSupportAgent, type SupportAgentOptions } from './support-agent';
 
@@ -46,19 +46,23 @@ async function readJsonObject(req: IncomingMessage): Promise<Record<string, unkn
 export function createSupportBot(options: SupportBotOptions = {}): Server {
   const answer = options.answer ?? createSupportAgent(options);
 
+  // Only valid chats are recorded; the body is parsed first and left on `req.body`, where observeHandler's default
+  // input (method, path, body) finds it, as it would after Express's `express.json()`.
   const chat = observeHandler(
-    async (req: IncomingMessage, res: ServerResponse) => {
-      const body = await readJsonObject(req).catch((error: unknown) => error as Error);
-      if (body instanceof Error || typeof body.message !== 'string' || body.message.trim() === '') {
-        const detail = body instanceof BadRequest ? body.message : 'field "message" must be a non-empty string';
-        return sendJson(res, 400, { error: `POST /chat: ${detail}` });
-      }
-      const reply = await answer(body.message);
-      const rolloutId = res.getHeader('x-agl-rollout-id');
+    async (req: IncomingMessage & { body: { message: string } }, res: ServerResponse) => {
+      const reply = await answer(req.body.message);
+      const rolloutId = res.getHeader(ROLLOUT_ID_HEADER);
       sendJson(res, 200, { reply, rolloutId: typeof rolloutId === 'string' ? rolloutId : null });
     },
     { agentName: 'support-bot' },
   );
+
+  async function ask(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readJsonObject(req);
+    if (typeof body.message !== 'string' || body.message.trim() === '')
+      throw new BadRequest('field "message" must be a non-empty string, e.g. {"message": "Where is my order A-1002?"}');
+    await chat(Object.assign(req, { body: { message: body.message } }), res);
+  }
 
   async function rate(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readJsonObject(req);
@@ -77,7 +81,7 @@ export function createSupportBot(options: SupportBotOptions = {}): Server {
     const path = (req.url ?? '/').split('?')[0];
     const route = `${req.method ?? 'GET'} ${path}`;
     const handled = (async () => {
-      if (route === 'POST /chat') return chat(req, res);
+      if (route === 'POST /chat') return ask(req, res);
       if (route === 'POST /feedback') return rate(req, res);
       if (route === 'GET /stats') return sendJson(res, 200, observeStats());
       if (route === 'GET /healthz') return sendJson(res, 200, { ok: true });
