@@ -1,5 +1,6 @@
-import { TraceToTransitions, type Transition } from '@agl/core/adapters';
-import type { Rollout, Span } from '@agl/core/schema';
+import type { ObserveStats } from '@agl/client';
+import { TraceToTransitions } from '@agl/core/adapters';
+import type { Rollout, Span, Transition } from '@agl/core/schema';
 import { StoreClient } from '@agl/store/client';
 import { ORDERS } from './orders';
 
@@ -86,6 +87,6 @@ export function markersIn(spans: Span[], run: string): Set<string> {
 }
 
 /** The service's recorder counters (`GET /stats`, i.e. `observeStats()`). */
-export async function serviceStats(url: string): Promise<Record<string, number>> {
-  return (await (await fetch(`${url}/stats`)).json()) as Record<string, number>;
+export async function serviceStats(url: string): Promise<ObserveStats> {
+  return (await (await fetch(`${url}/stats`)).json()) as ObserveStats;
 }

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { feedback, observeHandler, observeStats, ROLLOUT_ID_HEADER } from '@agl/client';
+import { NotFoundError, ValidationError } from '@agl/core/errors';
 import { isRecord } from '@agl/core/guards';
 import { createSupportAgent, type SupportAgentOptions } from './support-agent';
 
@@ -88,10 +89,16 @@ export function createSupportBot(options: SupportBotOptions = {}): Server {
       sendJson(res, 404, { error: `no route ${route}; use POST /chat, POST /feedback or GET /stats` });
     })();
     handled.catch((error: unknown) => {
-      const bad = error instanceof BadRequest;
-      if (!bad) console.error(`support-bot: ${route} failed:`, error);
+      // Bad input is the caller's (400), an unknown rollout id too (404); anything else is the LLM's or the store's.
+      const status =
+        error instanceof BadRequest || error instanceof ValidationError
+          ? 400
+          : error instanceof NotFoundError
+            ? 404
+            : 502;
+      if (status === 502) console.error(`support-bot: ${route} failed:`, error);
       if (res.headersSent) return void res.end();
-      sendJson(res, bad ? 400 : 502, { error: `${route}: ${(error as Error).message}` });
+      sendJson(res, status, { error: `${route}: ${(error as Error).message}` });
     });
   });
 }
