@@ -13,6 +13,6 @@ export default aglTsupConfig({
     'algorithms/index': 'src/algorithms/index.ts',
     'store/index': 'src/store/index.ts',
     guards: 'src/guards.ts',
-    'net/loopback-host': 'src/net/loopback-host.ts',
+    'net/index': 'src/net/index.ts',
   },
 });

@@ -32,9 +32,9 @@ import {
   type StoreCapabilities,
   type StoreStatistics,
 } from '@agl/core/store';
-import { fastParseSpan } from '../engine/fast-span';
+import { fastParseSpan } from '@agl/core/schema';
 import { HttpTransport, type TransportOptions, type TransportResponse } from './http-transport';
-import { REVEAL_SECRETS_HEADER } from '../server/resource-secrets';
+import { REVEAL_SECRETS_HEADER } from './reveal-secrets-header';
 
 /** Options of {@link StoreClient}: the transport's plus the long-poll chunk and warnings. */
 export interface StoreClientOptions extends TransportOptions {
