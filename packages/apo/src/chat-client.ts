@@ -46,6 +46,8 @@ export interface CompleteOptions {
   messages: ChatMessage[];
   temperature?: number;
   maxTokens?: number;
+  /** Sent as `response_format`, e.g. `{ type: 'json_schema', json_schema: { name, strict: true, schema } }`. */
+  responseFormat?: Record<string, unknown>;
 }
 
 const RETRYABLE = (status: number): boolean => status === 429 || status >= 500;
@@ -131,6 +133,7 @@ export class ChatClient {
             messages: options.messages,
             temperature: options.temperature,
             max_tokens: options.maxTokens,
+            response_format: options.responseFormat,
           }),
           signal: AbortSignal.timeout(this.#o.timeoutMs),
         });

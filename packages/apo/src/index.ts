@@ -23,3 +23,4 @@ export {
 export { paretoFront, complementaryPair, type ScoredCandidate } from './pareto';
 export { SeededRandom, batchIterator } from './seeded-random';
 export type { RejectedChild } from './search-state';
+export * from './judge/index';

@@ -14,3 +14,5 @@ export { roomSelectorRuleLlm } from './room-selector-rule-llm';
 export { adviceCollector, between, failedRuns, ruleEdit, ruleMerge } from './apo-rule-editor';
 export { isCi } from './ci-env';
 export { readJsonFixture, updatingFixtures, UPDATE_FIXTURES_ENV, writeJsonFixture } from './fixture-files';
+export { seedRecorded, type RecordedRollout } from './seed-recorded';
+export { judgeRuleLlm, gradeByMustWords } from './judge-rule-llm';

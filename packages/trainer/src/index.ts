@@ -28,3 +28,16 @@ export { openStore, DEFAULT_STORE_PATH, type OpenedStore } from './trainer/open-
 export { progressSnapshot, watchProgress, finalRewardOf, type ProgressSnapshot } from './trainer/progress';
 export { formatProgress, formatRunSummary, storeFlagsFor, type RunSummary } from './trainer/run-summary';
 export { loadDataset, type DatasetSource } from './dataset/load-dataset';
+export {
+  buildDataset,
+  datasetLine,
+  inputHashFraction,
+  rolloutSource,
+  valPathOf,
+  writeDatasetFiles,
+  type BuildDatasetOptions,
+  type BuiltDataset,
+  type DatasetLine,
+  type DatasetLineMeta,
+} from './dataset/build-dataset';
+export { parseTimeBound } from './dataset/time-bound';

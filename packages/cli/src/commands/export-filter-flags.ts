@@ -15,7 +15,8 @@ export interface ExportFilterFlags extends StoreFlags {
 
 const MODES = ['train', 'val', 'test'] as const;
 
-function list(value: string | undefined): string[] | undefined {
+/** A comma-separated flag value as a list (`undefined` when absent or empty). */
+export function list(value: string | undefined): string[] | undefined {
   if (value === undefined) return undefined;
   const items = value
     .split(',')
@@ -40,6 +41,19 @@ export function withExportFilterFlags(cmd: Command, defaultStatus: string): Comm
     .option('--json', 'print the export counters as JSON');
 }
 
+/** A `--status` value (comma-separated rollout statuses); throws a UserError naming the bad one. */
+export function parseStatuses(value: string | undefined): RolloutStatus[] | undefined {
+  const statuses = list(value);
+  for (const s of statuses ?? []) {
+    if (!(RolloutStatus.options as readonly string[]).includes(s)) {
+      throw new UserError(
+        `--status got ${JSON.stringify(s)}; use one or more of ${RolloutStatus.options.join(', ')} (comma-separated).`,
+      );
+    }
+  }
+  return statuses as RolloutStatus[] | undefined;
+}
+
 /** Turns the flags into a `TrajectoryFilter`, naming the flag and the fix on bad input. */
 export function parseExportFilter(flags: ExportFilterFlags): TrajectoryFilter {
   const filter: TrajectoryFilter = {};
@@ -54,17 +68,8 @@ export function parseExportFilter(flags: ExportFilterFlags): TrajectoryFilter {
     }
     filter.modeIn = modes as Array<NonNullable<RolloutMode>>;
   }
-  const statuses = list(flags.status);
-  if (statuses) {
-    for (const s of statuses) {
-      if (!(RolloutStatus.options as readonly string[]).includes(s)) {
-        throw new UserError(
-          `--status got ${JSON.stringify(s)}; use one or more of ${RolloutStatus.options.join(', ')} (comma-separated).`,
-        );
-      }
-    }
-    filter.statusIn = statuses as RolloutStatus[];
-  }
+  const statuses = parseStatuses(flags.status);
+  if (statuses) filter.statusIn = statuses;
   const resources = list(flags.resourcesId);
   if (resources) filter.resourcesIdIn = resources;
   if (flags.agentMatch !== undefined) {

@@ -9,3 +9,5 @@ export { spansCommand } from './spans-command';
 export { gatewayCommand } from './gateway-serve';
 export { exportCommand } from './export-command';
 export { finetuneCommand } from './finetune-command';
+export { datasetCommand } from './dataset-command';
+export { judgeCommand } from './judge-command';
