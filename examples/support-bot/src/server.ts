@@ -1,13 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { feedback, observeHandler, observeStats, ROLLOUT_ID_HEADER } from '@agl/client';
+import { feedback, observedRollout, observeHandler, observeStats, ROLLOUT_ID_HEADER } from '@agl/client';
 import { NotFoundError, ValidationError } from '@agl/core/errors';
 import { isRecord } from '@agl/core/guards';
-import { createSupportAgent, type SupportAgentOptions } from './support-agent';
+import { createSupportAgent, type SupportAgentOptions, type SupportAnswer, type SupportResources } from './support-agent';
 
 /** Options of {@link createSupportBot}. */
 export interface SupportBotOptions extends SupportAgentOptions {
   /** Answers one customer message (default: the LangChain agent of {@link createSupportAgent}). */
-  answer?: (message: string) => Promise<string>;
+  answer?: SupportAnswer;
 }
 
 const MAX_BODY_BYTES = 64 * 1024;
@@ -51,7 +51,9 @@ export function createSupportBot(options: SupportBotOptions = {}): Server {
   // input (method, path, body) finds it, as it would after Express's `express.json()`.
   const chat = observeHandler(
     async (req: IncomingMessage & { body: { message: string } }, res: ServerResponse) => {
-      const reply = await answer(req.body.message);
+      // The latest published resources (APO's prompt, a fine-tuned model) serve this request; none yet: the defaults.
+      const resources = observedRollout(req)?.resources as SupportResources | undefined;
+      const reply = await answer(req.body.message, resources);
       const rolloutId = res.getHeader(ROLLOUT_ID_HEADER);
       sendJson(res, 200, { reply, rolloutId: typeof rolloutId === 'string' ? rolloutId : null });
     },

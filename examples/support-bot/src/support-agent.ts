@@ -20,25 +20,48 @@ export interface SupportAgentOptions {
   model?: string;
 }
 
-const SYSTEM =
+/** The prompt the service starts with, until a better one is published (e.g. APO's winner). */
+export const SEED_PROMPT =
   'You are the support desk of a web shop. Use the order_status tool to look up any order the customer mentions, ' +
   'then answer in one short sentence.';
+
+/** What a published resources version may change: the prompt (`system_prompt`) and the model (`main_llm`). */
+export interface SupportResources {
+  system_prompt?: { resourceType: string; template?: string };
+  main_llm?: { resourceType: string; model?: string };
+}
+
+/** Answers one customer message, with the prompt and model of `resources` when given (else the defaults). */
+export type SupportAnswer = (message: string, resources?: SupportResources) => Promise<string>;
 
 /**
  * The support agent: an ordinary LangChain `createAgent` + `ChatOpenAI` program with one tool. Nothing in it knows
  * about AGL: the `@agl/langchain/register` preload traces it, and `observeHandler` scopes each request to a rollout.
- * Returns a function that answers one customer message.
+ * Each call builds its prompt and picks its model from `resources` (the latest published version: APO's winning
+ * prompt, a fine-tuned model), falling back to {@link SEED_PROMPT} and the configured model.
  */
-export function createSupportAgent(options: SupportAgentOptions = {}): (message: string) => Promise<string> {
-  const model = new ChatOpenAI({
-    model: options.model ?? process.env.SUPPORT_BOT_MODEL ?? 'gpt-4o-mini',
-    apiKey: options.apiKey ?? process.env.OPENAI_API_KEY ?? 'sk-unused',
-    temperature: 0,
-    maxRetries: 1,
-    configuration: { baseURL: options.baseURL ?? process.env.OPENAI_BASE_URL },
-  });
-  const agent = createAgent({ model, tools: [orderStatus], systemPrompt: SYSTEM, name: 'support-bot' });
-  return async (message) => {
+export function createSupportAgent(options: SupportAgentOptions = {}): SupportAnswer {
+  const agents = new Map<string, ReturnType<typeof createAgent>>();
+  const agentFor = (prompt: string, modelName: string): ReturnType<typeof createAgent> => {
+    const key = `${modelName}\n${prompt}`;
+    let agent = agents.get(key);
+    if (!agent) {
+      const model = new ChatOpenAI({
+        model: modelName,
+        apiKey: options.apiKey ?? process.env.OPENAI_API_KEY ?? 'sk-unused',
+        temperature: 0,
+        maxRetries: 1,
+        configuration: { baseURL: options.baseURL ?? process.env.OPENAI_BASE_URL },
+      });
+      agent = createAgent({ model, tools: [orderStatus], systemPrompt: prompt, name: 'support-bot' });
+      agents.set(key, agent);
+    }
+    return agent;
+  };
+  const defaultModel = options.model ?? process.env.SUPPORT_BOT_MODEL ?? 'gpt-4o-mini';
+  return async (message, resources) => {
+    const prompt = resources?.system_prompt?.template ?? SEED_PROMPT;
+    const agent = agentFor(prompt, resources?.main_llm?.model ?? defaultModel);
     const out = await agent.invoke({ messages: [{ role: 'user', content: message }] }, { recursionLimit: 6 });
     const last = out.messages.at(-1);
     return typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content ?? '');
