@@ -16,7 +16,14 @@ import {
   type FineTuningTestServer,
   type OpenAiTestServer,
 } from '@agl/testing';
-import { REPO_ROOT, SOURCE_FLAGS, startStoreServe, startSupportBotProcess, waitFor, type ChildService } from './child-service';
+import {
+  REPO_ROOT,
+  SOURCE_FLAGS,
+  startStoreServe,
+  startSupportBotProcess,
+  waitFor,
+  type ChildService,
+} from './child-service';
 import { SEED_PROMPT } from './support-agent';
 import { loopRuleLlm, THANKS } from './support-rule-llm';
 
@@ -195,11 +202,14 @@ describe('support-bot: the whole improvement loop from the README', () => {
     // 7. The running service answers with APO's prompt on the tuned model (once its resources cache refreshed).
     const curl = withQuotes(localise(line('curl')));
     const ask = async (): Promise<string | undefined> => {
-      const res = await fetch(curl.find((a) => a.startsWith('http'))!, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: curl[curl.indexOf('-d') + 1],
-      });
+      const res = await fetch(
+        curl.find((a) => a.startsWith('http'))!,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: curl[curl.indexOf('-d') + 1],
+        },
+      );
       const { reply } = (await res.json()) as { reply: string };
       return chatOf(llm.requests.at(-1)!).model === job!.fine_tuned_model ? reply : undefined;
     };

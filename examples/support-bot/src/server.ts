@@ -2,7 +2,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { feedback, observedRollout, observeHandler, observeStats, ROLLOUT_ID_HEADER } from '@agl/client';
 import { NotFoundError, ValidationError } from '@agl/core/errors';
 import { isRecord } from '@agl/core/guards';
-import { createSupportAgent, type SupportAgentOptions, type SupportAnswer, type SupportResources } from './support-agent';
+import {
+  createSupportAgent,
+  type SupportAgentOptions,
+  type SupportAnswer,
+  type SupportResources,
+} from './support-agent';
 
 /** Options of {@link createSupportBot}. */
 export interface SupportBotOptions extends SupportAgentOptions {

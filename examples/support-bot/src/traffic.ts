@@ -11,7 +11,8 @@ const { values } = parseArgs({
   options: { n: { type: 'string', default: '10' }, url: { type: 'string', default: 'http://127.0.0.1:3000' } },
 });
 const n = Number(values.n);
-if (!Number.isInteger(n) || n < 1) throw new Error(`--n must be a whole number of requests such as 30 (got ${values.n})`);
+if (!Number.isInteger(n) || n < 1)
+  throw new Error(`--n must be a whole number of requests such as 30 (got ${values.n})`);
 
 const QUESTIONS = ['Where is my order {id}?', 'Has {id} shipped yet?', 'Any news on order {id}?'];
 const ids: string[] = [];
@@ -37,7 +38,8 @@ if (process.env.AGL_STORE_URL) {
     return rollout !== null && rollout.status !== 'running';
   };
   while (!(await Promise.all(ids.map(stored))).every(Boolean)) {
-    if (Date.now() > deadline) throw new Error(`the store at ${process.env.AGL_STORE_URL} lacks some of the ${n} rollouts after 30 s`);
+    if (Date.now() > deadline)
+      throw new Error(`the store at ${process.env.AGL_STORE_URL} lacks some of the ${n} rollouts after 30 s`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   console.error(`traffic: ${n} requests answered and recorded in ${process.env.AGL_STORE_URL}`);

@@ -17,7 +17,9 @@ export {
   observeHandler,
   observeFetch,
   observedRollout,
-  ROLLOUT_ID_HEADER, type ObserveRequestOptions } from './observe/observe-handler';
+  ROLLOUT_ID_HEADER,
+  type ObserveRequestOptions,
+} from './observe/observe-handler';
 export {
   configureObserve,
   observeStats,

@@ -70,7 +70,10 @@ export function trainCommand(io: CliIo = processIo): Command {
     .option('--store-url <url>', 'use a running `agl store serve` instead of the embedded store')
     .option('--store <path>', 'embedded SQLite store file (default .agl/store.sqlite)')
     .option('--token <token>', 'bearer token of the store server (default $AGL_STORE_TOKEN)')
-    .option('--train <file>', "training tasks (.jsonl or .json, e.g. from `agl dataset build`) instead of the entry's `train`")
+    .option(
+      '--train <file>',
+      "training tasks (.jsonl or .json, e.g. from `agl dataset build`) instead of the entry's `train`",
+    )
     .option('--val <file>', "validation tasks (.jsonl or .json) instead of the entry's `val`")
     .option('--runners <n>', 'number of runner workers', positiveInt)
     .addOption(
