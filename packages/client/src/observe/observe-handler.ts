@@ -47,12 +47,6 @@ class ResponseFailure extends Error {
   override name = 'ResponseFailure';
 }
 
-type NodeHandler<Req extends IncomingMessage, Res extends ServerResponse> = (
-  req: Req,
-  res: Res,
-  ...rest: never[]
-) => unknown;
-
 const requestRollouts = new WeakMap<object, ObservedRollout>();
 
 /**
@@ -69,10 +63,10 @@ export function observedRollout(req: object): ObservedRollout | undefined {
  * response carries `x-agl-rollout-id`. The default input never reads the request stream: its body is `req.body` when
  * a body parser already set it (Express `express.json()`), else left out. The handler's own errors are rethrown.
  */
-export function observeHandler<Req extends IncomingMessage, Res extends ServerResponse>(
-  handler: NodeHandler<Req, Res>,
+export function observeHandler<Req extends IncomingMessage, Res extends ServerResponse, Rest extends unknown[]>(
+  handler: (req: Req, res: Res, ...rest: Rest) => unknown,
   options: ObserveRequestOptions<Req> = {},
-): (req: Req, res: Res, ...rest: never[]) => Promise<void> {
+): (req: Req, res: Res, ...rest: Rest) => Promise<void> {
   return async (req, res, ...rest) => {
     const input = options.input
       ? await options.input(req)
