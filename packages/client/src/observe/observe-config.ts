@@ -95,11 +95,12 @@ function positive(name: string, value: number | undefined, fallback: number): nu
  */
 export function configureObserve(options: ConfigureObserveOptions = {}): void {
   const previous = current;
-  current = createObserver(options, process.env);
+  current = null;
   if (previous) {
     previous.uninstall();
     void previous.recorder?.flush();
   }
+  current = createObserver(options, process.env);
 }
 
 /** The configured observer, configured from the environment on first use. */
@@ -166,7 +167,11 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
   const base = { sampleRate, agentName: options.agentName, logger };
   if (target === undefined) return { ...base, recorder: null, store: null, resources: null, uninstall: () => {} };
   const token = options.token ?? (env.AGL_STORE_TOKEN || undefined);
-  const client = typeof target === 'string' ? new StoreClient(token ? { url: target, token } : { url: target }) : null;
+  // No retries inside the client: the recorder retries with its own backoff, and a resources read must stay short.
+  const client =
+    typeof target === 'string'
+      ? new StoreClient({ url: target, ...(token ? { token } : {}), retryDelays: [], healthRetryDelays: [] })
+      : null;
   const store: LightningStore = client ?? (target as LightningStore);
   const redact = options.redact === false ? null : (options.redact ?? redactSecrets);
   const recorder = new Recorder({
@@ -213,8 +218,11 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
   });
   const exitMs = options.exitFlushTimeoutMs ?? 5_000;
   const observer: Observer = { ...base, recorder, store, resources, uninstall: () => {} };
+  // One try per process end: `beforeExit` fires again after each flush, and a store that stays down must not keep
+  // the process alive for ever.
+  let exitFlush: Promise<void> | null = null;
   const uninstallExit =
-    exitMs > 0 ? installExitFlush(() => flushRecorder(observer, exitMs).then(() => undefined)) : null;
+    exitMs > 0 ? installExitFlush(() => (exitFlush ??= flushRecorder(observer, exitMs).then(() => undefined))) : null;
   observer.uninstall = () => {
     uninstallExit?.();
     setUnownedSpanHandler(previousHandler);

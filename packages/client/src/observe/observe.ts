@@ -77,7 +77,7 @@ export async function observe<T>(
     startTime: Date.now() / 1000,
   });
   const rollout: ObservedRollout = { rolloutId, attemptId, recorded, resources: latest?.resources, resourcesId };
-  if (!recorded) return fn(rollout);
+  if (!recorded) return unrecorded.run(true, () => fn(rollout));
   const ctx: RolloutContext = {
     rolloutId,
     attemptId,

@@ -3,7 +3,7 @@ import type { ResourcesUpdate } from '@agl/core/schema';
 /**
  * The latest published resources, read from the store with a short cache: a request gets the cached value at once;
  * a stale value is refreshed in the background. Only the very first read waits for the store, at most `firstWaitMs`.
- * A failed read keeps the last known value (or `undefined` when none was ever read).
+ * (every request that arrives during that first window shares the same deadline). A failed read keeps the last known value (or `undefined` when none was ever read).
  */
 export class ResourcesCache {
   readonly #load: () => Promise<ResourcesUpdate | null>;
@@ -14,6 +14,8 @@ export class ResourcesCache {
   #loadedAt = -Infinity;
   #loading: Promise<void> | null = null;
   #firstDone = false;
+  /** Until when requests may wait for the first read (set by the first request). */
+  #firstDeadline: number | null = null;
 
   constructor(options: {
     load: () => Promise<ResourcesUpdate | null>;
@@ -30,12 +32,11 @@ export class ResourcesCache {
   /** The current resources; waits (at most `firstWaitMs`) only before the first read has completed. */
   async get(): Promise<ResourcesUpdate | undefined> {
     if (Date.now() - this.#loadedAt >= this.#ttlMs) this.#refresh();
-    if (!this.#firstDone && this.#loading && this.#firstWaitMs > 0) {
+    this.#firstDeadline ??= Date.now() + this.#firstWaitMs;
+    const wait = this.#firstDeadline - Date.now();
+    if (!this.#firstDone && this.#loading && wait > 0) {
       let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        this.#loading,
-        new Promise<void>((resolve) => (timer = setTimeout(resolve, this.#firstWaitMs))),
-      ]);
+      await Promise.race([this.#loading, new Promise<void>((resolve) => (timer = setTimeout(resolve, wait)))]);
       clearTimeout(timer);
     }
     return this.#value;
