@@ -8,3 +8,5 @@ export { rolloutsCommand } from './rollouts-command';
 export { spansCommand } from './spans-command';
 export { gatewayCommand } from './gateway-serve';
 export { exportCommand } from './export-command';
+export { feedbackCommand } from './feedback-command';
+export { resourcesCommand } from './resources-command';
