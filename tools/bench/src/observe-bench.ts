@@ -209,6 +209,9 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
         bufferByteLimitMb: round(bufferMb, 1),
         budgetMb: round(bufferMb + 50, 1),
         withinBudget: peakRssMb < bufferMb + 50,
+        // What the outage added over the recorded service's RSS under the same load with the store up.
+        growthMb: round(peakRssMb - rssBeforeMb, 1),
+        growthWithinBudget: peakRssMb - rssBeforeMb < bufferMb + 50,
         counters: downStats,
       },
       targets: { throughputRatio: 0.9, p50AddedMs: 0.3 },
