@@ -6,16 +6,14 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { startOpenAiTestServer } from '@agl/testing';
-import { startStoreServe, startSupportBotProcess, waitFor } from './child-service';
+import { waitFor } from './child-service';
 import { markedChats, sendChats, serviceStats } from './live-traffic';
-import { supportRuleLlm } from './support-rule-llm';
+import { startSupportStack } from './support-stack';
 
 const db = resolve(process.env.INIT_CWD ?? process.cwd(), '.agl/store.sqlite');
 mkdirSync(dirname(db), { recursive: true });
-const llm = await startOpenAiTestServer({ respond: supportRuleLlm });
-const store = await startStoreServe({ db });
-const bot = await startSupportBotProcess({ OPENAI_BASE_URL: llm.baseURL, AGL_STORE_URL: store.url });
+const stack = await startSupportStack({ db });
+const { bot } = stack;
 try {
   const chats = markedChats(`demo${Date.now().toString(36)}`, 10);
   const answers = await sendChats(bot.url, chats, 4);
@@ -42,8 +40,6 @@ try {
   });
   console.log(`\nrecorded ${stats.recorded} requests (3 with feedback) into ${db}; dropped ${stats.dropped}`);
 } finally {
-  await bot.stop();
-  await store.stop();
-  await llm.close();
+  await stack.close();
 }
 console.log('look at them: npx agl rollouts list, or npx agl store serve and open http://127.0.0.1:4747');

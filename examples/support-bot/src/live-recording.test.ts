@@ -1,46 +1,23 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
-import {
-  REPO_ROOT,
-  SOURCE_FLAGS,
-  startStoreServe,
-  startSupportBotProcess,
-  waitFor,
-  type ChildService,
-} from './child-service';
+import { REPO_ROOT, SOURCE_FLAGS, waitFor } from './child-service';
 import { markedChats, markersIn, readStore, sendChats, serviceStats } from './live-traffic';
-import { supportRuleLlm } from './support-rule-llm';
+import { startSupportStack, type SupportStack } from './support-stack';
 
 // Real processes: the service (`npm start`'s command line) and `agl store serve` in children, the test LLM here, and
 // the feedback from a third process.
 describe('support-bot recorded live', () => {
-  let dir: string;
-  let llm: OpenAiTestServer;
-  let store: ChildService;
-  let bot: ChildService;
-
+  let stack: SupportStack;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'agl-support-bot-'));
-    llm = await startOpenAiTestServer({ respond: supportRuleLlm });
-    store = await startStoreServe({ db: join(dir, 'store.sqlite') });
-    bot = await startSupportBotProcess({ OPENAI_BASE_URL: llm.baseURL, AGL_STORE_URL: store.url });
+    stack = await startSupportStack();
   });
-  afterAll(async () => {
-    await bot?.stop();
-    await store?.stop();
-    await llm?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stack?.close());
 
   it('200 concurrent requests are 200 rollouts with their own LLM spans; 50 late feedbacks become their rewards', async () => {
     const run = `live${Date.now().toString(36)}`;
     const chats = markedChats(run, 200);
-    const answers = await sendChats(bot.url, chats);
+    const answers = await sendChats(stack.bot.url, chats);
     answers.forEach((a, i) => {
       expect(a, chats[i]!.marker).toMatchObject({ status: 200, reply: chats[i]!.expectedReply });
       expect(a.rolloutId).toBeTruthy();
@@ -48,7 +25,7 @@ describe('support-bot recorded live', () => {
     expect(new Set(answers.map((a) => a.rolloutId)).size).toBe(200);
 
     const stored = await waitFor('200 finished rollouts with 2 LLM calls each', async () => {
-      const all = await readStore(store.url);
+      const all = await readStore(stack.store.url);
       const done = all.filter((r) => r.rollout.status === 'succeeded' && r.transitions.length === 2);
       return done.length === 200 && all.length === 200 ? all : undefined;
     });
@@ -63,11 +40,11 @@ describe('support-bot recorded live', () => {
       for (const t of r!.transitions) expect(JSON.stringify(t.state)).toContain(chats[i]!.marker);
       expect(r!.transitions.at(-1)!.reward).toBeNull();
     });
-    expect((await serviceStats(bot.url)).dropped).toBe(0);
+    expect((await serviceStats(stack.bot.url)).dropped).toBe(0);
 
     // The dashboard has seen them (and may have cached them) before the feedback arrives.
     const summary = async (id: string): Promise<{ final_reward: number | null }> =>
-      (await (await fetch(`${store.url}/v1/agl/ext/rollouts/${id}`)).json()) as { final_reward: number | null };
+      (await (await fetch(`${stack.store.url}/v1/agl/ext/rollouts/${id}`)).json()) as { final_reward: number | null };
     const rated = answers
       .slice(0, 50)
       .map((a, i) => ({ rolloutId: a.rolloutId!, reward: (i % 5) / 4, comment: `#${i}` }));
@@ -77,12 +54,12 @@ describe('support-bot recorded live', () => {
     const sender = spawn(
       process.execPath,
       [...SOURCE_FLAGS, 'examples/support-bot/src/send-feedback-main.ts', JSON.stringify(rated)],
-      { cwd: REPO_ROOT, env: { ...process.env, AGL_STORE_URL: store.url, NODE_OPTIONS: '' }, stdio: 'inherit' },
+      { cwd: REPO_ROOT, env: { ...process.env, AGL_STORE_URL: stack.store.url, NODE_OPTIONS: '' }, stdio: 'inherit' },
     );
     const [code] = (await once(sender, 'exit')) as [number | null];
     expect(code).toBe(0);
 
-    const after = new Map((await readStore(store.url)).map((r) => [r.rollout.rolloutId, r]));
+    const after = new Map((await readStore(stack.store.url)).map((r) => [r.rollout.rolloutId, r]));
     const ratedIds = new Set(rated.map((r) => r.rolloutId));
     for (const r of rated) {
       expect(after.get(r.rolloutId)!.transitions.at(-1)!.reward, r.comment).toBe(r.reward);

@@ -5,11 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { startOpenAiTestServer } from '@agl/testing';
-import { REPO_ROOT, serveStore, SOURCE_EXEC_ARGV } from './child-processes';
+import { cpuSecondsOf, REPO_ROOT, serveStore, SOURCE_EXEC_ARGV } from './child-processes';
 import { median, round, type ResultTree } from './results';
 
 const CONCURRENCY = 32;
 const LLM_LATENCY_MS = 5;
+/** The recorder's default buffer bounds (`configureObserve`): 10,000 records, 64 MiB. */
+const BUFFER_BYTE_LIMIT = 64 * 1024 * 1024;
 
 interface Service {
   proc: ChildProcess;
@@ -133,8 +135,13 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
     const rows: ResultTree[] = [];
     for (let i = 0; i < pairs; i += 1) {
       const order = i % 2 === 0 ? [plain, recorded] : [recorded, plain];
-      const got = new Map<Service, Awaited<ReturnType<typeof load>>>();
-      for (const s of order) got.set(s, await load(s.url, { concurrency: CONCURRENCY, ms: legMs }));
+      const got = new Map<Service, Awaited<ReturnType<typeof load>> & { cpuUs: number }>();
+      for (const s of order) {
+        const cpu0 = cpuSecondsOf(s.proc.pid) ?? NaN;
+        const measured = await load(s.url, { concurrency: CONCURRENCY, ms: legMs });
+        const cpuUs = (((cpuSecondsOf(s.proc.pid) ?? NaN) - cpu0) / measured.latencies.length) * 1e6;
+        got.set(s, { ...measured, cpuUs });
+      }
       const a = got.get(plain)!;
       const b = got.get(recorded)!;
       rows.push({
@@ -143,9 +150,11 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
         ratio: round(b.rps / a.rps, 4),
         unrecordedP50Ms: round(a.p50, 3),
         recordedP50Ms: round(b.p50, 3),
+        unrecordedCpuMicrosPerRequest: round(a.cpuUs, 0),
+        recordedCpuMicrosPerRequest: round(b.cpuUs, 0),
       });
       log(
-        `  observe pair ${i + 1}/${pairs}: unrecorded ${a.rps.toFixed(0)} req/s p50 ${a.p50.toFixed(2)} ms, recorded ${b.rps.toFixed(0)} req/s p50 ${b.p50.toFixed(2)} ms, ratio ${(b.rps / a.rps).toFixed(3)}`,
+        `  observe pair ${i + 1}/${pairs}: unrecorded ${a.rps.toFixed(0)} req/s p50 ${a.p50.toFixed(2)} ms, recorded ${b.rps.toFixed(0)} req/s p50 ${b.p50.toFixed(2)} ms, ratio ${(b.rps / a.rps).toFixed(3)}; service CPU ${a.cpuUs.toFixed(0)} → ${b.cpuUs.toFixed(0)} µs/request`,
       );
     }
     // One call at a time, in alternating slices so both sides see the same host.
@@ -168,7 +177,8 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
     });
     peakRssMb = Math.max(peakRssMb, rssMbOf(recorded.proc.pid));
     const downStats = await stats(recorded);
-    const bufferMb = (downStats.bufferByteLimit ?? NaN) / 1024 / 1024;
+    const bufferMb = BUFFER_BYTE_LIMIT / 1024 / 1024;
+    const unrecordedRssMb = rssMbOf(plain.proc.pid);
     log(
       `  observe: store down ${downSeconds} s at ${down.rps.toFixed(0)} req/s: RSS ${rssBeforeMb.toFixed(0)} → peak ${peakRssMb.toFixed(0)} MB (buffer limit ${bufferMb.toFixed(0)} MB), counters ${JSON.stringify(downStats)}`,
     );
@@ -184,15 +194,24 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
         3,
       ),
       serialP50Ms: { unrecorded: round(median(serial.plain), 3), recorded: round(median(serial.recorded), 3) },
+      // Load-independent: the service process's CPU per request (the store's work is not in it).
+      cpuMicrosPerRequest: {
+        unrecorded: round(median(pick('unrecordedCpuMicrosPerRequest')), 0),
+        recorded: round(median(pick('recordedCpuMicrosPerRequest')), 0),
+      },
       pairs: rows,
       storeDown: {
         seconds: downSeconds,
         requestsPerSecond: round(down.rps, 1),
         rssBeforeMb: round(rssBeforeMb, 1),
+        unrecordedServiceRssMb: round(unrecordedRssMb, 1),
         peakRssMb: round(peakRssMb, 1),
         bufferByteLimitMb: round(bufferMb, 1),
         budgetMb: round(bufferMb + 50, 1),
         withinBudget: peakRssMb < bufferMb + 50,
+        // What the outage added over the recorded service's RSS under the same load with the store up.
+        growthMb: round(peakRssMb - rssBeforeMb, 1),
+        growthWithinBudget: peakRssMb - rssBeforeMb < bufferMb + 50,
         counters: downStats,
       },
       targets: { throughputRatio: 0.9, p50AddedMs: 0.3 },
