@@ -1,5 +1,5 @@
 // Seeds a store with rollouts as production recording leaves them: `metadata.source`, `metadata.agent_name`, an agent
-// span, an optional LLM call (with a tool call and its result), the agent's reward, a judge reward and late user
+// span, optional LLM calls (with a tool: one that asks for it, then one that answers with its result), the agent's reward, a judge reward and late user
 // feedback written with core's `recordFeedback`. The other spans are written with `addSpan`.
 import type { JsonObject, JsonValue, RolloutMode } from '@agl/core/schema';
 import { recordFeedback, type LightningStore } from '@agl/core/store';
@@ -12,7 +12,7 @@ export interface RecordedRollout {
   resourcesId?: string;
   /** Agent name written on the `agent.run` span (`agent.name`). */
   spanAgent?: string;
-  /** One LLM call: the user's question and the final answer, with an optional tool call and its result between. */
+  /** The user's question and the final answer, with an optional tool call and its result between (two LLM calls). */
   conversation?: { user: string; answer: string; tool?: { name: string; arguments: string; result: string } };
   /** The agent's own reward. */
   reward?: number;
@@ -25,7 +25,7 @@ export interface RecordedRollout {
 
 type Attrs = Record<string, string | number>;
 
-function llmCallAttributes(c: NonNullable<RecordedRollout['conversation']>): Attrs {
+function prompt(c: NonNullable<RecordedRollout['conversation']>, withTool: boolean): Attrs {
   const a: Attrs = {
     'gen_ai.system': 'openai',
     'gen_ai.request.model': 'agent-model',
@@ -33,10 +33,8 @@ function llmCallAttributes(c: NonNullable<RecordedRollout['conversation']>): Att
     'gen_ai.prompt.0.content': 'You are a helpful assistant.',
     'gen_ai.prompt.1.role': 'user',
     'gen_ai.prompt.1.content': c.user,
-    'gen_ai.completion.0.role': 'assistant',
-    'gen_ai.completion.0.content': c.answer,
   };
-  if (c.tool) {
+  if (withTool && c.tool) {
     Object.assign(a, {
       'gen_ai.prompt.2.role': 'assistant',
       'gen_ai.prompt.2.tool_calls.0.id': 'call_1',
@@ -48,6 +46,25 @@ function llmCallAttributes(c: NonNullable<RecordedRollout['conversation']>): Att
     });
   }
   return a;
+}
+
+/** The LLM calls of a conversation: with a tool, a first call that asks for it, then one that answers. */
+function llmCalls(c: NonNullable<RecordedRollout['conversation']>): Attrs[] {
+  const answer = {
+    ...prompt(c, true),
+    'gen_ai.completion.0.role': 'assistant',
+    'gen_ai.completion.0.content': c.answer,
+  };
+  if (!c.tool) return [answer];
+  const askTool: Attrs = {
+    ...prompt(c, false),
+    'gen_ai.completion.0.role': 'assistant',
+    'gen_ai.completion.0.tool_calls.0.id': 'call_1',
+    'gen_ai.completion.0.tool_calls.0.name': c.tool.name,
+    'gen_ai.completion.0.tool_calls.0.arguments': c.tool.arguments,
+    'gen_ai.completion.0.finish_reason': 'tool_calls',
+  };
+  return [askTool, answer];
 }
 
 /** Writes one finished rollout (status `succeeded`, feedback added after it ended); returns its id. */
@@ -74,7 +91,8 @@ export async function seedRecorded(store: LightningStore, spec: RecordedRollout)
     ...extra,
   });
   await add('agent', 'agent.run', spec.spanAgent ? { 'agent.name': spec.spanAgent } : {}, null);
-  if (spec.conversation) await add('llm', 'openai.chat.completion', llmCallAttributes(spec.conversation));
+  for (const [i, attrs] of (spec.conversation ? llmCalls(spec.conversation) : []).entries())
+    await add(`llm-${i}`, 'openai.chat.completion', attrs);
   if (spec.reward !== undefined) await add('reward', 'agentlightning.annotation', reward(spec.reward));
   await store.updateAttempt(rolloutId, attemptId, { status: 'succeeded' });
   if (spec.judge !== undefined) {

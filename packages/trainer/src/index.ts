@@ -41,3 +41,4 @@ export {
   type DatasetLineMeta,
 } from './dataset/build-dataset';
 export { parseTimeBound } from './dataset/time-bound';
+export { recordedRollouts, latestSpans, type RecordedRolloutsOptions } from './dataset/recorded-rollouts';

@@ -1,8 +1,9 @@
 import { getRewardSource, getRewardValue, listFeedback } from '@agl/core/adapters';
 import { UserError } from '@agl/core/errors';
-import type { Rollout, Span } from '@agl/core/schema';
+import type { Span } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
 import { ATTR_JUDGE_MODEL, ATTR_JUDGE_RUBRIC_HASH } from '@agl/core/semconv';
+import { latestSpans, recordedRollouts } from '@agl/trainer';
 import { spearmanRho } from './spearman';
 
 /** Options of {@link judgeAgreement}. */
@@ -43,13 +44,9 @@ export async function judgeAgreement(
   const threshold = options.threshold ?? 0.5;
   if (!Number.isFinite(threshold))
     throw new UserError(`threshold must be a finite number; got ${String(options.threshold)}. Use e.g. 0.5.`);
-  const page = await store.queryRollouts({ sortBy: 'startTime', sortOrder: 'asc' });
   const items: JudgeAgreementReport['items'] = [];
-  for (const rollout of page.items as Rollout[]) {
-    if (options.since !== undefined && rollout.startTime < options.since) continue;
-    if (options.until !== undefined && rollout.startTime >= options.until) continue;
-    const spans = (await store.querySpans({ rolloutId: rollout.rolloutId, attemptId: 'latest', sortBy: 'sequenceId' }))
-      .items;
+  for (const rollout of await recordedRollouts(store, { since: options.since, until: options.until })) {
+    const spans = await latestSpans(store, rollout.rolloutId);
     const feedback = listFeedback(spans).at(-1);
     const judged = spans.filter(
       (s: Span) =>

@@ -15,6 +15,7 @@ import {
   rewardValueKey,
 } from '@agl/core/semconv';
 import { recordRewardSpan } from '@agl/core/store';
+import { latestSpans, recordedRollouts } from '@agl/trainer';
 import { JudgeAnswerError, type JudgeResult, type LlmJudge } from './llm-judge';
 import { rolloutTranscript } from './transcript';
 
@@ -102,24 +103,18 @@ export async function judgeStore(
   judge: LlmJudge,
   options: JudgeStoreOptions = {},
 ): Promise<JudgeStoreReport> {
-  const page = await store.queryRollouts({
-    statusIn: [...(options.statuses ?? ['succeeded', 'failed'])],
-    sortBy: 'startTime',
-    sortOrder: 'asc',
+  const rollouts = await recordedRollouts(store, {
+    statuses: options.statuses ?? ['succeeded', 'failed'],
+    since: options.since,
+    until: options.until,
   });
-  const rollouts = (page.items as Rollout[]).filter(
-    (r) =>
-      (options.since === undefined || r.startTime >= options.since) &&
-      (options.until === undefined || r.startTime < options.until),
-  );
   const report: JudgeStoreReport = {
     ...{ rollouts: rollouts.length, judged: 0, cached: 0, alreadyJudged: 0, rewarded: 0, failures: [], notJudged: 0 },
     ...{ budgetExhausted: null, usage: judge.client.usage },
   };
   const units = new Map<string, Unit>();
   for (const rollout of rollouts) {
-    const spans = (await store.querySpans({ rolloutId: rollout.rolloutId, attemptId: 'latest', sortBy: 'sequenceId' }))
-      .items;
+    const spans = await latestSpans(store, rollout.rolloutId);
     if (spans.some((s) => isOwnJudgeSpan(s, judge))) {
       report.alreadyJudged += 1;
       continue;

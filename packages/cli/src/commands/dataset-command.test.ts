@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '@agl/store/sqlite';
+import { createStoreServer } from '@agl/store/server';
 import { seedRecorded } from '@agl/testing';
 import { cli } from './__fixtures__/run-cli';
 
@@ -78,6 +79,22 @@ describe('agl dataset build on a SQLite store file', () => {
       (await cli('dataset', 'build', '--store', db, '--out', agent, '--agent', 'support', '--limit', '1')).code,
     ).toBe(0);
     expect(lines(agent).map((l) => l._agl.rollout_id)).toEqual([ids[1]]);
+  });
+
+  it('reads a served store with --store-url and --token', async () => {
+    const store = new SqliteStore({ path: db });
+    const server = await createStoreServer({ store, port: 0, token: 'tok' });
+    try {
+      const out = join(dir, 'remote.jsonl');
+      const run = await cli('dataset', 'build', '--store-url', server.url, '--token', 'tok', '--out', out, '--json');
+      expect(run.err).toBe('');
+      expect(JSON.parse(run.out)).toMatchObject({ scanned: 4, train: 4 });
+      expect(lines(out).map((l) => l._agl.rollout_id)).toEqual(ids);
+      expect((await cli('dataset', 'build', '--store-url', server.url, '--out', out)).err).toMatch(/401|token/iu);
+    } finally {
+      await server.close();
+      await store.close();
+    }
   });
 
   it('names the bad flag and the fix', async () => {

@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { PostgresStore } from '@agl/store/postgres';
 import { SqliteStore } from '@agl/store/sqlite';
 import { judgeRuleLlm, seedRecorded, startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
 import { cli } from './__fixtures__/run-cli';
@@ -138,6 +140,30 @@ describe('agl judge against a scripted judge model over HTTP', () => {
     expect(json.pairs).toBe(4);
     expect(json.rho).toBeCloseTo(3 / Math.sqrt(22.5), 12);
     expect(json.accuracy).toBe(0.5);
+  });
+
+  it.skipIf(!process.env.AGL_TEST_PG_URL)('judges and builds a task set on a PostgreSQL store', async () => {
+    const schema = `agl_judge_${process.pid}_${Date.now()}`;
+    const url = `${process.env.AGL_TEST_PG_URL}?schema=${schema}`;
+    const store = await PostgresStore.open({ connectionString: url, poolSize: 2 });
+    try {
+      for (const [i, answer] of ANSWERS.entries())
+        await seedRecorded(store, { input: { q: i }, conversation: { user: 'late', answer }, feedback: [i / 4] });
+      const run = await judge(url, 'judge-model', '--no-cache', '--json');
+      expect(JSON.parse(run.out)).toMatchObject({ judged: 4, failures: [] });
+      const agreement = JSON.parse((await cli('judge', '--store', url, '--agreement', '--json')).out) as {
+        pairs: number;
+      };
+      expect(agreement.pairs).toBe(4);
+      const out = join(dir, 'pg.jsonl');
+      expect((await cli('dataset', 'build', '--store', url, '--out', out, '--json')).out).toContain('"train":4');
+    } finally {
+      await store.close();
+      const client = new pg.Client({ connectionString: process.env.AGL_TEST_PG_URL });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+    }
   });
 
   it('names missing flags and the fix', async () => {

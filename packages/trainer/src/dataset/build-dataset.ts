@@ -5,6 +5,7 @@ import { UserError } from '@agl/core/errors';
 import { isRecord } from '@agl/core/guards';
 import type { JsonObject, Rollout, RolloutStatus, Span } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
+import { latestSpans, recordedRollouts } from './recorded-rollouts';
 
 /** Options of {@link buildDataset}. Every filter is optional; they all apply together. */
 export interface BuildDatasetOptions {
@@ -55,7 +56,7 @@ export interface DatasetLine {
 export interface BuiltDataset {
   train: DatasetLine[];
   val: DatasetLine[];
-  /** Rollouts read from the store. */
+  /** Rollouts read: those of the statuses and the time window. */
   scanned: number;
 }
 
@@ -120,22 +121,19 @@ export function datasetLine(rollout: Rollout, spans: readonly Span[]): DatasetLi
  */
 export async function buildDataset(store: LightningStore, options: BuildDatasetOptions = {}): Promise<BuiltDataset> {
   check(options);
-  const page = await store.queryRollouts({
-    statusIn: [...(options.statuses ?? ['succeeded', 'failed'])],
-    sortBy: 'startTime',
-    sortOrder: 'asc',
+  const rollouts = await recordedRollouts(store, {
+    statuses: options.statuses ?? ['succeeded', 'failed'],
+    since: options.since,
+    until: options.until,
   });
   const sources = options.sources?.includes(ANY) ? undefined : options.sources;
   const seen = new Set<string>();
   const kept: { line: DatasetLine; input: unknown }[] = [];
-  for (const rollout of page.items as Rollout[]) {
-    if (options.since !== undefined && rollout.startTime < options.since) continue;
-    if (options.until !== undefined && rollout.startTime >= options.until) continue;
+  for (const rollout of rollouts) {
     if (sources && !sources.includes(rolloutSource(rollout))) continue;
     const key = options.dedupe ? canonicalJson(rollout.input) : '';
     if (options.dedupe && seen.has(key)) continue;
-    const spans = (await store.querySpans({ rolloutId: rollout.rolloutId, attemptId: 'latest', sortBy: 'sequenceId' }))
-      .items;
+    const spans = await latestSpans(store, rollout.rolloutId);
     if (options.agents) {
       const agent = agentOf(rollout, spans);
       if (agent === null || !options.agents.includes(agent)) continue;
@@ -154,7 +152,7 @@ export async function buildDataset(store: LightningStore, options: BuildDatasetO
   const train: DatasetLine[] = [];
   const val: DatasetLine[] = [];
   for (const { line, input } of lines) (fraction > 0 && inputHashFraction(input) < fraction ? val : train).push(line);
-  return { train, val, scanned: page.items.length };
+  return { train, val, scanned: rollouts.length };
 }
 
 /** `tasks.jsonl` -> `tasks.val.jsonl` (any other name gets `.val.jsonl` appended). */
