@@ -39,8 +39,8 @@ function positiveInt(value: string): number {
 const ENTRY_HELP = `
 The entry module (.ts through tsx, or .js) exports:
   agent      required: a function (task, resources, context) => reward, a litAgent(...) or a processAgent(...)
-  train      the training tasks: an array, an (async) iterable, or a .json / .jsonl path
-  val        the validation tasks, same forms
+  train      the training tasks: an array, an (async) iterable, or a .json / .jsonl path (--train <file> overrides it)
+  val        the validation tasks, same forms (--val <file> overrides it)
   algorithm  an Algorithm instance (default: Baseline, which runs every task once, no learning)
   apo        APO options, read by --algorithm apo | apo-reflective
   config     Trainer options (nRunners, workerMode, gateway, initialResources, adapter, hooks, reward, ...) and
