@@ -208,6 +208,9 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
   // One try per process end: `beforeExit` fires again after each flush, and a store that stays down must not keep
   // the process alive for ever.
   let exitFlush: Promise<void> | null = null;
+  // The AGL tracer's own exit hook must be installed first: on a signal the last hook to run re-raises it once its
+  // flush is done, and ours (tracer flush, then the buffer) is the one that must finish.
+  getAglTracer();
   const uninstallExit =
     exitMs > 0 ? installExitFlush(() => (exitFlush ??= flushRecorder(observer, exitMs).then(() => undefined))) : null;
   observer.uninstall = () => {

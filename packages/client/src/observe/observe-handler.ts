@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JsonValue } from '@agl/core/schema';
 import { observe, type ObservedRollout, type ObserveOptions } from './observe';
+import { getObserver, warnOnce } from './observe-config';
 
 /** The response header that carries the request's rollout id (for `feedback` later). */
 export const ROLLOUT_ID_HEADER = 'x-agl-rollout-id';
@@ -42,6 +43,26 @@ function defaultInput(method: string | undefined, url: string | undefined, body:
   return input;
 }
 
+/** `options.input(request)`, or the default input when there is none or it throws (AGL never fails a request). */
+async function chosenInput<Req>(
+  options: ObserveRequestOptions<Req>,
+  request: Req,
+  fallback: () => JsonValue | Promise<JsonValue>,
+): Promise<JsonValue> {
+  if (options.input) {
+    try {
+      return await options.input(request);
+    } catch (error) {
+      warnOnce(
+        getObserver().logger,
+        'input',
+        `[agl observe] options.input threw (${String(error)}); the default input is stored instead (warned once).`,
+      );
+    }
+  }
+  return fallback();
+}
+
 /** Why a request's rollout failed although its handler did not throw (a 5xx, an aborted response). */
 class ResponseFailure extends Error {
   override name = 'ResponseFailure';
@@ -68,9 +89,9 @@ export function observeHandler<Req extends IncomingMessage, Res extends ServerRe
   options: ObserveRequestOptions<Req> = {},
 ): (req: Req, res: Res, ...rest: Rest) => Promise<void> {
   return async (req, res, ...rest) => {
-    const input = options.input
-      ? await options.input(req)
-      : defaultInput(req.method, req.url, (req as { body?: unknown }).body);
+    const input = await chosenInput(options, req, () =>
+      defaultInput(req.method, req.url, (req as { body?: unknown }).body),
+    );
     const { input: _ignored, ...base } = options;
     void _ignored;
     await observe({ ...base, input }, async (rollout: ObservedRollout) => {
@@ -120,7 +141,7 @@ export function observeFetch<Req extends Request, Rest extends unknown[]>(
   options: ObserveRequestOptions<Req> = {},
 ): (request: Req, ...rest: Rest) => Promise<Response> {
   return async (request, ...rest) => {
-    const input = options.input ? await options.input(request) : await fetchInput(request);
+    const input = await chosenInput(options, request, () => fetchInput(request));
     const { input: _ignored, ...base } = options;
     void _ignored;
     let response: Response | undefined;
@@ -139,7 +160,9 @@ export function observeFetch<Req extends Request, Rest extends unknown[]>(
 async function fetchInput(request: Request): Promise<JsonValue> {
   const url = new URL(request.url, 'http://localhost');
   let body: unknown;
-  if (request.body && !request.bodyUsed) {
+  // A body announced larger than the stored cap is not read at all (no copy of an upload is buffered).
+  const length = Number(request.headers.get('content-length') ?? 0);
+  if (request.body && !request.bodyUsed && length <= MAX_INPUT_BODY * 4) {
     try {
       const text = await request.clone().text();
       body = text.length > 0 ? text : undefined;

@@ -270,8 +270,8 @@ export class Recorder {
 
   #push(record: ProductionRecord, bytes: number): void {
     this.#buffer.push({ record, bytes });
+    // A full batch goes out at once, unless the loop is backing off from a failed export (only a flush cuts that short).
     if (this.#buffer.length >= this.#settings.maxBatchRecords) {
-      this.#wake?.();
       void this.#pump();
     } else if (!this.#timer && !this.#pumping) {
       this.#timer = setTimeout(() => {
