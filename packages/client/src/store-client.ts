@@ -150,9 +150,7 @@ export class StoreClient implements LightningStore {
    */
   [Symbol.for('agl.store.reopen')](): { module: string; exportName: string; options: StoreClientOptions } {
     // The exporter thread runs no TypeScript loader: from the workspace sources (`@agl/source`), use the built client.
-    const module = import.meta
-      .resolve('@agl/store/client')
-      .replace(/\/src\/client\/index\.ts$/, '/dist/client/index.js');
+    const module = import.meta.resolve('@agl/client').replace(/\/src\/index\.ts$/, '/dist/index.js');
     return { module, exportName: 'StoreClient', options: this.#reopen };
   }
 

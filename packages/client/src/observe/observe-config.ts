@@ -5,7 +5,7 @@ import { DEFAULT_LLM_CALL_MATCH } from '@agl/core/semconv';
 import { applyRecords, type LightningStore } from '@agl/core/store';
 import { getAglTracer, installExitFlush, setUnownedSpanHandler, type RolloutContext } from '@agl/core/tracer';
 import { StoreClient } from '../store-client';
-import { Recorder, type ObserveLogger, type ObserveStats } from './recorder';
+import { emptyStats, Recorder, type ObserveLogger, type ObserveStats } from './recorder';
 import { redactSecrets, type RedactFn } from './redact';
 import { ResourcesCache } from './resources-cache';
 
@@ -144,20 +144,7 @@ async function flushRecorder(observer: Observer, timeoutMs: number): Promise<boo
 
 /** Counters of the recorder: `recorded`, `sampledOut`, `buffered`, `dropped`, `exported`, `failedExports`, ... */
 export function observeStats(): ObserveStats {
-  return (
-    getObserver().recorder?.stats() ?? {
-      recorded: 0,
-      sampledOut: 0,
-      buffered: 0,
-      bufferedBytes: 0,
-      dropped: 0,
-      droppedSpans: 0,
-      exported: 0,
-      failedExports: 0,
-      rejected: 0,
-      unscoped: 0,
-    }
-  );
+  return getObserver().recorder?.stats() ?? emptyStats();
 }
 
 function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv): Observer {

@@ -47,22 +47,16 @@ class ResponseFailure extends Error {
   override name = 'ResponseFailure';
 }
 
-type NodeHandler<Req extends IncomingMessage, Res extends ServerResponse> = (
-  req: Req,
-  res: Res,
-  ...rest: never[]
-) => unknown;
-
 /**
  * Wraps a `(req, res)` handler (node:http, Express, Connect): each request becomes a rollout (see `observe`) that ends
  * when the response finishes: `failed` on a 5xx status, a thrown error or a response closed before it finished. The
  * response carries `x-agl-rollout-id`. The default input never reads the request stream: its body is `req.body` when
  * a body parser already set it (Express `express.json()`), else left out. The handler's own errors are rethrown.
  */
-export function observeHandler<Req extends IncomingMessage, Res extends ServerResponse>(
-  handler: NodeHandler<Req, Res>,
+export function observeHandler<Req extends IncomingMessage, Res extends ServerResponse, Rest extends unknown[]>(
+  handler: (req: Req, res: Res, ...rest: Rest) => unknown,
   options: ObserveRequestOptions<Req> = {},
-): (req: Req, res: Res, ...rest: never[]) => Promise<void> {
+): (req: Req, res: Res, ...rest: Rest) => Promise<void> {
   return async (req, res, ...rest) => {
     const input = options.input
       ? await options.input(req)

@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, IncomingMessage, ServerResponse, type Server } from 'node:http';
+import { Socket, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SPAN_CHAT_COMPLETION } from '@agl/core/semconv';
@@ -32,6 +32,14 @@ async function fakeLlmCall(marker: string, fail = false): Promise<string> {
       if (fail) throw new Error(`LLM failed for ${marker}`);
       return `answer to ${marker}`;
     });
+}
+
+/** A request/response pair with no socket, for a handler that never answers. */
+function fakeExchange(): { req: IncomingMessage; res: ServerResponse } {
+  const req = new IncomingMessage(new Socket());
+  req.method = 'GET';
+  req.url = '/';
+  return { req, res: new ServerResponse(req) };
 }
 
 const warnings: string[] = [];
@@ -133,6 +141,33 @@ describe('observe against a real store server (SQLite file)', () => {
       expect(spans.map((s) => s.attributes['gen_ai.prompt.0.content'])).toEqual([a.m]);
     }
     expect(answers.filter((a) => a.status === 200)).toHaveLength(39);
+  });
+
+  it('observeHandler: a response the client aborted ends the rollout failed; the handler error is rethrown as is', async () => {
+    configureObserve({ store: server.url, token: 'secret', logger });
+    let started!: (id: string) => void;
+    const startedId = new Promise<string>((resolve) => (started = resolve));
+    const wrapped = observeHandler(async (_req, res) => {
+      started(String(res.getHeader('x-agl-rollout-id')));
+      await new Promise((resolve) => res.on('close', resolve));
+    });
+    const app = createServer(wrapped);
+    apps.push(app);
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    const abort = new AbortController();
+    const request = fetch(`http://127.0.0.1:${(app.address() as AddressInfo).port}/slow`, { signal: abort.signal });
+    const id = await startedId;
+    abort.abort();
+    await expect(request).rejects.toThrow();
+    const deadline = Date.now() + 10_000;
+    while ((await store.getRolloutById(id))?.status !== 'failed' && Date.now() < deadline) await flushObserve(500);
+    expect((await store.getRolloutById(id))?.status).toBe('failed');
+    const boom = new Error('handler bug');
+    const throwing = observeHandler(() => {
+      throw boom;
+    });
+    const { req, res } = fakeExchange();
+    await expect(throwing(req, res)).rejects.toBe(boom);
   });
 
   it('observeFetch: adds the header (also to an immutable Response), stores the JSON body, leaves it readable', async () => {

@@ -5,7 +5,7 @@ import { SPAN_CHAT_COMPLETION } from '@agl/core/semconv';
 import { getAglTracer } from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
 import { SqliteStore } from '@agl/store/sqlite';
-import { createStoreServer, type StoreServer } from '@agl/store/server';
+import { createStoreServer } from '@agl/store/server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { configureObserve, flushObserve, observe, observeStats, shutdownObserve } from '../index';
 
