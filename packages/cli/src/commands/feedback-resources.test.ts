@@ -6,20 +6,10 @@ import { findFinalReward, listFeedback } from '@agl/core/adapters';
 import { recordRewardSpan, type LightningStore } from '@agl/core/store';
 import { createStoreServer } from '@agl/store/server';
 import { SqliteStore } from '@agl/store/sqlite';
-import { runCli } from '../program';
+import { agl } from './__fixtures__/run-agl';
 
 const dir = mkdtempSync(join(tmpdir(), 'agl-cli-feedback-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function agl(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(['node', 'agl', ...args], {
-    out: (l) => void (out += `${l}\n`),
-    err: (l) => void (err += `${l}\n`),
-  });
-  return { code, out, err };
-}
 
 /** A finished rollout whose agent rewarded it 0. */
 async function seedRollout(store: LightningStore): Promise<string> {

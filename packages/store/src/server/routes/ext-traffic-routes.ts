@@ -39,6 +39,10 @@ interface Bucket {
   rewardSum: number;
 }
 
+function emptyBucket(start: number): Bucket {
+  return { start, count: 0, failed: 0, withFeedback: 0, feedbackCount: 0, rewarded: 0, rewardSum: 0 };
+}
+
 function bucketWire(b: Bucket): Record<string, number | null> {
   return {
     start: b.start,
@@ -94,24 +98,8 @@ export function registerTrafficRoute(app: FastifyInstance, ctx: RouteContext): v
       if (source !== null) sources.add(source);
       if (agent !== null) agents.add(agent);
     }
-    const buckets: Bucket[] = Array.from({ length: n }, (_, i) => ({
-      start: first + i * size,
-      count: 0,
-      failed: 0,
-      withFeedback: 0,
-      feedbackCount: 0,
-      rewarded: 0,
-      rewardSum: 0,
-    }));
-    const total: Bucket = {
-      start: first,
-      count: 0,
-      failed: 0,
-      withFeedback: 0,
-      feedbackCount: 0,
-      rewarded: 0,
-      rewardSum: 0,
-    };
+    const buckets: Bucket[] = Array.from({ length: n }, (_, i) => emptyBucket(first + i * size));
+    const total = emptyBucket(first);
     const summaries = await ctx.summaries.summarizeAll(inWindow.filter((r) => matchesRollout(window, r)));
     for (const s of summaries) {
       if (!matchesSummary(window, s)) continue;
