@@ -17,8 +17,6 @@ export interface SupportBotOptions extends SupportAgentOptions {
 
 const MAX_BODY_BYTES = 64 * 1024;
 
-class BadRequest extends Error {}
-
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
@@ -30,16 +28,17 @@ async function readJsonObject(req: IncomingMessage): Promise<Record<string, unkn
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new BadRequest(`the body is over ${MAX_BODY_BYTES} bytes; send a shorter message`);
+    if (size > MAX_BODY_BYTES)
+      throw new ValidationError(`the body is over ${MAX_BODY_BYTES} bytes; send a shorter message`);
     chunks.push(chunk);
   }
   let body: unknown;
   try {
     body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
   } catch {
-    throw new BadRequest('the body is not JSON; send {"message": "..."}');
+    throw new ValidationError('the body is not JSON; send {"message": "..."}');
   }
-  if (!isRecord(body)) throw new BadRequest('the body must be a JSON object');
+  if (!isRecord(body)) throw new ValidationError('the body must be a JSON object');
   return body;
 }
 
@@ -68,7 +67,9 @@ export function createSupportBot(options: SupportBotOptions = {}): Server {
   async function ask(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readJsonObject(req);
     if (typeof body.message !== 'string' || body.message.trim() === '')
-      throw new BadRequest('field "message" must be a non-empty string, e.g. {"message": "Where is my order A-1002?"}');
+      throw new ValidationError(
+        'field "message" must be a non-empty string, e.g. {"message": "Where is my order A-1002?"}',
+      );
     await chat(Object.assign(req, { body: { message: body.message } }), res);
   }
 
@@ -76,11 +77,11 @@ export function createSupportBot(options: SupportBotOptions = {}): Server {
     const body = await readJsonObject(req);
     const { rolloutId, reward, comment } = body;
     if (typeof rolloutId !== 'string' || rolloutId === '')
-      throw new BadRequest('field "rolloutId" must be the x-agl-rollout-id of a /chat answer');
+      throw new ValidationError('field "rolloutId" must be the x-agl-rollout-id of a /chat answer');
     if (typeof reward !== 'number' || !Number.isFinite(reward))
-      throw new BadRequest(`field "reward" must be a number such as 1 or 0 (got ${JSON.stringify(reward)})`);
+      throw new ValidationError(`field "reward" must be a number such as 1 or 0 (got ${JSON.stringify(reward)})`);
     if (comment !== undefined && typeof comment !== 'string')
-      throw new BadRequest('field "comment" must be a string when given');
+      throw new ValidationError('field "comment" must be a string when given');
     await feedback(rolloutId, reward, comment === undefined ? {} : { comment });
     sendJson(res, 201, { rolloutId, reward });
   }
@@ -97,12 +98,7 @@ export function createSupportBot(options: SupportBotOptions = {}): Server {
     })();
     handled.catch((error: unknown) => {
       // Bad input is the caller's (400), an unknown rollout id too (404); anything else is the LLM's or the store's.
-      const status =
-        error instanceof BadRequest || error instanceof ValidationError
-          ? 400
-          : error instanceof NotFoundError
-            ? 404
-            : 502;
+      const status = error instanceof ValidationError ? 400 : error instanceof NotFoundError ? 404 : 502;
       if (status === 502) console.error(`support-bot: ${route} failed:`, error);
       if (res.headersSent) return void res.end();
       sendJson(res, status, { error: `${route}: ${(error as Error).message}` });
