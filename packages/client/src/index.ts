@@ -13,7 +13,13 @@ export {
 } from './http-transport';
 export { REVEAL_SECRETS_HEADER } from './reveal-secrets-header';
 export { observe, feedback, type ObserveOptions, type ObservedRollout, type FeedbackOptions } from './observe/observe';
-export { observeHandler, observeFetch, ROLLOUT_ID_HEADER, type ObserveRequestOptions } from './observe/observe-handler';
+export {
+  observeHandler,
+  observeFetch,
+  observedRollout,
+  ROLLOUT_ID_HEADER,
+  type ObserveRequestOptions,
+} from './observe/observe-handler';
 export {
   configureObserve,
   observeStats,

@@ -68,6 +68,16 @@ class ResponseFailure extends Error {
   override name = 'ResponseFailure';
 }
 
+const requestRollouts = new WeakMap<object, ObservedRollout>();
+
+/**
+ * The rollout `observeHandler` made for this request (its id, and `resources`: the latest published prompt and model),
+ * or `undefined` outside an observed handler. Read it in the handler to serve the request with the published resources.
+ */
+export function observedRollout(req: object): ObservedRollout | undefined {
+  return requestRollouts.get(req);
+}
+
 /**
  * Wraps a `(req, res)` handler (node:http, Express, Connect): each request becomes a rollout (see `observe`) that ends
  * when the response finishes: `failed` on a 5xx status, a thrown error or a response closed before it finished. The
@@ -86,6 +96,7 @@ export function observeHandler<Req extends IncomingMessage, Res extends ServerRe
     void _ignored;
     await observe({ ...base, input }, async (rollout: ObservedRollout) => {
       if (!res.headersSent) res.setHeader(ROLLOUT_ID_HEADER, rollout.rolloutId);
+      requestRollouts.set(req, rollout);
       const done = new Promise<void>((resolve, reject) => {
         const settle = (): void => {
           res.off('finish', settle);

@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SPAN_CHAT_COMPLETION } from '@agl/core/semconv';
@@ -7,7 +9,15 @@ import { MemoryStore } from '@agl/store';
 import { SqliteStore } from '@agl/store/sqlite';
 import { createStoreServer } from '@agl/store/server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { configureObserve, flushObserve, observe, observeStats, shutdownObserve } from '../index';
+import {
+  configureObserve,
+  flushObserve,
+  observe,
+  observedRollout,
+  observeHandler,
+  observeStats,
+  shutdownObserve,
+} from '../index';
 
 function llmSpan(prompt: string): void {
   getAglTracer()
@@ -204,5 +214,31 @@ describe('production behaviour of the recorder', () => {
     expect(served.at(-1)).toBe(second.resourcesId);
     await flushObserve();
     expect((await store.getRolloutById(a.rolloutId))?.resourcesId).toBe(first.resourcesId);
+  });
+
+  it('observedRollout(req) gives an observeHandler handler its rollout, with the latest resources', async () => {
+    const store = new MemoryStore();
+    const published = await store.addResources({
+      system_prompt: { resourceType: 'prompt_template', template: 'Be brief.', engine: 'f-string' },
+    });
+    configureObserve({ store, logger });
+    const seen: unknown[] = [];
+    const app = createServer(
+      observeHandler((req, res) => {
+        const rollout = observedRollout(req);
+        seen.push(rollout?.resources?.system_prompt);
+        res.end(JSON.stringify({ rolloutId: rollout?.rolloutId, resourcesId: rollout?.resourcesId }));
+      }),
+    );
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    try {
+      const response = await fetch(`http://127.0.0.1:${(app.address() as AddressInfo).port}/chat`);
+      const body = (await response.json()) as { rolloutId: string; resourcesId: string };
+      expect(body).toEqual({ rolloutId: response.headers.get('x-agl-rollout-id'), resourcesId: published.resourcesId });
+      expect(seen).toEqual([expect.objectContaining({ template: 'Be brief.' })]);
+      expect(observedRollout({})).toBeUndefined();
+    } finally {
+      await new Promise((resolve) => app.close(resolve));
+    }
   });
 });
