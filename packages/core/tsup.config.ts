@@ -14,6 +14,6 @@ export default aglTsupConfig({
     'store/index': 'src/store/index.ts',
     guards: 'src/guards.ts',
     'internal/index': 'src/internal/index.ts',
-    'net/loopback-host': 'src/net/loopback-host.ts',
+    'net/index': 'src/net/index.ts',
   },
 });

@@ -5,12 +5,13 @@
  */
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
+import { initObserveFromEnv, StoreClient } from '@agl/client';
 import { installProcessRolloutFromEnv } from '@agl/core/tracer';
 import { instrumentOpenAIClass } from './instrument-openai';
 
-await installProcessRolloutFromEnv({
-  createStore: async (options) => new (await import('@agl/store/client')).StoreClient(options),
-});
+await installProcessRolloutFromEnv({ createStore: (options) => new StoreClient(options) });
+// A service (AGL_STORE_URL set, no runner rollout): LLM calls outside any observe() become one-call rollouts.
+initObserveFromEnv();
 const require = createRequire(pathToFileURL(`${process.cwd()}/`).href);
 try {
   const cjs = require('openai') as { default?: unknown; OpenAI?: unknown };

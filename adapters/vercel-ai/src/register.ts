@@ -5,12 +5,13 @@
  * rollout (`AGL_ROLLOUT_ID` / `AGL_ATTEMPT_ID` / `AGL_STORE_URL`).
  */
 import { register } from 'node:module';
+import { initObserveFromEnv, StoreClient } from '@agl/client';
 import { installProcessRolloutFromEnv } from '@agl/core/tracer';
 import { registerAglTelemetry } from './agl-telemetry';
 
-await installProcessRolloutFromEnv({
-  createStore: async (options) => new (await import('@agl/store/client')).StoreClient(options),
-});
+await installProcessRolloutFromEnv({ createStore: (options) => new StoreClient(options) });
+// A service (AGL_STORE_URL set, no runner rollout): LLM calls outside any observe() become one-call rollouts.
+initObserveFromEnv();
 registerAglTelemetry();
 // Built: dist/register.js next to dist/ai.js; from sources: src/register.ts next to src/ai.ts.
 const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';

@@ -165,7 +165,7 @@ describe.skipIf(CHROMIUM === null && !IN_CI)('dashboard end to end (chromium + a
     const series = await api<{ overall: Record<string, { mean: number }> }>('/v1/agl/ext/rewards');
     const mean = Math.round(series.overall.train!.mean * 1000) / 1000;
     expect(await page.getByTestId('reward-card-train').textContent()).toContain(String(mean));
-    expect(await page.locator('figure .recharts-wrapper').count()).toBe(4);
+    expect(await page.locator('figure .recharts-wrapper').count()).toBe(5);
     await shot('rewards', true);
   });
 

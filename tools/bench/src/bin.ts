@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--with-training] [--only store,ingest,adapters,gateway,training] [--out file]`:
+ * `npm run bench [-- --quick] [--with-training] [--only store,ingest,adapters,gateway,observe,training] [--out file]`:
  * every AGL benchmark in sequence, a table on stdout, the figures in `bench-results.json` at the repo root and the
  * artefacts (CPU profile, sub-bench logs) in `bench-artifacts/`.
  */
@@ -10,13 +10,14 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { REPO_ROOT } from './child-processes';
 import { runIngestBench } from './ingest-bench';
+import { runObserveBench } from './observe-bench';
 import { reportTable } from './report-table';
 import { machineInfo, missingRequiredKeys, round, type ResultTree } from './results';
 import { runStoreBenchmarks } from './store-benchmarks';
 import { runAdapterBenches, runGatewayBench } from './sub-benches';
 import { trainingFigures } from './training-figures';
 
-const SECTIONS = ['store', 'ingest', 'adapters', 'gateway', 'training'] as const;
+const SECTIONS = ['store', 'ingest', 'adapters', 'gateway', 'observe', 'training'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({
@@ -49,6 +50,7 @@ const results: ResultTree = {
   ingest: {},
   adapters: {},
   gateway: {},
+  observe: {},
   training: { demo: {}, tenMinutes: {} },
   memory: {},
 };
@@ -98,6 +100,9 @@ await section('adapters', async () => {
 });
 await section('gateway', async () => {
   results.gateway = await runGatewayBench({ artifactsDir, quick, log });
+});
+await section('observe', async () => {
+  results.observe = await runObserveBench({ quick, log });
 });
 await section('training', async () => {
   const run = values['with-training'] === true || process.env.AGL_BENCH_TRAINING === '1';

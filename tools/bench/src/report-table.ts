@@ -76,6 +76,26 @@ export function reportTable(results: ResultTree): string {
     note: floor('passthroughP50AddedMs', (v) => `${fmt(v, 3)} ms`),
   });
   rows.push({ figure: 'gateway CPU per call', value: `${fmt(getPath(results, 'gateway.cpuMicrosPerCall'), 0)} µs` });
+  rows.push({
+    figure: 'live service recorded / unrecorded (c=32)',
+    value: pct(getPath(results, 'observe.throughputRatio')),
+    target: '≥ 90 %',
+    note:
+      reason(results, 'observe') ??
+      `${fmt(getPath(results, 'observe.recordedRps'), 0)} against ${fmt(getPath(results, 'observe.unrecordedRps'), 0)} req/s, 5 ms LLM`,
+  });
+  rows.push({
+    figure: 'live service added p50 (concurrency 1)',
+    value: `${fmt(getPath(results, 'observe.p50AddedMs'), 3)} ms`,
+    target: '≤ 0.3 ms',
+    note: `at concurrency 32: ${fmt(getPath(results, 'observe.p50AddedMsAtConcurrency'), 3)} ms`,
+  });
+  rows.push({
+    figure: 'live service peak RSS, store down',
+    value: `${fmt(getPath(results, 'observe.storeDown.peakRssMb'), 0)} MB`,
+    target: `< ${fmt(getPath(results, 'observe.storeDown.budgetMb'), 0)} MB`,
+    note: `${fmt(getPath(results, 'observe.storeDown.seconds'), 0)} s down; ${fmt(getPath(results, 'observe.storeDown.rssBeforeMb'), 0)} MB before`,
+  });
   for (const [key, figure, target] of [
     ['demo', 'training: Calc-X reward after GRPO', undefined],
     ['tenMinutes', 'training: Calc-X, 10-minute settings', '≥ 0.8 from ≤ 0.3 in 600 s'],

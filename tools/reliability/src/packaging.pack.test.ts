@@ -1,5 +1,15 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +25,7 @@ import {
 
 const run = promisify(execFile);
 /** READMEs whose snippet is self-contained: it must run to the end against the installed tarballs. */
-const RUN_IN_FULL = new Set(['@agl/store', '@agl/openai', '@agl/openai-agents', '@agl/vercel-ai']);
+const RUN_IN_FULL = new Set(['@agl/client', '@agl/store', '@agl/openai', '@agl/openai-agents', '@agl/vercel-ai']);
 
 /**
  * `npm pack` of every public workspace package, installed into a temporary project by unpacking each tarball into its
@@ -166,4 +176,54 @@ describe('packaging: npm pack every public package, install the tarballs, run th
     });
     expect(stdout).toMatch(/store/);
   }, 120_000);
+
+  it('a service that installs the packed @agl/client and @agl/openai compiles nothing and gets no server or database', async () => {
+    // A real `npm install` (registry or cache for third-party packages) in a folder outside the repository, so nothing
+    // resolves from the monorepo's node_modules.
+    const service = mkdtempSync(join(tmpdir(), 'agl-service-'));
+    try {
+      writeFileSync(join(service, 'package.json'), JSON.stringify({ name: 'svc', private: true, type: 'module' }));
+      const packed = ['@agl/core', '@agl/client', '@agl/openai'].map((name) => tarballs.get(name)!);
+      await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...packed, 'openai@^6'], {
+        cwd: service,
+        timeout: 240_000,
+        maxBuffer: 64 * 1024 * 1024,
+        env: { ...process.env, npm_config_ignore_scripts: 'false' },
+      });
+      const { stdout } = await run('npm', ['ls', '--omit=dev', '--all', '--parseable'], {
+        cwd: service,
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      const names = new Set(stdout.split('\n').map((line) => line.split('node_modules/').at(-1)!));
+      for (const heavy of ['better-sqlite3', 'pg', 'fastify', '@agl/store'])
+        expect(names.has(heavy), heavy).toBe(false);
+      expect(names.has('@agl/client')).toBe(true);
+      // No native build: no package with an install script, no binding.gyp, no compiled .node file.
+      const native: string[] = [];
+      const walk = (dir: string): void => {
+        for (const entry of readdirSync(dir, { withFileTypes: true })) {
+          const path = join(dir, entry.name);
+          if (entry.isDirectory()) walk(path);
+          else if (entry.name === 'binding.gyp' || entry.name.endsWith('.node')) native.push(relative(service, path));
+          else if (entry.name === 'package.json' && dir.split('node_modules').length > 1) {
+            const scripts = (JSON.parse(readFileSync(path, 'utf8')) as { scripts?: Record<string, string> }).scripts;
+            if (scripts?.install || scripts?.preinstall || scripts?.postinstall) native.push(relative(service, path));
+          }
+        }
+      };
+      walk(join(service, 'node_modules'));
+      expect(native).toEqual([]);
+      // The preload and the API load in the installed project.
+      const check = join(service, 'check.mjs');
+      writeFileSync(check, "import { observe } from '@agl/client';\nconsole.log(await observe({}, () => 'ran'));\n");
+      const ran = await run(process.execPath, ['--import', '@agl/openai/register', check], {
+        cwd: service,
+        timeout: 60_000,
+        env: { ...process.env, NODE_OPTIONS: '', AGL_STORE_URL: '', AGL_ROLLOUT_ID: '', AGL_ATTEMPT_ID: '' },
+      });
+      expect(ran.stdout.trim()).toBe('ran');
+    } finally {
+      rmSync(service, { recursive: true, force: true });
+    }
+  }, 300_000);
 });

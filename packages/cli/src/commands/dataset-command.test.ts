@@ -128,4 +128,44 @@ describe('agl dataset build on a SQLite store file', () => {
       delete process.env.AGL_TASKS_FILE;
     }
   });
+
+  it('agl train --train / --val take the written files over the entry module', async () => {
+    const out = join(dir, 'split.jsonl');
+    expect((await cli('dataset', 'build', '--store', db, '--out', out, '--val-fraction', '0.5')).code).toBe(0);
+    const trainDb = join(dir, 'flags.sqlite');
+    const entry = resolve(import.meta.dirname, '__fixtures__/dataset-train-entry.ts');
+    const valOut = join(dir, 'split.val.jsonl');
+    const run = await cli(
+      'train',
+      entry,
+      '--store',
+      trainDb,
+      '--train',
+      out,
+      '--val',
+      valOut,
+      '--no-progress',
+      '--json',
+    );
+    expect(run.err).toBe('');
+    const store = new SqliteStore({ path: trainDb });
+    const rollouts = (await store.queryRollouts()).items;
+    await store.close();
+    const idsOf = (mode: string): string[] =>
+      rollouts
+        .filter((r) => r.mode === mode)
+        .map((r) => (r.input as { _agl: { rollout_id: string } })._agl.rollout_id)
+        .sort();
+    expect(idsOf('train')).toEqual(
+      lines(out)
+        .map((l) => l._agl.rollout_id)
+        .sort(),
+    );
+    expect(idsOf('val')).toEqual(
+      lines(valOut)
+        .map((l) => l._agl.rollout_id)
+        .sort(),
+    );
+    expect(idsOf('val').length).toBeGreaterThan(0);
+  });
 });

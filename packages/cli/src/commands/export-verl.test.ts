@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LightningStore } from '@agl/core/store';
+import { recordFeedback, recordRewardSpan, type LightningStore } from '@agl/core/store';
 import { createStoreServer, type StoreServer } from '@agl/store/server';
 import { SqliteStore } from '@agl/store/sqlite';
 import { readJsonl } from '@agl/trainer/export';
@@ -154,5 +154,65 @@ describe('agl export verl|sft|dpo', () => {
       await runCli(['node', 'agl', 'export', 'verl', '--out', out, '--store', storePath, '--mode', 'val'], io),
     ).toBe(1);
     expect(io.errors.at(-1)).toMatch(/no training samples/);
+  });
+});
+
+describe('exports and rollout lists use the final-reward precedence (feedback > agent > judge)', () => {
+  it('a rollout with feedback is exported with the feedback reward, even when a judge scored it later', async () => {
+    const path = join(dir, 'feedback.sqlite');
+    const store = new SqliteStore({ path });
+    const good = await seed(store, 3, '2', 1);
+    const bad = await seed(store, 4, '3', 0);
+    // Users disagree with the agent: thumbs-down on "2", thumbs-up on "3"; a judge's later 1 on "2" does not win.
+    await recordFeedback(store, good, 0);
+    await recordFeedback(store, bad, 1);
+    await recordRewardSpan(store, good, {
+      'agentlightning.reward.0.name': 'primary',
+      'agentlightning.reward.0.value': 1,
+      'agl.reward.source': 'judge',
+    });
+    await store.close();
+    const io = capture();
+    const sft = join(dir, 'feedback-sft.jsonl');
+    const dpo = join(dir, 'feedback-dpo.jsonl');
+    const transitions = join(dir, 'feedback-transitions.jsonl');
+    expect(await runCli(['node', 'agl', 'export', 'sft', '--out', sft, '--store', path, '--min-reward', '1'], io)).toBe(
+      0,
+    );
+    expect(await runCli(['node', 'agl', 'export', 'dpo', '--out', dpo, '--store', path], io)).toBe(0);
+    expect(await runCli(['node', 'agl', 'export', 'transitions', '--out', transitions, '--store', path], io)).toBe(0);
+    const out = join(dir, 'feedback-verl');
+    expect(
+      await runCli(['node', 'agl', 'export', 'verl', '--out', out, '--store', path, '--format', 'jsonl'], io),
+    ).toBe(0);
+    expect(io.errors).toEqual([]);
+    expect(
+      ((await readJsonl(sft)) as Array<{ messages: Array<{ content: string }> }>).map((r) => r.messages[1]!.content),
+    ).toEqual(['3']);
+    expect(await readJsonl(dpo)).toMatchObject([
+      { preferred_output: [{ content: '3' }], non_preferred_output: [{ content: '2' }] },
+    ]);
+    expect(((await readJsonl(transitions)) as Array<{ final_reward: number }>).map((r) => r.final_reward)).toEqual([
+      0, 1,
+    ]);
+    const rows = (await readJsonl(join(out, 'verl.jsonl'))) as Array<{ responses: number[]; advantage: number }>;
+    expect(rows.map((r) => [r.responses, Math.sign(r.advantage)])).toEqual([
+      [[3], -1],
+      [[4], 1],
+    ]);
+    const listed = capture();
+    expect(await runCli(['node', 'agl', 'rollouts', 'list', '--store', path], listed)).toBe(0);
+    expect(
+      listed.lines
+        .join('\n')
+        .split('\n')
+        .find((l) => l.startsWith(good)),
+    ).toMatch(/succeeded\s+train\s+0\s/);
+    expect(
+      listed.lines
+        .join('\n')
+        .split('\n')
+        .find((l) => l.startsWith(bad)),
+    ).toMatch(/succeeded\s+train\s+1\s/);
   });
 });

@@ -11,3 +11,5 @@ export { exportCommand } from './export-command';
 export { finetuneCommand } from './finetune-command';
 export { datasetCommand } from './dataset-command';
 export { judgeCommand } from './judge-command';
+export { feedbackCommand } from './feedback-command';
+export { resourcesCommand } from './resources-command';

@@ -3,20 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '@agl/store/sqlite';
-import { runCli } from '../program';
+import { agl } from './__fixtures__/run-agl';
 
 const dir = mkdtempSync(join(tmpdir(), 'agl-cli-ops-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function agl(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(['node', 'agl', ...args], {
-    out: (l) => void (out += `${l}\n`),
-    err: (l) => void (err += `${l}\n`),
-  });
-  return { code, out, err };
-}
 
 describe('agl store export | import | prune | backup', () => {
   it('round-trips a SQLite store through a dump, prunes it, and backs it up', async () => {

@@ -24,6 +24,8 @@ interface TrainFlags {
   json?: boolean;
   quiet?: boolean;
   algorithm?: string;
+  train?: string;
+  val?: string;
 }
 
 function positiveInt(value: string): number {
@@ -37,8 +39,8 @@ function positiveInt(value: string): number {
 const ENTRY_HELP = `
 The entry module (.ts through tsx, or .js) exports:
   agent      required: a function (task, resources, context) => reward, a litAgent(...) or a processAgent(...)
-  train      the training tasks: an array, an (async) iterable, or a .json / .jsonl path
-  val        the validation tasks, same forms
+  train      the training tasks: an array, an (async) iterable, or a .json / .jsonl path (--train <file> overrides it)
+  val        the validation tasks, same forms (--val <file> overrides it)
   algorithm  an Algorithm instance (default: Baseline, which runs every task once, no learning)
   apo        APO options, read by --algorithm apo | apo-reflective
   config     Trainer options (nRunners, workerMode, gateway, initialResources, adapter, hooks, reward, ...) and
@@ -68,6 +70,11 @@ export function trainCommand(io: CliIo = processIo): Command {
     .option('--store-url <url>', 'use a running `agl store serve` instead of the embedded store')
     .option('--store <path>', 'embedded SQLite store file (default .agl/store.sqlite)')
     .option('--token <token>', 'bearer token of the store server (default $AGL_STORE_TOKEN)')
+    .option(
+      '--train <file>',
+      "training tasks (.jsonl or .json, e.g. from `agl dataset build`) instead of the entry's `train`",
+    )
+    .option('--val <file>', "validation tasks (.jsonl or .json) instead of the entry's `val`")
     .option('--runners <n>', 'number of runner workers', positiveInt)
     .addOption(
       new Option('--worker-mode <mode>', 'run workers in this process or as child processes').choices([
@@ -116,8 +123,8 @@ export function trainCommand(io: CliIo = processIo): Command {
       process.once('SIGINT', onSignal);
       try {
         const result = await new Trainer(options).fit(module.agent as never, {
-          train: module.train as DatasetSource | undefined,
-          val: module.val as DatasetSource | undefined,
+          train: flags.train ?? (module.train as DatasetSource | undefined),
+          val: flags.val ?? (module.val as DatasetSource | undefined),
           signal: abort.signal,
         });
         await display?.finish(result.progress);

@@ -65,3 +65,4 @@ export { parseApi, parseWire } from './parse';
 export { SCHEMA_VERSION, StoredDocument, toStoredDocument, readStoredDocument } from './stored-document';
 export { MAX_JSON_DEPTH, jsonDepth, jsonStructure, type JsonStructure } from './json-depth';
 export { emptyRecord } from './empty-record';
+export { fastParseSpan } from './fast-span';

@@ -49,9 +49,9 @@ export function ensureContextManager(): void {
 
 /**
  * The AGL tracer: an OpenTelemetry `NodeTracerProvider` whose {@link LightningSpanProcessor} writes every span started
- * inside a rollout context to that rollout's store. Emitters and `operation` use it; `register()` makes it the global
- * provider so framework instrumentation (AI SDK, LangChain, ...) reaches it too. If your app already has its own
- * provider, add `tracer.processor` to its `spanProcessors` instead.
+ * inside a rollout context to that rollout's store. Emitters, `operation` and every AGL adapter use it directly;
+ * `register()` makes it the global provider too, for instrumentation that only writes to the global provider (AGL never
+ * does that on its own, so an app's own provider keeps the global slot).
  */
 export class AglTracer implements RolloutTracer {
   /** The store-writing span processor. */
@@ -134,12 +134,14 @@ export class AglTracer implements RolloutTracer {
 
 let defaultTracer: AglTracer | null = null;
 
-/** The process-wide tracer, created (and registered globally) on first use. */
+/**
+ * The process-wide tracer, created on first use. It is **not** registered as the global OpenTelemetry provider: AGL's
+ * adapters, emitters and `operation` write through it directly, so an app that registers its own provider (before or
+ * after AGL loads) keeps the global slot and gets exactly its own spans. Call `getAglTracer().register()` to make AGL's
+ * provider the global one (for third-party instrumentation that only writes to the global provider).
+ */
 export function getAglTracer(): AglTracer {
-  if (!defaultTracer) {
-    defaultTracer = new AglTracer();
-    defaultTracer.register();
-  }
+  defaultTracer ??= new AglTracer();
   return defaultTracer;
 }
 

@@ -12,6 +12,8 @@ export {
 } from './rollout-context';
 export {
   LightningSpanProcessor,
+  setUnownedSpanHandler,
+  type UnownedSpanHandler,
   type LightningSpanProcessorOptions,
   type SpanProcessorStats,
   type TracerLogger,

@@ -31,6 +31,24 @@ export interface LightningSpanProcessorOptions {
   logger?: TracerLogger;
 }
 
+/**
+ * Chooses an owner for a span that starts outside any rollout context (and not under a span of one): `@agl/client`
+ * records an LLM call made outside any rollout as a one-call rollout. Returns `undefined` to leave the span unowned.
+ */
+export type UnownedSpanHandler = (span: { readonly name: string }) => RolloutContext | undefined;
+
+let unownedSpanHandler: UnownedSpanHandler | undefined;
+
+/**
+ * Sets (or clears, with `undefined`) the process-wide {@link UnownedSpanHandler} every `LightningSpanProcessor`
+ * consults; returns the previous one.
+ */
+export function setUnownedSpanHandler(handler: UnownedSpanHandler | undefined): UnownedSpanHandler | undefined {
+  const previous = unownedSpanHandler;
+  unownedSpanHandler = handler;
+  return previous;
+}
+
 /** Counters of {@link LightningSpanProcessor}. */
 export interface SpanProcessorStats {
   /** Spans waiting for export. */
@@ -130,6 +148,7 @@ export class LightningSpanProcessor implements SpanProcessor {
       const parentId = span.parentSpanContext?.spanId;
       ctx = parentId ? this.#liveOwners.get(parentId) : undefined;
     }
+    ctx ??= unownedSpanHandler?.(span);
     void parentContext;
     if (!ctx) return;
     this.#owners.set(span, ctx);

@@ -13,7 +13,7 @@ export interface ProcessRolloutEnvOptions {
 
 /**
  * The shared start of every `node --import @agl/<fw>/register` preload (DESIGN.md Contract 1): makes sure the AGL
- * tracer exists (registered globally, flushing on exit), and when the runner set `AGL_ROLLOUT_ID`, `AGL_ATTEMPT_ID` and
+ * tracer exists (flushing on exit; never registered globally, see `getAglTracer`), and when the runner set `AGL_ROLLOUT_ID`, `AGL_ATTEMPT_ID` and
  * `AGL_STORE_URL`, makes that rollout the process-wide owner of every span (token from `AGL_STORE_TOKEN` or `AGL_KEY`).
  * Without those variables spans belong to the in-process rollout context the runner enters (embedded store).
  * Returns the process rollout context, or `undefined`.

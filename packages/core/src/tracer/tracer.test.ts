@@ -5,6 +5,7 @@ import type { Span, SpanInput } from '../schema/index';
 import type { LightningStore } from '../store/index';
 import { TraceToTransitions } from '../adapters/index';
 import { AglTracer } from './agl-tracer';
+import { setUnownedSpanHandler } from './lightning-span-processor';
 import { emitAnnotation, emitException, emitMessage, emitObject, emitReward } from './emitters';
 import { operation } from './operation';
 import { getRolloutContext, withRolloutContext } from './rollout-context';
@@ -246,6 +247,32 @@ describe('tracer inside rollouts', () => {
     tracer.getTracer().startSpan('stray').end();
     await tracer.forceFlush();
     expect(store.spans).toHaveLength(0);
+    expect(tracer.stats().unowned).toBe(1);
+  });
+
+  it('an unowned-span handler gives an owner to a span started outside any rollout (and its children)', async () => {
+    const store = new RecordingStore();
+    const tracer = newTracer();
+    const seen: string[] = [];
+    const previous = setUnownedSpanHandler((span) => {
+      seen.push(span.name);
+      return span.name === 'llm' ? { rolloutId: 'ro-u', attemptId: 'at-u', store: store.asStore(), tracer } : undefined;
+    });
+    try {
+      tracer.getTracer().startActiveSpan('llm', (span) => {
+        tracer.getTracer().startSpan('child').end();
+        span.end();
+      });
+      tracer.getTracer().startSpan('other').end();
+      await tracer.forceFlush();
+    } finally {
+      setUnownedSpanHandler(previous);
+    }
+    expect(seen).toEqual(['llm', 'other']);
+    expect(store.spans.map((s) => [s.name, s.rolloutId])).toEqual([
+      ['child', 'ro-u'],
+      ['llm', 'ro-u'],
+    ]);
     expect(tracer.stats().unowned).toBe(1);
   });
 

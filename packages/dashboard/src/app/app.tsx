@@ -2,16 +2,18 @@ import { useEffect, useMemo, useState } from 'react';
 import { ApiClient, ApiError, type StoreStatistics } from './api/api-client';
 import { Link } from './components/states';
 import { matchPath, useLocation } from './lib/router';
-import { loadToken, saveToken } from './lib/token-store';
+import { loadToken, saveToken, takeTokenFromUrl } from './lib/token-store';
 import { ResourcesPage } from './pages/resources-page';
 import { RewardsPage } from './pages/rewards-page';
 import { RolloutDetailPage } from './pages/rollout-detail-page';
 import { RolloutsPage } from './pages/rollouts-page';
 import { RunnersPage } from './pages/runners-page';
 import { TracesPage, TraceView } from './pages/trace-page';
+import { TrafficPage } from './pages/traffic-page';
 
 const NAV = [
   { to: '/rollouts', label: 'Rollouts', match: /^\/($|rollouts)/ },
+  { to: '/traffic', label: 'Live traffic', match: /^\/traffic/ },
   { to: '/traces', label: 'Traces', match: /^\/traces/ },
   { to: '/rewards', label: 'Rewards', match: /^\/rewards/ },
   { to: '/resources', label: 'Resources', match: /^\/resources/ },
@@ -55,6 +57,7 @@ function Page({ client, path, query }: { client: ApiClient; path: string; query:
   if (path === '/' || path === '/rollouts')
     return <RolloutsPage key={query.get('resources') ?? ''} client={client} resourcesId={query.get('resources')} />;
   if (path === '/traces') return <TracesPage />;
+  if (path === '/traffic') return <TrafficPage client={client} query={query} />;
   if (path === '/rewards') return <RewardsPage client={client} />;
   if (path === '/resources') return <ResourcesPage client={client} />;
   if (path === '/runners') return <RunnersPage client={client} />;
@@ -69,7 +72,7 @@ export interface AppProps {
 
 /** The dashboard: navigation, the token gate, and the pages. */
 export function App({ baseUrl = '' }: AppProps) {
-  const [token, setToken] = useState<string | null>(loadToken);
+  const [token, setToken] = useState<string | null>(() => takeTokenFromUrl() ?? loadToken());
   const [auth, setAuth] = useState<'checking' | 'ok' | 'needed' | 'refused'>('checking');
   const [stats, setStats] = useState<StoreStatistics | null>(null);
   const [storeLabel, setStoreLabel] = useState<string | null>(null);

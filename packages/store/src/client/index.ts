@@ -1,9 +1,10 @@
-/** `@agl/store/client`: `StoreClient`, a LightningStore over HTTP (AGL 0.3 REST protocol). */
-export { StoreClient, type StoreClientOptions } from './store-client';
+/** `@agl/store/client`: `StoreClient`, a LightningStore over HTTP (AGL 0.3 REST protocol). It lives in `@agl/client`. */
 export {
+  StoreClient,
+  type StoreClientOptions,
   HttpTransport,
   errorFromResponse,
   type TransportOptions,
   type TransportRequest,
   type TransportResponse,
-} from './http-transport';
+} from '@agl/client';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describeStoreConformance } from '@agl/testing';
 import { SqliteStore } from '../sqlite/index';
 import { createStoreServer } from '../server/index';
-import { StoreClient } from './index';
+import { StoreClient } from '@agl/client';
 
 // The shared suite a third time: StoreClient → real HTTP on 127.0.0.1 → createStoreServer → SqliteStore (temp file).
 describeStoreConformance(

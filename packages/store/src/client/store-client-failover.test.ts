@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../memory/memory-store';
 import { createStoreServer, type StoreServer } from '../server/index';
-import { StoreClient } from './index';
+import { StoreClient } from '@agl/client';
 
 // Several servers of one store (PostgreSQL in production; here two servers over one in-process MemoryStore).
 describe('StoreClient with several server URLs', () => {

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { LightningStore } from '@agl/core/store';
 import { MemoryStore } from '../memory/memory-store';
 import { createStoreServer } from '../server/index';
-import { StoreClient } from './index';
+import { StoreClient } from '@agl/client';
 
 type Reply =
   { status: number; body?: unknown; headers?: Record<string, string> } | 'destroy' | { delayMs: number; then: Reply };

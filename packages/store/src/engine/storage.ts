@@ -41,7 +41,7 @@ export const WRITE_LOCK_BUSY: unique symbol = Symbol('agl.store.writeLockBusy');
  *
  * Why synchronous: better-sqlite3 and memory maps are synchronous, so a whole operation runs inside one transaction
  * without yielding to the event loop; that makes every operation atomic within a process with no async locks. An
- * asynchronous backend (PostgreSQL) needs an async engine: the pure parts (`rules.ts`, `filter.ts`, `fast-span.ts`,
+ * asynchronous backend (PostgreSQL) needs an async engine: the pure parts (`rules.ts`, `filter.ts`, `@agl/core/schema`'s `fastParseSpan`,
  * the status tables of `@agl/core/schema`) carry over unchanged, and `StoreEngine`'s methods translate line by line
  * (each storage call awaited inside a `BEGIN … COMMIT` on one pooled connection).
  */

@@ -31,7 +31,7 @@ import {
   parseApi,
   parseNamedResources,
 } from './input';
-import { fastParseSpan } from './fast-span';
+import { fastParseSpan } from '@agl/core/schema';
 import {
   newAttemptRecord,
   newRolloutRecord,

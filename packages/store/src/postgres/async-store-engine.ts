@@ -18,7 +18,7 @@ import {
   type Worker,
 } from '@agl/core/schema';
 import type { Clock, StoreStatistics } from '@agl/core/store';
-import { fastParseSpan } from '../engine/fast-span';
+import { fastParseSpan } from '@agl/core/schema';
 import {
   AttemptUpdateInput,
   DequeueInput,

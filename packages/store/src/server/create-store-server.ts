@@ -26,6 +26,8 @@ import { otlpRoutesPlugin } from './routes/otlp-routes';
 import { registerResourceWorkerRoutes } from './routes/resource-worker-routes';
 import { registerRolloutRoutes } from './routes/rollout-routes';
 import { registerSpanRoutes } from './routes/span-routes';
+import { RolloutSummaries } from './routes/ext-rollout-summaries';
+import { watchSpanWrites } from './span-write-watch';
 import { registerMetricsRoute } from './metrics';
 import { registerRequestLog, type RequestLogOption } from './request-log';
 
@@ -170,9 +172,15 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
       resolve();
     };
   });
+  // Every span written through the server drops that rollout's cached summary, so late feedback shows at once.
+  let summaries: RolloutSummaries | null = null;
+  const store = watchSpanWrites(options.store, (ids) => ids.forEach((id) => summaries?.invalidate(id)));
+  const clock = options.clock ?? systemClock;
+  summaries = new RolloutSummaries({ store, clock });
   const ctx: RouteContext = {
-    store: options.store,
-    clock: options.clock ?? systemClock,
+    store,
+    summaries,
+    clock,
     maxWaitSeconds: options.maxWaitSeconds ?? DEFAULT_MAX_WAIT_SECONDS,
     closing,
     limits,

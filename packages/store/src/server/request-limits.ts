@@ -3,7 +3,7 @@ import { ValidationError } from '@agl/core/errors';
 import { MAX_JSON_DEPTH, jsonStructure } from '@agl/core/schema';
 import { API_PREFIX, JsonText, SPAN_BATCH_ROUTE, parseJsonBody } from './route-context';
 import { tooManyValues, type IngestLimits } from '../ingest-limits';
-import { utf8Text } from '../utf8-text';
+import { utf8Text } from '@agl/core/net';
 
 /**
  * Default largest body of the ingest routes (spans, events, OTLP, rollout enqueue), and of inflated OTLP: 16 MiB. The

@@ -1,12 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { NamedResources, ResourcesUpdate } from '@agl/core/schema';
+import { REVEAL_SECRETS_HEADER } from '@agl/client';
 
-/**
- * The request header that asks for resource API keys in clear: `x-agl-reveal-secrets: 1`. Without it every route that
- * answers resources masks their `api_key`. On a server with a token, only token holders reach a route at all; a browser
- * page can never send it cross-origin (CORS does not allow the header).
- */
-export const REVEAL_SECRETS_HEADER = 'x-agl-reveal-secrets';
+export { REVEAL_SECRETS_HEADER };
 
 /** Shown instead of a secret; keeps the last 4 characters so a user can tell keys apart. */
 export function maskSecret(value: string): string {

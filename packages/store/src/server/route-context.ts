@@ -4,10 +4,13 @@ import { ValidationError } from '@agl/core/errors';
 import { parseWire, type WireShape } from '@agl/core/schema';
 import type { Clock, LightningStore } from '@agl/core/store';
 import type { RequestLimits } from './request-limits';
+import type { RolloutSummaries } from './routes/ext-rollout-summaries';
 
 /** What every route module gets. */
 export interface RouteContext {
   store: LightningStore;
+  /** Rollout summaries (reward, feedback, duration) of the ext routes; told of every span write through `store`. */
+  summaries: RolloutSummaries;
   clock: Clock;
   /** Longest server-side wait of one `POST /waits/rollouts`, in seconds. */
   maxWaitSeconds: number;

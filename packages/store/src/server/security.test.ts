@@ -3,7 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ValidationError } from '@agl/core/errors';
 import type { LightningStore } from '@agl/core/store';
-import { StoreClient } from '../client/store-client';
+import { StoreClient } from '@agl/client';
 import { MemoryStore } from '../memory/memory-store';
 import { createStoreServer, type StoreServer, type StoreServerOptions } from './index';
 

@@ -23,6 +23,8 @@ export interface FineTuningTestServerOptions {
    * `GET /v1/fine_tuning/jobs/{id}` moves that job one state first, so a client that polls drives it to the end.
    */
   advance?: 'manual' | 'on-poll';
+  /** Port on 127.0.0.1 (default 0: a free one). */
+  port?: number;
 }
 
 /** A running fine-tuning test server. */
@@ -320,7 +322,7 @@ export async function startFineTuningTestServer(
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   const base = `http://127.0.0.1:${port}`;

@@ -1,5 +1,5 @@
 import type { LightningStore, RolloutStatus } from '@agl/core';
-import { getRewardValue } from '@agl/core/adapters';
+import { findFinalReward } from '@agl/core/adapters';
 
 /** A point-in-time view of a run, for progress displays. */
 export interface ProgressSnapshot {
@@ -19,15 +19,13 @@ export interface ProgressSnapshot {
 
 const TERMINAL: RolloutStatus[] = ['succeeded', 'failed', 'cancelled'];
 
-/** The final reward of a rollout's latest attempt (the last span carrying a reward), or null. */
+/**
+ * The final reward of a rollout's latest attempt, or null: the latest feedback, else the agent's latest reward, else the
+ * latest judge score (`findFinalReward`).
+ */
 export async function finalRewardOf(store: LightningStore, rolloutId: string): Promise<number | null> {
-  const spans = (await store.querySpans({ rolloutId, attemptId: 'latest', sortBy: 'sequenceId', sortOrder: 'desc' }))
-    .items;
-  for (const span of spans) {
-    const value = getRewardValue(span);
-    if (value !== null) return value;
-  }
-  return null;
+  const spans = await store.querySpans({ rolloutId, attemptId: 'latest', sortBy: 'sequenceId', sortOrder: 'asc' });
+  return findFinalReward(spans.items);
 }
 
 /** Compute a {@link ProgressSnapshot}; `rewards` caches final rewards of terminal rollouts between calls. */

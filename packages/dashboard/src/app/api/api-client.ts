@@ -24,6 +24,7 @@ export interface Page<T> {
 const RowExtras = z.object({
   attempt_count: z.number().int(),
   final_reward: z.number().nullable(),
+  feedback_count: z.number().int().default(0),
   duration: z.number().nullable(),
   worker_id: z.string().nullable(),
 });
@@ -34,6 +35,8 @@ export interface RolloutRow {
   attempt: Attempt | null;
   attemptCount: number;
   finalReward: number | null;
+  /** Users' feedback on the latest attempt. */
+  feedbackCount: number;
   durationSeconds: number | null;
   workerId: string | null;
 }
@@ -43,9 +46,69 @@ export interface AttemptInfo extends Attempt {
   spanCount: number;
 }
 
-/** A rollout page: the row plus every attempt. */
+const FeedbackWire = z.object({
+  reward: z.number(),
+  comment: z.string().nullable(),
+  dimensions: z.record(z.string(), z.number()),
+  time: z.number().nullable(),
+  sequence_id: z.number().nullable(),
+  span_id: z.string().nullable(),
+});
+/** One user feedback on a rollout (oldest first); the latest is the rollout's final reward. */
+export type Feedback = z.infer<typeof FeedbackWire>;
+
+/** A rollout page: the row plus every attempt and the feedback history. */
 export interface RolloutDetail extends RolloutRow {
   attempts: AttemptInfo[];
+  feedback: Feedback[];
+}
+
+const TrafficBucketWire = z.object({
+  start: z.number(),
+  count: z.number(),
+  failed: z.number(),
+  failure_rate: z.number().nullable(),
+  with_feedback: z.number(),
+  feedback_count: z.number(),
+  rewarded: z.number(),
+  mean_reward: z.number().nullable(),
+});
+const TrafficWire = z.object({
+  bucket: z.enum(['hour', 'day']),
+  bucket_seconds: z.number(),
+  since: z.number(),
+  until: z.number(),
+  buckets: z.array(TrafficBucketWire),
+  total: TrafficBucketWire,
+  sources: z.array(z.string()),
+  agents: z.array(z.string()),
+});
+/** What `GET /v1/agl/ext/traffic` returns. */
+export type Traffic = z.infer<typeof TrafficWire>;
+
+/** Filters of the live traffic view, shared by the traffic chart and its rollout list. */
+export interface TrafficFilters {
+  source?: string | null;
+  agent?: string | null;
+  feedback?: 'with' | 'without' | null;
+  minReward?: number | null;
+  maxReward?: number | null;
+  /** Epoch seconds. */
+  since?: number | null;
+  until?: number | null;
+  mode?: string | null;
+}
+
+function trafficParams(f: TrafficFilters): Record<string, string | number | null | undefined> {
+  return {
+    source: f.source,
+    agent: f.agent,
+    feedback: f.feedback,
+    min_reward: f.minReward,
+    max_reward: f.maxReward,
+    since: f.since,
+    until: f.until,
+  };
 }
 
 const Stats = z.object({
@@ -116,6 +179,8 @@ export interface RolloutTableQuery {
   rolloutIdContains?: string | null;
   workerIdContains?: string | null;
   resourcesId?: string | null;
+  /** Live-traffic filters (source, agent, feedback, reward range, time window). */
+  traffic?: TrafficFilters;
 }
 
 function pageOf(value: unknown): Page<unknown> {
@@ -134,6 +199,7 @@ function rowOf(value: unknown): RolloutRow {
     attempt,
     attemptCount: extras.attempt_count,
     finalReward: extras.final_reward,
+    feedbackCount: extras.feedback_count,
     durationSeconds: extras.duration,
     workerId: extras.worker_id,
   };
@@ -225,6 +291,7 @@ export class ApiClient {
         rollout_id_contains: q.rolloutIdContains,
         worker_id_contains: q.workerIdContains,
         resources_id: q.resourcesId,
+        ...trafficParams(q.traffic ?? {}),
       }),
     );
     return { ...page, items: page.items.map(rowOf) };
@@ -235,10 +302,22 @@ export class ApiClient {
     const raw = await this.#get(`/v1/agl/ext/rollouts/${encodeURIComponent(rolloutId)}`);
     if (raw === null) return null;
     const attempts = z.array(z.looseObject({ span_count: z.number() })).parse((raw as { attempts: unknown }).attempts);
+    const feedback = z
+      .array(FeedbackWire)
+      .default([])
+      .parse((raw as { feedback?: unknown }).feedback);
     return {
       ...rowOf(raw),
       attempts: attempts.map((a) => ({ ...parseWire(Attempt, 'attempt', a, 'attempt'), spanCount: a.span_count })),
+      feedback,
     };
+  }
+
+  /** Recorded rollouts per hour or day: count, failures, feedback and mean final reward (`GET /ext/traffic`). */
+  async traffic(bucket: 'hour' | 'day', filters: TrafficFilters = {}): Promise<Traffic> {
+    return TrafficWire.parse(
+      await this.#get('/v1/agl/ext/traffic', { bucket, mode: filters.mode, ...trafficParams(filters) }),
+    );
   }
 
   /** One page of the spans of one attempt, by sequence id. */

@@ -44,29 +44,34 @@ function histogram(series: RewardSeries, bins = 10): Array<Record<string, number
   return out;
 }
 
-/** Reward curves over time and per resources version (train and val), reward distribution and success rate. */
+/**
+ * Reward curves over time and per resources version for every mode (train, val, test and `none`: live traffic), the
+ * reward distribution and success rate.
+ */
 export function RewardsPage({ client, pollMs = 5000 }: { client: ApiClient; pollMs?: number }) {
   const [threshold, setThreshold] = useState(1);
   const [window, setWindow] = useState(5);
   const state = useAsync(() => client.rewards({ successThreshold: threshold }), String(threshold), pollMs);
   const data = state.data;
   const overTime = useMemo(() => (data ? curve(data, window) : []), [data, window]);
+  const modes = Object.keys(data?.overall ?? {});
+  // Per resources version and mode (every mode, live traffic's `none` too): mean reward, success rate, rollouts.
   const perVersion = useMemo(
     () =>
-      (data?.by_resources ?? []).map((v) => ({
-        name: `#${v.index + 1}`,
-        id: v.resources_id ?? '(none)',
-        train: v.modes.train?.mean ?? null,
-        val: v.modes.val?.mean ?? null,
-        trainSuccess: v.modes.train?.success_rate ?? null,
-        valSuccess: v.modes.val?.success_rate ?? null,
-      })),
+      (data?.by_resources ?? []).map((v) => {
+        const row: Record<string, string | number | null> = { name: `#${v.index + 1}`, id: v.resources_id ?? '(none)' };
+        for (const [mode, stats] of Object.entries(v.modes)) {
+          row[mode] = stats.mean;
+          row[`${mode}Success`] = stats.success_rate;
+          row[`${mode}Count`] = stats.count;
+        }
+        return row;
+      }),
     [data],
   );
   const hist = useMemo(() => (data ? histogram(data) : []), [data]);
   if (state.error && !data) return <ErrorBox error={state.error} onRetry={state.reload} />;
   if (!data) return <Loading what="rewards" />;
-  const modes = Object.keys(data.overall);
   return (
     <section>
       <header className="page-header">
@@ -141,8 +146,29 @@ export function RewardsPage({ client, pollMs = 5000 }: { client: ApiClient; poll
                 <YAxis />
                 <Tooltip />
                 <Legend />
-                <Bar dataKey="train" fill={COLORS.train} isAnimationActive={false} />
-                <Bar dataKey="val" fill={COLORS.val} isAnimationActive={false} />
+                {modes.map((m) => (
+                  <Bar key={m} dataKey={m} fill={COLORS[m] ?? COLORS.none} isAnimationActive={false} />
+                ))}
+              </BarChart>
+            </figure>
+            <figure data-testid="version-count-chart">
+              <figcaption>Rewarded rollouts per resources version</figcaption>
+              <BarChart width={WIDTH} height={HEIGHT} data={perVersion}>
+                <CartesianGrid strokeDasharray="3 3" />
+                <XAxis dataKey="name" />
+                <YAxis allowDecimals={false} />
+                <Tooltip />
+                <Legend />
+                {modes.map((m) => (
+                  <Bar
+                    key={m}
+                    dataKey={`${m}Count`}
+                    name={m}
+                    stackId="n"
+                    fill={COLORS[m] ?? COLORS.none}
+                    isAnimationActive={false}
+                  />
+                ))}
               </BarChart>
             </figure>
             <figure>
@@ -166,14 +192,16 @@ export function RewardsPage({ client, pollMs = 5000 }: { client: ApiClient; poll
                 <YAxis domain={[0, 1]} tickFormatter={(v: number) => formatPercent(v)} />
                 <Tooltip />
                 <Legend />
-                <Line
-                  dataKey="trainSuccess"
-                  name="train"
-                  stroke={COLORS.train}
-                  connectNulls
-                  isAnimationActive={false}
-                />
-                <Line dataKey="valSuccess" name="val" stroke={COLORS.val} connectNulls isAnimationActive={false} />
+                {modes.map((m) => (
+                  <Line
+                    key={m}
+                    dataKey={`${m}Success`}
+                    name={m}
+                    stroke={COLORS[m] ?? COLORS.none}
+                    connectNulls
+                    isAnimationActive={false}
+                  />
+                ))}
               </LineChart>
             </figure>
           </div>

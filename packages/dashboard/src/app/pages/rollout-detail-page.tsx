@@ -53,6 +53,38 @@ export function RolloutDetailPage({
         <dt>Started</dt>
         <dd>{formatTime(r.startTime)}</dd>
       </dl>
+      <h2>Feedback ({detail.feedback.length})</h2>
+      {detail.feedback.length === 0 ? (
+        <p className="muted" data-testid="feedback-empty">
+          No user feedback yet. Give some with <code>feedback(rolloutId, reward)</code> from <code>@agl/client</code> or{' '}
+          <code>agl feedback {r.rolloutId} 1</code>; the latest feedback becomes the final reward.
+        </p>
+      ) : (
+        <table className="data" data-testid="feedback-table">
+          <thead>
+            <tr>
+              <th>Given</th>
+              <th>Reward</th>
+              <th>Comment</th>
+              <th>Dimensions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {detail.feedback.map((f, i) => (
+              <tr key={f.span_id ?? i} data-testid="feedback-row">
+                <td>{formatTime(f.time)}</td>
+                <td className="num">{formatReward(f.reward)}</td>
+                <td>{f.comment ?? '—'}</td>
+                <td className="mono">
+                  {Object.entries(f.dimensions)
+                    .map(([name, value]) => `${name}=${formatReward(value)}`)
+                    .join(', ') || '—'}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
       <details className="input">
         <summary>Task input</summary>
         <JsonView value={r.input} />

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import type { ApiClient, RolloutTableQuery } from '../api/api-client';
+import { FilterSelect, MODES } from '../components/filter-select';
 import { Empty, ErrorBox, Link, Loading, StatusBadge } from '../components/states';
 import { formatDuration, formatReward, formatTime, shortId } from '../lib/format';
 import { useAsync } from '../lib/use-async';
@@ -61,34 +62,8 @@ export function RolloutsPage({ client, pollMs = 3000, resourcesId = null }: Roll
         </label>
       </header>
       <form className="filters" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          Status
-          <select
-            aria-label="Status filter"
-            value={query.status ?? ''}
-            onChange={(e) => set({ status: e.target.value || null })}
-          >
-            <option value="">any</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Mode
-          <select
-            aria-label="Mode filter"
-            value={query.mode ?? ''}
-            onChange={(e) => set({ mode: e.target.value || null })}
-          >
-            <option value="">any</option>
-            <option value="train">train</option>
-            <option value="val">val</option>
-            <option value="test">test</option>
-          </select>
-        </label>
+        <FilterSelect label="Status" value={query.status} choices={STATUSES} onChange={(status) => set({ status })} />
+        <FilterSelect label="Mode" value={query.mode} choices={MODES} onChange={(mode) => set({ mode })} />
         <label>
           Rollout id
           <input

@@ -52,6 +52,31 @@ describe('RolloutSummaries', () => {
     await memory.close();
   });
 
+  it('recomputes a cached summary after invalidate, and after maxAgeSeconds for writes it was not told of', async () => {
+    const clock = new FakeClock();
+    const memory = new MemoryStore({ clock });
+    const summaries = new RolloutSummaries({ store: memory, clock, settleSeconds: 30, maxAgeSeconds: 60 });
+    const r = await memory.startRollout({ input: 1 });
+    await memory.updateAttempt(r.rolloutId, r.attempt.attemptId, { status: 'succeeded' });
+    const finished = (await memory.getRolloutById(r.rolloutId))!;
+    clock.advance(100);
+    expect((await summaries.summarize(finished)).finalReward).toBeNull();
+    await memory.addSpan(rewardSpan(r.rolloutId, r.attempt.attemptId, 0.3));
+    expect((await summaries.summarize(finished)).finalReward).toBeNull(); // cached, not told
+    summaries.invalidate(r.rolloutId);
+    expect((await summaries.summarize(finished)).finalReward).toBe(0.3);
+    await memory.addSpan({ ...rewardSpan(r.rolloutId, r.attempt.attemptId, 0.9), sequenceId: 10 });
+    // A write that lands while a summary is being computed keeps that summary out of the cache.
+    const pending = summaries.summarize(finished);
+    summaries.invalidate(r.rolloutId);
+    await pending;
+    expect((await summaries.summarize(finished)).finalReward).toBe(0.9);
+    await memory.addSpan({ ...rewardSpan(r.rolloutId, r.attempt.attemptId, 0.1), spanId: 'x', sequenceId: 11 });
+    clock.advance(61);
+    expect((await summaries.summarize(finished)).finalReward).toBe(0.1);
+    await memory.close();
+  });
+
   it('never caches a running rollout', async () => {
     const memory = new MemoryStore();
     const { store, spanQueries } = counting(memory);

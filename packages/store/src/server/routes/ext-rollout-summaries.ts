@@ -1,4 +1,4 @@
-import { findFinalReward } from '@agl/core/adapters';
+import { findFinalReward, listFeedback, type FeedbackEntry } from '@agl/core/adapters';
 import { isAttemptedRollout, isTerminalStatus, type AttemptedRollout, type Rollout } from '@agl/core/schema';
 import { SPAN_ANNOTATION } from '@agl/core/semconv';
 import {
@@ -14,8 +14,10 @@ export interface RolloutSummary {
   rollout: Rollout | AttemptedRollout;
   /** Number of attempts. */
   attemptCount: number;
-  /** Final reward of the latest attempt (its last reward span), or `null`. */
+  /** Final reward of the latest attempt (feedback, else the agent's, else a judge's: `findFinalReward`), or `null`. */
   finalReward: number | null;
+  /** Users' feedback on the latest attempt, oldest first (`listFeedback`). */
+  feedback: FeedbackEntry[];
   /** `endTime - startTime` of the rollout in seconds; `null` while it runs. */
   durationSeconds: number | null;
   /** Worker of the latest attempt. */
@@ -25,6 +27,12 @@ export interface RolloutSummary {
 const DEFAULT_MAX_ENTRIES = 100_000;
 /** A finished rollout is cached only this long after its end, so late spans (batched exporters) still count. */
 const DEFAULT_SETTLE_SECONDS = 30;
+/**
+ * A cached summary is recomputed after this long, so spans written past this server (another server on the same
+ * database, `agl feedback --store file`) show within it. Spans written through this server show at once
+ * ({@link RolloutSummaries.invalidate}).
+ */
+const DEFAULT_MAX_AGE_SECONDS = 60;
 
 function cacheKey(rollout: Rollout | AttemptedRollout, now: number, settleSeconds: number): string | null {
   // Only settled finished rollouts are cached: their attempts and reward no longer change.
@@ -37,27 +45,55 @@ function cacheKey(rollout: Rollout | AttemptedRollout, now: number, settleSecond
 /**
  * Joins rollouts with their attempt count, final reward and duration over the {@link LightningStore} interface, so it
  * works for every backend. The reward reads only the `agentlightning.annotation` spans of the latest attempt (never all
- * spans). Summaries of finished rollouts are cached (bounded), so repeated dashboard polls cost one rollout query.
+ * spans). Summaries of finished rollouts are cached (bounded), so repeated dashboard polls cost one rollout query; a
+ * span written for a rollout ({@link RolloutSummaries.invalidate}, called by the server on every span write) drops its
+ * entry, so late feedback shows at once.
  */
 export class RolloutSummaries {
   readonly #store: LightningStore;
   readonly #maxEntries: number;
   readonly #clock: Clock;
   readonly #settleSeconds: number;
-  readonly #cache = new Map<string, { key: string; summary: Omit<RolloutSummary, 'rollout'> }>();
+  readonly #maxAgeSeconds: number;
+  readonly #cache = new Map<string, { key: string; at: number; summary: Omit<RolloutSummary, 'rollout'> }>();
+  /** Write counter, and the counter's value at the latest span write of each recently written rollout. */
+  #writes = 0;
+  readonly #writtenAt = new Map<string, number>();
 
-  constructor(options: { store: LightningStore; maxEntries?: number; clock?: Clock; settleSeconds?: number }) {
+  constructor(options: {
+    store: LightningStore;
+    maxEntries?: number;
+    clock?: Clock;
+    settleSeconds?: number;
+    maxAgeSeconds?: number;
+  }) {
     this.#store = options.store;
     this.#maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
     this.#clock = options.clock ?? systemClock;
     this.#settleSeconds = options.settleSeconds ?? DEFAULT_SETTLE_SECONDS;
+    this.#maxAgeSeconds = options.maxAgeSeconds ?? DEFAULT_MAX_AGE_SECONDS;
+  }
+
+  /** Spans were written for `rolloutId`: its next summary is computed afresh (also one being computed now). */
+  invalidate(rolloutId: string): void {
+    this.#writes += 1;
+    this.#cache.delete(rolloutId);
+    this.#writtenAt.delete(rolloutId);
+    this.#writtenAt.set(rolloutId, this.#writes);
+    if (this.#writtenAt.size > this.#maxEntries) {
+      const oldest = this.#writtenAt.keys().next();
+      if (!oldest.done) this.#writtenAt.delete(oldest.value);
+    }
   }
 
   /** The summary of one rollout (cached when it is finished). */
   async summarize(rollout: Rollout | AttemptedRollout): Promise<RolloutSummary> {
-    const key = cacheKey(rollout, this.#clock.now(), this.#settleSeconds);
+    const now = this.#clock.now();
+    const key = cacheKey(rollout, now, this.#settleSeconds);
     const cached = this.#cache.get(rollout.rolloutId);
-    if (key !== null && cached?.key === key) return { rollout, ...cached.summary };
+    if (key !== null && cached?.key === key && now - cached.at < this.#maxAgeSeconds)
+      return { rollout, ...cached.summary };
+    const writesBefore = this.#writes;
     const attempt = isAttemptedRollout(rollout) ? rollout.attempt : null;
     const [attempts, rewardSpans] = await Promise.all([
       this.#store.queryAttempts({ rolloutId: rollout.rolloutId, limit: 0 }),
@@ -73,15 +109,17 @@ export class RolloutSummaries {
     const summary = {
       attemptCount: attempts.total,
       finalReward: rewardSpans === null ? null : findFinalReward(rewardSpans.items),
+      feedback: rewardSpans === null ? [] : listFeedback(rewardSpans.items),
       durationSeconds: rollout.endTime === null ? null : Math.max(0, rollout.endTime - rollout.startTime),
       workerId: attempt?.workerId ?? null,
     };
-    if (key !== null) {
+    // A span written while this ran may be missing from it: cache only what no later write made stale.
+    if (key !== null && (this.#writtenAt.get(rollout.rolloutId) ?? 0) <= writesBefore) {
       if (this.#cache.size >= this.#maxEntries) {
         const oldest = this.#cache.keys().next();
         if (!oldest.done) this.#cache.delete(oldest.value);
       }
-      this.#cache.set(rollout.rolloutId, { key, summary });
+      this.#cache.set(rollout.rolloutId, { key, at: now, summary });
     }
     return { rollout, ...summary };
   }
@@ -98,10 +136,13 @@ export class RolloutSummaries {
     return out;
   }
 
-  /** Every rollout that matches `filters` (no pagination), summarised. */
-  async all(filters: Omit<QueryRolloutsOptions, keyof PageOptions> = {}): Promise<RolloutSummary[]> {
+  /** Every rollout that matches `filters` and `keep` (no pagination, start order), summarised. */
+  async all(
+    filters: Omit<QueryRolloutsOptions, keyof PageOptions> = {},
+    keep: (rollout: Rollout | AttemptedRollout) => boolean = () => true,
+  ): Promise<RolloutSummary[]> {
     const page = await this.#store.queryRollouts({ ...filters, limit: -1, sortBy: 'startTime', sortOrder: 'asc' });
-    return this.summarizeAll(page.items);
+    return this.summarizeAll(page.items.filter(keep));
   }
 }
 

@@ -1,12 +1,22 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { RolloutStatus, toWire, type ResourcesUpdate, type RolloutMode } from '@agl/core/schema';
+import { RolloutStatus, toWire, type ResourcesUpdate } from '@agl/core/schema';
 import type { QueryRolloutsOptions } from '@agl/core/store';
 import { fieldError } from '../http-errors';
 import { normalizeQuery, parseEnvelope } from '../request-schemas';
 import { API_PREFIX, sendJson, type RouteContext } from '../route-context';
 import { maskSecrets } from '../resource-secrets';
-import { RolloutSummaries, rewardStats, type RolloutSummary } from './ext-rollout-summaries';
+import { rewardStats, type RolloutSummary } from './ext-rollout-summaries';
+import {
+  isFiltering,
+  matchesRollout,
+  matchesSummary,
+  MODE_FILTER,
+  modeSelection,
+  TRAFFIC_FILTER_FIELDS,
+  trafficFilter,
+} from './ext-traffic-filter';
+import { registerTrafficRoute } from './ext-traffic-routes';
 
 /** Prefix of AGL's extension routes (dashboard helpers that AGL 0.3's protocol cannot answer). */
 export const EXT_PREFIX = `${API_PREFIX}/ext`;
@@ -56,13 +66,14 @@ const ExtRolloutQuery = z.strictObject({
   sort_by: z.enum(EXT_ROLLOUT_SORT_FIELDS).optional(),
   sort_order: z.enum(['asc', 'desc']).optional(),
   status_in: z.array(RolloutStatus).optional(),
-  mode_in: z.array(z.enum(['train', 'val', 'test'])).optional(),
+  mode_in: z.array(MODE_FILTER).optional(),
   rollout_id_contains: z.string().optional(),
   worker_id_contains: z.string().optional(),
   resources_id: z.string().optional(),
+  ...TRAFFIC_FILTER_FIELDS,
 });
 const ExtRewardQuery = z.strictObject({
-  mode_in: z.array(z.enum(['train', 'val', 'test'])).optional(),
+  mode_in: z.array(MODE_FILTER).optional(),
   success_threshold: numString.optional(),
   max_points: intString.optional(),
 });
@@ -73,6 +84,7 @@ function summaryWire(s: RolloutSummary): Record<string, unknown> {
     ...(toWire('rollout', s.rollout) as Record<string, unknown>),
     attempt_count: s.attemptCount,
     final_reward: s.finalReward,
+    feedback_count: s.feedback.length,
     duration: s.durationSeconds,
     worker_id: s.workerId,
   };
@@ -131,7 +143,7 @@ function pageBounds(limit: number | undefined, offset: number | undefined): { li
  * (secrets masked). Built on the {@link LightningStore} interface only, so every backend serves them.
  */
 export function registerExtRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  const summaries = new RolloutSummaries({ store: ctx.store, clock: ctx.clock });
+  const summaries = ctx.summaries;
 
   // Which store this server serves (the dashboard shows it).
   app.get(`${EXT_PREFIX}/info`, async (_request, reply) => sendJson(reply, 200, { store: ctx.storeLabel ?? null }));
@@ -145,20 +157,25 @@ export function registerExtRoutes(app: FastifyInstance, ctx: RouteContext): void
     const { limit, offset } = pageBounds(q.limit, q.offset);
     const sortBy = q.sort_by ?? 'start_time';
     const sortOrder = q.sort_order ?? 'desc';
+    // `none` (rollouts without a mode: live traffic) is matched here; the store filters the named modes.
+    const modes = modeSelection(q.mode_in);
     const filters: QueryRolloutsOptions = {
       statusIn: q.status_in ?? null,
-      modeIn: (q.mode_in as RolloutMode[] | undefined) ?? null,
+      modeIn: modes.modeIn,
       rolloutIdContains: q.rollout_id_contains || null,
       filterLogic: 'and',
     };
+    const traffic = trafficFilter(q);
+    const narrowed = isFiltering(traffic) || modes.narrowed;
     const storeSort = STORE_SORTED[sortBy];
-    if (storeSort !== undefined && !q.worker_id_contains && !q.resources_id) {
+    if (storeSort !== undefined && !q.worker_id_contains && !q.resources_id && !narrowed) {
       // Fast path: the store sorts and pages; only the page is joined.
       const page = await ctx.store.queryRollouts({ ...filters, limit, offset, sortBy: storeSort, sortOrder });
       const items = await summaries.summarizeAll(page.items);
       return sendJson(reply, 200, { items: items.map(summaryWire), total: page.total, limit, offset });
     }
-    let all = await summaries.all(filters);
+    let all = await summaries.all(filters, (r) => modes.matches(r.mode) && matchesRollout(traffic, r));
+    if (narrowed) all = all.filter((s) => matchesSummary(traffic, s));
     if (q.worker_id_contains) all = all.filter((s) => s.workerId?.includes(q.worker_id_contains!) ?? false);
     if (q.resources_id) all = all.filter((s) => s.rollout.resourcesId === q.resources_id);
     sortSummaries(all, sortBy, sortOrder);
@@ -185,16 +202,27 @@ export function registerExtRoutes(app: FastifyInstance, ctx: RouteContext): void
         return { ...(toWire('attempt', attempt) as Record<string, unknown>), span_count: spans.total };
       }),
     );
-    return sendJson(reply, 200, { ...summaryWire(summary), attempts: perAttempt });
+    const feedback = summary.feedback.map((f) => ({
+      reward: f.reward,
+      comment: f.comment ?? null,
+      dimensions: f.dimensions,
+      time: f.time,
+      sequence_id: f.sequenceId,
+      span_id: f.spanId,
+    }));
+    return sendJson(reply, 200, { ...summaryWire(summary), attempts: perAttempt, feedback });
   });
+
+  registerTrafficRoute(app, ctx);
 
   app.get(`${EXT_PREFIX}/rewards`, async (request, reply) => {
     const q = parseEnvelope(ExtRewardQuery, normalizeQuery(request.query, ['mode_in']), 'reward series query');
     const threshold = q.success_threshold ?? 1;
     const maxPoints = q.max_points ?? DEFAULT_MAX_POINTS;
     if (maxPoints < 1) throw fieldError('max_points', `max_points must be ≥ 1 (got ${maxPoints})`, 400);
-    const all = await summaries.all({ modeIn: (q.mode_in as RolloutMode[] | undefined) ?? null });
-    const finished = all.filter((s) => s.rollout.endTime !== null);
+    const selected = modeSelection(q.mode_in);
+    const all = await summaries.all({ modeIn: selected.modeIn });
+    const finished = all.filter((s) => s.rollout.endTime !== null && selected.matches(s.rollout.mode));
     const resources = (await ctx.store.queryResources({ sortBy: 'updateTime', sortOrder: 'asc' })).items;
     const points = finished.slice(Math.max(0, finished.length - maxPoints)).map((s) => ({
       rollout_id: s.rollout.rolloutId,

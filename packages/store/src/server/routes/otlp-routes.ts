@@ -14,7 +14,7 @@ import {
 import { ValidationError } from '@agl/core/errors';
 import type { IngestLimits } from '../../ingest-limits';
 import { checkJsonStructure } from '../request-limits';
-import { utf8Text } from '../../utf8-text';
+import { utf8Text } from '@agl/core/net';
 import { HTTP_ERROR_TYPES, toErrorReply } from '../http-errors';
 import type { RouteContext } from '../route-context';
 

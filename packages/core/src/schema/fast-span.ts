@@ -1,4 +1,6 @@
-import { StatusCode, emptyRecord, type Span } from '@agl/core/schema';
+import { StatusCode } from './enums';
+import { emptyRecord } from './empty-record';
+import type { Span } from './span';
 
 /**
  * A hand-written fast path for validating spans, equivalent to parsing with the `Span` zod schema for every input it

@@ -32,9 +32,9 @@ import {
   type StoreCapabilities,
   type StoreStatistics,
 } from '@agl/core/store';
-import { fastParseSpan } from '../engine/fast-span';
+import { fastParseSpan } from '@agl/core/schema';
 import { HttpTransport, type TransportOptions, type TransportResponse } from './http-transport';
-import { REVEAL_SECRETS_HEADER } from '../server/resource-secrets';
+import { REVEAL_SECRETS_HEADER } from './reveal-secrets-header';
 
 /** Options of {@link StoreClient}: the transport's plus the long-poll chunk and warnings. */
 export interface StoreClientOptions extends TransportOptions {
@@ -150,9 +150,7 @@ export class StoreClient implements LightningStore {
    */
   [Symbol.for('agl.store.reopen')](): { module: string; exportName: string; options: StoreClientOptions } {
     // The exporter thread runs no TypeScript loader: from the workspace sources (`@agl/source`), use the built client.
-    const module = import.meta
-      .resolve('@agl/store/client')
-      .replace(/\/src\/client\/index\.ts$/, '/dist/client/index.js');
+    const module = import.meta.resolve('@agl/client').replace(/\/src\/index\.ts$/, '/dist/index.js');
     return { module, exportName: 'StoreClient', options: this.#reopen };
   }
 

@@ -1,5 +1,5 @@
 import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
-import { utf8Text } from '../utf8-text';
+import { utf8Text } from '@agl/core/net';
 import {
   ConflictError,
   ConnectionError,

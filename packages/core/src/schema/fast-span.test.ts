@@ -1,4 +1,4 @@
-import { Span } from '@agl/core/schema';
+import { Span } from './span';
 import { describe, expect, it } from 'vitest';
 import { fastParseSpan } from './fast-span';
 

@@ -1,0 +1,127 @@
+import { readFile } from 'node:fs/promises';
+import { Command } from 'commander';
+import { isRecord } from '@agl/core/guards';
+import { NotFoundError, UserError, ValidationError } from '@agl/core/errors';
+import { fromWire, NamedResources, toWire, type ResourcesUpdate } from '@agl/core/schema';
+import type { LightningStore } from '@agl/core/store';
+import { maskSecrets } from '@agl/store/server';
+import { isoTime, processIo, table, type CliIo } from './output';
+import { openCliStore, withStoreFlags, type StoreFlags } from './store-options';
+
+/**
+ * Named resources read from a JSON file: each value may use the wire spelling (`resource_type`, `api_key`,
+ * `sampling_parameters`) or the API's (`resourceType`, ...). Throws `UserError` naming the file and the bad field.
+ */
+export function parseResourcesFile(text: string, file: string): NamedResources {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new UserError(`${file} is not valid JSON (${(error as Error).message}); fix the file and publish again.`);
+  }
+  if (!isRecord(value) || Object.keys(value).length === 0)
+    throw new UserError(
+      `${file} must hold a JSON object of named resources, e.g. {"main_prompt": {"resource_type": "prompt_template", "template": "..."}}.`,
+    );
+  const camel = Object.fromEntries(Object.entries(value).map(([name, r]) => [name, fromWire('resource', r)]));
+  const parsed = NamedResources.safeParse(camel);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const [name, field, ...rest] = issue.path.map(String);
+  const spelled =
+    field === undefined ? '' : `.${[field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), ...rest].join('.')}`;
+  throw new ValidationError(
+    `${file}: resource ${JSON.stringify(name)}${spelled}: ${issue.message}. Each resource needs "resource_type" ` +
+      `(llm, proxy_llm or prompt_template); llm needs "endpoint" and "model", prompt_template "template".`,
+    parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
+  );
+}
+
+function shown(update: ResourcesUpdate): Record<string, unknown> {
+  return toWire('resourcesUpdate', { ...update, resources: maskSecrets(update.resources) }) as Record<string, unknown>;
+}
+
+async function requireResources(store: LightningStore, id: string): Promise<ResourcesUpdate> {
+  const update = id === 'latest' ? await store.getLatestResources() : await store.getResourcesById(id);
+  if (!update)
+    throw new NotFoundError(
+      'resources',
+      id,
+      `No resources ${JSON.stringify(id)} in this store; list them with \`agl resources list\`.`,
+    );
+  return update;
+}
+
+/** `agl resources publish|list|show`: versioned resources (prompt templates, LLM endpoints) in a store. */
+export function resourcesCommand(io: CliIo = processIo): Command {
+  const cmd = new Command('resources').description('publish and inspect resources (prompt templates, LLMs)');
+
+  withStoreFlags(
+    cmd
+      .command('publish')
+      .description('publish a JSON file of named resources as the new latest version')
+      .argument('<file>', 'JSON object: {"name": {"resource_type": "prompt_template" | "llm" | "proxy_llm", ...}}')
+      .option('--merge', "keep the latest version's other resources (the file's names replace theirs)")
+      .option('--json', 'print the new version (wire format, API keys masked)'),
+  ).action(async (file: string, flags: StoreFlags & { merge?: boolean; json?: boolean }) => {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      throw new UserError(`Cannot read ${file}: ${(error as Error).message}.`);
+    }
+    const resources = parseResourcesFile(text, file);
+    const { store, close } = await openCliStore(flags);
+    try {
+      const latest = flags.merge ? await store.getLatestResources() : null;
+      const update = await store.addResources({ ...(latest?.resources ?? {}), ...resources });
+      if (flags.json) return io.out(JSON.stringify(shown(update), null, 2));
+      io.out(update.resourcesId);
+      io.err(`published ${Object.keys(update.resources).join(', ')} as ${update.resourcesId} (now the latest)`);
+    } finally {
+      await close();
+    }
+  });
+
+  withStoreFlags(
+    cmd
+      .command('list')
+      .description('list resource versions, newest first')
+      .option('--limit <n>', 'maximum rows', (v) => Number.parseInt(v, 10), 50)
+      .option('--json', 'print JSON (wire format, API keys masked)'),
+  ).action(async (flags: StoreFlags & { limit: number; json?: boolean }) => {
+    const { store, close } = await openCliStore(flags);
+    try {
+      const [page, latest] = await Promise.all([
+        store.queryResources({ sortBy: 'updateTime', sortOrder: 'desc', limit: flags.limit }),
+        store.getLatestResources(),
+      ]);
+      if (flags.json) return io.out(JSON.stringify({ items: page.items.map(shown), total: page.total }, null, 2));
+      const rows = page.items.map((r) => [
+        r.resourcesId === latest?.resourcesId ? `${r.resourcesId} *` : r.resourcesId,
+        String(r.version),
+        isoTime(r.updateTime),
+        Object.keys(r.resources).join(','),
+      ]);
+      io.out(table(['RESOURCES', 'VERSION', 'UPDATED', 'NAMES'], rows));
+      io.out(`${page.items.length} of ${page.total} versions (* latest)`);
+    } finally {
+      await close();
+    }
+  });
+
+  withStoreFlags(
+    cmd
+      .command('show')
+      .description('print one resources version (API keys masked)')
+      .argument('[resourcesId]', 'a resources id, or latest', 'latest'),
+  ).action(async (id: string, flags: StoreFlags) => {
+    const { store, close } = await openCliStore(flags);
+    try {
+      io.out(JSON.stringify(shown(await requireResources(store, id)), null, 2));
+    } finally {
+      await close();
+    }
+  });
+  return cmd;
+}

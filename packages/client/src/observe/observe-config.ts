@@ -1,0 +1,232 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { ValidationError } from '@agl/core/errors';
+import { newAttemptId, newRolloutId } from '@agl/core/schema';
+import { DEFAULT_LLM_CALL_MATCH } from '@agl/core/semconv';
+import { applyRecords, type LightningStore } from '@agl/core/store';
+import { getAglTracer, installExitFlush, setUnownedSpanHandler, type RolloutContext } from '@agl/core/tracer';
+import { StoreClient } from '../store-client';
+import { emptyStats, Recorder, type ObserveLogger, type ObserveStats } from './recorder';
+import { redactSecrets, type RedactFn } from './redact';
+import { ResourcesCache } from './resources-cache';
+
+/** Options of {@link configureObserve} (each falls back to its environment variable, then to its default). */
+export interface ConfigureObserveOptions {
+  /**
+   * Where rollouts go: the store server's URL (`agl store serve`; env `AGL_STORE_URL`) or a `LightningStore` instance
+   * for in-process use. Without either nothing is recorded (one warning) and `observe` just runs `fn`.
+   */
+  store?: string | LightningStore;
+  /** Bearer token of the store server (env `AGL_STORE_TOKEN`). */
+  token?: string;
+  /** Share of requests recorded, 0 to 1 (env `AGL_SAMPLE_RATE`); the others run untouched. Default 1. */
+  sampleRate?: number;
+  /** Most records held while the store is slow or down. Default 10,000. */
+  maxBufferedRecords?: number;
+  /** Most bytes (JSON characters) held while the store is slow or down. Default 64 MiB. */
+  maxBufferedBytes?: number;
+  /** Sees every span's attributes before export. Default {@link redactSecrets}; `false` exports them as they are. */
+  redact?: RedactFn | false;
+  /**
+   * An LLM call made outside any rollout becomes a one-call rollout (`metadata.source = "unscoped"`); `false` (env
+   * `AGL_UNSCOPED=0`) only counts it (`observeStats().unscoped`) and warns once. Default true.
+   */
+  unscoped?: boolean;
+  /** Default `metadata.agent_name` of every rollout (`observe`'s `agentName` wins). */
+  agentName?: string;
+  /** How long `rollout.resources` is served from cache before a background refresh, ms. Default 5,000. */
+  resourcesTtlMs?: number;
+  /** How long the first request waits for the first resources read, ms (later ones never wait). Default 100. */
+  resourcesFirstWaitMs?: number;
+  /** Flush on SIGTERM / SIGINT / `beforeExit`, at most this long, ms. Default 5,000; `0` installs no hook. */
+  exitFlushTimeoutMs?: number;
+  /** Where warnings go. Default `console`. */
+  logger?: ObserveLogger;
+}
+
+/** The configured recorder and its settings. */
+export interface Observer {
+  recorder: Recorder | null;
+  store: LightningStore | null;
+  sampleRate: number;
+  agentName: string | undefined;
+  resources: ResourcesCache | null;
+  logger: ObserveLogger;
+  uninstall: () => void;
+}
+
+let current: Observer | null = null;
+const warnedOnce = new Set<string>();
+/** Set around a request that `sampleRate` left unrecorded, so its LLM calls are not taken for unscoped ones. */
+export const unrecorded = new AsyncLocalStorage<true>();
+
+/** Logs `message` the first time `key` is seen. */
+export function warnOnce(logger: ObserveLogger, key: string, message: string): void {
+  if (warnedOnce.has(key)) return;
+  warnedOnce.add(key);
+  logger.warn(message);
+}
+
+function sampleRateFrom(value: number | string | undefined, logger: ObserveLogger): number {
+  if (value === undefined || value === '') return 1;
+  const rate = typeof value === 'number' ? value : Number(value);
+  if (Number.isFinite(rate) && rate >= 0 && rate <= 1) return rate;
+  warnOnce(
+    logger,
+    `sampleRate:${String(value)}`,
+    `[agl observe] sampleRate / AGL_SAMPLE_RATE=${JSON.stringify(value)} is not a number from 0 to 1; recording every ` +
+      'request (1). Set it to e.g. 0.25 to record a quarter of the requests.',
+  );
+  return 1;
+}
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new ValidationError(`configureObserve: ${name} must be a positive number (got ${String(value)}).`);
+  }
+  return value;
+}
+
+/**
+ * Configures production recording for the process (`observe`, `observeHandler`, `observeFetch`, `feedback`). Options
+ * not given come from `AGL_STORE_URL`, `AGL_STORE_TOKEN`, `AGL_SAMPLE_RATE` and `AGL_UNSCOPED`; calling it again
+ * replaces the configuration (records already queued are still exported). Without any call, the first `observe`
+ * configures from the environment alone.
+ */
+export function configureObserve(options: ConfigureObserveOptions = {}): void {
+  const previous = current;
+  current = null;
+  if (previous) {
+    previous.uninstall();
+    void previous.recorder?.flush();
+  }
+  current = createObserver(options, process.env);
+}
+
+/** The configured observer, configured from the environment on first use. */
+export function getObserver(): Observer {
+  current ??= createObserver({}, process.env);
+  return current;
+}
+
+/**
+ * Flushes and stops recording: waits (at most `timeoutMs`) for queued records, then removes the exit hooks and the
+ * unscoped-call hook. A later `observe` configures again from the environment.
+ */
+export async function shutdownObserve(timeoutMs = 5_000): Promise<void> {
+  const observer = current;
+  current = null;
+  if (!observer) return;
+  observer.uninstall();
+  await flushRecorder(observer, timeoutMs);
+  observer.recorder?.close();
+}
+
+/**
+ * Exports everything recorded so far (spans still in the tracer's queue included) and waits for it, at most
+ * `timeoutMs` (default 5,000). Returns true when the buffer emptied in time. Never throws.
+ */
+export async function flushObserve(timeoutMs = 5_000): Promise<boolean> {
+  return current ? flushRecorder(current, timeoutMs) : true;
+}
+
+async function flushRecorder(observer: Observer, timeoutMs: number): Promise<boolean> {
+  if (!observer.recorder) return true;
+  const deadline = Date.now() + timeoutMs;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    getAglTracer().forceFlush(),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+  ]).catch(() => undefined);
+  clearTimeout(timer);
+  return observer.recorder.flush(Math.max(0, deadline - Date.now()));
+}
+
+/** Counters of the recorder: `recorded`, `sampledOut`, `buffered`, `dropped`, `exported`, `failedExports`, ... */
+export function observeStats(): ObserveStats {
+  return getObserver().recorder?.stats() ?? emptyStats();
+}
+
+function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv): Observer {
+  const logger = options.logger ?? console;
+  const target = options.store ?? (env.AGL_STORE_URL || undefined);
+  const sampleRate = sampleRateFrom(options.sampleRate ?? env.AGL_SAMPLE_RATE, logger);
+  const base = { sampleRate, agentName: options.agentName, logger };
+  if (target === undefined) return { ...base, recorder: null, store: null, resources: null, uninstall: () => {} };
+  const token = options.token ?? (env.AGL_STORE_TOKEN || undefined);
+  // No retries inside the client: the recorder retries with its own backoff, and a resources read must stay short.
+  const client =
+    typeof target === 'string'
+      ? new StoreClient({ url: target, ...(token ? { token } : {}), retryDelays: [], healthRetryDelays: [] })
+      : null;
+  const store: LightningStore = client ?? (target as LightningStore);
+  const redact = options.redact === false ? null : (options.redact ?? redactSecrets);
+  const recorder = new Recorder({
+    send: client
+      ? (records) => client.applyRecords(records, { retry: false })
+      : (records) => applyRecords(store, records),
+    maxBufferedRecords: positive('maxBufferedRecords', options.maxBufferedRecords, 10_000),
+    maxBufferedBytes: positive('maxBufferedBytes', options.maxBufferedBytes, 64 * 1024 * 1024),
+    maxBatchRecords: 500,
+    maxBatchBytes: 4 * 1024 * 1024,
+    flushDelayMs: 50,
+    minBackoffMs: 100,
+    maxBackoffMs: 3_000,
+    redact,
+    logger,
+  });
+  const resources = new ResourcesCache({
+    load: () => store.getLatestResources(),
+    ttlMs: options.resourcesTtlMs ?? 5_000,
+    firstWaitMs: options.resourcesFirstWaitMs ?? 100,
+    onError: (error) =>
+      warnOnce(logger, 'resources', `[agl observe] could not read the latest resources: ${String(error)}`),
+  });
+  const unscoped = options.unscoped ?? env.AGL_UNSCOPED !== '0';
+  const previousHandler = setUnownedSpanHandler((span) => {
+    if (!DEFAULT_LLM_CALL_MATCH.test(span.name) || unrecorded.getStore()) return undefined;
+    recorder.countUnscoped();
+    if (!unscoped) {
+      warnOnce(
+        logger,
+        'unscoped',
+        `[agl observe] an LLM call ('${span.name}') ran outside any rollout and was not recorded (unscoped: false / ` +
+          'AGL_UNSCOPED=0); such calls are counted in observeStats().unscoped. Wrap the request in observe() to record it.',
+      );
+      return undefined;
+    }
+    const rolloutId = newRolloutId();
+    const attemptId = newAttemptId();
+    const metadata = { source: 'unscoped', ...(options.agentName ? { agent_name: options.agentName } : {}) };
+    const startTime = Date.now() / 1000;
+    if (!recorder.start({ rolloutId, attemptId, input: null, metadata, startTime }, { unscoped: true }))
+      return undefined;
+    return { rolloutId, attemptId, store: recorder.store, mode: null } satisfies RolloutContext;
+  });
+  const exitMs = options.exitFlushTimeoutMs ?? 5_000;
+  const observer: Observer = { ...base, recorder, store, resources, uninstall: () => {} };
+  // One try per process end: `beforeExit` fires again after each flush, and a store that stays down must not keep
+  // the process alive for ever.
+  let exitFlush: Promise<void> | null = null;
+  // The AGL tracer's own exit hook must be installed first: on a signal the last hook to run re-raises it once its
+  // flush is done, and ours (tracer flush, then the buffer) is the one that must finish.
+  getAglTracer();
+  const uninstallExit =
+    exitMs > 0 ? installExitFlush(() => (exitFlush ??= flushRecorder(observer, exitMs).then(() => undefined))) : null;
+  observer.uninstall = () => {
+    uninstallExit?.();
+    setUnownedSpanHandler(previousHandler);
+  };
+  return observer;
+}
+
+/**
+ * For the adapters' `register` preloads: when `AGL_STORE_URL` is set and the process is not a runner's process agent
+ * (no `AGL_ROLLOUT_ID`), configures recording from the environment now, so LLM calls made outside any `observe`
+ * become one-call rollouts from the first call on. Returns true when it did.
+ */
+export function initObserveFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
+  if (!env.AGL_STORE_URL || env.AGL_ROLLOUT_ID) return false;
+  getObserver();
+  return true;
+}

@@ -1,0 +1,140 @@
+import { ValidationError } from '@agl/core/errors';
+import { newAttemptId, newRolloutId, type JsonObject, type JsonValue, type NamedResources } from '@agl/core/schema';
+import { recordFeedback, type FeedbackOptions } from '@agl/core/store';
+import { emitException, getAglTracer, withRolloutContext, type RolloutContext } from '@agl/core/tracer';
+import type { Span } from '@agl/core/schema';
+import { StoreClient } from '../store-client';
+import { flushObserve, getObserver, unrecorded, warnOnce } from './observe-config';
+
+/** Options of {@link observe}. */
+export interface ObserveOptions {
+  /** The rollout's task input (what the request asked), stored as the rollout's `input`. Default `null`. */
+  input?: JsonValue;
+  /** More rollout metadata, merged after `source: "production"`. */
+  metadata?: JsonObject;
+  /** Stored as `metadata.agent_name` (default: `configureObserve`'s `agentName`). */
+  agentName?: string;
+}
+
+/** The rollout `observe` hands to `fn`. */
+export interface ObservedRollout {
+  /** The rollout's id (also when the request is not recorded, so a response header can always carry one). */
+  readonly rolloutId: string;
+  /** The attempt's id. */
+  readonly attemptId: string;
+  /** False when no store is configured or `sampleRate` left this request out: nothing of it is stored. */
+  readonly recorded: boolean;
+  /** The latest published resources (prompt template, LLM endpoint...), or `undefined` when none is known. */
+  readonly resources: NamedResources | undefined;
+  /** The id of that resources version (`undefined` when none). */
+  readonly resourcesId: string | undefined;
+}
+
+/**
+ * Records one request of a live service as a rollout: mode `null`, `metadata.source = "production"`, the resources
+ * version that served it, and one attempt. `fn(rollout)` runs in the rollout's context, so every span of every AGL
+ * adapter and of the tracer inside it (concurrent requests included) belongs to this rollout. The attempt ends
+ * `succeeded`, or `failed` (the error recorded as an exception span) when `fn` throws. Returns `fn`'s value or rethrows
+ * its error unchanged.
+ *
+ * Nothing here waits on the store: the rollout's start, its spans and its end are queued and exported in the
+ * background (see `configureObserve`). Only the first request of the process may wait up to `resourcesFirstWaitMs` for
+ * the first resources read.
+ */
+export async function observe<T>(
+  options: ObserveOptions,
+  fn: (rollout: ObservedRollout) => T | Promise<T>,
+): Promise<T> {
+  const observer = getObserver();
+  const rolloutId = newRolloutId();
+  const attemptId = newAttemptId();
+  const recorder = observer.recorder;
+  if (!recorder) {
+    warnOnce(
+      observer.logger,
+      'no-store',
+      '[agl observe] no store configured: requests are not recorded. Set AGL_STORE_URL (and AGL_STORE_TOKEN) or call ' +
+        'configureObserve({ store }).',
+    );
+    return fn({ rolloutId, attemptId, recorded: false, resources: undefined, resourcesId: undefined });
+  }
+  if (observer.sampleRate < 1 && Math.random() >= observer.sampleRate) {
+    recorder.countSampledOut();
+    const rollout = { rolloutId, attemptId, recorded: false, resources: undefined, resourcesId: undefined };
+    return unrecorded.run(true, () => fn(rollout));
+  }
+  const latest = observer.resources ? await observer.resources.get() : undefined;
+  const agentName = options.agentName ?? observer.agentName;
+  const metadata: JsonObject = { source: 'production', ...options.metadata };
+  if (agentName !== undefined) metadata.agent_name = agentName;
+  const resourcesId = latest?.resourcesId;
+  const recorded = recorder.start({
+    rolloutId,
+    attemptId,
+    input: options.input ?? null,
+    metadata,
+    resourcesId: resourcesId ?? null,
+    startTime: Date.now() / 1000,
+  });
+  const rollout: ObservedRollout = { rolloutId, attemptId, recorded, resources: latest?.resources, resourcesId };
+  if (!recorded) return unrecorded.run(true, () => fn(rollout));
+  const ctx: RolloutContext = {
+    rolloutId,
+    attemptId,
+    store: recorder.store,
+    mode: null,
+    resourcesId: resourcesId ?? null,
+  };
+  const finish = (status: 'succeeded' | 'failed'): void => {
+    const endTime = Date.now() / 1000;
+    // The end goes after the spans the tracer still holds (an in-memory hand-over, no store round trip).
+    void (ctx.tracer ?? getAglTracer())
+      .forceFlush()
+      .catch(() => undefined)
+      .then(() => recorder.end(rolloutId, attemptId, status, endTime));
+  };
+  let value: T;
+  try {
+    value = await withRolloutContext(ctx, () => fn(rollout));
+  } catch (error) {
+    try {
+      withRolloutContext(ctx, () => emitException(error));
+    } catch {
+      // recording the error must never change it
+    }
+    finish('failed');
+    throw error;
+  }
+  finish('succeeded');
+  return value;
+}
+
+/** Options of {@link feedback}. */
+export type { FeedbackOptions };
+
+/**
+ * Records a user's feedback on a rollout that may have finished minutes or days ago, from any process: a reward span
+ * (`agl.reward.source = "feedback"`) on its latest attempt. Every feedback is kept; the latest feedback is the
+ * rollout's final reward, ahead of a reward the agent emitted and of an LLM judge's.
+ *
+ * Unlike the rest of `@agl/client`, this call **throws** (it is an explicit user action, so its caller should know):
+ * `NotFoundError` for an unknown rollout (including one still waiting in the recorder's buffer), `ValidationError`
+ * for a non-finite reward, a `ConnectionError` when the store cannot be reached. It never touches the request path of
+ * `observe`. Uses the configured store (`configureObserve` / `AGL_STORE_URL`); records of this process still in the
+ * buffer are flushed first (at most 2 s), so feedback on a request that just finished finds its rollout.
+ */
+export async function feedback(
+  rolloutId: string,
+  reward: number | boolean,
+  options: Omit<FeedbackOptions, 'time'> = {},
+): Promise<Span> {
+  const store = getObserver().store;
+  if (!store) {
+    throw new ValidationError(
+      'feedback: no store configured. Set AGL_STORE_URL (and AGL_STORE_TOKEN) or call configureObserve({ store }).',
+    );
+  }
+  if (getObserver().recorder?.stats().buffered) await flushObserve(2_000);
+  if (store instanceof StoreClient) return store.addFeedback(rolloutId, reward, options);
+  return recordFeedback(store, rolloutId, reward, options);
+}

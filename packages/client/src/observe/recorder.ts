@@ -1,0 +1,382 @@
+import type { JsonObject, JsonValue, Span, SpanInput } from '@agl/core/schema';
+import type { ApplyRecordsResult, LightningStore, ProductionRecord } from '@agl/core/store';
+import { RecordBuffer } from './record-buffer';
+import type { RedactFn } from './redact';
+
+/** Where the recorder reports drops, export failures and rejected records. */
+export interface ObserveLogger {
+  warn(message: string): void;
+}
+
+/** Counters of the production recorder (`observeStats()`). */
+export interface ObserveStats {
+  /** Rollouts recorded (accepted into the buffer), unscoped ones included. */
+  recorded: number;
+  /** Requests that ran unrecorded because of `sampleRate`. */
+  sampledOut: number;
+  /** Records waiting in the buffer. */
+  buffered: number;
+  /** Bytes (JSON characters) waiting in the buffer. */
+  bufferedBytes: number;
+  /** Rollouts dropped whole because the buffer was full (nothing of them reaches the store). */
+  dropped: number;
+  /** Spans dropped because the buffer was full after their rollout was accepted. */
+  droppedSpans: number;
+  /** Records the store applied. */
+  exported: number;
+  /** Batches whose export failed (store down or slow); they are retried with backoff. */
+  failedExports: number;
+  /** Records the store refused (`rejected` in its answer); not retried. */
+  rejected: number;
+  /** LLM calls made outside any rollout (recorded as one-call rollouts, or only counted with `unscoped: false`). */
+  unscoped: number;
+}
+
+/** All counters at zero (a process with no store configured reports these). */
+export function emptyStats(): ObserveStats {
+  return {
+    recorded: 0,
+    sampledOut: 0,
+    buffered: 0,
+    bufferedBytes: 0,
+    dropped: 0,
+    droppedSpans: 0,
+    exported: 0,
+    failedExports: 0,
+    rejected: 0,
+    unscoped: 0,
+  };
+}
+
+/** Settings of a {@link Recorder}. */
+export interface RecorderSettings {
+  /** Sends a batch; throws when the store cannot be reached (the batch is retried). */
+  send: (records: ProductionRecord[]) => Promise<ApplyRecordsResult>;
+  maxBufferedRecords: number;
+  maxBufferedBytes: number;
+  maxBatchRecords: number;
+  maxBatchBytes: number;
+  /** Delay before a partial batch goes out, ms. */
+  flushDelayMs: number;
+  /** Backoff after a failed export: starts here, doubles, capped at `maxBackoffMs`. */
+  minBackoffMs: number;
+  maxBackoffMs: number;
+  redact: RedactFn | null;
+  logger: ObserveLogger;
+  /** Clock (epoch ms), injectable for tests. */
+  now?: () => number;
+}
+
+interface LiveRollout {
+  attemptId: string;
+  nextSequenceId: number;
+  /** Dropped whole (buffer full at its start): its spans and end are dropped too. */
+  dropped: boolean;
+  /** One-call rollout of an LLM call outside any rollout: it ends with its span. */
+  unscoped: boolean;
+}
+
+const WARN_INTERVAL_MS = 60_000;
+
+/**
+ * The production recorder behind `observe`: rollout starts, spans and ends are queued in memory (a bounded buffer) and
+ * exported in the background, in order, in batches (`applyRecords`). It is also the `LightningStore` the rollout
+ * context hands to the AGL tracer: it answers `getNextSpanSequenceIds` itself (a counter per rollout) and turns
+ * `addSpans` into queued records, so a span costs no store round trip. Only those two store methods are implemented.
+ */
+export class Recorder {
+  readonly #settings: RecorderSettings;
+  readonly #buffer = new RecordBuffer();
+  readonly #live = new Map<string, LiveRollout>();
+  readonly #stats = emptyStats();
+  readonly #warnedAt = new Map<string, number>();
+  readonly #rejectedTypes = new Set<string>();
+  #timer: ReturnType<typeof setTimeout> | null = null;
+  #pumping: Promise<void> | null = null;
+  #backoffMs = 0;
+  #wake: (() => void) | null = null;
+  #closed = false;
+  /** The facade given to the tracer as the rollout context's store. */
+  readonly store: LightningStore;
+
+  constructor(settings: RecorderSettings) {
+    this.#settings = settings;
+    const facade = {
+      getNextSpanSequenceIds: (owners: ReadonlyArray<readonly [string, string]>) =>
+        Promise.resolve(owners.map(([rolloutId, attemptId]) => this.#nextSequenceId(rolloutId, attemptId))),
+      addSpans: (spans: SpanInput[]) => Promise.resolve(this.addSpans(spans)),
+    };
+    this.store = facade as unknown as LightningStore;
+  }
+
+  stats(): ObserveStats {
+    return { ...this.#stats, buffered: this.#buffer.length, bufferedBytes: this.#buffer.bytes };
+  }
+
+  /** Counts a request that `sampleRate` left unrecorded. */
+  countSampledOut(): void {
+    this.#stats.sampledOut += 1;
+  }
+
+  /** Counts an LLM call outside any rollout. */
+  countUnscoped(): void {
+    this.#stats.unscoped += 1;
+  }
+
+  /**
+   * Queues a rollout's start. Returns false (the rollout is dropped whole and counted) when the buffer is full.
+   */
+  start(
+    record: {
+      rolloutId: string;
+      attemptId: string;
+      input: JsonValue;
+      metadata: JsonObject;
+      resourcesId?: string | null;
+      startTime: number;
+    },
+    options: { unscoped?: boolean } = {},
+  ): boolean {
+    const live: LiveRollout = {
+      attemptId: record.attemptId,
+      nextSequenceId: 1,
+      dropped: false,
+      unscoped: options.unscoped ?? false,
+    };
+    this.#live.set(record.rolloutId, live);
+    const full: ProductionRecord = { kind: 'start', ...record };
+    const bytes = measure(full);
+    if (
+      this.#closed ||
+      this.#buffer.length + 1 > this.#settings.maxBufferedRecords ||
+      this.#buffer.bytes + bytes > this.#settings.maxBufferedBytes
+    ) {
+      live.dropped = true;
+      this.#stats.dropped += 1;
+      this.#warn(
+        'dropped',
+        `[agl observe] the record buffer is full (${this.#buffer.length} records, ${this.#buffer.bytes} bytes; limits ` +
+          `maxBufferedRecords=${this.#settings.maxBufferedRecords}, maxBufferedBytes=${this.#settings.maxBufferedBytes}): ` +
+          `${this.#stats.dropped} rollout(s) dropped so far (observeStats().dropped). Is the store reachable?`,
+      );
+      return false;
+    }
+    this.#stats.recorded += 1;
+    this.#push(full, bytes);
+    return true;
+  }
+
+  /** Queues a rollout's end (after every span the tracer handed over so far). */
+  end(rolloutId: string, attemptId: string, status: 'succeeded' | 'failed', endTime: number): void {
+    const live = this.#live.get(rolloutId);
+    this.#live.delete(rolloutId);
+    if (live?.dropped) return;
+    const record: ProductionRecord = { kind: 'end', rolloutId, attemptId, status, endTime };
+    this.#push(record, measure(record));
+  }
+
+  /** The facade's `addSpans`: redacts, then queues one `spans` record per rollout. */
+  addSpans(spans: SpanInput[]): Span[] {
+    const byRollout = new Map<string, SpanInput[]>();
+    const accepted: Span[] = [];
+    for (const span of spans) {
+      const live = this.#live.get(span.rolloutId);
+      if (live?.dropped) {
+        this.#stats.droppedSpans += 1;
+        continue;
+      }
+      const redacted = this.#redact(span);
+      const list = byRollout.get(span.rolloutId);
+      if (list) list.push(redacted);
+      else byRollout.set(span.rolloutId, [redacted]);
+      accepted.push(redacted as Span);
+    }
+    for (const [rolloutId, list] of byRollout) {
+      const record: ProductionRecord = { kind: 'spans', spans: list };
+      const bytes = measure(record);
+      if (this.#closed || this.#buffer.bytes + bytes > this.#settings.maxBufferedBytes) {
+        this.#stats.droppedSpans += list.length;
+        this.#warn(
+          'droppedSpans',
+          `[agl observe] the record buffer is full: ${this.#stats.droppedSpans} span(s) of recorded rollouts dropped ` +
+            `so far (observeStats().droppedSpans). Raise maxBufferedBytes or check the store.`,
+        );
+      } else {
+        this.#push(record, bytes);
+      }
+      const live = this.#live.get(rolloutId);
+      if (live?.unscoped) {
+        const failed = list.some((s) => (s.status as { statusCode?: string } | undefined)?.statusCode === 'ERROR');
+        const endTime = Math.max(...list.map((s) => (typeof s.endTime === 'number' ? s.endTime : 0)));
+        this.end(rolloutId, live.attemptId, failed ? 'failed' : 'succeeded', endTime > 0 ? endTime : this.#now());
+      }
+    }
+    return accepted;
+  }
+
+  /**
+   * Waits until the buffer is empty (everything queued before the call exported or refused), at most `timeoutMs`.
+   * Returns true when it emptied in time.
+   */
+  async flush(timeoutMs = 5_000): Promise<boolean> {
+    const deadline = this.#now() + timeoutMs;
+    while (this.#buffer.length > 0) {
+      const left = deadline - this.#now();
+      if (left <= 0) return false;
+      this.#wake?.();
+      const pump = this.#pump();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([pump, new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))]);
+      clearTimeout(timer);
+    }
+    return true;
+  }
+
+  /** Stops taking records (later ones are dropped and counted). */
+  close(): void {
+    this.#closed = true;
+  }
+
+  #now(): number {
+    return (this.#settings.now ?? Date.now)();
+  }
+
+  #nextSequenceId(rolloutId: string, attemptId: string): number {
+    let live = this.#live.get(rolloutId);
+    if (!live) {
+      // A span that ended after its rollout did: numbered after anything the rollout could have had.
+      live = { attemptId, nextSequenceId: 1_000_000, dropped: false, unscoped: false };
+      this.#live.set(rolloutId, live);
+      queueMicrotask(() => {
+        if (this.#live.get(rolloutId) === live) this.#live.delete(rolloutId);
+      });
+    }
+    const id = live.nextSequenceId;
+    live.nextSequenceId += 1;
+    return id;
+  }
+
+  #redact(span: SpanInput): SpanInput {
+    const redact = this.#settings.redact;
+    if (!redact || !span.attributes) return span;
+    try {
+      const attributes = redact(span.attributes as Record<string, unknown>, span);
+      return attributes === span.attributes ? span : { ...span, attributes: attributes as SpanInput['attributes'] };
+    } catch (error) {
+      this.#warn('redact', `[agl observe] redact threw (${String(error)}); the span's attributes were dropped.`);
+      return { ...span, attributes: {} };
+    }
+  }
+
+  #push(record: ProductionRecord, bytes: number): void {
+    this.#buffer.push({ record, bytes });
+    // A full batch goes out at once, unless the loop is backing off from a failed export (only a flush cuts that short).
+    if (this.#buffer.length >= this.#settings.maxBatchRecords) {
+      void this.#pump();
+    } else if (!this.#timer && !this.#pumping) {
+      this.#timer = setTimeout(() => {
+        this.#timer = null;
+        void this.#pump();
+      }, this.#settings.flushDelayMs);
+      this.#timer.unref?.();
+    }
+  }
+
+  /** The export loop: one batch at a time, oldest first, with backoff while the store fails. */
+  #pump(): Promise<void> {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#pumping ??= this.#run().finally(() => {
+      this.#pumping = null;
+    });
+    return this.#pumping;
+  }
+
+  async #run(): Promise<void> {
+    const s = this.#settings;
+    while (this.#buffer.length > 0) {
+      const batch = this.#buffer.peek(s.maxBatchRecords, s.maxBatchBytes);
+      let result: ApplyRecordsResult;
+      try {
+        result = await s.send(batch.map((item) => item.record));
+      } catch (error) {
+        this.#stats.failedExports += 1;
+        this.#backoffMs = Math.min(s.maxBackoffMs, Math.max(s.minBackoffMs, this.#backoffMs * 2));
+        this.#warn(
+          'export',
+          `[agl observe] could not export ${batch.length} record(s) to the store (${describe(error)}); ` +
+            `${this.#buffer.length} record(s) wait in the buffer and are retried (observeStats().failedExports).`,
+        );
+        await this.#sleep(this.#backoffMs);
+        continue;
+      }
+      this.#backoffMs = 0;
+      this.#buffer.shift(batch.length);
+      this.#stats.exported += result.applied;
+      this.#stats.rejected += result.rejected.length;
+      for (const r of result.rejected) {
+        if (this.#rejectedTypes.has(r.errorType)) continue;
+        this.#rejectedTypes.add(r.errorType);
+        s.logger.warn(
+          `[agl observe] the store refused a '${r.kind}' record (${r.errorType}: ${r.detail}); ` +
+            `further ${r.errorType} refusals are only counted (observeStats().rejected).`,
+        );
+      }
+    }
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      timer.unref?.();
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wake = () => {
+        this.#wake = null;
+        done();
+      };
+    });
+  }
+
+  #warn(kind: string, message: string): void {
+    const now = this.#now();
+    const last = this.#warnedAt.get(kind);
+    if (last !== undefined && now - last < WARN_INTERVAL_MS) return;
+    this.#warnedAt.set(kind, now);
+    this.#settings.logger.warn(message);
+  }
+}
+
+/**
+ * About a record's JSON size (what it costs on the wire, and about what it holds in memory), without serialising it:
+ * strings count their length, keys and punctuation a few bytes each. A walk is several times cheaper than
+ * `JSON.stringify` for span-sized records.
+ */
+export function measure(value: unknown): number {
+  switch (typeof value) {
+    case 'string':
+      return value.length + 2;
+    case 'number':
+      return 8;
+    case 'boolean':
+      return 5;
+    case 'object': {
+      if (value === null) return 4;
+      let size = 2;
+      if (Array.isArray(value)) {
+        for (const item of value) size += measure(item) + 1;
+        return size;
+      }
+      for (const key in value) size += key.length + 4 + measure((value as Record<string, unknown>)[key]);
+      return size;
+    }
+    default:
+      return 0;
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

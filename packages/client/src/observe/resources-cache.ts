@@ -1,0 +1,60 @@
+import type { ResourcesUpdate } from '@agl/core/schema';
+
+/**
+ * The latest published resources, read from the store with a short cache: a request gets the cached value at once;
+ * a stale value is refreshed in the background. Only the very first read waits for the store, at most `firstWaitMs`.
+ * (every request that arrives during that first window shares the same deadline). A failed read keeps the last known value (or `undefined` when none was ever read).
+ */
+export class ResourcesCache {
+  readonly #load: () => Promise<ResourcesUpdate | null>;
+  readonly #ttlMs: number;
+  readonly #firstWaitMs: number;
+  readonly #onError: (error: unknown) => void;
+  #value: ResourcesUpdate | undefined;
+  #loadedAt = -Infinity;
+  #loading: Promise<void> | null = null;
+  #firstDone = false;
+  /** Until when requests may wait for the first read (set by the first request). */
+  #firstDeadline: number | null = null;
+
+  constructor(options: {
+    load: () => Promise<ResourcesUpdate | null>;
+    ttlMs: number;
+    firstWaitMs: number;
+    onError: (error: unknown) => void;
+  }) {
+    this.#load = options.load;
+    this.#ttlMs = options.ttlMs;
+    this.#firstWaitMs = options.firstWaitMs;
+    this.#onError = options.onError;
+  }
+
+  /** The current resources; waits (at most `firstWaitMs`) only before the first read has completed. */
+  async get(): Promise<ResourcesUpdate | undefined> {
+    if (Date.now() - this.#loadedAt >= this.#ttlMs) this.#refresh();
+    this.#firstDeadline ??= Date.now() + this.#firstWaitMs;
+    const wait = this.#firstDeadline - Date.now();
+    if (!this.#firstDone && this.#loading && wait > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([this.#loading, new Promise<void>((resolve) => (timer = setTimeout(resolve, wait)))]);
+      clearTimeout(timer);
+    }
+    return this.#value;
+  }
+
+  #refresh(): void {
+    if (this.#loading) return;
+    this.#loading = this.#load()
+      .then(
+        (value) => {
+          this.#value = value ?? undefined;
+        },
+        (error: unknown) => this.#onError(error),
+      )
+      .finally(() => {
+        this.#loadedAt = Date.now();
+        this.#firstDone = true;
+        this.#loading = null;
+      });
+  }
+}

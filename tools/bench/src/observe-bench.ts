@@ -1,0 +1,233 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent, request } from 'undici';
+import { startOpenAiTestServer } from '@agl/testing';
+import { cpuSecondsOf, REPO_ROOT, serveStore, SOURCE_EXEC_ARGV } from './child-processes';
+import { median, round, type ResultTree } from './results';
+
+const CONCURRENCY = 32;
+const LLM_LATENCY_MS = 5;
+/** The recorder's default buffer bounds (`configureObserve`): 10,000 records, 64 MiB. */
+const BUFFER_BYTE_LIMIT = 64 * 1024 * 1024;
+
+interface Service {
+  proc: ChildProcess;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Starts `observe-service-main.ts`, recorded (preload + observeHandler + AGL_STORE_URL) or plain. */
+async function startService(recordTo: string | null, llmBaseUrl: string): Promise<Service> {
+  const preload = recordTo ? ['--import', '@agl/openai/register'] : [];
+  const proc = spawn(process.execPath, [...SOURCE_EXEC_ARGV, ...preload, 'tools/bench/src/observe-service-main.ts'], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      NODE_OPTIONS: '',
+      OPENAI_BASE_URL: llmBaseUrl,
+      BENCH_RECORDED: recordTo ? '1' : '',
+      AGL_STORE_URL: recordTo ?? '',
+      AGL_SAMPLE_RATE: '',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stderr!.on('data', (d: Buffer) => (out = `${out}${d.toString()}`.slice(-4000)));
+  const url = await new Promise<string>((resolve, reject) => {
+    proc.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const match = /SERVICE_URL=(\S+)/u.exec(out);
+      if (match) resolve(match[1]!);
+    });
+    proc.once('exit', (code) => reject(new Error(`the bench service exited early (${code}): ${out}`)));
+  });
+  return {
+    proc,
+    url,
+    stop: async () => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGTERM');
+      await once(proc, 'exit');
+    },
+  };
+}
+
+/** Resident set size of a live process in MB (Linux `VmRSS`), or NaN. */
+function rssMbOf(pid: number | undefined): number {
+  try {
+    return Number(/VmRSS:\s+(\d+)\s+kB/u.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+  } catch {
+    return NaN;
+  }
+}
+
+const dispatcher = new Agent({ connections: CONCURRENCY * 2, pipelining: 1, keepAliveTimeout: 60_000 });
+const payload = JSON.stringify({ message: 'Where is my order A-1002?' });
+
+/** Closed-loop load: `concurrency` workers for `ms` (or `count` calls); per-call latencies in ms and calls/s. */
+async function load(
+  url: string,
+  o: { concurrency: number; ms?: number; count?: number; onTick?: () => void },
+): Promise<{ rps: number; p50: number; latencies: number[] }> {
+  const latencies: number[] = [];
+  const started = performance.now();
+  const until = started + (o.ms ?? Infinity);
+  let issued = 0;
+  const worker = async (): Promise<void> => {
+    while (performance.now() < until && issued < (o.count ?? Infinity)) {
+      issued += 1;
+      const t0 = performance.now();
+      const res = await request(`${url}/chat`, {
+        method: 'POST',
+        dispatcher,
+        headers: { 'content-type': 'application/json' },
+        body: payload,
+      });
+      const text = await res.body.text();
+      if (res.statusCode !== 200)
+        throw new Error(`the bench service answered ${res.statusCode}: ${text.slice(0, 200)}`);
+      latencies.push(performance.now() - t0);
+    }
+  };
+  const ticker = o.onTick ? setInterval(o.onTick, 250) : null;
+  try {
+    await Promise.all(Array.from({ length: o.concurrency }, worker));
+  } finally {
+    if (ticker) clearInterval(ticker);
+  }
+  const wall = performance.now() - started;
+  return { rps: (latencies.length / wall) * 1000, p50: median(latencies), latencies };
+}
+
+async function stats(service: Service): Promise<Record<string, number>> {
+  const res = await request(`${service.url}/stats`, { dispatcher });
+  return (await res.body.json()) as Record<string, number>;
+}
+
+/**
+ * The live-service bench (issue 37): the support-bot's shape of service (node:http + an agent making one chat
+ * completion through the instrumented `openai` client) against a 5 ms fake LLM, recorded (`observeHandler`, the
+ * `@agl/openai/register` preload, `agl store serve` on SQLite) against unrecorded, in the same run:
+ * - throughput at concurrency 32, median of A/B pairs whose order alternates;
+ * - added p50 latency one call at a time (the gateway bench's convention) and at concurrency 32;
+ * - the recorded service's RSS while the store is down for 60 s (15 s with `--quick`) under the same load, against
+ *   the recorder's buffer byte limit plus 50 MB.
+ */
+export async function runObserveBench(options: { quick: boolean; log?: (line: string) => void }): Promise<ResultTree> {
+  const log = options.log ?? (() => undefined);
+  const pairs = options.quick ? 3 : 5;
+  const legMs = options.quick ? 3000 : 8000;
+  const serialCalls = options.quick ? 600 : 2000;
+  const downSeconds = options.quick ? 15 : 60;
+  const dir = mkdtempSync(join(tmpdir(), 'agl-bench-observe-'));
+  const llm = await startOpenAiTestServer({
+    latencyMs: LLM_LATENCY_MS,
+    respond: () => ({ content: 'Order A-1002 is shipped, arriving 2026-12-07.' }),
+  });
+  const store = await serveStore({ dbPath: join(dir, 'store.sqlite') });
+  const plain = await startService(null, llm.baseURL);
+  const recorded = await startService(store.url, llm.baseURL);
+  try {
+    for (const s of [plain, recorded]) await load(s.url, { concurrency: CONCURRENCY, count: 1000 }); // warm-up
+    const rows: ResultTree[] = [];
+    for (let i = 0; i < pairs; i += 1) {
+      const order = i % 2 === 0 ? [plain, recorded] : [recorded, plain];
+      const got = new Map<Service, Awaited<ReturnType<typeof load>> & { cpuUs: number }>();
+      for (const s of order) {
+        const cpu0 = cpuSecondsOf(s.proc.pid) ?? NaN;
+        const measured = await load(s.url, { concurrency: CONCURRENCY, ms: legMs });
+        const cpuUs = (((cpuSecondsOf(s.proc.pid) ?? NaN) - cpu0) / measured.latencies.length) * 1e6;
+        got.set(s, { ...measured, cpuUs });
+      }
+      const a = got.get(plain)!;
+      const b = got.get(recorded)!;
+      rows.push({
+        unrecordedRps: round(a.rps, 1),
+        recordedRps: round(b.rps, 1),
+        ratio: round(b.rps / a.rps, 4),
+        unrecordedP50Ms: round(a.p50, 3),
+        recordedP50Ms: round(b.p50, 3),
+        unrecordedCpuMicrosPerRequest: round(a.cpuUs, 0),
+        recordedCpuMicrosPerRequest: round(b.cpuUs, 0),
+      });
+      log(
+        `  observe pair ${i + 1}/${pairs}: unrecorded ${a.rps.toFixed(0)} req/s p50 ${a.p50.toFixed(2)} ms, recorded ${b.rps.toFixed(0)} req/s p50 ${b.p50.toFixed(2)} ms, ratio ${(b.rps / a.rps).toFixed(3)}; service CPU ${a.cpuUs.toFixed(0)} → ${b.cpuUs.toFixed(0)} µs/request`,
+      );
+    }
+    // One call at a time, in alternating slices so both sides see the same host.
+    const serial = { plain: [] as number[], recorded: [] as number[] };
+    for (let done = 0; done < serialCalls; done += 100) {
+      serial.plain.push(...(await load(plain.url, { concurrency: 1, count: 100 })).latencies);
+      serial.recorded.push(...(await load(recorded.url, { concurrency: 1, count: 100 })).latencies);
+    }
+    const drained = await waitDrained(recorded);
+    log(`  observe: recorder drained, counters ${JSON.stringify(drained)}`);
+
+    // The store goes down; the service keeps serving the same load.
+    const rssBeforeMb = rssMbOf(recorded.proc.pid);
+    await store.stop();
+    let peakRssMb = rssBeforeMb;
+    const down = await load(recorded.url, {
+      concurrency: CONCURRENCY,
+      ms: downSeconds * 1000,
+      onTick: () => (peakRssMb = Math.max(peakRssMb, rssMbOf(recorded.proc.pid))),
+    });
+    peakRssMb = Math.max(peakRssMb, rssMbOf(recorded.proc.pid));
+    const downStats = await stats(recorded);
+    const bufferMb = BUFFER_BYTE_LIMIT / 1024 / 1024;
+    const unrecordedRssMb = rssMbOf(plain.proc.pid);
+    log(
+      `  observe: store down ${downSeconds} s at ${down.rps.toFixed(0)} req/s: RSS ${rssBeforeMb.toFixed(0)} → peak ${peakRssMb.toFixed(0)} MB (buffer limit ${bufferMb.toFixed(0)} MB), counters ${JSON.stringify(downStats)}`,
+    );
+    const pick = (key: string): number[] => rows.map((r) => r[key] as number);
+    return {
+      profile: { concurrency: CONCURRENCY, llmLatencyMs: LLM_LATENCY_MS, pairs, legSeconds: legMs / 1000, serialCalls },
+      throughputRatio: round(median(pick('ratio')), 4),
+      unrecordedRps: round(median(pick('unrecordedRps')), 1),
+      recordedRps: round(median(pick('recordedRps')), 1),
+      p50AddedMs: round(median(serial.recorded) - median(serial.plain), 3),
+      p50AddedMsAtConcurrency: round(
+        median(rows.map((r) => (r.recordedP50Ms as number) - (r.unrecordedP50Ms as number))),
+        3,
+      ),
+      serialP50Ms: { unrecorded: round(median(serial.plain), 3), recorded: round(median(serial.recorded), 3) },
+      // Load-independent: the service process's CPU per request (the store's work is not in it).
+      cpuMicrosPerRequest: {
+        unrecorded: round(median(pick('unrecordedCpuMicrosPerRequest')), 0),
+        recorded: round(median(pick('recordedCpuMicrosPerRequest')), 0),
+      },
+      pairs: rows,
+      storeDown: {
+        seconds: downSeconds,
+        requestsPerSecond: round(down.rps, 1),
+        rssBeforeMb: round(rssBeforeMb, 1),
+        unrecordedServiceRssMb: round(unrecordedRssMb, 1),
+        peakRssMb: round(peakRssMb, 1),
+        bufferByteLimitMb: round(bufferMb, 1),
+        budgetMb: round(bufferMb + 50, 1),
+        withinBudget: peakRssMb < bufferMb + 50,
+        // What the outage added over the recorded service's RSS under the same load with the store up.
+        growthMb: round(peakRssMb - rssBeforeMb, 1),
+        growthWithinBudget: peakRssMb - rssBeforeMb < bufferMb + 50,
+        counters: downStats,
+      },
+      targets: { throughputRatio: 0.9, p50AddedMs: 0.3 },
+    };
+  } finally {
+    await Promise.allSettled([plain.stop(), recorded.stop(), store.stop(), llm.close()]);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Waits (polling, 60 s at most) until the recorder has nothing buffered; returns its counters. */
+async function waitDrained(service: Service): Promise<Record<string, number>> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const s = await stats(service);
+    if (s.buffered === 0 || Date.now() > deadline) return s;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
