@@ -13,5 +13,6 @@ export default aglTsupConfig({
     'store/index': 'src/store/index.ts',
     guards: 'src/guards.ts',
     'net/loopback-host': 'src/net/loopback-host.ts',
+    'internal/json-scan': 'src/internal/json-scan.ts',
   },
 });

@@ -1,4 +1,4 @@
-import { closingQuote, valueEnd } from '@agl/core/schema';
+import { closingQuote, valueEnd } from '@agl/core/internal/json-scan';
 
 /** A span batch body with each span's attribute map taken out as JSON text. */
 export interface ExtractedSpanBatch {
