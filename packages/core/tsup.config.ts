@@ -13,7 +13,7 @@ export default aglTsupConfig({
     'algorithms/index': 'src/algorithms/index.ts',
     'store/index': 'src/store/index.ts',
     guards: 'src/guards.ts',
-    'internal/index': 'src/internal/index.ts',
     'net/index': 'src/net/index.ts',
+    'internal/json-scan': 'src/internal/json-scan.ts',
   },
 });

@@ -63,6 +63,6 @@ export { camelToSnake, snakeToCamel, toWire, fromWire, wirePath, WIRE_SHAPES, ty
 export { toWireJson } from './to-wire-json';
 export { parseApi, parseWire } from './parse';
 export { SCHEMA_VERSION, StoredDocument, toStoredDocument, readStoredDocument } from './stored-document';
-export { MAX_JSON_DEPTH, jsonDepth, jsonStructure, type JsonStructure } from './json-depth';
+export { MAX_JSON_DEPTH, jsonDepth, jsonStructure, type JsonStructure } from '../internal/json-scan';
 export { emptyRecord } from './empty-record';
 export { fastParseSpan } from './fast-span';

@@ -1,8 +1,16 @@
-import { closingQuote, valueEnd } from './json-depth';
+import {
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  JsonScanMismatch,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+  skipValue,
+  stringEnd,
+} from '../internal/json-scan';
 import { WIRE_SHAPES, plansOf, toWire, type Shape, type WireShape } from './wire-codec';
-
-/** Thrown inside the scanner when the text is not the JSON it expects; {@link toWireJson} then takes the slow path. */
-class Unexpected extends Error {}
 
 /**
  * Rewrites the JSON text of a camelCase API object into the JSON text of its snake_case wire form, without parsing it
@@ -21,18 +29,10 @@ export function toWireJson(shape: WireShape, json: string): string {
     scanner.top(WIRE_SHAPES[shape]);
     return scanner.finish();
   } catch (error) {
-    if (!(error instanceof Unexpected)) throw error;
+    if (!(error instanceof JsonScanMismatch)) throw error;
     return JSON.stringify(toWire(shape, JSON.parse(json)));
   }
 }
-
-const QUOTE = 0x22;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
 
 /** A single pass over compact JSON: copies ranges verbatim and writes renamed keys in between. */
 class WireJsonScanner {
@@ -47,7 +47,7 @@ class WireJsonScanner {
   }
 
   finish(): string {
-    if (this.#i !== this.#text.length) throw new Unexpected();
+    if (this.#i !== this.#text.length) throw new JsonScanMismatch();
     return this.#out + this.#text.slice(this.#copied);
   }
 
@@ -75,7 +75,7 @@ class WireJsonScanner {
       const keyStart = this.#i;
       const keyEnd = this.#stringEnd();
       const key = text.slice(keyStart + 1, keyEnd - 1);
-      if (key.includes('\\')) throw new Unexpected();
+      if (key.includes('\\')) throw new JsonScanMismatch();
       const plan = plans.get(key);
       if (plan && plan.outKey !== key) {
         this.#out += `${text.slice(this.#copied, keyStart)}"${plan.outKey}"`;
@@ -124,31 +124,22 @@ class WireJsonScanner {
     this.#i += 1;
     if (c === COMMA) return true;
     if (c === close) return false;
-    throw new Unexpected();
+    throw new JsonScanMismatch();
   }
 
   #expect(code: number): void {
-    if (this.#text.charCodeAt(this.#i) !== code) throw new Unexpected();
+    if (this.#text.charCodeAt(this.#i) !== code) throw new JsonScanMismatch();
     this.#i += 1;
   }
 
   /** Index just past the string that starts at `#i`. */
   #stringEnd(): number {
-    if (this.#text.charCodeAt(this.#i) !== QUOTE) throw new Unexpected();
+    if (this.#text.charCodeAt(this.#i) !== QUOTE) throw new JsonScanMismatch();
     return stringEnd(this.#text, this.#i + 1);
   }
 
   /** Moves past one value of any kind without looking inside it (a malformed one surfaces at the next delimiter). */
   #skip(): void {
-    const end = valueEnd(this.#text, this.#i);
-    if (end < 0) throw new Unexpected();
-    this.#i = end;
+    this.#i = skipValue(this.#text, this.#i);
   }
-}
-
-/** Index just past the closing quote of the string whose content starts at `from`. */
-function stringEnd(text: string, from: number): number {
-  const quote = closingQuote(text, from);
-  if (quote < 0) throw new Unexpected();
-  return quote + 1;
 }

@@ -10,7 +10,10 @@ import { MemoryStorage } from '../memory/memory-storage';
 import { SqliteStorage } from '../sqlite/sqlite-storage';
 import { SqliteStore } from '../sqlite/sqlite-store';
 import { migrate } from '../sqlite/migrations';
-import { StoreEngine } from './store-engine';
+import { prepareSpans } from './rule-store';
+import { call } from './storage-ops';
+import { addSpansRule, enqueueRolloutsRule, startRolloutRule, updateRolloutRule } from './store-rules';
+import { SyncRuleRunner } from './sync-rule-runner';
 import type { WRITE_LOCK_BUSY } from './storage';
 
 /** A migrated SQLite storage in a new temporary directory (the caller removes `dir`). */
@@ -147,7 +150,7 @@ describe('SqliteStorage transactions', () => {
 /** A SqliteStore whose storage counts the transactions it opens. */
 function countingSqliteStore(dir: string, clock = new FakeClock()): { store: SqliteStore; transactions: () => number } {
   const store = new SqliteStore({ path: join(dir, 'batch.sqlite'), clock });
-  const storage = (store as unknown as { engine: StoreEngine }).engine.storage;
+  const storage = (store as unknown as { runner: SyncRuleRunner }).runner.storage;
   let count = 0;
   const transaction = storage.transaction.bind(storage);
   storage.transaction = <T>(fn: () => T): T => {
@@ -259,21 +262,22 @@ describe('SqliteStore write batching', () => {
   });
 });
 
-describe('StoreEngine.runBatch', () => {
+describe('SyncRuleRunner.runBatch', () => {
   it('rolls back only the failing job, and fails every job when the commit fails', () => {
     const { dir, storage } = tempSqliteStorage('agl-runbatch-');
     const changed: string[] = [];
-    const engine = new StoreEngine({
+    const runner = new SyncRuleRunner({
       storage,
       clock: new FakeClock(),
       onRolloutsChanged: (rs) => changed.push(...rs.map((r) => r.status)),
     });
-    const [r] = engine.enqueueRollouts([{ input: 1 }]);
+    const [r] = runner.write((t) => enqueueRolloutsRule(t, [{ input: 1 }]));
     changed.length = 0;
-    const results = engine.runBatch([
-      () => engine.updateRollout(r!.rolloutId, { status: 'cancelled' }),
-      () => {
-        engine.enqueueRollouts([{ input: 2 }]);
+    const results = runner.runBatch([
+      (t) => updateRolloutRule(t, r!.rolloutId, { status: 'cancelled' }),
+      function* (t) {
+        yield* updateRolloutRule(t, r!.rolloutId, { status: 'failed' });
+        yield* enqueueRolloutsRule(t, [{ input: 2 }]);
         throw new Error('boom');
       },
     ]);
@@ -285,9 +289,9 @@ describe('StoreEngine.runBatch', () => {
     storage.transaction = () => {
       throw new Error('disk full');
     };
-    const failed = engine.runBatch([
-      () => engine.enqueueRollouts([{ input: 3 }]),
-      () => engine.enqueueRollouts([{ input: 4 }]),
+    const failed = runner.runBatch([
+      (t) => enqueueRolloutsRule(t, [{ input: 3 }]),
+      (t) => enqueueRolloutsRule(t, [{ input: 4 }]),
     ]);
     expect(failed).toEqual([
       { ok: false, error: new Error('disk full') },
@@ -301,7 +305,7 @@ describe('StoreEngine.runBatch', () => {
   });
 });
 
-describe('StoreEngine.prepareSpans', () => {
+describe('prepareSpans', () => {
   it('checks and serialises spans without touching the storage, so the write transaction only inserts them', () => {
     const { dir, storage } = tempSqliteStorage('agl-prepare-');
     const calls: string[] = [];
@@ -315,8 +319,8 @@ describe('StoreEngine.prepareSpans', () => {
         };
       },
     });
-    const engine = new StoreEngine({ storage: watched, clock: new FakeClock() });
-    const r = engine.startRollout({ input: 1 });
+    const runner = new SyncRuleRunner({ storage: watched, clock: new FakeClock() });
+    const r = runner.write((t) => startRolloutRule(t, { input: 1, metadata: {} }));
     const span = {
       rolloutId: r.rolloutId,
       attemptId: r.attempt.attemptId,
@@ -330,16 +334,17 @@ describe('StoreEngine.prepareSpans', () => {
       attributes: { k: 'v' },
     };
     calls.length = 0;
-    const prepared = engine.prepareSpans([span, { ...span, spanId: 's2' }], [null, '{"k":"text"}']);
+    const serialize = watched.serializeSpans.bind(watched);
+    const prepared = prepareSpans([span, { ...span, spanId: 's2' }], serialize, [null, '{"k":"text"}']);
     expect(calls).toEqual(['serializeSpans']);
     expect(prepared.serialized?.attributes).toEqual(['{"k":"v"}', '{"k":"text"}']);
-    expect(() => engine.prepareSpans([{ ...span, sequenceId: -1 }])).toThrow(/sequenceId/);
+    expect(() => prepareSpans([{ ...span, sequenceId: -1 }], serialize)).toThrow(/sequenceId/);
     // The checked map is the caller's own object (it is only serialised); what is stored does not change with it.
     expect(prepared.spans[0]!.attributes).toBe(span.attributes);
-    expect(engine.addPreparedSpans(prepared).map((s) => s.spanId)).toEqual(['s1', 's2']);
+    expect(runner.write((t) => addSpansRule(t, prepared)).map((s) => s.spanId)).toEqual(['s1', 's2']);
     span.attributes.k = 'changed later';
     expect(calls).toContain('insertSerializedSpans');
-    expect(engine.read((s) => s.listSpans(r.rolloutId, null)).map((s) => s.attributes)).toEqual([
+    expect(runner.read(call('listSpans', r.rolloutId, null)).map((s) => s.attributes)).toEqual([
       { k: 'v' },
       { k: 'text' },
     ]);

@@ -1,46 +1,14 @@
 import { StoreClosedError } from '@agl/core/errors';
-import { TERMINAL_STATUSES } from '@agl/core/schema';
-import type {
-  Attempt,
-  AttemptedRollout,
-  EnqueueRolloutRequest,
-  JsonObject,
-  NamedResourcesInput,
-  ResourcesUpdate,
-  Rollout,
-  Span,
-  SpanInput,
-  Worker,
-} from '@agl/core/schema';
-import type {
-  AttemptUpdate,
-  Clock,
-  LightningStore,
-  PageOptions,
-  PaginatedResult,
-  QueryResourcesOptions,
-  QueryRolloutsOptions,
-  QuerySpansOptions,
-  QueryWorkersOptions,
-  RolloutUpdate,
-  StartRolloutRequest,
-  StoreCapabilities,
-  StoreStatistics,
-} from '@agl/core/store';
-import { IdSchema, WaitInput, parseApi } from './input';
-import {
-  queryAttempts,
-  queryResources,
-  queryRollouts,
-  querySpanDocs,
-  querySpans,
-  queryWorkers,
-  withLatestAttempts,
-} from './queries';
+import type { Rollout, Span, SpanInput } from '@agl/core/schema';
+import type { Clock, PaginatedResult, QuerySpansOptions, StoreCapabilities, StoreStatistics } from '@agl/core/store';
+import { finishedRollouts, querySpanDocs, statisticsRule } from './queries';
 import { QueueWaiters } from './queue-waiters';
 import { RolloutWaiters } from './rollout-waiters';
+import { RuleStore, parseWait, type SpanSerializer, type Watch } from './rule-store';
 import type { StoreStorage } from './storage';
-import { StoreEngine } from './store-engine';
+import { call, type Rule } from './storage-ops';
+import type { Plan } from './store-rules';
+import { SyncRuleRunner } from './sync-rule-runner';
 
 /** How long queued writes retry from the event loop while another connection holds the write lock, before waiting. */
 const LOCK_YIELD_MS = 100;
@@ -69,12 +37,13 @@ export interface EngineStoreParts {
 }
 
 /**
- * The async {@link LightningStore} over the shared synchronous {@link StoreEngine}: closed-state checks, the watchdog
- * before AGL's "W" methods, and event-driven `waitForRollouts`. `MemoryStore` and `SqliteStore` only choose a storage.
+ * The `LightningStore` of the synchronous storages: the store rules ({@link RuleStore}) run by a
+ * {@link SyncRuleRunner}, writes of one event-loop turn committed together, and event-driven waits. `MemoryStore` and
+ * `SqliteStore` only choose a storage.
  */
-export class EngineStore implements LightningStore {
+export class EngineStore extends RuleStore {
   readonly capabilities: StoreCapabilities;
-  readonly #engine: StoreEngine;
+  readonly #runner: SyncRuleRunner;
   readonly #waiters = new RolloutWaiters();
   readonly #queueWaiters = new QueueWaiters();
   #ticker: ReturnType<typeof setInterval> | null = null;
@@ -85,19 +54,20 @@ export class EngineStore implements LightningStore {
   #closed = false;
   /** True while `close()` commits the writes still queued. */
   #closing = false;
-  #pending: Array<{ job: () => unknown; resolve: (value: unknown) => void; reject: (error: unknown) => void }> = [];
+  #pending: Array<{ job: Plan<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }> = [];
   #flushScheduled = false;
   /** When the queued batch first found the write lock taken (`performance.now()`), while it still does. */
   #lockBusySince: number | null = null;
   #lockRetries = 0;
 
   protected constructor(parts: EngineStoreParts) {
+    super();
     this.capabilities = parts.capabilities;
     this.#clock = parts.clock;
     this.#startedAt = parts.clock.now();
     this.#pollMs = parts.waitPollMs;
     this.#label = parts.label;
-    this.#engine = new StoreEngine({
+    this.#runner = new SyncRuleRunner({
       storage: parts.storage,
       clock: parts.clock,
       scanDebounceSeconds: parts.scanDebounceSeconds,
@@ -106,26 +76,38 @@ export class EngineStore implements LightningStore {
     });
   }
 
-  /** The shared engine (for backend-specific tests and tools). @internal */
-  protected get engine(): StoreEngine {
-    return this.#engine;
+  /** The rule runner (for backend-specific tests and tools). @internal */
+  protected get runner(): SyncRuleRunner {
+    return this.#runner;
   }
 
-  #open(): StoreEngine {
+  /** Open check plus, for AGL's "W" methods, the debounced watchdog (`healthcheck_before`). */
+  #open(watch: Watch): SyncRuleRunner {
     if (this.#closed) throw new StoreClosedError(this.#label);
-    return this.#engine;
+    if (watch === 'watched') this.#runner.maybeScan();
+    return this.#runner;
+  }
+
+  protected async read<T>(watch: Watch, make: () => Rule<T>): Promise<T> {
+    return this.#open(watch).read(make());
+  }
+
+  protected get spanSerializer(): SpanSerializer | undefined {
+    return this.#runner.storage.serializeSpans?.bind(this.#runner.storage);
   }
 
   /**
    * Runs a write call. On storages with savepoints (SQLite) the calls made during one event-loop turn are queued and
-   * committed together at its end (`StoreEngine.runBatch`): a commit writes every page a transaction touched to the WAL
-   * (one dequeue: ~15 writes), and concurrent calls share those pages. Each call still succeeds or fails on its own, and
-   * resolves once its changes are committed.
+   * committed together at its end (`SyncRuleRunner.runBatch`): a commit writes every page a transaction touched to the
+   * WAL (one dequeue: ~15 writes), and concurrent calls share those pages. Each call still succeeds or fails on its own,
+   * and resolves once its changes are committed.
    */
-  #write<T>(engine: StoreEngine, job: (engine: StoreEngine) => T): Promise<T> {
-    if (!engine.batches) return new Promise((resolve) => resolve(job(engine)));
+  protected async write<T>(watch: Watch, make: () => Plan<T>): Promise<T> {
+    const runner = this.#open(watch);
+    const plan = make();
+    if (!runner.batches) return runner.write(plan);
     return new Promise<T>((resolve, reject) => {
-      this.#pending.push({ job: () => job(engine), resolve: resolve as (value: unknown) => void, reject });
+      this.#pending.push({ job: plan, resolve: resolve as (value: unknown) => void, reject });
       if (!this.#flushScheduled) {
         this.#flushScheduled = true;
         setImmediate(this.#scheduledFlush);
@@ -153,13 +135,13 @@ export class EngineStore implements LightningStore {
       return;
     }
     const tryLock =
-      this.#engine.storage.tryTransaction !== undefined &&
+      this.#runner.storage.tryTransaction !== undefined &&
       !this.#closing &&
       (this.#lockBusySince === null || performance.now() - this.#lockBusySince < LOCK_YIELD_MS);
     const results =
       pending.length === 1 && !tryLock
         ? null
-        : this.#engine.runBatch(
+        : this.#runner.runBatch(
             pending.map((p) => p.job),
             { tryLock },
           );
@@ -177,7 +159,7 @@ export class EngineStore implements LightningStore {
     if (results === null) {
       const [only] = pending;
       try {
-        only!.resolve(only!.job());
+        only!.resolve(this.#runner.write(only!.job));
       } catch (error) {
         only!.reject(error);
       }
@@ -189,77 +171,6 @@ export class EngineStore implements LightningStore {
     });
   }
 
-  /** Open check plus the debounced watchdog (AGL's `healthcheck_before`). */
-  #watched(): StoreEngine {
-    const engine = this.#open();
-    engine.maybeScan();
-    return engine;
-  }
-
-  async startRollout(request: StartRolloutRequest): Promise<AttemptedRollout> {
-    return this.#write(this.#watched(), (e) => e.startRollout(request));
-  }
-
-  async enqueueRollout(request: EnqueueRolloutRequest): Promise<Rollout> {
-    const [rollout] = await this.#write(this.#watched(), (e) => e.enqueueRollouts([request]));
-    return rollout!;
-  }
-
-  async enqueueRollouts(requests: EnqueueRolloutRequest[]): Promise<Rollout[]> {
-    return this.#write(this.#watched(), (e) => e.enqueueRollouts(requests));
-  }
-
-  async dequeueRollout(options?: { workerId?: string | null }): Promise<AttemptedRollout | null> {
-    const [claimed] = await this.#write(this.#watched(), (e) => e.dequeueRollouts({ ...(options ?? {}), limit: 1 }));
-    return claimed ?? null;
-  }
-
-  async dequeueRollouts(options?: { limit?: number; workerId?: string | null }): Promise<AttemptedRollout[]> {
-    return this.#write(this.#watched(), (e) => e.dequeueRollouts(options));
-  }
-
-  async startAttempt(rolloutId: string, options?: { workerId?: string | null }): Promise<AttemptedRollout> {
-    return this.#write(this.#watched(), (e) => e.startAttempt(rolloutId, options));
-  }
-
-  async queryRollouts(options?: QueryRolloutsOptions): Promise<PaginatedResult<Rollout | AttemptedRollout>> {
-    return this.#watched().read((s) => queryRollouts(s, options));
-  }
-
-  async getRolloutById(rolloutId: string): Promise<Rollout | AttemptedRollout | null> {
-    const id = parseApi(IdSchema, rolloutId, 'rolloutId');
-    return this.#watched().read((s) => {
-      const rollout = s.getRollout(id);
-      return rollout ? withLatestAttempts(s, [rollout])[0]! : null;
-    });
-  }
-
-  async queryAttempts(options: { rolloutId: string } & PageOptions): Promise<PaginatedResult<Attempt>> {
-    return this.#watched().read((s) => queryAttempts(s, options));
-  }
-
-  async getLatestAttempt(rolloutId: string): Promise<Attempt | null> {
-    const id = parseApi(IdSchema, rolloutId, 'rolloutId');
-    return this.#watched().read((s) => s.getLatestAttempt(id));
-  }
-
-  async updateRollout(rolloutId: string, update: RolloutUpdate): Promise<Rollout> {
-    return this.#write(this.#watched(), (e) => e.updateRollout(rolloutId, update));
-  }
-
-  async updateAttempt(rolloutId: string, attemptId: string, update: AttemptUpdate): Promise<Attempt> {
-    return this.#write(this.#watched(), (e) => e.updateAttempt(rolloutId, attemptId, update));
-  }
-
-  async addSpan(span: SpanInput): Promise<Span | null> {
-    const [inserted] = await this.#addPrepared(this.#open(), [span]);
-    return inserted ?? null;
-  }
-
-  async addSpans(spans: SpanInput[]): Promise<Span[]> {
-    return this.#addPrepared(this.#open(), spans);
-  }
-
   /**
    * `addSpans` for the store server's batch route: `attributesJson[i]` is span i's attribute map as JSON text already
    * checked against the span schema (`extractSpanAttributes`), stored as it is so the server never builds it as
@@ -267,31 +178,8 @@ export class EngineStore implements LightningStore {
    * objects rather than JSON text (the memory store): then parse the maps and call `addSpans`.
    */
   addSpansWithAttributesJson(spans: SpanInput[], attributesJson: ReadonlyArray<string | null>): Promise<Span[]> | null {
-    if (!this.#engine.storage.serializeSpans) return null;
-    return this.#addPrepared(this.#open(), spans, attributesJson);
-  }
-
-  /** Checks and serialises the spans now, outside the write transaction, which then only inserts them. */
-  async #addPrepared(
-    engine: StoreEngine,
-    spans: unknown,
-    attributesJson?: ReadonlyArray<string | null>,
-  ): Promise<Span[]> {
-    const prepared = engine.prepareSpans(spans, attributesJson);
-    return this.#write(engine, (e) => e.addPreparedSpans(prepared));
-  }
-
-  async getNextSpanSequenceId(rolloutId: string, attemptId: string): Promise<number> {
-    const [next] = await this.#write(this.#open(), (e) => e.nextSequenceIds([[rolloutId, attemptId]]));
-    return next!;
-  }
-
-  async getNextSpanSequenceIds(pairs: ReadonlyArray<readonly [string, string]>): Promise<number[]> {
-    return this.#write(this.#open(), (e) => e.nextSequenceIds(pairs));
-  }
-
-  async querySpans(options: QuerySpansOptions): Promise<PaginatedResult<Span>> {
-    return this.#watched().read((s) => querySpans(s, options));
+    if (!this.#runner.storage.serializeSpans) return null;
+    return this.addSpansPrepared(spans, attributesJson);
   }
 
   /**
@@ -300,69 +188,25 @@ export class EngineStore implements LightningStore {
    * sorts by anything but the sequence id; then use `querySpans`.
    */
   async querySpanDocs(options: QuerySpansOptions): Promise<PaginatedResult<string> | null> {
-    return this.#watched().read((s) => querySpanDocs(s, options));
-  }
-
-  async addResources(resources: NamedResourcesInput): Promise<ResourcesUpdate> {
-    return this.#write(this.#open(), (e) => e.addResources(resources));
-  }
-
-  async updateResources(resourcesId: string, resources: NamedResourcesInput): Promise<ResourcesUpdate> {
-    return this.#write(this.#watched(), (e) => e.updateResources(resourcesId, resources));
-  }
-
-  async getLatestResources(): Promise<ResourcesUpdate | null> {
-    return this.#open().read((s) => {
-      const id = s.getLatestResourcesId();
-      return id === null ? null : s.getResources(id);
-    });
-  }
-
-  async getResourcesById(resourcesId: string): Promise<ResourcesUpdate | null> {
-    const id = parseApi(IdSchema, resourcesId, 'resourcesId');
-    return this.#open().read((s) => s.getResources(id));
-  }
-
-  async queryResources(options?: QueryResourcesOptions): Promise<PaginatedResult<ResourcesUpdate>> {
-    return this.#open().read((s) => queryResources(s, options));
-  }
-
-  async updateWorker(workerId: string, update?: { heartbeatStats?: JsonObject }): Promise<Worker> {
-    return this.#write(this.#open(), (e) => e.updateWorker(workerId, update));
-  }
-
-  async getWorkerById(workerId: string): Promise<Worker | null> {
-    const id = parseApi(IdSchema, workerId, 'workerId');
-    return this.#open().read((s) => s.getWorker(id));
-  }
-
-  async queryWorkers(options?: QueryWorkersOptions): Promise<PaginatedResult<Worker>> {
-    return this.#watched().read((s) => queryWorkers(s, options));
+    return this.read('watched', () => querySpanDocs(options));
   }
 
   async waitForRollouts(rolloutIds: string[], options?: { timeoutSeconds?: number | null }): Promise<Rollout[]> {
-    const o = parseApi(
-      WaitInput,
-      { rolloutIds, timeoutSeconds: options?.timeoutSeconds ?? null },
-      'waitForRollouts arguments',
-    );
-    const timeout = o.timeoutSeconds ?? null;
-    const deadline = timeout === null ? null : Date.now() + timeout * 1000;
+    const o = parseWait(rolloutIds, options);
     for (;;) {
-      const engine = this.#watched();
-      const remaining = deadline === null ? null : deadline - Date.now();
+      const runner = this.#open('watched');
+      const remaining = o.deadline === null ? null : o.deadline - Date.now();
       const last = remaining !== null && remaining <= 0;
       // While waiting, only the unfinished ids are read (no documents); the finished rollouts only once the wait ends.
-      const outcome = engine.read((s) => {
-        if (!last) {
-          const pending = s.unfinishedRolloutIds(o.rolloutIds);
-          if (pending.size > 0) return { pending };
-        }
-        const byId = new Map(
-          s.listRollouts({ ids: o.rolloutIds, statuses: TERMINAL_STATUSES }).map((r) => [r.rolloutId, r]),
-        );
-        return { rollouts: o.rolloutIds.flatMap((id) => byId.get(id) ?? []) };
-      });
+      const outcome = runner.read(
+        (function* () {
+          if (!last) {
+            const pending = yield* call('unfinishedRolloutIds', o.rolloutIds);
+            if (pending.size > 0) return { pending };
+          }
+          return { rollouts: yield* finishedRollouts(o.rolloutIds) };
+        })(),
+      );
       if (outcome.rollouts) return outcome.rollouts;
       this.#startTicker();
       await this.#waiters.wait(outcome.pending, remaining, this.#tickerMs === null ? this.#pollMs : null);
@@ -375,8 +219,7 @@ export class EngineStore implements LightningStore {
    * workers sleep instead of polling `dequeueRollout`.
    */
   async waitForQueue(options: { timeoutMs: number; signal?: AbortSignal }): Promise<boolean> {
-    const engine = this.#open();
-    if (engine.read((s) => s.hasQueued())) return true;
+    if (this.#open('unwatched').read(call('hasQueued'))) return true;
     this.#startTicker();
     return this.#queueWaiters.wait(
       this.#tickerMs === null && this.#pollMs !== null ? Math.min(options.timeoutMs, this.#pollMs) : options.timeoutMs,
@@ -386,7 +229,7 @@ export class EngineStore implements LightningStore {
 
   /** The shared re-check tick (storages that can tell when another process committed), or null. */
   get #tickerMs(): number | null {
-    return this.#pollMs !== null && this.#engine.storage.externalChanges ? this.#pollMs : null;
+    return this.#pollMs !== null && this.#runner.storage.externalChanges ? this.#pollMs : null;
   }
 
   /**
@@ -403,13 +246,13 @@ export class EngineStore implements LightningStore {
         this.#stopTicker();
         return;
       }
-      const changed = this.#engine.storage.externalChanges?.() === true;
+      const changed = this.#runner.storage.externalChanges?.() === true;
       if (changed || first) {
         first = false;
         this.#waiters.wakeAll();
         // Idle runners only when there is something to dequeue: waking them for any other commit costs each one an
         // empty dequeue.
-        if (this.#queueWaiters.size > 0 && this.#engine.read((s) => s.hasQueued())) this.#queueWaiters.wakeAll();
+        if (this.#queueWaiters.size > 0 && this.#runner.read(call('hasQueued'))) this.#queueWaiters.wakeAll();
       }
     }, ms);
     this.#ticker.unref();
@@ -421,7 +264,8 @@ export class EngineStore implements LightningStore {
   }
 
   async statistics(): Promise<StoreStatistics> {
-    return this.#open().statistics(this.#startedAt);
+    const storage = this.#open('unwatched').storage;
+    return this.read('unwatched', () => statisticsRule(storage.name, this.#clock.now() - this.#startedAt));
   }
 
   /** Closes the store; later calls throw `StoreClosedError`. Waits in progress reject. Idempotent. */
@@ -436,7 +280,7 @@ export class EngineStore implements LightningStore {
       this.#closing = false;
     }
     this.#stopTicker();
-    this.#engine.storage.close();
+    this.#runner.storage.close();
     this.#waiters.wakeAll();
     this.#queueWaiters.wakeAll();
   }

@@ -1,4 +1,12 @@
-import type { Attempt, AttemptedRollout, ResourcesUpdate, Rollout, Span, Worker } from '@agl/core/schema';
+import {
+  TERMINAL_STATUSES,
+  type Attempt,
+  type AttemptedRollout,
+  type ResourcesUpdate,
+  type Rollout,
+  type Span,
+  type Worker,
+} from '@agl/core/schema';
 import type {
   PageOptions,
   PaginatedResult,
@@ -6,6 +14,7 @@ import type {
   QueryRolloutsOptions,
   QuerySpansOptions,
   QueryWorkersOptions,
+  StoreStatistics,
 } from '@agl/core/store';
 import { compileFilter, isEmptyFilter, paginate, resolveSortField, sortItems, type FilterSpec } from './filter';
 import {
@@ -16,7 +25,7 @@ import {
   QueryWorkersInput,
   parseApi,
 } from './input';
-import type { StoreStorage } from './storage';
+import { call, type Rule } from './storage-ops';
 
 const ROLLOUT_FIELDS = [
   'rolloutId',
@@ -80,9 +89,12 @@ function run<T extends object>(
 }
 
 /** Attaches each rollout's latest attempt (one batched lookup). */
-export function withLatestAttempts(storage: StoreStorage, rollouts: Rollout[]): Array<Rollout | AttemptedRollout> {
+export function* withLatestAttempts(rollouts: Rollout[]): Rule<Array<Rollout | AttemptedRollout>> {
   if (rollouts.length === 0) return [];
-  const latest = storage.getLatestAttempts(rollouts.map((r) => r.rolloutId));
+  const latest = yield* call(
+    'getLatestAttempts',
+    rollouts.map((r) => r.rolloutId),
+  );
   return rollouts.map((r) => {
     const attempt = latest.get(r.rolloutId);
     return attempt ? { ...r, attempt } : r;
@@ -90,13 +102,13 @@ export function withLatestAttempts(storage: StoreStorage, rollouts: Rollout[]): 
 }
 
 /** `queryRollouts`: AGL 0.3 filters, the new names beating the deprecated aliases. */
-export function queryRollouts(storage: StoreStorage, options: unknown): PaginatedResult<Rollout | AttemptedRollout> {
+export function* queryRollouts(options: unknown): Rule<PaginatedResult<Rollout | AttemptedRollout>> {
   const o = parseApi(QueryRolloutsInput, options ?? {}, 'queryRollouts options') as QueryRolloutsOptions &
     Required<Pick<PageOptions, 'limit' | 'offset' | 'sortOrder'>>;
   const statuses = o.statusIn ?? o.status ?? null;
   const ids = o.rolloutIdIn ?? o.rolloutIds ?? null;
   const sortField = o.sortBy ? resolveSortField(o.sortBy, ROLLOUT_FIELDS, 'Rollout') : null;
-  const native = storage.pageRollouts?.({
+  const native = yield* call('pageRollouts', {
     statuses: statuses ?? undefined,
     ids: ids ?? undefined,
     idContains: o.rolloutIdContains ?? null,
@@ -108,10 +120,10 @@ export function queryRollouts(storage: StoreStorage, options: unknown): Paginate
     offset: o.offset,
   });
   if (native) {
-    return { items: withLatestAttempts(storage, native.items), total: native.total, limit: o.limit, offset: o.offset };
+    return { items: yield* withLatestAttempts(native.items), total: native.total, limit: o.limit, offset: o.offset };
   }
   const narrow = o.filterLogic === 'and' ? { statuses: statuses ?? undefined, ids: ids ?? undefined } : undefined;
-  const candidates = storage.listRollouts(narrow);
+  const candidates = yield* call('listRollouts', narrow);
   const page = run(
     candidates,
     {
@@ -127,22 +139,22 @@ export function queryRollouts(storage: StoreStorage, options: unknown): Paginate
     'Rollout',
     null,
   );
-  return { ...page, items: withLatestAttempts(storage, page.items) };
+  return { ...page, items: yield* withLatestAttempts(page.items) };
 }
 
 /** `queryAttempts`: by sequence id; an unknown rollout gives an empty page (AGL quirk 6, kept). */
-export function queryAttempts(storage: StoreStorage, options: unknown): PaginatedResult<Attempt> {
+export function* queryAttempts(options: unknown): Rule<PaginatedResult<Attempt>> {
   const o = parseApi(QueryAttemptsInput, options, 'queryAttempts options');
-  return run(storage.listAttempts(o.rolloutId), {}, o, ATTEMPT_FIELDS, 'Attempt', 'sequenceId');
+  return run(yield* call('listAttempts', o.rolloutId), {}, o, ATTEMPT_FIELDS, 'Attempt', 'sequenceId');
 }
 
 /** Validated `querySpans` options. */
 export type SpanQuery = QuerySpansOptions & Required<Pick<PageOptions, 'limit' | 'offset' | 'sortOrder'>>;
 
 /** Resolves `'latest'`; undefined when the rollout has no attempt (the sort field is still checked then). */
-function attemptOf(storage: StoreStorage, o: SpanQuery): string | null | undefined {
+function* attemptOf(o: SpanQuery): Rule<string | null | undefined> {
   if (o.attemptId !== 'latest') return o.attemptId ?? null;
-  const latest = storage.getLatestAttempt(o.rolloutId);
+  const latest = yield* call('getLatestAttempt', o.rolloutId);
   if (!latest) resolveSortField(o.sortBy ?? 'sequenceId', SPAN_FIELDS, 'Span');
   return latest?.attemptId;
 }
@@ -164,11 +176,11 @@ export function spanFilter(o: SpanQuery): FilterSpec {
 }
 
 /** `querySpans`: the rollout (and attempt) scope is always ANDed; `'latest'` resolves to the latest attempt. */
-export function querySpans(storage: StoreStorage, options: unknown): PaginatedResult<Span> {
+export function* querySpans(options: unknown): Rule<PaginatedResult<Span>> {
   const o = parseSpanQuery(options);
-  const attemptId = attemptOf(storage, o);
+  const attemptId = yield* attemptOf(o);
   if (attemptId === undefined) return { items: [], total: 0, limit: o.limit, offset: o.offset };
-  return run(storage.listSpans(o.rolloutId, attemptId), spanFilter(o), o, SPAN_FIELDS, 'Span', 'sequenceId');
+  return run(yield* call('listSpans', o.rolloutId, attemptId), spanFilter(o), o, SPAN_FIELDS, 'Span', 'sequenceId');
 }
 
 /**
@@ -176,25 +188,24 @@ export function querySpans(storage: StoreStorage, options: unknown): PaginatedRe
  * JSON text and the query only scopes, sorts by sequence id and pages; null otherwise (filters, another sort field),
  * and the caller runs `querySpans`. Same validation, order and page as `querySpans`.
  */
-export function querySpanDocs(storage: StoreStorage, options: unknown): PaginatedResult<string> | null {
-  if (!storage.listSpanDocs) return null;
+export function* querySpanDocs(options: unknown): Rule<PaginatedResult<string> | null> {
   const o = parseSpanQuery(options);
   const sortField = o.sortBy ? resolveSortField(o.sortBy, SPAN_FIELDS, 'Span') : 'sequenceId';
   if (sortField !== 'sequenceId' || !isEmptyFilter(spanFilter(o))) return null;
-  const attemptId = attemptOf(storage, o);
+  const attemptId = yield* attemptOf(o);
   if (attemptId === undefined) return { items: [], total: 0, limit: o.limit, offset: o.offset };
-  const docs = storage.listSpanDocs(o.rolloutId, attemptId);
+  const docs = yield* call('listSpanDocs', o.rolloutId, attemptId);
   if (docs === null) return null;
   const page = paginate(sortItems(docs, sortField, o.sortOrder), o.limit, o.offset);
   return { ...page, items: page.items.map((d) => d.doc) };
 }
 
 /** `queryWorkers`. */
-export function queryWorkers(storage: StoreStorage, options: unknown): PaginatedResult<Worker> {
+export function* queryWorkers(options: unknown): Rule<PaginatedResult<Worker>> {
   const o = parseApi(QueryWorkersInput, options ?? {}, 'queryWorkers options') as QueryWorkersOptions &
     Required<Pick<PageOptions, 'limit' | 'offset' | 'sortOrder'>>;
   return run(
-    storage.listWorkers(),
+    yield* call('listWorkers'),
     {
       logic: o.filterLogic,
       fields: { status: { within: o.statusIn ?? null }, workerId: { contains: o.workerIdContains ?? null } },
@@ -207,15 +218,47 @@ export function queryWorkers(storage: StoreStorage, options: unknown): Paginated
 }
 
 /** `queryResources`: both id filters ANDed. */
-export function queryResources(storage: StoreStorage, options: unknown): PaginatedResult<ResourcesUpdate> {
+export function* queryResources(options: unknown): Rule<PaginatedResult<ResourcesUpdate>> {
   const o = parseApi(QueryResourcesInput, options ?? {}, 'queryResources options') as QueryResourcesOptions &
     Required<Pick<PageOptions, 'limit' | 'offset' | 'sortOrder'>>;
   return run(
-    storage.listResources(),
+    yield* call('listResources'),
     { fields: { resourcesId: { exact: o.resourcesId ?? null, contains: o.resourcesIdContains ?? null } } },
     o,
     RESOURCES_FIELDS,
     'ResourcesUpdate',
     null,
   );
+}
+
+/** One rollout with its latest attempt, or null. */
+export function* getRollout(rolloutId: string): Rule<Rollout | AttemptedRollout | null> {
+  const rollout = yield* call('getRollout', rolloutId);
+  return rollout ? (yield* withLatestAttempts([rollout]))[0]! : null;
+}
+
+/** The latest resources, or null. */
+export function* latestResources(): Rule<ResourcesUpdate | null> {
+  const id = yield* call('getLatestResourcesId');
+  return id === null ? null : yield* call('getResources', id);
+}
+
+/** The rollouts among `rolloutIds` that finished, in the order asked. */
+export function* finishedRollouts(rolloutIds: readonly string[]): Rule<Rollout[]> {
+  const finished = yield* call('listRollouts', { ids: rolloutIds, statuses: TERMINAL_STATUSES });
+  const byId = new Map(finished.map((r) => [r.rolloutId, r]));
+  return rolloutIds.flatMap((id) => byId.get(id) ?? []);
+}
+
+/** `statistics()`: the row counts; `name` and `uptime` come from the store. */
+export function* statisticsRule(name: string, uptime: number): Rule<StoreStatistics> {
+  return {
+    name,
+    totalRollouts: yield* call('countRollouts'),
+    totalAttempts: yield* call('countAttempts'),
+    totalSpans: yield* call('countSpans'),
+    totalResources: yield* call('countResources'),
+    totalWorkers: yield* call('countWorkers'),
+    uptime,
+  };
 }

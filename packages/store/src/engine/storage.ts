@@ -33,17 +33,16 @@ export interface SerializedSpans {
 export const WRITE_LOCK_BUSY: unique symbol = Symbol('agl.store.writeLockBusy');
 
 /**
- * The small, synchronous persistence interface the shared business logic ({@link StoreEngine}) runs on. A backend
- * (memory maps, SQLite) implements only storage: no status rules, no validation. Every method may be called only inside
+ * The small, synchronous persistence interface of the memory and SQLite backends. A backend implements only storage:
+ * no status rules, no validation. The rules (`store-rules.ts`, `queries.ts`) are generators that yield calls to these
+ * methods (`storage-ops.ts`); `SyncRuleRunner` runs them here, and `AsyncRuleRunner` runs the same rules on PostgreSQL,
+ * whose storage answers the same calls with promises. Every method may be called only inside
  * {@link StoreStorage.transaction} or {@link StoreStorage.read}.
  *
  * Objects returned are owned by the caller (copies); objects passed in are not retained by reference.
  *
  * Why synchronous: better-sqlite3 and memory maps are synchronous, so a whole operation runs inside one transaction
- * without yielding to the event loop; that makes every operation atomic within a process with no async locks. An
- * asynchronous backend (PostgreSQL) needs an async engine: the pure parts (`rules.ts`, `filter.ts`, `@agl/core/schema`'s `fastParseSpan`,
- * the status tables of `@agl/core/schema`) carry over unchanged, and `StoreEngine`'s methods translate line by line
- * (each storage call awaited inside a `BEGIN … COMMIT` on one pooled connection).
+ * without yielding to the event loop; that makes every operation atomic within a process with no async locks.
  */
 export interface StoreStorage {
   /** Human-readable backend name, reported by `statistics()`. */
@@ -146,6 +145,13 @@ export interface StoreStorage {
   putWorker(worker: Worker): void;
   listWorkers(): Worker[];
   countWorkers(): number;
+
+  /**
+   * Optional: takes a lock, held until the transaction ends, that lets one connection of those sharing the database
+   * run the watchdog scan at a time; false when another holds it (the scan is then skipped). Storages one process owns
+   * leave it out.
+   */
+  tryScanLock?(): boolean;
 
   /**
    * Optional: whether another connection (another process) committed since the last call. Lets waits sleep until

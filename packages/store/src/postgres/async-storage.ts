@@ -1,62 +1,21 @@
-import type { Attempt, ResourcesUpdate, Rollout, RolloutStatus, Span, Worker } from '@agl/core/schema';
-import type { RolloutPageQuery, StoreStorage } from '../engine/storage';
+import type { Rollout } from '@agl/core/schema';
+import type { StoreStorage } from '../engine/storage';
+import type { AsyncRuleStorage } from '../engine/storage-ops';
 
 /**
- * The asynchronous twin of {@link StoreStorage}: the same persistence methods, each returning a promise, bound to one
- * open transaction. {@link AsyncStoreEngine} runs the shared business logic on it; a database backend (PostgreSQL)
- * implements it over one pooled connection inside `BEGIN … COMMIT`.
+ * The storage calls of the store rules with every answer a promise ({@link AsyncRuleStorage}), bound to one open
+ * transaction, plus what the offline tools (export, import) need. A database backend (PostgreSQL) implements it over
+ * one pooled connection inside `BEGIN … COMMIT`; `AsyncRuleRunner` runs the rules on it.
  */
-export interface AsyncStorageTx {
+export interface AsyncStorageTx extends AsyncRuleStorage {
   /** True inside a write transaction: reads of rows that may be rewritten take row locks (`FOR UPDATE`). */
   readonly writable: boolean;
-
-  getRollout(rolloutId: string): Promise<Rollout | null>;
-  insertRollouts(rollouts: readonly Rollout[]): Promise<void>;
-  updateRollout(rollout: Rollout): Promise<void>;
-  listRollouts(where?: { statuses?: readonly RolloutStatus[]; ids?: readonly string[] }): Promise<Rollout[]>;
-  /** See the sync `StoreStorage.unfinishedRolloutIds`. */
-  unfinishedRolloutIds(rolloutIds: readonly string[]): Promise<Set<string>>;
-  countRollouts(): Promise<number>;
-  pageRollouts?(query: RolloutPageQuery): Promise<{ items: Rollout[]; total: number } | null>;
-
-  getAttempt(rolloutId: string, attemptId: string): Promise<Attempt | null>;
-  getLatestAttempt(rolloutId: string): Promise<Attempt | null>;
-  getLatestAttempts(rolloutIds: readonly string[]): Promise<Map<string, Attempt>>;
-  listAttempts(rolloutId: string): Promise<Attempt[]>;
-  countAttempts(): Promise<number>;
-  insertAttempt(attempt: Attempt): Promise<void>;
-  updateAttempt(attempt: Attempt): Promise<void>;
-
-  insertSpans(spans: readonly Span[]): Promise<Span[]>;
-  listSpans(rolloutId: string, attemptId: string | null): Promise<Span[]>;
-  countSpans(): Promise<number>;
-
-  incrementSequence(rolloutId: string, count: number): Promise<number>;
-  raiseSequence(rolloutId: string, value: number): Promise<void>;
   /** Every per-rollout counter (for export). */
   listSequences(): Promise<Array<[rolloutId: string, value: number]>>;
-
-  enqueue(rolloutIds: readonly string[]): Promise<void>;
-  dequeue(): Promise<string | null>;
-  isQueued(rolloutId: string): Promise<boolean>;
-  /** Whether the queue holds any id. */
-  hasQueued(): Promise<boolean>;
   /** Queued ids, oldest first (for export and metrics). */
   listQueue(): Promise<string[]>;
-
-  getResources(resourcesId: string): Promise<ResourcesUpdate | null>;
-  putResources(resources: ResourcesUpdate): Promise<void>;
-  getLatestResourcesId(): Promise<string | null>;
   /** Sets the latest resources id without touching the documents (import). */
   setLatestResourcesId(resourcesId: string | null): Promise<void>;
-  listResources(): Promise<ResourcesUpdate[]>;
-  countResources(): Promise<number>;
-
-  getWorker(workerId: string): Promise<Worker | null>;
-  putWorker(worker: Worker): Promise<void>;
-  listWorkers(): Promise<Worker[]>;
-  countWorkers(): Promise<number>;
-
   /**
    * Announces rollouts whose status changed in this transaction (delivered to every server on commit, e.g. with
    * PostgreSQL NOTIFY). Optional.

@@ -2,5 +2,4 @@
 export { PostgresStore, type PostgresStoreOptions } from './postgres-store';
 export { PgDatabase, redactUrl, parseConnectionString, type PgConnectionOptions } from './pg-database';
 export { PG_MIGRATIONS, PG_LATEST_MIGRATION, migratePg, type PgMigration } from './pg-migrations';
-export { AsyncStoreEngine, type AsyncStoreEngineOptions } from './async-store-engine';
 export { asyncOverSync, type AsyncStorageTx, type AsyncStoreDatabase, type SyncStorageExtras } from './async-storage';

@@ -453,6 +453,11 @@ export class PgStorageTx implements AsyncStorageTx {
     return this.#count('workers');
   }
 
+  /** Only one server runs the watchdog scan at a time: an advisory lock held until the transaction ends. */
+  tryScanLock(): Promise<boolean> {
+    return this.tryAdvisoryLock('watchdog');
+  }
+
   /** Tries a cluster-wide lock held until this transaction ends (`pg_try_advisory_xact_lock`); false when taken. */
   async tryAdvisoryLock(key: string): Promise<boolean> {
     const [row] = await this.#rows<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok', [

@@ -1,49 +1,17 @@
 import { StoreClosedError } from '@agl/core/errors';
-import {
-  TERMINAL_STATUSES,
-  type Attempt,
-  type AttemptedRollout,
-  type EnqueueRolloutRequest,
-  type JsonObject,
-  type NamedResourcesInput,
-  type ResourcesUpdate,
-  type Rollout,
-  type Span,
-  type SpanInput,
-  type Worker,
-} from '@agl/core/schema';
-import {
-  systemClock,
-  type AttemptUpdate,
-  type Clock,
-  type LightningStore,
-  type PageOptions,
-  type PaginatedResult,
-  type QueryResourcesOptions,
-  type QueryRolloutsOptions,
-  type QuerySpansOptions,
-  type QueryWorkersOptions,
-  type RolloutUpdate,
-  type StartRolloutRequest,
-  type StoreCapabilities,
-  type StoreStatistics,
-} from '@agl/core/store';
-import { IdSchema, WaitInput, parseApi } from '../engine/input';
+import type { Rollout } from '@agl/core/schema';
+import { systemClock, type Clock, type StoreCapabilities, type StoreStatistics } from '@agl/core/store';
+import { finishedRollouts, statisticsRule } from '../engine/queries';
 import { QueueWaiters } from '../engine/queue-waiters';
 import { RolloutWaiters } from '../engine/rollout-waiters';
-import {
-  queryAttempts,
-  queryResources,
-  queryRollouts,
-  querySpans,
-  queryWorkers,
-  withLatestAttempts,
-} from './async-queries';
-import { AsyncStoreEngine } from './async-store-engine';
+import { RuleStore, parseWait, type SpanSerializer, type Watch } from '../engine/rule-store';
+import { call, type Rule } from '../engine/storage-ops';
+import type { Plan } from '../engine/store-rules';
+import { AsyncRuleRunner } from './async-rule-runner';
 import { PgDatabase, redactUrl, type PgConnectionOptions } from './pg-database';
 import { migratePg } from './pg-migrations';
 import { PgNotifier } from './pg-notifier';
-import type { ChangeNotice, PgStorageTx } from './pg-storage';
+import type { ChangeNotice } from './pg-storage';
 
 /** Options of {@link PostgresStore}. */
 export interface PostgresStoreOptions extends PgConnectionOptions {
@@ -60,7 +28,7 @@ export interface PostgresStoreOptions extends PgConnectionOptions {
 
 /**
  * A {@link LightningStore} on PostgreSQL, for several `agl store serve` processes (or trainers) sharing one database.
- * Same semantics as `SqliteStore` (the shared rules, translated to an async engine); dequeue pops the queue with
+ * Same rules as `SqliteStore` ({@link RuleStore}, run by an {@link AsyncRuleRunner}); dequeue pops the queue with
  * `FOR UPDATE SKIP LOCKED` so each rollout is claimed exactly once across servers; span batches are one multi-row
  * insert; `LISTEN/NOTIFY` wakes `waitForRollouts` (and {@link PostgresStore.waitForQueue}) on every server; the
  * watchdog runs under an advisory lock so only one server scans at a time. Requires the optional peer `pg`.
@@ -70,12 +38,12 @@ export interface PostgresStoreOptions extends PgConnectionOptions {
  * await store.enqueueRollout({ input: { question: '1+1' } });
  * await store.close();
  */
-export class PostgresStore implements LightningStore {
+export class PostgresStore extends RuleStore {
   readonly capabilities: StoreCapabilities = { threadSafe: true, asyncSafe: true, zeroCopy: true, otlpTraces: false };
   /** The connection string with the password masked. */
   readonly url: string;
   readonly #db: PgDatabase;
-  readonly #engine: AsyncStoreEngine;
+  readonly #runner: AsyncRuleRunner;
   readonly #waiters = new RolloutWaiters();
   readonly #queueWaiters = new QueueWaiters();
   readonly #notifier: PgNotifier;
@@ -92,12 +60,13 @@ export class PostgresStore implements LightningStore {
    * {@link PostgresStore.open}, which surfaces connection errors at once.
    */
   constructor(options: PostgresStoreOptions) {
+    super();
     this.#db = new PgDatabase(options);
     this.url = redactUrl(options.connectionString);
     this.#clock = options.clock ?? systemClock;
     this.#startedAt = this.#clock.now();
     this.#pollMs = options.waitPollIntervalMs ?? 5000;
-    this.#engine = new AsyncStoreEngine({
+    this.#runner = new AsyncRuleRunner({
       db: this.#db,
       clock: this.#clock,
       scanDebounceSeconds: options.scanDebounceSeconds ?? 10,
@@ -105,7 +74,6 @@ export class PostgresStore implements LightningStore {
         this.#changes += 1;
         this.#waiters.notify(rollouts);
       },
-      tryScanLock: (tx) => (tx as PgStorageTx).tryAdvisoryLock('watchdog'),
     });
     this.#notifier = new PgNotifier({
       url: this.#db.url,
@@ -165,17 +133,25 @@ export class PostgresStore implements LightningStore {
     if (notice.q) this.#queueWaiters.wakeAll();
   }
 
-  async #open(): Promise<AsyncStoreEngine> {
+  async #open(watch: Watch): Promise<AsyncRuleRunner> {
     if (this.#closed) throw new StoreClosedError(`PostgresStore(${this.url})`);
     await this.#ready;
     if (this.#closed) throw new StoreClosedError(`PostgresStore(${this.url})`);
-    return this.#engine;
+    if (watch === 'watched') await this.#runner.maybeScan();
+    return this.#runner;
   }
 
-  async #watched(): Promise<AsyncStoreEngine> {
-    const engine = await this.#open();
-    await engine.maybeScan();
-    return engine;
+  protected async write<T>(watch: Watch, make: () => Plan<T>): Promise<T> {
+    return (await this.#open(watch)).write(make());
+  }
+
+  protected async read<T>(watch: Watch, make: () => Rule<T>): Promise<T> {
+    return (await this.#open(watch)).read(make);
+  }
+
+  /** PostgreSQL keeps spans as `jsonb`, not as the JSON text it was given. */
+  protected get spanSerializer(): SpanSerializer | undefined {
+    return undefined;
   }
 
   /**
@@ -183,160 +159,38 @@ export class PostgresStore implements LightningStore {
    * lets a dequeue loop sleep without polling the database.
    */
   async waitForQueue(options: { timeoutMs: number; signal?: AbortSignal }): Promise<boolean> {
-    const engine = await this.#open();
+    const runner = await this.#open('unwatched');
     const since = this.#queueWaiters.generation; // a NOTIFY heard during the read below must not be lost
-    if (await engine.read((s) => s.hasQueued())) return true;
+    if (await runner.read(() => call('hasQueued'))) return true;
     return this.#queueWaiters.wait(options.timeoutMs, options.signal, since);
   }
 
-  async startRollout(request: StartRolloutRequest): Promise<AttemptedRollout> {
-    return (await this.#watched()).startRollout(request);
-  }
-
-  async enqueueRollout(request: EnqueueRolloutRequest): Promise<Rollout> {
-    const [rollout] = await (await this.#watched()).enqueueRollouts([request]);
-    return rollout!;
-  }
-
-  async enqueueRollouts(requests: EnqueueRolloutRequest[]): Promise<Rollout[]> {
-    return (await this.#watched()).enqueueRollouts(requests);
-  }
-
-  async dequeueRollout(options?: { workerId?: string | null }): Promise<AttemptedRollout | null> {
-    const [claimed] = await (await this.#watched()).dequeueRollouts({ ...(options ?? {}), limit: 1 });
-    return claimed ?? null;
-  }
-
-  async dequeueRollouts(options?: { limit?: number; workerId?: string | null }): Promise<AttemptedRollout[]> {
-    return (await this.#watched()).dequeueRollouts(options);
-  }
-
-  async startAttempt(rolloutId: string, options?: { workerId?: string | null }): Promise<AttemptedRollout> {
-    return (await this.#watched()).startAttempt(rolloutId, options);
-  }
-
-  async queryRollouts(options?: QueryRolloutsOptions): Promise<PaginatedResult<Rollout | AttemptedRollout>> {
-    return (await this.#watched()).read((s) => queryRollouts(s, options));
-  }
-
-  async getRolloutById(rolloutId: string): Promise<Rollout | AttemptedRollout | null> {
-    const id = parseApi(IdSchema, rolloutId, 'rolloutId');
-    return (await this.#watched()).read(async (s) => {
-      const rollout = await s.getRollout(id);
-      return rollout ? (await withLatestAttempts(s, [rollout]))[0]! : null;
-    });
-  }
-
-  async queryAttempts(options: { rolloutId: string } & PageOptions): Promise<PaginatedResult<Attempt>> {
-    return (await this.#watched()).read((s) => queryAttempts(s, options));
-  }
-
-  async getLatestAttempt(rolloutId: string): Promise<Attempt | null> {
-    const id = parseApi(IdSchema, rolloutId, 'rolloutId');
-    return (await this.#watched()).read((s) => s.getLatestAttempt(id));
-  }
-
-  async updateRollout(rolloutId: string, update: RolloutUpdate): Promise<Rollout> {
-    return (await this.#watched()).updateRollout(rolloutId, update);
-  }
-
-  async updateAttempt(rolloutId: string, attemptId: string, update: AttemptUpdate): Promise<Attempt> {
-    return (await this.#watched()).updateAttempt(rolloutId, attemptId, update);
-  }
-
-  async addSpan(span: SpanInput): Promise<Span | null> {
-    const [inserted] = await (await this.#open()).addSpans([span]);
-    return inserted ?? null;
-  }
-
-  async addSpans(spans: SpanInput[]): Promise<Span[]> {
-    return (await this.#open()).addSpans(spans);
-  }
-
-  async getNextSpanSequenceId(rolloutId: string, attemptId: string): Promise<number> {
-    const [next] = await (await this.#open()).nextSequenceIds([[rolloutId, attemptId]]);
-    return next!;
-  }
-
-  async getNextSpanSequenceIds(pairs: ReadonlyArray<readonly [string, string]>): Promise<number[]> {
-    return (await this.#open()).nextSequenceIds(pairs);
-  }
-
-  async querySpans(options: QuerySpansOptions): Promise<PaginatedResult<Span>> {
-    return (await this.#watched()).read((s) => querySpans(s, options));
-  }
-
-  async addResources(resources: NamedResourcesInput): Promise<ResourcesUpdate> {
-    return (await this.#open()).addResources(resources);
-  }
-
-  async updateResources(resourcesId: string, resources: NamedResourcesInput): Promise<ResourcesUpdate> {
-    return (await this.#watched()).updateResources(resourcesId, resources);
-  }
-
-  async getLatestResources(): Promise<ResourcesUpdate | null> {
-    return (await this.#open()).read(async (s) => {
-      const id = await s.getLatestResourcesId();
-      return id === null ? null : s.getResources(id);
-    });
-  }
-
-  async getResourcesById(resourcesId: string): Promise<ResourcesUpdate | null> {
-    const id = parseApi(IdSchema, resourcesId, 'resourcesId');
-    return (await this.#open()).read((s) => s.getResources(id));
-  }
-
-  async queryResources(options?: QueryResourcesOptions): Promise<PaginatedResult<ResourcesUpdate>> {
-    return (await this.#open()).read((s) => queryResources(s, options));
-  }
-
-  async updateWorker(workerId: string, update?: { heartbeatStats?: JsonObject }): Promise<Worker> {
-    return (await this.#open()).updateWorker(workerId, update);
-  }
-
-  async getWorkerById(workerId: string): Promise<Worker | null> {
-    const id = parseApi(IdSchema, workerId, 'workerId');
-    return (await this.#open()).read((s) => s.getWorker(id));
-  }
-
-  async queryWorkers(options?: QueryWorkersOptions): Promise<PaginatedResult<Worker>> {
-    return (await this.#watched()).read((s) => queryWorkers(s, options));
-  }
-
   async waitForRollouts(rolloutIds: string[], options?: { timeoutSeconds?: number | null }): Promise<Rollout[]> {
-    const o = parseApi(
-      WaitInput,
-      { rolloutIds, timeoutSeconds: options?.timeoutSeconds ?? null },
-      'waitForRollouts arguments',
-    );
-    const timeout = o.timeoutSeconds ?? null;
-    const deadline = timeout === null ? null : Date.now() + timeout * 1000;
+    const o = parseWait(rolloutIds, options);
     for (;;) {
-      const engine = await this.#watched();
+      const runner = await this.#open('watched');
       const seen = this.#changes;
-      const remaining = deadline === null ? null : deadline - Date.now();
+      const remaining = o.deadline === null ? null : o.deadline - Date.now();
       // While waiting, only the unfinished ids' statuses are read; the finished rollouts' documents only at the end.
       if (!((remaining !== null && remaining <= 0) || this.#closed)) {
-        const pending = await engine.read((s) => s.unfinishedRolloutIds(o.rolloutIds));
+        const pending = await runner.read(() => call('unfinishedRolloutIds', o.rolloutIds));
         if (pending.size > 0) {
           if (this.#changes !== seen) continue; // a change arrived while we read: its wake-up may have been missed
           await this.#waiters.wait(pending, remaining, this.#pollMs);
           continue;
         }
       }
-      const finished = await engine.read((s) => s.listRollouts({ ids: o.rolloutIds, statuses: TERMINAL_STATUSES }));
-      const byId = new Map(finished.map((r) => [r.rolloutId, r]));
-      return o.rolloutIds.flatMap((id) => byId.get(id) ?? []);
+      return runner.read(() => finishedRollouts(o.rolloutIds));
     }
   }
 
   async statistics(): Promise<StoreStatistics> {
-    return (await this.#open()).statistics(this.#startedAt);
+    return this.read('unwatched', () => statisticsRule(this.#db.name, this.#clock.now() - this.#startedAt));
   }
 
   /** Queue depth and rollouts per status, in one read (for `/metrics`). */
   async gauges(): Promise<{ queueDepth: number; rolloutsByStatus: Record<string, number> }> {
-    await this.#open();
+    await this.#open('unwatched');
     const client = await this.#db.connect();
     try {
       const s = this.#db.qschema;

@@ -1,4 +1,17 @@
-import { closingQuote, valueEnd } from '@agl/core/internal';
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  JsonScanMismatch,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+  closingQuote,
+  skipValue,
+  stringEnd,
+} from '@agl/core/internal/json-scan';
 
 /** A span batch body with each span's attribute map taken out as JSON text. */
 export interface ExtractedSpanBatch {
@@ -8,17 +21,6 @@ export interface ExtractedSpanBatch {
   attributesJson: Array<string | null>;
 }
 
-/** Thrown inside the scanner when the body is not what it expects; the caller then parses the body as usual. */
-class Unexpected extends Error {}
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const ESCAPES = /\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})/y;
 
@@ -37,7 +39,7 @@ export function extractSpanAttributes(text: string): ExtractedSpanBatch | null {
   try {
     return new SpanBatchScanner(text).run();
   } catch (error) {
-    if (error instanceof Unexpected) return null;
+    if (error instanceof JsonScanMismatch) return null;
     throw error;
   }
 }
@@ -59,12 +61,12 @@ class SpanBatchScanner {
     this.#members((key) => {
       if (key !== 'spans') return this.#skip();
       // JSON.parse keeps the last of duplicate keys; the scanner would take both: leave such bodies to it.
-      if (spansSeen || this.#peek() !== OPEN_BRACKET) throw new Unexpected();
+      if (spansSeen || this.#peek() !== OPEN_BRACKET) throw new JsonScanMismatch();
       spansSeen = true;
       this.#spans();
     });
     this.#ws();
-    if (this.#i !== this.#text.length || !spansSeen) throw new Unexpected();
+    if (this.#i !== this.#text.length || !spansSeen) throw new JsonScanMismatch();
     return { reduced: this.#out + this.#text.slice(this.#copied), attributesJson: this.#attributes };
   }
 
@@ -83,7 +85,7 @@ class SpanBatchScanner {
         let attributesSeen = false;
         this.#members((key) => {
           if (key !== 'attributes') return this.#skip();
-          if (attributesSeen) throw new Unexpected();
+          if (attributesSeen) throw new JsonScanMismatch();
           attributesSeen = true;
           if (this.#peek() === OPEN_BRACE) this.#attributeMap(index);
           else this.#skip();
@@ -92,13 +94,13 @@ class SpanBatchScanner {
       this.#ws();
       const c = this.#text.charCodeAt(this.#i++);
       if (c === CLOSE_BRACKET) return;
-      if (c !== COMMA) throw new Unexpected();
+      if (c !== COMMA) throw new JsonScanMismatch();
     }
   }
 
   /** Calls `onValue` at each member's value of the object at `#i` (which must be `{`), keys decoded. */
   #members(onValue: (key: string) => void): void {
-    if (this.#peek() !== OPEN_BRACE) throw new Unexpected();
+    if (this.#peek() !== OPEN_BRACE) throw new JsonScanMismatch();
     this.#i += 1;
     this.#ws();
     if (this.#peek() === CLOSE_BRACE) {
@@ -113,13 +115,13 @@ class SpanBatchScanner {
       const key = raw.includes('\\') ? decodeKey(this.#text.slice(start, end)) : raw;
       this.#i = end;
       this.#ws();
-      if (this.#text.charCodeAt(this.#i++) !== COLON) throw new Unexpected();
+      if (this.#text.charCodeAt(this.#i++) !== COLON) throw new JsonScanMismatch();
       this.#ws();
       onValue(key);
       this.#ws();
       const c = this.#text.charCodeAt(this.#i++);
       if (c === CLOSE_BRACE) return;
-      if (c !== COMMA) throw new Unexpected();
+      if (c !== COMMA) throw new JsonScanMismatch();
     }
   }
 
@@ -130,14 +132,14 @@ class SpanBatchScanner {
     let i = start + 1;
     if (text.charCodeAt(i) !== CLOSE_BRACE) {
       for (;;) {
-        if (text.charCodeAt(i) !== QUOTE) throw new Unexpected();
+        if (text.charCodeAt(i) !== QUOTE) throw new JsonScanMismatch();
         const keyEnd = this.#checkedString(i);
-        if (keyEnd - i === 11 && text.startsWith('"__proto__"', i)) throw new Unexpected();
-        if (text.charCodeAt(keyEnd) !== COLON) throw new Unexpected();
+        if (keyEnd - i === 11 && text.startsWith('"__proto__"', i)) throw new JsonScanMismatch();
+        if (text.charCodeAt(keyEnd) !== COLON) throw new JsonScanMismatch();
         i = this.#attributeValue(keyEnd + 1);
         const c = text.charCodeAt(i);
         if (c === CLOSE_BRACE) break;
-        if (c !== COMMA) throw new Unexpected();
+        if (c !== COMMA) throw new JsonScanMismatch();
         i += 1;
       }
     }
@@ -159,7 +161,7 @@ class SpanBatchScanner {
         j = this.#primitive(j);
         const d = text.charCodeAt(j);
         if (d === CLOSE_BRACKET) return j + 1;
-        if (d !== COMMA) throw new Unexpected();
+        if (d !== COMMA) throw new JsonScanMismatch();
         j += 1;
       }
     }
@@ -176,7 +178,7 @@ class SpanBatchScanner {
     if (text.startsWith('false', i)) return i + 5;
     NUMBER.lastIndex = i;
     const match = NUMBER.exec(text);
-    if (match === null || !Number.isFinite(Number(match[0]))) throw new Unexpected();
+    if (match === null || !Number.isFinite(Number(match[0]))) throw new JsonScanMismatch();
     return i + match[0].length;
   }
 
@@ -184,14 +186,14 @@ class SpanBatchScanner {
   #checkedString(i: number): number {
     const text = this.#text;
     const quote = closingQuote(text, i + 1);
-    if (quote < 0) throw new Unexpected();
+    if (quote < 0) throw new JsonScanMismatch();
     for (let j = i + 1; j < quote; j += 1) {
       const d = text.charCodeAt(j);
-      if (d < 0x20) throw new Unexpected();
+      if (d < 0x20) throw new JsonScanMismatch();
       if (d === BACKSLASH) {
         ESCAPES.lastIndex = j;
         const match = ESCAPES.exec(text);
-        if (match === null) throw new Unexpected();
+        if (match === null) throw new JsonScanMismatch();
         j += match[0].length - 1;
       }
     }
@@ -212,17 +214,13 @@ class SpanBatchScanner {
   }
 
   #stringEnd(): number {
-    if (this.#peek() !== QUOTE) throw new Unexpected();
-    const quote = closingQuote(this.#text, this.#i + 1);
-    if (quote < 0) throw new Unexpected();
-    return quote + 1;
+    if (this.#peek() !== QUOTE) throw new JsonScanMismatch();
+    return stringEnd(this.#text, this.#i + 1);
   }
 
   /** Moves past any value without looking into it; the usual parse of the reduced body checks what it skipped. */
   #skip(): void {
-    const end = valueEnd(this.#text, this.#i);
-    if (end < 0) throw new Unexpected();
-    this.#i = end;
+    this.#i = skipValue(this.#text, this.#i);
   }
 }
 
@@ -230,6 +228,6 @@ function decodeKey(quoted: string): string {
   try {
     return JSON.parse(quoted) as string;
   } catch {
-    throw new Unexpected();
+    throw new JsonScanMismatch();
   }
 }

@@ -5,7 +5,9 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { queryRollouts } from '../engine/queries';
 import type { StoreStorage } from '../engine/storage';
-import { StoreEngine } from '../engine/store-engine';
+import { runRule } from '../engine/storage-ops';
+import { dequeueRolloutsRule, enqueueRolloutsRule, updateRolloutRule } from '../engine/store-rules';
+import { SyncRuleRunner } from '../engine/sync-rule-runner';
 import { toWire, toWireJson } from '@agl/core/schema';
 import { migrate } from './migrations';
 import { SqliteStorage } from './sqlite-storage';
@@ -18,14 +20,17 @@ describe('SqliteStorage.pageRollouts', () => {
     migrate(db, 'q.sqlite');
     const storage = new SqliteStorage(db);
     let t = 100;
-    const engine = new StoreEngine({ storage, clock: { now: () => t }, scanDebounceSeconds: 0 });
-    const made = engine.enqueueRollouts(
-      Array.from({ length: 12 }, (_, i) => ({ input: i, mode: ([null, 'train', 'val'] as const)[i % 3] })),
+    const runner = new SyncRuleRunner({ storage, clock: { now: () => t }, scanDebounceSeconds: 0 });
+    const made = runner.write((c) =>
+      enqueueRolloutsRule(
+        c,
+        Array.from({ length: 12 }, (_, i) => ({ input: i, mode: ([null, 'train', 'val'] as const)[i % 3] })),
+      ),
     );
     for (const [i, r] of made.entries()) {
       t += i % 2; // some equal start times
-      if (i % 4 === 0) engine.updateRollout(r.rolloutId, { status: 'failed' });
-      if (i % 5 === 0) engine.dequeueRollouts({});
+      if (i % 4 === 0) runner.write((c) => updateRolloutRule(c, r.rolloutId, { status: 'failed' }));
+      if (i % 5 === 0) runner.write((c) => dequeueRolloutsRule(c, { limit: 1 }));
     }
     const generic = new Proxy(storage, {
       get: (target, key) => (key === 'pageRollouts' ? undefined : Reflect.get(target, key, target)),
@@ -60,8 +65,8 @@ describe('SqliteStorage.pageRollouts', () => {
       for (const s of sorts) {
         for (const p of pages) {
           const options = { ...f, ...s, ...p };
-          const fast = storage.read(() => queryRollouts(storage, options));
-          const slow = storage.read(() => queryRollouts(bound(generic), options));
+          const fast = runner.read(queryRollouts(options));
+          const slow = storage.read(() => runRule(bound(generic), queryRollouts(options)));
           expect(fast, JSON.stringify(options)).toEqual(slow);
           checked += 1;
         }

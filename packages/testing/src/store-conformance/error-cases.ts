@@ -56,6 +56,16 @@ export function errorCases(h: Harness): void {
       expect(await h.store.getNextSpanSequenceId(r.rolloutId, r.attempt.attemptId)).toBe(1);
     });
 
+    it('a span batch over several rollouts reads them in id order: the first unknown id in that order is named', async () => {
+      // Every backend reads (and, on PostgreSQL, locks) a batch's rollouts sorted by id, so two batches over the same
+      // rollouts cannot deadlock; the error is the same everywhere.
+      const r = await h.store.startRollout({ input: 1 });
+      const before = await snapshot(h.store, [r.rolloutId]);
+      const spans = ['ro-zz-missing', r.rolloutId, 'ro-aa-missing'].map((id) => makeSpan(id, r.attempt.attemptId));
+      await expectAglError(h.store.addSpans(spans), 'AGL_NotFoundError', /Rollout ro-aa-missing not found/);
+      expect(await snapshot(h.store, [r.rolloutId])).toEqual(before);
+    });
+
     it('wrong types and unknown enum values are ValidationErrors', async () => {
       const r = await h.store.startRollout({ input: 1 });
       const before = await snapshot(h.store, [r.rolloutId]);

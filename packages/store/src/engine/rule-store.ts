@@ -1,0 +1,281 @@
+import { Span as SpanSchema } from '@agl/core/schema';
+import type {
+  Attempt,
+  AttemptedRollout,
+  EnqueueRolloutRequest,
+  JsonObject,
+  NamedResourcesInput,
+  ResourcesUpdate,
+  Rollout,
+  Span,
+  SpanInput,
+  Worker,
+} from '@agl/core/schema';
+import type {
+  AttemptUpdate,
+  LightningStore,
+  PageOptions,
+  PaginatedResult,
+  QueryResourcesOptions,
+  QueryRolloutsOptions,
+  QuerySpansOptions,
+  QueryWorkersOptions,
+  RolloutUpdate,
+  StartRolloutRequest,
+  StoreCapabilities,
+  StoreStatistics,
+} from '@agl/core/store';
+import { fastParseSpan } from '@agl/core/schema';
+import {
+  AttemptUpdateInput,
+  DequeueInput,
+  EnqueueRolloutInput,
+  IdSchema,
+  RolloutUpdateInput,
+  SequencePairsInput,
+  StartRolloutInput,
+  WaitInput,
+  WorkerOption,
+  WorkerUpdateInput,
+  parseApi,
+  parseNamedResources,
+} from './input';
+import {
+  getRollout,
+  latestResources,
+  queryAttempts,
+  queryResources,
+  queryRollouts,
+  querySpans,
+  queryWorkers,
+} from './queries';
+import type { SerializedSpans } from './storage';
+import { call, type Rule } from './storage-ops';
+import {
+  addResourcesRule,
+  addSpansRule,
+  dequeueRolloutsRule,
+  enqueueRolloutsRule,
+  nextSequenceIdsRule,
+  startAttemptRule,
+  startRolloutRule,
+  updateAttemptRule,
+  updateResourcesRule,
+  updateRolloutRule,
+  updateWorkerRule,
+  type Plan,
+  type PreparedSpans,
+} from './store-rules';
+
+/** Whether a call runs the debounced watchdog first (AGL's `healthcheck_before`). */
+export type Watch = 'watched' | 'unwatched';
+
+/** Serialises checked spans for storages that keep JSON text (`StoreStorage.serializeSpans`). */
+export type SpanSerializer = (spans: readonly Span[], attributesJson?: ReadonlyArray<string | null>) => SerializedSpans;
+
+/**
+ * Checks spans for `addSpansRule` and, with a serializer, serialises them. Touches no storage, so callers run it before
+ * the write transaction (the write lock is then held only for the inserts). The attribute maps are checked, not copied
+ * (a tenth of an insert): a storage either serialises them or, keeping objects, stores its own deep copy.
+ */
+export function prepareSpans(
+  spans: unknown,
+  serialize: SpanSerializer | undefined,
+  attributesJson?: ReadonlyArray<string | null>,
+): PreparedSpans {
+  if (!Array.isArray(spans)) parseApi(SpanSchema.array(), spans, 'spans');
+  const list = spans as unknown[];
+  const parsed = list.map(
+    (s, i) =>
+      fastParseSpan(s, { shareAttributes: true }) ?? parseApi(SpanSchema, s, list.length === 1 ? 'span' : `span #${i}`),
+  );
+  return { spans: parsed, serialized: parsed.length > 0 && serialize ? serialize(parsed, attributesJson) : null };
+}
+
+/**
+ * The {@link LightningStore} methods, written once over the store rules: input validation, then one rule per call.
+ * A backend says how a rule runs: {@link RuleStore.write} (one transaction), {@link RuleStore.read} (a consistent
+ * view), both after the closed-state check and, for AGL's "W" methods, the debounced watchdog. `EngineStore` runs them
+ * on the synchronous storages (memory, SQLite), `PostgresStore` on PostgreSQL.
+ */
+export abstract class RuleStore implements LightningStore {
+  abstract readonly capabilities: StoreCapabilities;
+
+  /** Runs the plan `make` returns in one write transaction; `make` runs once the store is open (and watched). */
+  protected abstract write<T>(watch: Watch, make: () => Plan<T>): Promise<T>;
+  /** Runs the rule `make` returns with a consistent read view. */
+  protected abstract read<T>(watch: Watch, make: () => Rule<T>): Promise<T>;
+  /** The span serializer of a storage that keeps JSON text. */
+  protected abstract get spanSerializer(): SpanSerializer | undefined;
+
+  abstract waitForRollouts(rolloutIds: string[], options?: { timeoutSeconds?: number | null }): Promise<Rollout[]>;
+  abstract statistics(): Promise<StoreStatistics>;
+  abstract close(): Promise<void>;
+
+  async startRollout(request: StartRolloutRequest): Promise<AttemptedRollout> {
+    return this.write('watched', () => {
+      const req = parseApi(StartRolloutInput, request, 'startRollout request');
+      return (t) => startRolloutRule(t, req);
+    });
+  }
+
+  async enqueueRollout(request: EnqueueRolloutRequest): Promise<Rollout> {
+    const [rollout] = await this.enqueueRollouts([request]);
+    return rollout!;
+  }
+
+  async enqueueRollouts(requests: EnqueueRolloutRequest[]): Promise<Rollout[]> {
+    return this.write('watched', () => {
+      if (!Array.isArray(requests)) parseApi(EnqueueRolloutInput.array(), requests, 'enqueueRollouts requests');
+      const reqs = requests.map((r, i) => parseApi(EnqueueRolloutInput, r, `enqueueRollouts request #${i}`));
+      return (t) => enqueueRolloutsRule(t, reqs);
+    });
+  }
+
+  async dequeueRollout(options?: { workerId?: string | null }): Promise<AttemptedRollout | null> {
+    const [claimed] = await this.dequeueRollouts({ ...(options ?? {}), limit: 1 });
+    return claimed ?? null;
+  }
+
+  async dequeueRollouts(options?: { limit?: number; workerId?: string | null }): Promise<AttemptedRollout[]> {
+    return this.write('watched', () => {
+      const o = parseApi(DequeueInput, options ?? {}, 'dequeueRollouts options');
+      return (t) => dequeueRolloutsRule(t, o);
+    });
+  }
+
+  async startAttempt(rolloutId: string, options?: { workerId?: string | null }): Promise<AttemptedRollout> {
+    return this.write('watched', () => {
+      const id = parseApi(IdSchema, rolloutId, 'rolloutId');
+      const o = parseApi(WorkerOption, options ?? {}, 'startAttempt options');
+      return (t) => startAttemptRule(t, id, o.workerId ?? null);
+    });
+  }
+
+  async queryRollouts(options?: QueryRolloutsOptions): Promise<PaginatedResult<Rollout | AttemptedRollout>> {
+    return this.read('watched', () => queryRollouts(options));
+  }
+
+  async getRolloutById(rolloutId: string): Promise<Rollout | AttemptedRollout | null> {
+    const id = parseApi(IdSchema, rolloutId, 'rolloutId');
+    return this.read('watched', () => getRollout(id));
+  }
+
+  async queryAttempts(options: { rolloutId: string } & PageOptions): Promise<PaginatedResult<Attempt>> {
+    return this.read('watched', () => queryAttempts(options));
+  }
+
+  async getLatestAttempt(rolloutId: string): Promise<Attempt | null> {
+    const id = parseApi(IdSchema, rolloutId, 'rolloutId');
+    return this.read('watched', () => call('getLatestAttempt', id));
+  }
+
+  async updateRollout(rolloutId: string, update: RolloutUpdate): Promise<Rollout> {
+    return this.write('watched', () => {
+      const id = parseApi(IdSchema, rolloutId, 'rolloutId');
+      const u = parseApi(RolloutUpdateInput, update ?? {}, 'updateRollout fields');
+      return (t) => updateRolloutRule(t, id, u);
+    });
+  }
+
+  async updateAttempt(rolloutId: string, attemptId: string, update: AttemptUpdate): Promise<Attempt> {
+    return this.write('watched', () => {
+      const rid = parseApi(IdSchema, rolloutId, 'rolloutId');
+      const aid = parseApi(IdSchema, attemptId, 'attemptId');
+      const u = parseApi(AttemptUpdateInput, update ?? {}, 'updateAttempt fields');
+      return (t) => updateAttemptRule(t, rid, aid, u);
+    });
+  }
+
+  async addSpan(span: SpanInput): Promise<Span | null> {
+    const [inserted] = await this.addSpans([span]);
+    return inserted ?? null;
+  }
+
+  async addSpans(spans: SpanInput[]): Promise<Span[]> {
+    return this.addSpansPrepared(spans);
+  }
+
+  /** Checks (and serialises) the spans when the call starts, outside the write transaction, which only inserts them. */
+  protected async addSpansPrepared(spans: unknown, attributesJson?: ReadonlyArray<string | null>): Promise<Span[]> {
+    return this.write('unwatched', () => {
+      const prepared = prepareSpans(spans, this.spanSerializer, attributesJson);
+      return (t) => addSpansRule(t, prepared);
+    });
+  }
+
+  async getNextSpanSequenceId(rolloutId: string, attemptId: string): Promise<number> {
+    const [next] = await this.getNextSpanSequenceIds([[rolloutId, attemptId]]);
+    return next!;
+  }
+
+  async getNextSpanSequenceIds(pairs: ReadonlyArray<readonly [string, string]>): Promise<number[]> {
+    return this.write('unwatched', () => {
+      const list = parseApi(SequencePairsInput, pairs, 'span sequence id requests');
+      return () => nextSequenceIdsRule(list);
+    });
+  }
+
+  async querySpans(options: QuerySpansOptions): Promise<PaginatedResult<Span>> {
+    return this.read('watched', () => querySpans(options));
+  }
+
+  async addResources(resources: NamedResourcesInput): Promise<ResourcesUpdate> {
+    return this.write('unwatched', () => {
+      const parsed = parseNamedResources(resources);
+      return (t) => addResourcesRule(t, parsed);
+    });
+  }
+
+  async updateResources(resourcesId: string, resources: NamedResourcesInput): Promise<ResourcesUpdate> {
+    return this.write('watched', () => {
+      const id = parseApi(IdSchema, resourcesId, 'resourcesId');
+      const parsed = parseNamedResources(resources);
+      return (t) => updateResourcesRule(t, id, parsed);
+    });
+  }
+
+  async getLatestResources(): Promise<ResourcesUpdate | null> {
+    return this.read('unwatched', latestResources);
+  }
+
+  async getResourcesById(resourcesId: string): Promise<ResourcesUpdate | null> {
+    const id = parseApi(IdSchema, resourcesId, 'resourcesId');
+    return this.read('unwatched', () => call('getResources', id));
+  }
+
+  async queryResources(options?: QueryResourcesOptions): Promise<PaginatedResult<ResourcesUpdate>> {
+    return this.read('unwatched', () => queryResources(options));
+  }
+
+  async updateWorker(workerId: string, update?: { heartbeatStats?: JsonObject }): Promise<Worker> {
+    return this.write('unwatched', () => {
+      const id = parseApi(IdSchema, workerId, 'workerId');
+      const u = parseApi(WorkerUpdateInput, update ?? {}, 'updateWorker fields');
+      return (t) => updateWorkerRule(t, id, u);
+    });
+  }
+
+  async getWorkerById(workerId: string): Promise<Worker | null> {
+    const id = parseApi(IdSchema, workerId, 'workerId');
+    return this.read('unwatched', () => call('getWorker', id));
+  }
+
+  async queryWorkers(options?: QueryWorkersOptions): Promise<PaginatedResult<Worker>> {
+    return this.read('watched', () => queryWorkers(options));
+  }
+}
+
+/** Checks `waitForRollouts`' arguments; returns the ids and the deadline (`Date.now()` ms, or null for none). */
+export function parseWait(
+  rolloutIds: string[],
+  options: { timeoutSeconds?: number | null } | undefined,
+): { rolloutIds: string[]; deadline: number | null } {
+  const o = parseApi(
+    WaitInput,
+    { rolloutIds, timeoutSeconds: options?.timeoutSeconds ?? null },
+    'waitForRollouts arguments',
+  );
+  const timeout = o.timeoutSeconds ?? null;
+  return { rolloutIds: o.rolloutIds, deadline: timeout === null ? null : Date.now() + timeout * 1000 };
+}
