@@ -87,9 +87,10 @@ export async function observe<T>(
   };
   const finish = (status: 'succeeded' | 'failed'): void => {
     const endTime = Date.now() / 1000;
-    // The end goes after the spans the tracer still holds (an in-memory hand-over, no store round trip).
-    void (ctx.tracer ?? getAglTracer())
-      .forceFlush()
+    // The end goes after the spans the tracer still holds, on the tracer's normal export schedule: one export serves
+    // many requests (forcing one per request would cost the service a batch per request).
+    const tracer = ctx.tracer ?? getAglTracer();
+    void (tracer.whenExported ? tracer.whenExported() : tracer.forceFlush())
       .catch(() => undefined)
       .then(() => recorder.end(rolloutId, attemptId, status, endTime));
   };

@@ -116,6 +116,11 @@ export class AglTracer implements RolloutTracer {
     await Promise.all([this.processor.forceFlush(), ...this.#otherProcessors.map((p) => p.forceFlush())]);
   }
 
+  /** Resolves once the spans queued so far are with their store, on the normal export schedule (no forced export). */
+  whenExported(): Promise<void> {
+    return this.processor.whenExported();
+  }
+
   /**
    * Ends the spans still open (of one attempt, with `owner`) with an ERROR status and `message`, so they are exported
    * with the next flush; the runner calls it when a rollout fails. Returns how many were ended.

@@ -123,6 +123,8 @@ export class LightningSpanProcessor implements SpanProcessor {
   /** The `addSpans` calls in flight (`maxConcurrentExports`). */
   readonly #slots: ConcurrencyLimit;
   #shutdown = false;
+  /** `whenExported` callers: each resolves once the spans queued before its call are with their store. */
+  #exportWaiters: Array<{ target: number; resolve: () => void }> = [];
   #droppedUnreported = 0;
   readonly #stats = { exported: 0, dropped: 0, failed: 0, unowned: 0 };
 
@@ -188,6 +190,30 @@ export class LightningSpanProcessor implements SpanProcessor {
     await this.#chain;
     await Promise.all(this.#deliveries);
     this.#reportDrops();
+  }
+
+  /**
+   * Resolves once every span queued before the call has been handed to its store, without forcing an export: the
+   * normal batching schedule (`scheduledDelayMillis`, full batches) runs it. A production recorder uses it to send a
+   * rollout's end after its spans while keeping one export for many requests.
+   */
+  async whenExported(): Promise<void> {
+    const target = this.#queuedTotal;
+    if (this.#takenTotal < target) {
+      await new Promise<void>((resolve) => this.#exportWaiters.push({ target, resolve }));
+      return;
+    }
+    await Promise.all(this.#deliveries);
+  }
+
+  #releaseExportWaiters(): void {
+    if (this.#exportWaiters.length === 0) return;
+    const done = Promise.all(this.#deliveries);
+    this.#exportWaiters = this.#exportWaiters.filter((waiter) => {
+      if (waiter.target > this.#takenTotal) return true;
+      void done.then(waiter.resolve, waiter.resolve);
+      return false;
+    });
   }
 
   /** Flushes, then refuses further spans (counted as dropped). */
@@ -342,6 +368,7 @@ export class LightningSpanProcessor implements SpanProcessor {
           }
         }
         void Promise.all(settled).then(() => this.#inFlight.delete(batch));
+        this.#releaseExportWaiters();
       })
       .catch(() => undefined);
     this.#next = next;

@@ -36,6 +36,8 @@ export interface RolloutTracer {
   getTracer(name?: string): Tracer;
   /** Exports every queued span. */
   forceFlush(): Promise<void>;
+  /** Resolves once the spans queued so far are with their store, on the normal export schedule (no forced export). */
+  whenExported?(): Promise<void>;
   /** Ends the spans of `owner` still open with an ERROR status (a failed rollout); returns how many. */
   closeOpenSpans?(message: string, owner?: { rolloutId: string; attemptId: string }): number;
 }
