@@ -187,8 +187,10 @@ export abstract class RuleStore implements LightningStore {
     });
   }
 
+  // The single-item methods call the shared internals, not the public batch methods, so a subclass that wraps
+  // `addSpans` (a counting or watching store) sees one call per caller call.
   async addSpan(span: SpanInput): Promise<Span | null> {
-    const [inserted] = await this.addSpans([span]);
+    const [inserted] = await this.addSpansPrepared([span]);
     return inserted ?? null;
   }
 
@@ -205,11 +207,15 @@ export abstract class RuleStore implements LightningStore {
   }
 
   async getNextSpanSequenceId(rolloutId: string, attemptId: string): Promise<number> {
-    const [next] = await this.getNextSpanSequenceIds([[rolloutId, attemptId]]);
+    const [next] = await this.#nextSequenceIds([[rolloutId, attemptId]]);
     return next!;
   }
 
   async getNextSpanSequenceIds(pairs: ReadonlyArray<readonly [string, string]>): Promise<number[]> {
+    return this.#nextSequenceIds(pairs);
+  }
+
+  #nextSequenceIds(pairs: ReadonlyArray<readonly [string, string]>): Promise<number[]> {
     return this.write('unwatched', () => {
       const list = parseApi(SequencePairsInput, pairs, 'span sequence id requests');
       return () => nextSequenceIdsRule(list);
