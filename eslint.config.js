@@ -9,6 +9,8 @@ const boundaries = (allowTesting) => [
   {
     enforceBuildableLibDependency: false,
     allowCircularSelfDependency: true,
+    // @agl/store re-exports @agl/client's StoreClient (`@agl/store/client`); @agl/client's tests run against a real store.
+    ignoredCircularDependencies: [['@agl/client', '@agl/store']],
     checkDynamicDependenciesExceptions: ['.*'],
     depConstraints: [
       { sourceTag: 'type:core', onlyDependOnLibsWithTags: allowTesting ? ['type:testing'] : [] },
@@ -27,7 +29,7 @@ const boundaries = (allowTesting) => [
       { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:core', 'type:runtime'] },
       {
         sourceTag: 'type:example',
-        onlyDependOnLibsWithTags: ['type:core', 'type:runtime', 'type:adapter', 'type:testing'],
+        onlyDependOnLibsWithTags: ['type:core', 'type:runtime', 'type:adapter', 'type:testing', 'type:app'],
       },
       {
         sourceTag: 'type:tool',

@@ -171,7 +171,7 @@ export async function startFineTuningTestServer(
     const form = await new Request('http://127.0.0.1/', {
       method: 'POST',
       headers: { 'content-type': contentType },
-      body,
+      body: new Uint8Array(body),
     }).formData();
     const purpose = form.get('purpose');
     const file = form.get('file');
