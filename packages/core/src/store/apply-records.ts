@@ -50,7 +50,11 @@ async function addSpansGrouped(store: LightningStore, spans: SpanInput[]): Promi
   } catch (error) {
     // One rollout the store does not know must not keep the other rollouts' spans out: retry per rollout.
     const groups = new Map<string, SpanInput[]>();
-    for (const span of spans) groups.set(span.rolloutId, [...(groups.get(span.rolloutId) ?? []), span]);
+    for (const span of spans) {
+      const group = groups.get(span.rolloutId);
+      if (group) group.push(span);
+      else groups.set(span.rolloutId, [span]);
+    }
     if (groups.size === 1) throw error;
     let first: unknown = null;
     for (const group of groups.values()) {
