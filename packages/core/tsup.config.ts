@@ -9,7 +9,7 @@ export default aglTsupConfig({
     'errors/index': 'src/errors/index.ts',
     'tracer/index': 'src/tracer/index.ts',
     'tracer/llm-span': 'src/tracer/llm-span.ts',
-    'adapters/index': 'src/adapters/index.ts',
+    'transitions/index': 'src/transitions/index.ts',
     'algorithms/index': 'src/algorithms/index.ts',
     'store/index': 'src/store/index.ts',
     guards: 'src/guards.ts',

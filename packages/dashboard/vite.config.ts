@@ -9,7 +9,7 @@ export default defineConfig({
   plugins: [react()],
   resolve: {
     conditions: ['@agl/source', 'browser', 'module', 'import', 'default'],
-    // @agl/core/adapters imports node:crypto for taskIdOf, which the dashboard never calls.
+    // @agl/core/transitions imports node:crypto for taskIdOf, which the dashboard never calls.
     alias: { 'node:crypto': fileURLToPath(new URL('./src/app/lib/node-crypto-stub.ts', import.meta.url)) },
   },
   build: {

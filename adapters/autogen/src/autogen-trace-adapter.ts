@@ -7,11 +7,11 @@ import {
   isDefaultLlmCall,
   type SpanMapper,
   type TraceToTransitionsOptions,
-} from '@agl/core/adapters';
+} from '@agl/core/transitions';
 
 /**
  * The read-time mapping of AutoGen spans (reference §7.1) onto what `TraceToTransitions` reads: the generic GenAI
- * mapper of `@agl/core/adapters` (legacy content events → `gen_ai.input.messages` / `gen_ai.output.messages`;
+ * mapper of `@agl/core/transitions` (legacy content events → `gen_ai.input.messages` / `gen_ai.output.messages`;
  * `invoke_agent {name}` spans without `gen_ai.agent.name` named from the span name). Everything else AutoGen sends is
  * read as is:
  * - `invoke_agent {agent}` / `create_agent {agent}` spans carry `gen_ai.agent.name`, which `agentMatch` selects on;

@@ -104,7 +104,7 @@ describe('CrewAI (OpenInference) over OTLP → store server → crewAiTraceAdapt
 
   it('without the preset, event-bus agent spans (no graph.node.id) have no agent name, so agentMatch finds nothing', async () => {
     const rolloutId = rollouts.get('json/event-bus')!.rolloutId;
-    const { TraceToTransitions } = await import('@agl/core/adapters');
+    const { TraceToTransitions } = await import('@agl/core/transitions');
     expect(
       (await new TraceToTransitions({ agentMatch: 'Researcher' }).fromStore({ store, rolloutId })).transitions,
     ).toEqual([]);

@@ -5,7 +5,7 @@ import {
   genAiSpanMapper,
   type SpanMapper,
   type TraceToTransitionsOptions,
-} from '@agl/core/adapters';
+} from '@agl/core/transitions';
 import {
   ATTR_AGENT_NAME,
   ATTR_GRAPH_NODE_ID,
@@ -45,7 +45,7 @@ export function nameCrewAiAgentSpans(span: Span): Span {
 
 /**
  * The read-time mapping of CrewAI spans (OpenInference, reference §7.2 / §8): the generic GenAI mapper of
- * `@agl/core/adapters`, then {@link nameCrewAiAgentSpans}. The core already reads the rest:
+ * `@agl/core/transitions`, then {@link nameCrewAiAgentSpans}. The core already reads the rest:
  * - `AGENT` spans name the agent by `graph.node.id` (the role), which `agentMatch` selects on;
  * - `LLM` spans (from the CrewAI event-bus instrumentation, or `openinference-instrumentation-litellm` / `-openai`)
  *   are the calls: `llm.input_messages.*`, `llm.output_messages.*` (tool calls included), `llm.model_name`,

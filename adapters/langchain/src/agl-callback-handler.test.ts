@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { TraceToTransitions } from '@agl/core/adapters';
+import { TraceToTransitions } from '@agl/core/transitions';
 import { ATTR_AGENT_NAME } from '@agl/core/semconv';
 import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
@@ -16,7 +16,7 @@ import { QUESTION, weatherAgent, weatherGraph } from './__fixtures__/weather-age
 
 const agentFile = fileURLToPath(new URL('./__fixtures__/weather-agent.ts', import.meta.url));
 const fixture = (name: string): string =>
-  fileURLToPath(new URL(`../../../packages/core/src/adapters/__fixtures__/langchain/${name}.json`, import.meta.url));
+  fileURLToPath(new URL(`../../../packages/core/src/transitions/__fixtures__/langchain/${name}.json`, import.meta.url));
 
 describeAdapterConformance({
   name: '@agl/langchain',

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { TraceToTransitions } from '@agl/core/adapters';
+import { TraceToTransitions } from '@agl/core/transitions';
 import { ATTR_AGENT_NAME } from '@agl/core/semconv';
 import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
@@ -14,7 +14,7 @@ import { getWeather, runWeather, weatherAgent } from './__fixtures__/weather-age
 const agentFile = fileURLToPath(new URL('./__fixtures__/weather-agent.ts', import.meta.url));
 const fixture = (name: string): string =>
   fileURLToPath(
-    new URL(`../../../packages/core/src/adapters/__fixtures__/openai-agents/${name}.json`, import.meta.url),
+    new URL(`../../../packages/core/src/transitions/__fixtures__/openai-agents/${name}.json`, import.meta.url),
   );
 const client = (env: { baseURL: string; apiKey: string }): OpenAI =>
   new OpenAI({ baseURL: env.baseURL, apiKey: env.apiKey, maxRetries: 0 });

@@ -9,7 +9,7 @@ import { instrumentOpenAI } from './instrument-openai';
 import { runChatAgent, runResponsesAgent } from './__fixtures__/weather-agent';
 
 const fixture = (name: string): string =>
-  fileURLToPath(new URL(`../../../packages/core/src/adapters/__fixtures__/openai/${name}.json`, import.meta.url));
+  fileURLToPath(new URL(`../../../packages/core/src/transitions/__fixtures__/openai/${name}.json`, import.meta.url));
 const client = (env: { baseURL: string; apiKey: string }): OpenAI =>
   instrumentOpenAI(new OpenAI({ baseURL: env.baseURL, apiKey: env.apiKey, maxRetries: 0 }));
 

@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { normalizeLlmCall, TraceToTransitions } from '@agl/core/adapters';
+import { normalizeLlmCall, TraceToTransitions } from '@agl/core/transitions';
 import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
 import {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { configureObserve, feedback, flushObserve, observeHandler, observeStats, shutdownObserve } from '@agl/client';
-import { findFinalReward, TraceToTransitions } from '@agl/core/adapters';
+import { findFinalReward, TraceToTransitions } from '@agl/core/transitions';
 import { SPAN_CHAT_COMPLETION } from '@agl/core/semconv';
 import { SqliteStore } from '@agl/store/sqlite';
 import { createStoreServer, type StoreServer } from '@agl/store/server';

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { createOpenAI } from '@ai-sdk/openai';
-import { TraceToTransitions } from '@agl/core/adapters';
+import { TraceToTransitions } from '@agl/core/transitions';
 import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
 import { createStoreServer } from '@agl/store/server';
@@ -14,7 +14,7 @@ import { generateWeather, streamWeather } from './__fixtures__/weather-agent';
 
 const agentFile = fileURLToPath(new URL('./__fixtures__/weather-agent.ts', import.meta.url));
 const fixture = (name: string): string =>
-  fileURLToPath(new URL(`../../../packages/core/src/adapters/__fixtures__/vercel-ai/${name}.json`, import.meta.url));
+  fileURLToPath(new URL(`../../../packages/core/src/transitions/__fixtures__/vercel-ai/${name}.json`, import.meta.url));
 
 describeAdapterConformance({
   name: '@agl/vercel-ai',

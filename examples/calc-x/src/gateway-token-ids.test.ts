@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TraceToTransitions } from '@agl/core/adapters';
+import { TraceToTransitions } from '@agl/core/transitions';
 import { buildTrainingSamples } from '@agl/core/algorithms';
 import { startGateway, type Gateway } from '@agl/gateway';
 import { MemoryStore } from '@agl/store';

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TraceToTransitions } from '@agl/core/adapters';
+import { TraceToTransitions } from '@agl/core/transitions';
 import { SqliteStore } from '@agl/store/sqlite';
 import { startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

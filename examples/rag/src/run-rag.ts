@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { findRewardSpans, getRewardsFromSpan, TraceToTransitions } from '@agl/core/adapters';
+import { findRewardSpans, getRewardsFromSpan, TraceToTransitions } from '@agl/core/transitions';
 import { addAglTraceProcessor } from '@agl/openai-agents';
 import { SqliteStore } from '@agl/store/sqlite';
 import { Trainer } from '@agl/trainer';

@@ -1,5 +1,5 @@
 import type { ObserveStats } from '@agl/client';
-import { TraceToTransitions } from '@agl/core/adapters';
+import { TraceToTransitions } from '@agl/core/transitions';
 import type { Rollout, Span, Transition } from '@agl/core/schema';
 import { StoreClient } from '@agl/store/client';
 import { ORDERS } from './orders';

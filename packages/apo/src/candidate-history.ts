@@ -1,5 +1,5 @@
 import type { LightningStore } from '@agl/core';
-import { findFinalReward } from '@agl/core/adapters';
+import { findFinalReward } from '@agl/core/transitions';
 
 /** A candidate as recorded in the store: its prompt and the mean reward of its rollouts per evaluation key. */
 export interface StoredCandidate {

@@ -1,5 +1,5 @@
 import type { LightningStore, NamedResourcesInput, Rollout, RolloutMode } from '@agl/core';
-import { findFinalReward, taskIdOf, TraceToMessages } from '@agl/core/adapters';
+import { findFinalReward, taskIdOf, TraceToMessages } from '@agl/core/transitions';
 import { RolloutBatch, taskRequest, type RolloutRequest } from '@agl/trainer';
 import { candidateResourcesId, type Candidate } from './candidate';
 import type { Experiment } from './prompt-files';

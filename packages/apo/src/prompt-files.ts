@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { UserError } from '@agl/core/errors';
-import type { FineTuningRow } from '@agl/core/adapters';
+import type { FineTuningRow } from '@agl/core/transitions';
 
 /** The critique / edit templates that ship in `prompts/` (versioned by file name). */
 export const CRITIQUE_PROMPTS = ['critique-findings.v1', 'critique-bullets.v1', 'critique-checklist.v1'] as const;

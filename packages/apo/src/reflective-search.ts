@@ -1,4 +1,4 @@
-import { taskIdOf } from '@agl/core/adapters';
+import { taskIdOf } from '@agl/core/transitions';
 import type { Candidate } from './candidate';
 import { complementaryPair, paretoFront, type ScoredCandidate } from './pareto';
 import { batchIterator } from './seeded-random';

@@ -1,5 +1,5 @@
 import type { LightningStore, Rollout, Trajectory } from '@agl/core';
-import { taskIdOf } from '@agl/core/adapters';
+import { taskIdOf } from '@agl/core/transitions';
 import { MemoryStore } from '@agl/store';
 import { Baseline, GRPO } from '@agl/trainer';
 import { describe, expect, it } from 'vitest';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findFinalReward } from '@agl/core/adapters';
+import { findFinalReward } from '@agl/core/transitions';
 import { Span, parseWire } from '@agl/core/schema';
 import { isCi, roomSelectorRuleLlm, startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
 import { PACKAGE_DIR, ensureDashboardBuilt, findChromium, runAgl, serveStore, type ServedStore } from './e2e-support';

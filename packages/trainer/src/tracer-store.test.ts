@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { getMessageValue, getObjectValue, getRewardsFromSpan, TraceToTransitions } from '@agl/core/adapters';
+import { getMessageValue, getObjectValue, getRewardsFromSpan, TraceToTransitions } from '@agl/core/transitions';
 import type { Span } from '@agl/core/schema';
 import {
   AglTracer,

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TraceToTransitions, getRewardValue } from '@agl/core/adapters';
+import { TraceToTransitions, getRewardValue } from '@agl/core/transitions';
 import { SqliteStore } from '@agl/store/sqlite';
 import { startOpenAiTestServer, toyChatPromptIds, toyTokenize, type OpenAiTestServer } from '@agl/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { getRewardValue } from '@agl/core/adapters';
+import { getRewardValue } from '@agl/core/transitions';
 import { SqliteStore } from '@agl/store/sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Runner } from '../src/index';

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findFinalReward } from '@agl/core/adapters';
+import { findFinalReward } from '@agl/core/transitions';
 import type { LightningStore } from '@agl/core';
 import { MemoryStore } from '@agl/store';
 import { SqliteStore } from '@agl/store/sqlite';

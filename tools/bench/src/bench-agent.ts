@@ -1,5 +1,5 @@
 import type { Span } from '@agl/core';
-import { findFinalReward } from '@agl/core/adapters';
+import { findFinalReward } from '@agl/core/transitions';
 import { AglTracer, emitReward } from '@agl/core/tracer';
 import type { RolloutFn } from '@agl/trainer';
 import { generateAttributes, randInt, uniform } from './random-attributes';

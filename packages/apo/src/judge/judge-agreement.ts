@@ -1,4 +1,4 @@
-import { getRewardSource, getRewardValue, listFeedback } from '@agl/core/adapters';
+import { getRewardSource, getRewardValue, listFeedback } from '@agl/core/transitions';
 import { UserError } from '@agl/core/errors';
 import type { Span } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';

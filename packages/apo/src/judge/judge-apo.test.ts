@@ -7,7 +7,7 @@ import { APO } from '../apo';
 import { ChatClient } from '../chat-client';
 import { roomAgent, type RoomTask } from '../__fixtures__/room-task';
 import { SEED_PROMPT, TRAIN, VAL } from '../__fixtures__/run-apo';
-import { findFinalReward } from '@agl/core/adapters';
+import { findFinalReward } from '@agl/core/transitions';
 import { judgeRewardHook, LlmJudge, rolloutTranscript } from './index';
 
 const RUBRIC = [

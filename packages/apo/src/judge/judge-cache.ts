@@ -1,6 +1,6 @@
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { canonicalJson, sha256Hex } from '@agl/core/adapters';
+import { canonicalJson, sha256Hex } from '@agl/core/transitions';
 import { isRecord } from '@agl/core/guards';
 
 /** One judge score. */

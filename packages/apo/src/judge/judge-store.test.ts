@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findFinalReward } from '@agl/core/adapters';
+import { findFinalReward } from '@agl/core/transitions';
 import { SqliteStore } from '@agl/store/sqlite';
 import { MemoryStore } from '@agl/store';
 import { judgeRuleLlm, seedRecorded, startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';

@@ -1,4 +1,4 @@
-import { findFinalReward, getRewardSource, getRewardValue, taskIdOf } from '@agl/core/adapters';
+import { findFinalReward, getRewardSource, getRewardValue, taskIdOf } from '@agl/core/transitions';
 import { BudgetExceededError } from '@agl/core/errors';
 import type { Rollout, RolloutStatus, Span } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';

@@ -1,4 +1,4 @@
-import { sha256Hex } from '@agl/core/adapters';
+import { sha256Hex } from '@agl/core/transitions';
 import { AglError, UserError } from '@agl/core/errors';
 import { isRecord } from '@agl/core/guards';
 import type { ChatClient } from '../chat-client';

@@ -1,4 +1,4 @@
-import { canonicalJson, isRewardScope, TraceToMessages, type OpenAiChatMessage } from '@agl/core/adapters';
+import { canonicalJson, isRewardScope, TraceToMessages, type OpenAiChatMessage } from '@agl/core/transitions';
 import type { Span } from '@agl/core/schema';
 
 function contentText(content: OpenAiChatMessage['content']): string {

@@ -4,7 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { once } from 'node:events';
 import { Command, Option } from 'commander';
 import { RolloutStatus, type Rollout, type RolloutMode, type Trajectory } from '@agl/core';
-import { TraceToTransitions } from '@agl/core/adapters';
+import { TraceToTransitions } from '@agl/core/transitions';
 import { UserError } from '@agl/core/errors';
 import { openCliStore, withStoreFlags, type StoreFlags } from './store-options';
 import { processIo, type CliIo } from './output';

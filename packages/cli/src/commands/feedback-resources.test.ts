@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findFinalReward, listFeedback } from '@agl/core/adapters';
+import { findFinalReward, listFeedback } from '@agl/core/transitions';
 import { recordRewardSpan, type LightningStore } from '@agl/core/store';
 import { createStoreServer } from '@agl/store/server';
 import { SqliteStore } from '@agl/store/sqlite';

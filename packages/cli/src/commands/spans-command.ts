@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { toWire } from '@agl/core';
-import { getRewardValue } from '@agl/core/adapters';
+import { getRewardValue } from '@agl/core/transitions';
 import { UserError } from '@agl/core/errors';
 import { openCliStore, withStoreFlags, type StoreFlags } from './store-options';
 import { processIo, table, type CliIo } from './output';

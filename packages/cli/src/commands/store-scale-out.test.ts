@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getRewardValue } from '@agl/core/adapters';
+import { getRewardValue } from '@agl/core/transitions';
 import type { LightningStore } from '@agl/core/store';
 import { StoreClient } from '@agl/store/client';
 import { PostgresStore } from '@agl/store/postgres';

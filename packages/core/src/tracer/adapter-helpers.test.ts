@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { TraceToTransitions } from '../adapters/index';
+import { TraceToTransitions } from '../transitions/index';
 import { Span } from '../schema/index';
 import { UserError } from '../errors/index';
 import type { LightningStore } from '../store/index';
@@ -109,7 +109,7 @@ describe('Contract 2 writers', () => {
 });
 
 describe('recorded adapter span fixtures', () => {
-  const root = fileURLToPath(new URL('../adapters/__fixtures__/', import.meta.url));
+  const root = fileURLToPath(new URL('../transitions/__fixtures__/', import.meta.url));
   const files = ['openai', 'langchain', 'vercel-ai', 'openai-agents'].flatMap((fw) =>
     readdirSync(`${root}${fw}`).map((file) => `${fw}/${file}`),
   );

@@ -1,6 +1,6 @@
 import { context, SpanStatusCode, type Attributes as OtelAttributes } from '@opentelemetry/api';
 import { ValidationError } from '../errors/index';
-import { sanitizeAttributeValue, toSpanAttributes } from '../adapters/otel-attributes';
+import { sanitizeAttributeValue, toSpanAttributes } from '../transitions/otel-attributes';
 import {
   ATTR_EXCEPTION_ESCAPED,
   ATTR_EXCEPTION_MESSAGE,

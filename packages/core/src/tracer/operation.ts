@@ -5,7 +5,7 @@ import {
   type Attributes as OtelAttributes,
   type Span as OtelSpan,
 } from '@opentelemetry/api';
-import { toSpanAttributes } from '../adapters/otel-attributes';
+import { toSpanAttributes } from '../transitions/otel-attributes';
 import { ATTR_OPERATION_INPUT, ATTR_OPERATION_NAME, ATTR_OPERATION_OUTPUT, SPAN_OPERATION } from '../semconv';
 import { getAglTracer } from './agl-tracer';
 import { getRolloutContext, requireRolloutContext } from './rollout-context';

@@ -1,6 +1,6 @@
 import { SpanStatusCode, type HrTime, type SpanContext as OtelSpanContext } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { cleanAttributes } from '../adapters/otel-attributes';
+import { cleanAttributes } from '../transitions/otel-attributes';
 import type { SpanContext, SpanInput } from '../schema/index';
 
 /**

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { UserError, ValidationError } from '../errors/index';
 import type { Span, SpanInput } from '../schema/index';
 import type { LightningStore } from '../store/index';
-import { TraceToTransitions } from '../adapters/index';
+import { TraceToTransitions } from '../transitions/index';
 import { AglTracer } from './agl-tracer';
 import { setUnownedSpanHandler } from './lightning-span-processor';
 import { emitAnnotation, emitException, emitMessage, emitObject, emitReward } from './emitters';

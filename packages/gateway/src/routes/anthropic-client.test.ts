@@ -1,4 +1,4 @@
-import { GatewayTraceToTransitions } from '@agl/core/adapters';
+import { GatewayTraceToTransitions } from '@agl/core/transitions';
 import { MemoryStore } from '@agl/store';
 import { toyChatPromptIds, toyTokenize } from '@agl/testing';
 import Anthropic from '@anthropic-ai/sdk';

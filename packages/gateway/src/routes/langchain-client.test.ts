@@ -1,4 +1,4 @@
-import { GatewayTraceToTransitions } from '@agl/core/adapters';
+import { GatewayTraceToTransitions } from '@agl/core/transitions';
 import { toyTokenize } from '@agl/testing';
 import { HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';

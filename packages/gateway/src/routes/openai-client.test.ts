@@ -1,4 +1,4 @@
-import { GatewayTraceToTransitions } from '@agl/core/adapters';
+import { GatewayTraceToTransitions } from '@agl/core/transitions';
 import { toyChatPromptIds, toyTokenize } from '@agl/testing';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

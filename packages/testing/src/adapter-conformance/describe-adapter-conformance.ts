@@ -1,5 +1,5 @@
 import type { LightningStore, Span } from '@agl/core';
-import { TraceToTransitions } from '@agl/core/adapters';
+import { TraceToTransitions } from '@agl/core/transitions';
 import {
   ATTR_AGENT_NAME,
   ATTR_GEN_AI_AGENT_NAME,

@@ -1,5 +1,5 @@
 import type { Span } from '@agl/core';
-import { TraceToTransitions } from '@agl/core/adapters';
+import { TraceToTransitions } from '@agl/core/transitions';
 import { ATTR_AGENT_NAME, SPAN_CHAT_COMPLETION } from '@agl/core/semconv';
 import { expect } from 'vitest';
 import type { TestLlmReply, TestLlmRequest } from '../openai-test-server/types';

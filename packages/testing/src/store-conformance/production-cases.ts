@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findFinalReward, listFeedback, TraceToTransitions } from '@agl/core/adapters';
+import { findFinalReward, listFeedback, TraceToTransitions } from '@agl/core/transitions';
 import { applyRecords, recordFeedback } from '@agl/core/store';
 import { expectAglError, makeSpan, type Harness } from './harness';
 

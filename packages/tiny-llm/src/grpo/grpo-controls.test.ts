@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Trajectory } from '@agl/core';
-import type { RolloutInfo } from '@agl/core/adapters';
+import type { RolloutInfo } from '@agl/core/transitions';
 import type { TrainingSample } from '@agl/core/algorithms';
 import { MemoryStore } from '@agl/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,7 +1,7 @@
 import type { LightningStore, NamedResourcesInput, Span, Trajectory } from '@agl/core';
-import type { RolloutInfo } from '@agl/core/adapters';
+import type { RolloutInfo } from '@agl/core/transitions';
 
-/** Turns one attempt's spans into a trajectory (e.g. `TraceToTransitions` from `@agl/core/adapters`). */
+/** Turns one attempt's spans into a trajectory (e.g. `TraceToTransitions` from `@agl/core/transitions`). */
 export interface TraceAdapter {
   adapt(spans: readonly Span[], rollout?: RolloutInfo): Trajectory | Promise<Trajectory>;
 }

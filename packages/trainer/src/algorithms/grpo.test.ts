@@ -1,5 +1,5 @@
 import type { Rollout, Trajectory } from '@agl/core';
-import type { RolloutInfo } from '@agl/core/adapters';
+import type { RolloutInfo } from '@agl/core/transitions';
 import { rewardStatistics, type TrainingSample } from '@agl/core/algorithms';
 import { MemoryStore } from '@agl/store';
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 import type { Span, Trajectory } from '@agl/core';
-import { taskIdOf } from '@agl/core/adapters';
+import { taskIdOf } from '@agl/core/transitions';
 import { UserError } from '@agl/core/errors';
 import { MemoryStore } from '@agl/store';
 import { describe, expect, it } from 'vitest';

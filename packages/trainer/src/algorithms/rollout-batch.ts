@@ -8,7 +8,7 @@ import type {
   Span,
   Trajectory,
 } from '@agl/core';
-import { taskIdOf } from '@agl/core/adapters';
+import { taskIdOf } from '@agl/core/transitions';
 import { UserError } from '@agl/core/errors';
 import { sleep } from '../runner/idle-gate';
 import type { TraceAdapter } from './algorithm';

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { agentNameOf, canonicalJson, findFinalReward, listFeedback, sha256Hex } from '@agl/core/adapters';
+import { agentNameOf, canonicalJson, findFinalReward, listFeedback, sha256Hex } from '@agl/core/transitions';
 import { UserError } from '@agl/core/errors';
 import { isRecord } from '@agl/core/guards';
 import type { JsonObject, Rollout, RolloutStatus, Span } from '@agl/core/schema';

@@ -1,4 +1,4 @@
-import { normalizeLlmCall, TraceToTransitions, type AgentMatch, type ToolDefinition } from '@agl/core/adapters';
+import { normalizeLlmCall, TraceToTransitions, type AgentMatch, type ToolDefinition } from '@agl/core/transitions';
 import { UserError } from '@agl/core/errors';
 import type { RolloutMode, RolloutStatus, Span, Trajectory } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';

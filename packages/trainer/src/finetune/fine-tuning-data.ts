@@ -1,4 +1,4 @@
-import type { AgentMatch } from '@agl/core/adapters';
+import type { AgentMatch } from '@agl/core/transitions';
 import type { LightningStore } from '@agl/core/store';
 import { toDpoPairs, type DpoRecord, type DpoStats } from '../export/dpo-pairs';
 import { loadTrajectories } from '../export/load-trajectories';

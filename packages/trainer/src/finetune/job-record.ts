@@ -1,4 +1,4 @@
-import { canonicalJson } from '@agl/core/adapters';
+import { canonicalJson } from '@agl/core/transitions';
 import type { JsonObject, Rollout } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
 

@@ -1,4 +1,4 @@
-import { getRewardValue } from '@agl/core/adapters';
+import { getRewardValue } from '@agl/core/transitions';
 import { MemoryStore } from '@agl/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { litAgent } from '../agent/lit-agent';

@@ -1,5 +1,5 @@
 import type { LightningStore, Span } from '@agl/core';
-import { getRewardValue } from '@agl/core/adapters';
+import { getRewardValue } from '@agl/core/transitions';
 import { emitException, emitReward, getAglTracer, withRolloutContext, type RolloutContext } from '@agl/core/tracer';
 
 /**

@@ -1,5 +1,5 @@
 import type { LightningStore, RolloutStatus } from '@agl/core';
-import { findFinalReward } from '@agl/core/adapters';
+import { findFinalReward } from '@agl/core/transitions';
 
 /** A point-in-time view of a run, for progress displays. */
 export interface ProgressSnapshot {

@@ -1,4 +1,4 @@
-import { getRewardValue, normalizeLlmCall } from '@agl/core/adapters';
+import { getRewardValue, normalizeLlmCall } from '@agl/core/transitions';
 import type { ChatMessage, Span } from '@agl/core/schema';
 
 /** What a span is, for its badge and detail view. */

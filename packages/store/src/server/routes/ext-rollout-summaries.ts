@@ -1,4 +1,4 @@
-import { findFinalReward, listFeedback, type FeedbackEntry } from '@agl/core/adapters';
+import { findFinalReward, listFeedback, type FeedbackEntry } from '@agl/core/transitions';
 import { isAttemptedRollout, isTerminalStatus, type AttemptedRollout, type Rollout } from '@agl/core/schema';
 import { SPAN_ANNOTATION } from '@agl/core/semconv';
 import {

@@ -1,5 +1,5 @@
 /**
- * `@agl/core/adapters`: spans → MDP transitions (Contract 3) and fine-tuning messages. Pure functions of span lists;
+ * `@agl/core/transitions`: spans → MDP transitions (Contract 3) and fine-tuning messages. Pure functions of span lists;
  * runs in Node and in a browser.
  */
 export {
