@@ -1,4 +1,5 @@
-import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { utf8Text } from '@agl/core/net';
 import {
   ConflictError,
@@ -26,14 +27,25 @@ export interface TransportOptions {
   retryDelays?: readonly number[];
   /** Seconds between health probes after a failure; default `[0.1, 0.2, 0.5]`. `[]` skips the probe. */
   healthRetryDelays?: readonly number[];
-  /** Time to wait for the response headers and body, in ms; default 30 000. */
+  /** Longest silence while waiting for the response headers or between body chunks, in ms; default 30 000. */
   requestTimeoutMs?: number;
   /** Time to open a connection, in ms; default 5 000. */
   connectTimeoutMs?: number;
   /** Sleep function (tests inject one that records delays). */
   sleep?: (ms: number) => Promise<void>;
-  /** An undici dispatcher to use instead of the client's own keep-alive agent. */
-  dispatcher?: Dispatcher;
+  /**
+   * A `node:http` (or `node:https`, for https URLs) agent to use instead of the client's own keep-alive agent. The
+   * client speaks plain `node:http`: it never loads an HTTP library that would replace the app's global `fetch`
+   * dispatcher.
+   */
+  agent?: HttpAgent;
+}
+
+/** One HTTP exchange's raw answer. */
+interface Exchanged {
+  status: number;
+  text: string;
+  headers: IncomingHttpHeaders;
 }
 
 /** One HTTP answer: status, parsed JSON body (or `undefined`), headers. */
@@ -48,6 +60,8 @@ export interface TransportRequest {
   method: 'GET' | 'POST';
   path: string;
   body?: unknown;
+  /** The JSON body already serialised (sent as is, instead of `JSON.stringify(body)`). */
+  json?: string;
   /** `false` for dequeue: one attempt only. */
   retry?: boolean;
   /** Overrides the request timeout (long polls). */
@@ -60,14 +74,14 @@ export interface TransportRequest {
 
 const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-const NEVER_SENT = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EAI_AGAIN',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
+/** `code` of the error when a connection could not be opened within `connectTimeoutMs`. */
+const CONNECT_TIMEOUT = 'AGL_CONNECT_TIMEOUT';
+/** `code` of the error when the server stayed silent for `requestTimeoutMs`. */
+const REQUEST_TIMEOUT = 'AGL_REQUEST_TIMEOUT';
+
+const timeoutError = (code: string, message: string): Error => Object.assign(new Error(message), { code });
+
+const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', CONNECT_TIMEOUT]);
 
 /** True when the error shows the request never reached a server (so no side effect can have happened). */
 function neverSent(error: unknown): boolean {
@@ -116,8 +130,10 @@ export class HttpTransport {
   readonly #healthDelays: readonly number[];
   readonly #timeoutMs: number;
   readonly #sleep: (ms: number) => Promise<void>;
-  readonly #dispatcher: Dispatcher;
-  readonly #ownsDispatcher: boolean;
+  readonly #connectTimeoutMs: number;
+  /** The agent in use per protocol; only the client's own are destroyed by `close`. */
+  readonly #agents: { http?: HttpAgent; https?: HttpsAgent } = {};
+  readonly #ownsAgent: boolean;
 
   constructor(options: TransportOptions) {
     this.#urls = [...options.url.split(','), ...(options.fallbackUrls ?? [])]
@@ -129,10 +145,15 @@ export class HttpTransport {
     this.#healthDelays = options.healthRetryDelays ?? [0.1, 0.2, 0.5];
     this.#timeoutMs = options.requestTimeoutMs ?? 30_000;
     this.#sleep = options.sleep ?? defaultSleep;
-    this.#ownsDispatcher = options.dispatcher === undefined;
-    this.#dispatcher =
-      options.dispatcher ??
-      new Agent({ keepAliveTimeout: 60_000, connect: { timeout: options.connectTimeoutMs ?? 5_000 }, connections: 16 });
+    this.#connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
+    this.#ownsAgent = options.agent === undefined;
+    if (options.agent) this.#agents = { http: options.agent, https: options.agent as HttpsAgent };
+  }
+
+  #agentFor(https: boolean): HttpAgent {
+    const agentOptions = { keepAlive: true, maxSockets: 16, maxFreeSockets: 16, scheduling: 'lifo' as const };
+    if (https) return (this.#agents.https ??= new HttpsAgent(agentOptions));
+    return (this.#agents.http ??= new HttpAgent(agentOptions));
   }
 
   /** The base URL in use (the first one that answered, after a failover the next). */
@@ -156,30 +177,72 @@ export class HttpTransport {
     const headers: Record<string, string> = { ...request.headers, accept: 'application/json' };
     if (this.#token !== null) headers.authorization = `Bearer ${this.#token}`;
     let payload: string | undefined;
-    if (request.body !== undefined) {
+    if (request.json !== undefined || request.body !== undefined) {
       headers['content-type'] = 'application/json';
-      payload = JSON.stringify(request.body);
+      payload = request.json ?? JSON.stringify(request.body);
     }
     const timeout = request.timeoutMs ?? this.#timeoutMs;
-    const response = await undiciRequest(`${this.baseUrl}${request.path}`, {
-      method: request.method,
-      headers,
-      body: payload,
-      dispatcher: this.#dispatcher,
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
-      signal: request.signal,
-    });
-    const text = utf8Text(Buffer.from(await response.body.arrayBuffer()));
+    const url = new URL(`${this.baseUrl}${request.path}`);
+    const options = { method: request.method, headers, signal: request.signal };
+    let response: Exchanged;
+    try {
+      response = await this.#exchange(url, options, payload, timeout, true);
+    } catch (error) {
+      // A kept-alive connection the server had already closed: the request never reached it. Once more, on a new one.
+      if (!(error as { staleSocket?: boolean }).staleSocket) throw error;
+      response = await this.#exchange(url, options, payload, timeout, false);
+    }
     let body: unknown = undefined;
-    if (text !== '') {
+    if (response.text !== '') {
       try {
-        body = JSON.parse(text);
+        body = JSON.parse(response.text);
       } catch {
-        body = { detail: text };
+        body = { detail: response.text };
       }
     }
-    return { status: response.statusCode, body, headers: response.headers };
+    return { status: response.status, body, headers: response.headers };
+  }
+
+  /** One HTTP exchange over the keep-alive agent: connect timeout, idle timeout, abort signal. */
+  #exchange(
+    url: URL,
+    options: { method: string; headers: Record<string, string>; signal?: AbortSignal },
+    payload: string | undefined,
+    timeoutMs: number,
+    keepAlive: boolean,
+  ): Promise<Exchanged> {
+    const https = url.protocol === 'https:';
+    return new Promise((resolve, reject) => {
+      const agent = keepAlive ? this.#agentFor(https) : false;
+      const req = (https ? httpsRequest : httpRequest)(url, { ...options, agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, text: utf8Text(Buffer.concat(chunks)), headers: res.headers }),
+        );
+      });
+      req.on('error', (error: Error & { code?: string }) => {
+        const stale = req.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
+        reject(stale ? Object.assign(error, { staleSocket: true }) : error);
+      });
+      req.setTimeout(timeoutMs, () =>
+        req.destroy(timeoutError(REQUEST_TIMEOUT, `no answer from the store for ${timeoutMs} ms`)),
+      );
+      req.on('socket', (socket) => {
+        if (!socket.connecting) return;
+        const timer = setTimeout(
+          () =>
+            req.destroy(
+              timeoutError(CONNECT_TIMEOUT, `could not connect to ${url.host} within ${this.#connectTimeoutMs} ms`),
+            ),
+          this.#connectTimeoutMs,
+        );
+        socket.once('connect', () => clearTimeout(timer));
+        socket.once('close', () => clearTimeout(timer));
+      });
+      req.end(payload);
+    });
   }
 
   /** True when `GET /v1/agl/health` of some base URL answers 200 within the probe schedule (or when probing is off). */
@@ -250,8 +313,10 @@ export class HttpTransport {
     throw lastError ?? new HttpError(0, 'no attempt was made');
   }
 
-  /** Closes the keep-alive connections (only those of the client's own agent). */
+  /** Closes the keep-alive connections (only those of the client's own agents). */
   async close(): Promise<void> {
-    if (this.#ownsDispatcher) await this.#dispatcher.close();
+    if (!this.#ownsAgent) return;
+    this.#agents.http?.destroy();
+    this.#agents.https?.destroy();
   }
 }

@@ -491,13 +491,26 @@ export class StoreClient implements LightningStore {
     records: readonly ProductionRecord[],
     options: { retry?: boolean } = {},
   ): Promise<ApplyRecordsResult> {
+    return this.applyEncodedRecords(
+      records.map((record) => JSON.stringify(toWire('productionRecord', record))),
+      options,
+    );
+  }
+
+  /**
+   * {@link applyRecords} for records already encoded as wire JSON, each `JSON.stringify(toWire('productionRecord',
+   * record))`: the production recorder keeps its buffer in that form and sends it without encoding again.
+   */
+  async applyEncodedRecords(
+    records: readonly string[],
+    options: { retry?: boolean } = {},
+  ): Promise<ApplyRecordsResult> {
     this.#open();
-    const body = { records: records.map((record) => toWire('productionRecord', record)) };
     const answer = (
       await this.#http.call({
         method: 'POST',
         path: `${P}/records`,
-        body,
+        json: `{"records":[${records.join(',')}]}`,
         ...(options.retry === false ? { retry: false } : {}),
       })
     ).body as { applied?: unknown; rejected?: unknown } | null;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { startOpenAiTestServer } from '@agl/testing';
-import { cpuSecondsOf, REPO_ROOT, serveStore, SOURCE_EXEC_ARGV } from './child-processes';
+import { cpuSecondsOf, REPO_ROOT, serveStore } from './child-processes';
 import { median, round, type ResultTree } from './results';
 
 const CONCURRENCY = 32;
@@ -19,10 +19,13 @@ interface Service {
   stop(): Promise<void>;
 }
 
-/** Starts `observe-service-main.ts`, recorded (preload + observeHandler + AGL_STORE_URL) or plain. */
+/**
+ * Starts `observe-service-main.mjs` with plain `node` on the built packages (`npm ci` builds them; after changing
+ * sources, `npm run build`), recorded (preload + observeHandler + AGL_STORE_URL) or plain.
+ */
 async function startService(recordTo: string | null, llmBaseUrl: string): Promise<Service> {
   const preload = recordTo ? ['--import', '@agl/openai/register'] : [];
-  const proc = spawn(process.execPath, [...SOURCE_EXEC_ARGV, ...preload, 'tools/bench/src/observe-service-main.ts'], {
+  const proc = spawn(process.execPath, ['--expose-gc', ...preload, 'tools/bench/src/observe-service-main.mjs'], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
@@ -102,9 +105,14 @@ async function load(
   return { rps: (latencies.length / wall) * 1000, p50: median(latencies), latencies };
 }
 
-async function stats(service: Service): Promise<Record<string, number>> {
-  const res = await request(`${service.url}/stats`, { dispatcher });
+async function stats(service: Service, path = '/stats'): Promise<Record<string, number>> {
+  const res = await request(`${service.url}${path}`, { dispatcher });
   return (await res.body.json()) as Record<string, number>;
+}
+
+/** The service's V8 heap in use after a full collection, MB: what it holds, apart from the garbage RSS also counts. */
+async function heapAfterGcMb(service: Service): Promise<number> {
+  return round((await stats(service, '/heap')).heapUsed! / 1024 / 1024, 1);
 }
 
 /**
@@ -179,6 +187,8 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
     const downStats = await stats(recorded);
     const bufferMb = BUFFER_BYTE_LIMIT / 1024 / 1024;
     const unrecordedRssMb = rssMbOf(plain.proc.pid);
+    // Measured after the RSS figures (a full collection changes what RSS would have shown).
+    const heapAfterGc = { unrecorded: await heapAfterGcMb(plain), recordedStoreDown: await heapAfterGcMb(recorded) };
     log(
       `  observe: store down ${downSeconds} s at ${down.rps.toFixed(0)} req/s: RSS ${rssBeforeMb.toFixed(0)} → peak ${peakRssMb.toFixed(0)} MB (buffer limit ${bufferMb.toFixed(0)} MB), counters ${JSON.stringify(downStats)}`,
     );
@@ -212,6 +222,8 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
         // What the outage added over the recorded service's RSS under the same load with the store up.
         growthMb: round(peakRssMb - rssBeforeMb, 1),
         growthWithinBudget: peakRssMb - rssBeforeMb < bufferMb + 50,
+        // What each service holds (V8 heap after a full collection), apart from the garbage its RSS also carries.
+        heapAfterGcMb: heapAfterGc,
         counters: downStats,
       },
       targets: { throughputRatio: 0.9, p50AddedMs: 0.3 },

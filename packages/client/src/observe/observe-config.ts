@@ -1,8 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ValidationError } from '@agl/core/errors';
-import { newAttemptId, newRolloutId } from '@agl/core/schema';
+import { fromWire, newAttemptId, newRolloutId } from '@agl/core/schema';
 import { DEFAULT_LLM_CALL_MATCH } from '@agl/core/semconv';
-import { applyRecords, type LightningStore } from '@agl/core/store';
+import { applyRecords, type LightningStore, type ProductionRecord } from '@agl/core/store';
 import { getAglTracer, installExitFlush, setUnownedSpanHandler, type RolloutContext } from '@agl/core/tracer';
 import { StoreClient } from '../store-client';
 import { emptyStats, Recorder, type ObserveLogger, type ObserveStats } from './recorder';
@@ -56,6 +56,10 @@ export interface Observer {
 
 let current: Observer | null = null;
 const warnedOnce = new Set<string>();
+/** A buffered record (wire JSON) back as a record, for a store in this process. */
+const decodeRecord = (json: string): ProductionRecord =>
+  fromWire('productionRecord', JSON.parse(json)) as ProductionRecord;
+
 /** Set around a request that `sampleRate` left unrecorded, so its LLM calls are not taken for unscoped ones. */
 export const unrecorded = new AsyncLocalStorage<true>();
 
@@ -163,8 +167,8 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
   const redact = options.redact === false ? null : (options.redact ?? redactSecrets);
   const recorder = new Recorder({
     send: client
-      ? (records) => client.applyRecords(records, { retry: false })
-      : (records) => applyRecords(store, records),
+      ? (records) => client.applyEncodedRecords(records, { retry: false })
+      : (records) => applyRecords(store, records.map(decodeRecord)),
     maxBufferedRecords: positive('maxBufferedRecords', options.maxBufferedRecords, 10_000),
     maxBufferedBytes: positive('maxBufferedBytes', options.maxBufferedBytes, 64 * 1024 * 1024),
     maxBatchRecords: 500,

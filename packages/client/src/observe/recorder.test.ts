@@ -32,7 +32,10 @@ describe('Recorder export loop', () => {
     const rec = recorder(async (records) => {
       calls.push(performance.now());
       if (down) throw new Error('connect ECONNREFUSED');
-      for (const r of records) applied.push(r.kind === 'start' ? r.rolloutId : r.kind);
+      for (const json of records) {
+        const r = JSON.parse(json) as { kind: string; rollout_id?: string };
+        applied.push(r.kind === 'start' ? r.rollout_id! : r.kind);
+      }
       return { applied: records.length, rejected: [] };
     });
     const t0 = performance.now();

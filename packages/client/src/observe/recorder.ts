@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue, Span, SpanInput } from '@agl/core/schema';
+import { toWire, type JsonObject, type JsonValue, type Span, type SpanInput } from '@agl/core/schema';
 import type { ApplyRecordsResult, LightningStore, ProductionRecord } from '@agl/core/store';
 import { RecordBuffer } from './record-buffer';
 import type { RedactFn } from './redact';
@@ -16,7 +16,7 @@ export interface ObserveStats {
   sampledOut: number;
   /** Records waiting in the buffer. */
   buffered: number;
-  /** Bytes (JSON characters) waiting in the buffer. */
+  /** Bytes (characters of wire JSON) waiting in the buffer. */
   bufferedBytes: number;
   /** Rollouts dropped whole because the buffer was full (nothing of them reaches the store). */
   dropped: number;
@@ -50,8 +50,11 @@ export function emptyStats(): ObserveStats {
 
 /** Settings of a {@link Recorder}. */
 export interface RecorderSettings {
-  /** Sends a batch; throws when the store cannot be reached (the batch is retried). */
-  send: (records: ProductionRecord[]) => Promise<ApplyRecordsResult>;
+  /**
+   * Sends a batch of records, each already encoded as wire JSON (`JSON.stringify(toWire('productionRecord', r))`);
+   * throws when the store cannot be reached (the batch is retried).
+   */
+  send: (records: readonly string[]) => Promise<ApplyRecordsResult>;
   maxBufferedRecords: number;
   maxBufferedBytes: number;
   maxBatchRecords: number;
@@ -144,12 +147,11 @@ export class Recorder {
       unscoped: options.unscoped ?? false,
     };
     this.#live.set(record.rolloutId, live);
-    const full: ProductionRecord = { kind: 'start', ...record };
-    const bytes = measure(full);
+    const json = encode({ kind: 'start', ...record });
     if (
       this.#closed ||
       this.#buffer.length + 1 > this.#settings.maxBufferedRecords ||
-      this.#buffer.bytes + bytes > this.#settings.maxBufferedBytes
+      this.#buffer.bytes + json.length > this.#settings.maxBufferedBytes
     ) {
       live.dropped = true;
       this.#stats.dropped += 1;
@@ -162,7 +164,7 @@ export class Recorder {
       return false;
     }
     this.#stats.recorded += 1;
-    this.#push(full, bytes);
+    this.#push(json);
     return true;
   }
 
@@ -171,8 +173,7 @@ export class Recorder {
     const live = this.#live.get(rolloutId);
     this.#live.delete(rolloutId);
     if (live?.dropped) return;
-    const record: ProductionRecord = { kind: 'end', rolloutId, attemptId, status, endTime };
-    this.#push(record, measure(record));
+    this.#push(encode({ kind: 'end', rolloutId, attemptId, status, endTime }));
   }
 
   /** The facade's `addSpans`: redacts, then queues one `spans` record per rollout. */
@@ -192,9 +193,8 @@ export class Recorder {
       accepted.push(redacted as Span);
     }
     for (const [rolloutId, list] of byRollout) {
-      const record: ProductionRecord = { kind: 'spans', spans: list };
-      const bytes = measure(record);
-      if (this.#closed || this.#buffer.bytes + bytes > this.#settings.maxBufferedBytes) {
+      const json = encode({ kind: 'spans', spans: list });
+      if (this.#closed || this.#buffer.bytes + json.length > this.#settings.maxBufferedBytes) {
         this.#stats.droppedSpans += list.length;
         this.#warn(
           'droppedSpans',
@@ -202,7 +202,7 @@ export class Recorder {
             `so far (observeStats().droppedSpans). Raise maxBufferedBytes or check the store.`,
         );
       } else {
-        this.#push(record, bytes);
+        this.#push(json);
       }
       const live = this.#live.get(rolloutId);
       if (live?.unscoped) {
@@ -268,8 +268,8 @@ export class Recorder {
     }
   }
 
-  #push(record: ProductionRecord, bytes: number): void {
-    this.#buffer.push({ record, bytes });
+  #push(json: string): void {
+    this.#buffer.push(json);
     // A full batch goes out at once, unless the loop is backing off from a failed export (only a flush cuts that short).
     if (this.#buffer.length >= this.#settings.maxBatchRecords) {
       void this.#pump();
@@ -298,7 +298,7 @@ export class Recorder {
       const batch = this.#buffer.peek(s.maxBatchRecords, s.maxBatchBytes);
       let result: ApplyRecordsResult;
       try {
-        result = await s.send(batch.map((item) => item.record));
+        result = await s.send(batch);
       } catch (error) {
         this.#stats.failedExports += 1;
         this.#backoffMs = Math.min(s.maxBackoffMs, Math.max(s.minBackoffMs, this.#backoffMs * 2));
@@ -349,32 +349,9 @@ export class Recorder {
   }
 }
 
-/**
- * About a record's JSON size (what it costs on the wire, and about what it holds in memory), without serialising it:
- * strings count their length, keys and punctuation a few bytes each. A walk is several times cheaper than
- * `JSON.stringify` for span-sized records.
- */
-export function measure(value: unknown): number {
-  switch (typeof value) {
-    case 'string':
-      return value.length + 2;
-    case 'number':
-      return 8;
-    case 'boolean':
-      return 5;
-    case 'object': {
-      if (value === null) return 4;
-      let size = 2;
-      if (Array.isArray(value)) {
-        for (const item of value) size += measure(item) + 1;
-        return size;
-      }
-      for (const key in value) size += key.length + 4 + measure((value as Record<string, unknown>)[key]);
-      return size;
-    }
-    default:
-      return 0;
-  }
+/** A record's wire JSON, as the buffer keeps it and `POST /v1/agl/records` takes it. */
+function encode(record: ProductionRecord): string {
+  return JSON.stringify(toWire('productionRecord', record));
 }
 
 function describe(error: unknown): string {

@@ -12,6 +12,15 @@ describe('ids', () => {
     expect(newSpanId()).toMatch(/^[0-9a-f]{16}$/);
     expect(new Set(Array.from({ length: 1000 }, newRolloutId)).size).toBe(1000);
   });
+
+  it('stay distinct and well formed across refills of the random pool (4 KiB serves about 250 trace ids)', () => {
+    const traceIds = Array.from({ length: 2000 }, newTraceId);
+    expect(new Set(traceIds).size).toBe(2000);
+    for (const id of traceIds) expect(id).toMatch(/^[0-9a-f]{32}$/);
+    // every hex digit turns up in every position: the bytes are random, not a counter or a repeated block
+    for (let position = 0; position < 32; position += 1)
+      expect(new Set(traceIds.map((id) => id[position])).size).toBe(16);
+  });
 });
 
 describe('proxyLlmBaseUrl', () => {
