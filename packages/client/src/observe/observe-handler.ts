@@ -111,6 +111,16 @@ function isPassedError(error: unknown): boolean {
  * still goes to `next`. A request that is not recorded (no store, or left out by `sampleRate`) runs the handler as
  * it is: no header, the same `req` and `res`.
  */
+export function observeHandler(
+  handler: (req: IncomingMessage, res: ServerResponse) => unknown,
+  options?: ObserveRequestOptions<IncomingMessage>,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+// The overload above comes first so that a whole Express app, typed both as `(req, res)` and `(req, res, next)`, is
+// taken as a node:http listener: `createServer(observeHandler(app))`.
+export function observeHandler<Req extends IncomingMessage, Res extends ServerResponse, Rest extends unknown[]>(
+  handler: (req: Req, res: Res, ...rest: Rest) => unknown,
+  options?: ObserveRequestOptions<Req>,
+): (req: Req, res: Res, ...rest: Rest) => Promise<void>;
 export function observeHandler<Req extends IncomingMessage, Res extends ServerResponse, Rest extends unknown[]>(
   handler: (req: Req, res: Res, ...rest: Rest) => unknown,
   options: ObserveRequestOptions<Req> = {},
