@@ -3,7 +3,7 @@ import { MemoryStore } from '@agl/store';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { configureObserve, observeHandler, shutdownObserve } from '../index';
-import { createChatApp, HttpStatusError } from './__fixtures__/express-chat-app';
+import { createChatApp } from './__fixtures__/express-chat-app';
 import { close, fakeLlmCall, listen, storedRollout } from './__fixtures__/framework-helpers';
 
 const logger = { warn: () => undefined };
@@ -93,7 +93,7 @@ describe('observeHandler on Express 5 (real HTTP on 127.0.0.1)', () => {
       throw new Error('boom-thrown');
     });
     plain.get('/next-error', (_req: Request, _res: Response, next: NextFunction) =>
-      next(new HttpStatusError(422, 'boom-next')),
+      next(Object.assign(new Error('boom-next'), { status: 422 })),
     );
     for (const app of [recorded, plain]) app.set('env', 'production'); // no stack trace in the error page
     const [withAgl, withoutAgl] = [await serve(recorded), await serve(plain)];

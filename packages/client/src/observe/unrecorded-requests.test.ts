@@ -27,6 +27,8 @@ describe.each([
       configureObserve({ logger });
     },
   },
+  // `configureObserve({ store: process.env.AGL_STORE_URL })` with the variable set but empty
+  { what: 'with an empty store URL', configure: () => configureObserve({ store: '', logger }) },
 ])('a request $what runs exactly as without AGL', ({ configure }) => {
   const servers: Server[] = [];
   afterEach(async () => {

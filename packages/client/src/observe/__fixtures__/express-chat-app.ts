@@ -2,19 +2,10 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { observeHandler } from '../../index';
 
-/** An error whose `status` Express's error handling answers with. */
-export class HttpStatusError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** The README's Express app: each route wrapped in `observeHandler` after `express.json()`. */
+/** The README's Express app: each route wrapped in `observeHandler`, after `express.json()` where it takes a body. */
 export function createChatApp(answer: (question: string) => Promise<string>): express.Express {
   const app = express();
+  // One route: the stored input is { method: 'POST', path: '/chat/billing', body: { question: ... } }.
   app.post(
     '/chat/:topic',
     express.json(),
@@ -32,7 +23,9 @@ export function createChatApp(answer: (question: string) => Promise<string>): ex
   );
   app.get(
     '/next-error',
-    observeHandler((_req: Request, _res: Response, next: NextFunction) => next(new HttpStatusError(422, 'boom-next'))),
+    observeHandler((_req: Request, _res: Response, next: NextFunction) =>
+      next(Object.assign(new Error('boom-next'), { status: 422 })),
+    ),
   );
   return app;
 }
