@@ -71,8 +71,10 @@ class ResponseFailure extends Error {
 const requestRollouts = new WeakMap<object, ObservedRollout>();
 
 /**
- * The rollout `observeHandler` made for this request (its id, and `resources`: the latest published prompt and model),
- * or `undefined` outside an observed handler. Read it in the handler to serve the request with the published resources.
+ * The rollout of a request inside `observeHandler` (pass its `req`) or `observeFetch` (pass its `Request`; Hono:
+ * `c.req.raw`): its id, whether it is recorded, and `resources` (the latest published prompt and model, also for a
+ * request that sampling left out). `undefined` outside an observed handler. Read it in the handler to serve the request
+ * with the published resources.
  */
 export function observedRollout(req: object): ObservedRollout | undefined {
   return requestRollouts.get(req);
