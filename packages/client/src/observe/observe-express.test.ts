@@ -1,31 +1,14 @@
-import { createServer, type Server } from 'node:http';
-import { MemoryStore } from '@agl/store';
+import { createServer } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { configureObserve, observeHandler, shutdownObserve } from '../index';
+import { describe, expect, it, vi } from 'vitest';
+import { observeHandler } from '../index';
 import { createChatApp } from './__fixtures__/express-chat-app';
-import { close, fakeLlmCall, listen, storedRollout } from './__fixtures__/framework-helpers';
-
-const logger = { warn: () => undefined };
+import { fakeLlmCall, listen, storedRollout, useObservedStore } from './__fixtures__/framework-helpers';
 
 describe('observeHandler on Express 5 (real HTTP on 127.0.0.1)', () => {
-  let store: MemoryStore;
-  const servers: Server[] = [];
-  const serve = (handler: Parameters<typeof createServer>[1]): Promise<string> => {
-    const server = createServer(handler);
-    servers.push(server);
-    return listen(server);
-  };
-
-  beforeEach(() => {
-    store = new MemoryStore();
-    configureObserve({ store, logger });
-  });
-  afterEach(async () => {
-    vi.restoreAllMocks();
-    await shutdownObserve(1_000);
-    for (const server of servers.splice(0)) await close(server);
-  });
+  const ctx = useObservedStore();
+  const serve = (handler: Parameters<typeof createServer>[1]): Promise<string> =>
+    listen(ctx.track(createServer(handler)));
 
   it('a route after express.json(): concurrent requests, each rollout with the parsed body and its own spans only', async () => {
     const base = await serve(createChatApp(fakeLlmCall));
@@ -48,7 +31,7 @@ describe('observeHandler on Express 5 (real HTTP on 127.0.0.1)', () => {
       const id = response.headers.get('x-agl-rollout-id');
       expect(id).toMatch(/^ro-/);
       ids.add(id!);
-      expect(await storedRollout(store, id!)).toEqual({
+      expect(await storedRollout(ctx.store, id!)).toEqual({
         status: 'succeeded',
         input: { method: 'POST', path: `/chat/topic-${i}`, body: { question } },
         prompts: [question],
@@ -72,7 +55,7 @@ describe('observeHandler on Express 5 (real HTTP on 127.0.0.1)', () => {
     );
     for (const { i, r, body } of responses) {
       expect(body).toEqual({ id: String(i) });
-      expect(await storedRollout(store, r.headers.get('x-agl-rollout-id')!)).toEqual({
+      expect(await storedRollout(ctx.store, r.headers.get('x-agl-rollout-id')!)).toEqual({
         status: 'succeeded',
         input: { method: 'GET', path: `/items/${i}` },
         prompts: [`item-${i}`],
@@ -81,7 +64,7 @@ describe('observeHandler on Express 5 (real HTTP on 127.0.0.1)', () => {
     }
     const missing = await fetch(`${base}/nowhere`);
     expect(missing.status).toBe(404);
-    expect((await storedRollout(store, missing.headers.get('x-agl-rollout-id')!)).status).toBe('succeeded');
+    expect((await storedRollout(ctx.store, missing.headers.get('x-agl-rollout-id')!)).status).toBe('succeeded');
   });
 
   it('a thrown error and next(error) end the rollout failed with that error; Express answers exactly as without AGL', async () => {
@@ -107,7 +90,7 @@ describe('observeHandler on Express 5 (real HTTP on 127.0.0.1)', () => {
         type: b.headers.get('content-type'),
         body: await b.text(),
       });
-      const rollout = await storedRollout(store, a.headers.get('x-agl-rollout-id') ?? 'missing header');
+      const rollout = await storedRollout(ctx.store, a.headers.get('x-agl-rollout-id') ?? 'missing header');
       expect(rollout).toMatchObject({ status: 'failed', exceptions: [message] });
     }
   });

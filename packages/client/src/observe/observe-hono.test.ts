@@ -1,33 +1,18 @@
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
-import { MemoryStore } from '@agl/store';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { configureObserve, observeFetch, shutdownObserve } from '../index';
+import { describe, expect, it, vi } from 'vitest';
+import { observeFetch } from '../index';
 import { createChatApp } from './__fixtures__/hono-chat-app';
-import { close, fakeLlmCall, storedRollout } from './__fixtures__/framework-helpers';
-
-const logger = { warn: () => undefined };
+import { fakeLlmCall, storedRollout, useObservedStore } from './__fixtures__/framework-helpers';
 
 describe('observeFetch on Hono, served by @hono/node-server (real HTTP on 127.0.0.1)', () => {
-  let store: MemoryStore;
-  const servers: Server[] = [];
+  const ctx = useObservedStore();
   const start = (fetch: (request: Request) => Response | Promise<Response>): Promise<string> =>
     new Promise((resolve) => {
-      const server = serve({ fetch, port: 0, hostname: '127.0.0.1' }, (info) =>
-        resolve(`http://127.0.0.1:${info.port}`),
-      ) as Server;
-      servers.push(server);
+      ctx.track(
+        serve({ fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(`http://127.0.0.1:${info.port}`)) as Server,
+      );
     });
-
-  beforeEach(() => {
-    store = new MemoryStore();
-    configureObserve({ store, logger });
-  });
-  afterEach(async () => {
-    vi.restoreAllMocks();
-    await shutdownObserve(1_000);
-    for (const server of servers.splice(0)) await close(server);
-  });
 
   it('observeFetch(app.fetch): concurrent requests, each rollout with its JSON body and its own spans only', async () => {
     const base = await start(observeFetch(createChatApp(fakeLlmCall).fetch));
@@ -48,7 +33,7 @@ describe('observeFetch on Hono, served by @hono/node-server (real HTTP on 127.0.
       expect(body).toEqual({ answer: `answer to ${question}`, recorded: true });
       const id = response.headers.get('x-agl-rollout-id')!;
       ids.add(id);
-      expect(await storedRollout(store, id)).toEqual({
+      expect(await storedRollout(ctx.store, id)).toEqual({
         status: 'succeeded',
         input: { method: 'POST', path: '/chat', body: { question } },
         prompts: [question],
@@ -72,7 +57,7 @@ describe('observeFetch on Hono, served by @hono/node-server (real HTTP on 127.0.
       expect(b.headers.get('x-agl-rollout-id')).toBeNull();
       const id = a.headers.get('x-agl-rollout-id') ?? 'missing header';
       expect(await seen(a)).toEqual(await seen(b));
-      const rollout = await storedRollout(store, id);
+      const rollout = await storedRollout(ctx.store, id);
       if (path === '/throws') expect(rollout).toMatchObject({ status: 'failed', exceptions: [/status was 500/] });
       else expect(rollout).toMatchObject({ status: 'succeeded', exceptions: [] });
     }
@@ -88,9 +73,9 @@ describe('observeFetch on Hono, served by @hono/node-server (real HTTP on 127.0.
     expect(response.status).toBe(200);
     expect(await response.text()).toBe('thinking... answer to stream-marker');
     const id = response.headers.get('x-agl-rollout-id')!;
-    expect(await storedRollout(store, id)).toMatchObject({ status: 'succeeded', prompts: ['stream-marker'] });
-    const [span] = (await store.querySpans({ rolloutId: id })).items;
-    const attempt = await store.getLatestAttempt(id);
+    expect(await storedRollout(ctx.store, id)).toMatchObject({ status: 'succeeded', prompts: ['stream-marker'] });
+    const [span] = (await ctx.store.querySpans({ rolloutId: id })).items;
+    const attempt = await ctx.store.getLatestAttempt(id);
     expect(attempt!.endTime!).toBeGreaterThanOrEqual(span!.endTime!);
   });
 
@@ -114,10 +99,10 @@ describe('observeFetch on Hono, served by @hono/node-server (real HTTP on 127.0.
     const ok = await fetch(`${base}/readable`);
     expect(ok.headers.get('content-type')).toBe('text/plain');
     expect(await ok.text()).toBe('one two three');
-    expect((await storedRollout(store, ok.headers.get('x-agl-rollout-id')!)).status).toBe('succeeded');
+    expect((await storedRollout(ctx.store, ok.headers.get('x-agl-rollout-id')!)).status).toBe('succeeded');
     const broken = await fetch(`${base}/broken`);
     await expect(broken.text()).rejects.toThrow();
-    expect(await storedRollout(store, broken.headers.get('x-agl-rollout-id')!)).toMatchObject({
+    expect(await storedRollout(ctx.store, broken.headers.get('x-agl-rollout-id')!)).toMatchObject({
       status: 'failed',
       exceptions: ['stream-broke'],
     });

@@ -2,8 +2,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ATTR_EXCEPTION_MESSAGE, SPAN_CHAT_COMPLETION, SPAN_EXCEPTION } from '@agl/core/semconv';
 import { getAglTracer } from '@agl/core/tracer';
-import type { MemoryStore } from '@agl/store';
-import { flushObserve } from '../../index';
+import { MemoryStore } from '@agl/store';
+import { afterEach, beforeEach, vi } from 'vitest';
+import { configureObserve, flushObserve, shutdownObserve } from '../../index';
 
 /** What an AGL adapter writes for one LLM call: a span with `marker` as its prompt. Returns the answer. */
 export async function fakeLlmCall(marker: string): Promise<string> {
@@ -52,4 +53,29 @@ export async function storedRollout(
     prompts: spans.filter((s) => s.name === SPAN_CHAT_COMPLETION).map((s) => s.attributes['gen_ai.prompt.0.content']),
     exceptions: spans.filter((s) => s.name === SPAN_EXCEPTION).map((s) => s.attributes[ATTR_EXCEPTION_MESSAGE]),
   };
+}
+
+/**
+ * Registers, for each test of the calling suite, a fresh `MemoryStore` that `observe` records into (`ctx.store`), and
+ * closes the servers given to `ctx.track` after it.
+ */
+export function useObservedStore(): { store: MemoryStore; track: <S extends Server>(server: S) => S } {
+  const servers: Server[] = [];
+  const ctx = {
+    store: new MemoryStore(),
+    track: <S extends Server>(server: S): S => {
+      servers.push(server);
+      return server;
+    },
+  };
+  beforeEach(() => {
+    ctx.store = new MemoryStore();
+    configureObserve({ store: ctx.store, logger: { warn: () => undefined } });
+  });
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await shutdownObserve(1_000);
+    for (const server of servers.splice(0)) await close(server);
+  });
+  return ctx;
 }
