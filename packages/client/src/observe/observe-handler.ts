@@ -201,6 +201,7 @@ export function observeFetch<Req extends Request, Rest extends unknown[]>(
       );
     });
 }
+
 async function fetchInput(request: Request): Promise<JsonValue> {
   const url = new URL(request.url, 'http://localhost');
   let body: unknown;
