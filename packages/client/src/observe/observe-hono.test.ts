@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import { describe, expect, it, vi } from 'vitest';
+import { stream } from 'hono/streaming';
 import { observeFetch } from '../index';
 import { createChatApp } from './__fixtures__/hono-chat-app';
 import { fakeLlmCall, storedRollout, useObservedStore } from './__fixtures__/framework-helpers';
@@ -105,6 +106,24 @@ describe('observeFetch on Hono, served by @hono/node-server (real HTTP on 127.0.
     expect(await storedRollout(ctx.store, broken.headers.get('x-agl-rollout-id')!)).toMatchObject({
       status: 'failed',
       exceptions: ['stream-broke'],
+    });
+  });
+
+  it('a client that aborts a streamed answer ends the rollout failed', async () => {
+    const app = createChatApp(fakeLlmCall);
+    app.get('/endless', (c) =>
+      stream(c, async (out) => {
+        while (!out.aborted) await out.write('tick ');
+      }),
+    );
+    const base = await start(observeFetch(app.fetch));
+    const abort = new AbortController();
+    const response = await fetch(`${base}/endless`, { signal: abort.signal });
+    const reader = response.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain('tick');
+    abort.abort();
+    expect(await storedRollout(ctx.store, response.headers.get('x-agl-rollout-id')!)).toMatchObject({
+      status: 'failed',
     });
   });
 });
