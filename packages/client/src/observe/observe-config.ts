@@ -153,7 +153,8 @@ export function observeStats(): ObserveStats {
 
 function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv): Observer {
   const logger = options.logger ?? console;
-  const target = options.store ?? (env.AGL_STORE_URL || undefined);
+  // An empty URL (`store: process.env.AGL_STORE_URL` with the variable set to '') means no store, like an unset one.
+  const target = options.store || env.AGL_STORE_URL || undefined;
   const sampleRate = sampleRateFrom(options.sampleRate ?? env.AGL_SAMPLE_RATE, logger);
   const base = { sampleRate, agentName: options.agentName, logger };
   if (target === undefined) return { ...base, recorder: null, store: null, resources: null, uninstall: () => {} };

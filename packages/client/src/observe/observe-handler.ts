@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JsonValue } from '@agl/core/schema';
-import { observe, type ObservedRollout, type ObserveOptions } from './observe';
+import { observeLazily, type ObservedRollout, type ObserveOptions } from './observe';
 import { getObserver, warnOnce } from './observe-config';
 
 /** The response header that carries the request's rollout id (for `feedback` later). */
@@ -71,90 +71,135 @@ class ResponseFailure extends Error {
 const requestRollouts = new WeakMap<object, ObservedRollout>();
 
 /**
- * The rollout `observeHandler` made for this request (its id, and `resources`: the latest published prompt and model),
- * or `undefined` outside an observed handler. Read it in the handler to serve the request with the published resources.
+ * The rollout of a request inside `observeHandler` (pass its `req`) or `observeFetch` (pass its `Request`; Hono:
+ * `c.req.raw`): its id, whether it is recorded, and `resources` (the latest published prompt and model, also for a
+ * request that sampling left out). `undefined` outside an observed handler. Read it in the handler to serve the request
+ * with the published resources.
  */
 export function observedRollout(req: object): ObservedRollout | undefined {
   return requestRollouts.get(req);
 }
 
+/** Settles when the response has finished: rejects when it failed (a 5xx status, closed before it finished). */
+function responseDone(res: ServerResponse): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const settle = (): void => {
+      res.off('finish', settle);
+      res.off('close', settle);
+      if (!res.writableFinished)
+        reject(new ResponseFailure('the response was closed before it finished (client aborted)'));
+      else if (res.statusCode >= 500) reject(new ResponseFailure(`the response status was ${res.statusCode}`));
+      else resolve();
+    };
+    if (res.writableFinished) queueMicrotask(settle);
+    else {
+      res.on('finish', settle);
+      res.on('close', settle);
+    }
+  });
+}
+
+/** An error an Express / Connect handler passed to `next(error)` (`'route'` and `'router'` only skip routes). */
+function isPassedError(error: unknown): boolean {
+  return error !== undefined && error !== null && error !== false && error !== 'route' && error !== 'router';
+}
+
 /**
- * Wraps a `(req, res)` handler (node:http, Express, Connect): each request becomes a rollout (see `observe`) that ends
- * when the response finishes: `failed` on a 5xx status, a thrown error or a response closed before it finished. The
- * response carries `x-agl-rollout-id`. The default input never reads the request stream: its body is `req.body` when
- * a body parser already set it (Express `express.json()`), else left out. The handler's own errors are rethrown.
+ * Wraps a `(req, res)` handler (node:http, Express, Connect): each recorded request becomes a rollout (see `observe`)
+ * that ends when the response finishes: `failed` on a 5xx status, a thrown error, an error passed to `next(error)`
+ * (Express, Connect) or a response closed before it finished. The response carries `x-agl-rollout-id`. The default
+ * input never reads the request stream: it is `{ method, path }`, plus `body` only when a body parser already set
+ * `req.body` (Express `express.json()`). The handler's own errors are rethrown unchanged; an error passed to `next`
+ * still goes to `next`. A request that is not recorded (no store, or left out by `sampleRate`) runs the handler as
+ * it is: no header, the same `req` and `res`.
  */
+export function observeHandler(
+  handler: (req: IncomingMessage, res: ServerResponse) => unknown,
+  options?: ObserveRequestOptions<IncomingMessage>,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+// The overload above comes first so that a whole Express app, typed both as `(req, res)` and `(req, res, next)`, is
+// taken as a node:http listener: `createServer(observeHandler(app))`.
+export function observeHandler<Req extends IncomingMessage, Res extends ServerResponse, Rest extends unknown[]>(
+  handler: (req: Req, res: Res, ...rest: Rest) => unknown,
+  options?: ObserveRequestOptions<Req>,
+): (req: Req, res: Res, ...rest: Rest) => Promise<void>;
 export function observeHandler<Req extends IncomingMessage, Res extends ServerResponse, Rest extends unknown[]>(
   handler: (req: Req, res: Res, ...rest: Rest) => unknown,
   options: ObserveRequestOptions<Req> = {},
 ): (req: Req, res: Res, ...rest: Rest) => Promise<void> {
+  const { input: _ignored, ...base } = options;
+  void _ignored;
   return async (req, res, ...rest) => {
-    const input = await chosenInput(options, req, () =>
-      defaultInput(req.method, req.url, (req as { body?: unknown }).body),
-    );
-    const { input: _ignored, ...base } = options;
-    void _ignored;
-    await observe({ ...base, input }, async (rollout: ObservedRollout) => {
-      if (!res.headersSent) res.setHeader(ROLLOUT_ID_HEADER, rollout.rolloutId);
+    let passed: { error: unknown } | null = null;
+    const input = (): Promise<JsonValue> =>
+      chosenInput(options, req, () => defaultInput(req.method, req.url, (req as { body?: unknown }).body));
+    await observeLazily(base, input, async (rollout: ObservedRollout) => {
       requestRollouts.set(req, rollout);
-      const done = new Promise<void>((resolve, reject) => {
-        const settle = (): void => {
-          res.off('finish', settle);
-          res.off('close', settle);
-          if (!res.writableFinished)
-            reject(new ResponseFailure('the response was closed before it finished (client aborted)'));
-          else if (res.statusCode >= 500) reject(new ResponseFailure(`the response status was ${res.statusCode}`));
-          else resolve();
+      if (!rollout.recorded) {
+        await handler(req, res, ...rest);
+        return;
+      }
+      if (!res.headersSent) res.setHeader(ROLLOUT_ID_HEADER, rollout.rolloutId);
+      const done = responseDone(res);
+      const next = rest[0];
+      if (typeof next === 'function') {
+        rest[0] = (error: unknown, ...more: unknown[]): unknown => {
+          if (isPassedError(error)) passed = { error };
+          return (next as (...args: unknown[]) => unknown)(error, ...more);
         };
-        if (res.writableFinished) queueMicrotask(settle);
-        else {
-          res.on('finish', settle);
-          res.on('close', settle);
-        }
-      });
-      let thrown: { error: unknown } | null = null;
+      }
       try {
         await handler(req, res, ...rest);
       } catch (error) {
-        thrown = { error };
-      }
-      if (thrown) {
         done.catch(() => undefined);
-        throw thrown.error;
+        throw error;
       }
-      await done;
+      // The error handed to next() is the rollout's failure (recorded as is), whatever status the app answered.
+      const failure = await done.then(
+        () => passed,
+        (error: unknown) => passed ?? { error },
+      );
+      if (failure) throw failure.error;
     }).catch((error: unknown) => {
-      // A failed response is the app's business: only a thrown handler error goes back to the caller.
-      if (!(error instanceof ResponseFailure)) throw error;
+      // A failed response is the app's business (Express answered the error passed to next): only an error the
+      // handler threw goes back to the caller.
+      if (error instanceof ResponseFailure || (passed && error === passed.error)) return;
+      throw error;
     });
   };
 }
 
 /**
- * Wraps a Fetch-API handler `(request) => Response` (Hono, Next.js route handlers, Bun/Deno-style servers): each
- * request becomes a rollout (see `observe`), `failed` on a 5xx response or a thrown error, and the returned
- * `Response` carries `x-agl-rollout-id` (on a copy when its headers are immutable). The default input reads the
- * body from `request.clone()` (JSON, at most 16 KiB stored), so the handler still reads the original.
+ * Wraps a Fetch-API handler `(request) => Response` (Hono's `app.fetch`, Next.js route handlers, Bun/Deno-style
+ * servers): each recorded request becomes a rollout (see `observe`) that ends when the response body has been sent
+ * (so the spans of a streamed answer belong to it): `failed` on a thrown error, a 5xx status, or a body stream that
+ * errored or was cancelled (client aborted). The returned `Response` is a copy that carries `x-agl-rollout-id`, with
+ * the same status, headers and body. The default input reads the body from `request.clone()` (JSON, at most 16 KiB
+ * stored), so the handler still reads the original. A request that is not recorded (no store, or left out by
+ * `sampleRate`) gets the handler's own `Response`, untouched, and its request is not read.
  */
 export function observeFetch<Req extends Request, Rest extends unknown[]>(
   handler: (request: Req, ...rest: Rest) => Response | Promise<Response>,
   options: ObserveRequestOptions<Req> = {},
 ): (request: Req, ...rest: Rest) => Promise<Response> {
-  return async (request, ...rest) => {
-    const input = await chosenInput(options, request, () => fetchInput(request));
-    const { input: _ignored, ...base } = options;
-    void _ignored;
-    let response: Response | undefined;
-    try {
-      await observe({ ...base, input }, async (rollout) => {
-        response = withHeader(await handler(request, ...rest), rollout.rolloutId);
+  const { input: _ignored, ...base } = options;
+  void _ignored;
+  return (request, ...rest) =>
+    new Promise<Response>((resolve, reject) => {
+      const input = (): Promise<JsonValue> => chosenInput(options, request, () => fetchInput(request));
+      observeLazily(base, input, async (rollout) => {
+        requestRollouts.set(request, rollout);
+        const response = await handler(request, ...rest);
+        if (!rollout.recorded) return resolve(response);
+        const sent = trackedResponse(response, rollout.rolloutId);
+        resolve(sent.response);
+        await sent.done;
         if (response.status >= 500) throw new ResponseFailure(`the response status was ${response.status}`);
-      });
-    } catch (error) {
-      if (!(error instanceof ResponseFailure)) throw error;
-    }
-    return response!;
-  };
+      }).catch(
+        // Before the response is resolved this is the handler's own error; after, a no-op (the failure is recorded).
+        reject,
+      );
+    });
 }
 
 async function fetchInput(request: Request): Promise<JsonValue> {
@@ -173,13 +218,18 @@ async function fetchInput(request: Request): Promise<JsonValue> {
   return defaultInput(request.method, url.pathname, body);
 }
 
-function withHeader(response: Response, rolloutId: string): Response {
-  try {
-    response.headers.set(ROLLOUT_ID_HEADER, rolloutId);
-    return response;
-  } catch {
-    const headers = new Headers(response.headers);
-    headers.set(ROLLOUT_ID_HEADER, rolloutId);
-    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
-  }
+/**
+ * A copy of `response` with the rollout header, whose body is piped through so that `done` settles when the body has
+ * been read to its end (rejects when it errored or the reader cancelled it).
+ */
+function trackedResponse(response: Response, rolloutId: string): { response: Response; done: Promise<void> } {
+  // Response.error() (status 0) and the like cannot be copied: served as they are.
+  if (response.status < 200 || response.status > 599) return { response, done: Promise.resolve() };
+  const headers = new Headers(response.headers);
+  headers.set(ROLLOUT_ID_HEADER, rolloutId);
+  const init = { status: response.status, statusText: response.statusText, headers };
+  if (!response.body) return { response: new Response(null, init), done: Promise.resolve() };
+  const pipe = new TransformStream<Uint8Array, Uint8Array>();
+  const done = response.body.pipeTo(pipe.writable);
+  return { response: new Response(pipe.readable, init), done };
 }

@@ -18,11 +18,17 @@ export interface ObserveOptions {
 
 /** The rollout `observe` hands to `fn`. */
 export interface ObservedRollout {
-  /** The rollout's id (also when the request is not recorded, so a response header can always carry one). */
+  /**
+   * The rollout's id. A request that is not recorded (`recorded: false`) gets one too, but it names nothing in the
+   * store, and `observeHandler` / `observeFetch` do not put it in a response header.
+   */
   readonly rolloutId: string;
   /** The attempt's id. */
   readonly attemptId: string;
-  /** False when no store is configured or `sampleRate` left this request out: nothing of it is stored. */
+  /**
+   * False when no store is configured, `sampleRate` left this request out, or the buffer was full: nothing of it is
+   * stored.
+   */
   readonly recorded: boolean;
   /** The latest published resources (prompt template, LLM endpoint...), or `undefined` when none is known. */
   readonly resources: NamedResources | undefined;
@@ -41,8 +47,18 @@ export interface ObservedRollout {
  * background (see `configureObserve`). Only the first request of the process may wait up to `resourcesFirstWaitMs` for
  * the first resources read.
  */
-export async function observe<T>(
-  options: ObserveOptions,
+export function observe<T>(options: ObserveOptions, fn: (rollout: ObservedRollout) => T | Promise<T>): Promise<T> {
+  return observeLazily(options, () => options.input ?? null, fn);
+}
+
+/**
+ * `observe` with an input computed only when the request is recorded (internal: `observeHandler` and `observeFetch`
+ * must not read a request that sampling leaves out). A request left out, or any request when no store is configured,
+ * runs `fn` with `recorded: false` and nothing else.
+ */
+export async function observeLazily<T>(
+  options: Omit<ObserveOptions, 'input'>,
+  input: () => JsonValue | Promise<JsonValue>,
   fn: (rollout: ObservedRollout) => T | Promise<T>,
 ): Promise<T> {
   const observer = getObserver();
@@ -58,12 +74,19 @@ export async function observe<T>(
     );
     return fn({ rolloutId, attemptId, recorded: false, resources: undefined, resourcesId: undefined });
   }
+  const latest = observer.resources ? await observer.resources.get() : undefined;
   if (observer.sampleRate < 1 && Math.random() >= observer.sampleRate) {
     recorder.countSampledOut();
-    const rollout = { rolloutId, attemptId, recorded: false, resources: undefined, resourcesId: undefined };
+    // Left out of the record, the request is still served with the published resources, like the recorded ones.
+    const rollout = {
+      rolloutId,
+      attemptId,
+      recorded: false,
+      resources: latest?.resources,
+      resourcesId: latest?.resourcesId,
+    };
     return unrecorded.run(true, () => fn(rollout));
   }
-  const latest = observer.resources ? await observer.resources.get() : undefined;
   const agentName = options.agentName ?? observer.agentName;
   const metadata: JsonObject = { source: 'production', ...options.metadata };
   if (agentName !== undefined) metadata.agent_name = agentName;
@@ -71,7 +94,7 @@ export async function observe<T>(
   const recorded = recorder.start({
     rolloutId,
     attemptId,
-    input: options.input ?? null,
+    input: await input(),
     metadata,
     resourcesId: resourcesId ?? null,
     startTime: Date.now() / 1000,
