@@ -41,16 +41,27 @@ export async function importStore(options: ImportStoreOptions): Promise<DumpCoun
 
 async function load(s: AsyncStorageTx, path: string): Promise<DumpCounts> {
   const counts: DumpCounts = { rollouts: 0, attempts: 0, spans: 0, resources: 0, workers: 0, sequences: 0, queued: 0 };
-  let spans: Span[] = [];
-  let rollouts: Rollout[] = [];
   let latest: string | null = null;
   let ended: DumpCounts | null = null;
   let lineNo = 0;
+  // Rollouts and spans are inserted in batches, one kind at a time, so that the file's order is kept.
+  let batch: { kind: 'rollouts'; items: Rollout[] } | { kind: 'spans'; items: Span[] } | null = null;
   const flush = async (): Promise<void> => {
-    if (rollouts.length > 0) await s.insertRollouts(rollouts);
-    rollouts = [];
-    if (spans.length > 0) await s.insertSpans(spans);
-    spans = [];
+    if (batch?.kind === 'rollouts') await s.insertRollouts(batch.items);
+    if (batch?.kind === 'spans') await s.insertSpans(batch.items);
+    batch = null;
+  };
+  const add = async <K extends 'rollouts' | 'spans'>(
+    kind: K,
+    item: K extends 'rollouts' ? Rollout : Span,
+  ): Promise<void> => {
+    if (batch?.kind !== kind) {
+      await flush();
+      batch = kind === 'rollouts' ? { kind, items: [] } : { kind: 'spans', items: [] };
+    }
+    (batch.items as Array<typeof item>).push(item);
+    counts[kind] += 1;
+    if (batch.items.length >= SPAN_BATCH) await flush();
   };
   const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
   for await (const text of lines) {
@@ -90,10 +101,7 @@ async function load(s: AsyncStorageTx, path: string): Promise<DumpCounts> {
         counts.workers += 1;
         break;
       case 'rollout':
-        if (spans.length > 0) await flush();
-        rollouts.push(line.value);
-        counts.rollouts += 1;
-        if (rollouts.length >= SPAN_BATCH) await flush();
+        await add('rollouts', line.value);
         break;
       case 'attempt':
         await flush();
@@ -101,10 +109,7 @@ async function load(s: AsyncStorageTx, path: string): Promise<DumpCounts> {
         counts.attempts += 1;
         break;
       case 'span':
-        if (rollouts.length > 0) await flush();
-        spans.push(line.value);
-        counts.spans += 1;
-        if (spans.length >= SPAN_BATCH) await flush();
+        await add('spans', line.value);
         break;
       case 'sequence':
         await flush();
