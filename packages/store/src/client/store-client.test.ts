@@ -155,6 +155,19 @@ describe('StoreClient retry contract (reference v0 §3.5, checklist 33-34 with o
     });
   }
 
+  it('applyRecords retries a 503 like any call, and tries once with retry: false (the recorder keeps its own queue)', async () => {
+    const RECORDS = '/v1/agl/records';
+    const down = { status: 503, body: { detail: 'down', error_type: 'AGL_InternalError' } } as const;
+    const applied = { status: 200, body: { applied: 0, rejected: [] } } as const;
+    const s = await scriptedServer({ [RECORDS]: [down, applied, down] });
+    closers.push(s.close);
+    const { c } = client(s.url);
+    expect(await c.applyRecords([])).toEqual({ applied: 0, rejected: [] });
+    expect(s.count(RECORDS)).toBe(2);
+    await expect(c.applyRecords([], { retry: false })).rejects.toMatchObject({ status: 503 });
+    expect(s.count(RECORDS)).toBe(3);
+  });
+
   it('stops retrying when the health probe fails', async () => {
     const s = await scriptedServer({
       [STATS]: [{ status: 503, body: { detail: 'down' } }],
