@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testSpan } from '../__fixtures__/test-records';
 import { MemoryStore } from '../memory/memory-store';
 import { createStoreServer, type StoreServer } from './index';
 
@@ -52,17 +53,7 @@ describe('bad input gets a 4xx with a helpful detail and leaves the store unchan
     const started = await store.startRollout({ input: { q: 1 }, workerId: 'w1' });
     rolloutId = started.rolloutId;
     attemptId = started.attempt.attemptId;
-    await store.addSpan({
-      rolloutId,
-      attemptId,
-      sequenceId: 1,
-      traceId: 't',
-      spanId: 's1',
-      parentId: null,
-      name: 'first',
-      startTime: 1,
-      endTime: 2,
-    });
+    await store.addSpan(testSpan(rolloutId, attemptId, { name: 'first' }));
     await store.updateAttempt(rolloutId, attemptId, { status: 'succeeded' });
   });
   afterAll(async () => {
