@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { postgresTestEnv } from '@agl/testing';
+import { afterAll } from 'vitest';
+import { postgresTestEnv, type StoreFactoryContext } from '@agl/testing';
+import { PostgresStore } from '../index';
 
 const env = await postgresTestEnv((config) => new pg.Client(config), 'PostgreSQL tests');
 /**
@@ -45,4 +47,21 @@ export async function emptySchema(schema: string): Promise<void> {
   } finally {
     await client.end().catch(() => undefined);
   }
+}
+
+/**
+ * A schema that the conformance suite of one test file shares (dropped after the file): `empty()` before each test
+ * starts it as fresh as a new schema (migrated once), `open()` opens a PostgresStore on it with the test's clock.
+ */
+export function conformanceSchema(prefix: string): {
+  empty: () => Promise<void>;
+  open: (context: StoreFactoryContext, poolSize: number) => Promise<PostgresStore>;
+} {
+  const schema = freshSchema(prefix);
+  afterAll(() => dropSchema(schema));
+  return {
+    empty: () => emptySchema(schema),
+    open: ({ clock, scanDebounceSeconds }, poolSize) =>
+      PostgresStore.open({ connectionString: PG_URL, schema, clock, scanDebounceSeconds, poolSize }),
+  };
 }
