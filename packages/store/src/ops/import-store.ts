@@ -63,6 +63,12 @@ async function load(s: AsyncStorageTx, path: string): Promise<DumpCounts> {
     counts[kind] += 1;
     if (batch.items.length >= SPAN_BATCH) await flush();
   };
+  // Every other write goes after the pending batch, so the file's order is kept.
+  const write = async (count: keyof DumpCounts, n: number, op: () => Promise<unknown>): Promise<void> => {
+    await flush();
+    await op();
+    counts[count] += n;
+  };
   const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
   for await (const text of lines) {
     lineNo += 1;
@@ -90,36 +96,28 @@ async function load(s: AsyncStorageTx, path: string): Promise<DumpCounts> {
     if (ended) throw new UserError(`${path}:${lineNo}: data after the closing "end" line. The file is damaged.`);
     switch (line.kind) {
       case 'resources':
-        await s.putResources(line.value);
-        counts.resources += 1;
+        await write('resources', 1, () => s.putResources(line.value));
         break;
       case 'latestResources':
         latest = line.value;
         break;
       case 'worker':
-        await s.putWorker(line.value);
-        counts.workers += 1;
+        await write('workers', 1, () => s.putWorker(line.value));
         break;
       case 'rollout':
         await add('rollouts', line.value);
         break;
       case 'attempt':
-        await flush();
-        await s.insertAttempt(line.value);
-        counts.attempts += 1;
+        await write('attempts', 1, () => s.insertAttempt(line.value));
         break;
       case 'span':
         await add('spans', line.value);
         break;
       case 'sequence':
-        await flush();
-        await s.raiseSequence(line.value[0], line.value[1]);
-        counts.sequences += 1;
+        await write('sequences', 1, () => s.raiseSequence(...line.value));
         break;
       case 'queue':
-        await flush();
-        await s.enqueue(line.value);
-        counts.queued += line.value.length;
+        await write('queued', line.value.length, () => s.enqueue(line.value));
         break;
       case 'end':
         ended = line.counts;
