@@ -33,7 +33,7 @@ import {
   type StoreStatistics,
 } from '@agl/core/store';
 import { fastParseSpan } from '@agl/core/schema';
-import { HttpTransport, type TransportOptions, type TransportResponse } from './http-transport';
+import { HttpTransport, type TransportOptions } from './http-transport';
 import { REVEAL_SECRETS_HEADER } from './reveal-secrets-header';
 
 /** Options of {@link StoreClient}: the transport's plus the long-poll chunk and warnings. */
@@ -99,6 +99,11 @@ function pageBody(options: PageOptions): Json {
 
 function setIfPresent(body: Json, key: string, value: unknown): void {
   if (value !== undefined && value !== null) body[key] = value;
+}
+
+/** Copies the query filters of `options` named by `keys` that are set (not null) into `body`, in wire spelling. */
+function setFilters<T extends object>(body: Json, options: T, keys: ReadonlyArray<keyof T & string>): void {
+  for (const key of keys) setIfPresent(body, camelToSnake(key), options[key]);
 }
 
 /**
@@ -168,9 +173,14 @@ export class StoreClient implements LightningStore {
     return (await this.#http.call({ method: 'GET', path, headers })).body ?? null;
   }
 
-  async #post(path: string, body?: unknown, headers?: Record<string, string>): Promise<unknown> {
+  /** `retry: false` tries the request once (see {@link HttpTransport.call}). */
+  async #post(
+    path: string,
+    body?: unknown,
+    options: { headers?: Record<string, string>; retry?: boolean; json?: string } = {},
+  ): Promise<unknown> {
     this.#open();
-    return (await this.#http.call({ method: 'POST', path, body, headers })).body ?? null;
+    return (await this.#http.call({ method: 'POST', path, body, ...options })).body ?? null;
   }
 
   async startRollout(request: StartRolloutRequest): Promise<AttemptedRollout> {
@@ -206,10 +216,9 @@ export class StoreClient implements LightningStore {
     if (limit <= 0) return [];
     const body: Json = { limit };
     setIfPresent(body, 'worker_id', options.workerId);
-    this.#open();
-    let response: TransportResponse;
+    let answer: unknown;
     try {
-      response = await this.#http.call({ method: 'POST', path: `${P}/queues/rollouts/dequeue`, body, retry: false });
+      answer = await this.#post(`${P}/queues/rollouts/dequeue`, body, { retry: false });
     } catch (error) {
       const transient =
         ConnectionError.isInstance(error) ||
@@ -223,7 +232,7 @@ export class StoreClient implements LightningStore {
       }
       return [];
     }
-    return list(response.body).map(readAttempted);
+    return list(answer).map(readAttempted);
   }
 
   async startAttempt(rolloutId: string, options: { workerId?: string | null } = {}): Promise<AttemptedRollout> {
@@ -233,12 +242,7 @@ export class StoreClient implements LightningStore {
 
   async queryRollouts(options: QueryRolloutsOptions = {}): Promise<PaginatedResult<Rollout | AttemptedRollout>> {
     const body: Json = { ...pageBody(options), filter_logic: options.filterLogic ?? 'and' };
-    setIfPresent(body, 'status_in', options.statusIn);
-    setIfPresent(body, 'rollout_id_in', options.rolloutIdIn);
-    setIfPresent(body, 'rollout_id_contains', options.rolloutIdContains);
-    setIfPresent(body, 'mode_in', options.modeIn);
-    setIfPresent(body, 'status', options.status);
-    setIfPresent(body, 'rollout_ids', options.rolloutIds);
+    setFilters(body, options, ['statusIn', 'rolloutIdIn', 'rolloutIdContains', 'modeIn', 'status', 'rolloutIds']);
     return readPage(await this.#post(`${P}/rollouts/search`, body), readRollout, options.limit);
   }
 
@@ -258,24 +262,14 @@ export class StoreClient implements LightningStore {
   }
 
   async updateRollout(rolloutId: string, update: RolloutUpdate): Promise<Rollout> {
-    const body = extraKeys(update, ['input', 'mode', 'resourcesId', 'status', 'config', 'metadata']);
-    if (update.input !== undefined) body.input = update.input;
-    if (update.mode !== undefined) body.mode = update.mode;
-    if (update.resourcesId !== undefined) body.resources_id = update.resourcesId;
-    if (update.status !== undefined) body.status = update.status;
+    const body = updateBody(update);
     if (update.config !== undefined) body.config = toWire('rolloutConfig', update.config);
-    if (update.metadata !== undefined) body.metadata = update.metadata;
     return parseWire(Rollout, 'rollout', await this.#post(`${P}/rollouts/${enc(rolloutId)}`, body), 'rollout');
   }
 
   async updateAttempt(rolloutId: string, attemptId: string, update: AttemptUpdate): Promise<Attempt> {
-    const body = extraKeys(update, ['status', 'workerId', 'lastHeartbeatTime', 'endTime', 'metadata']);
-    if (update.status !== undefined) body.status = update.status;
-    if (update.workerId !== undefined) body.worker_id = update.workerId;
-    if (update.lastHeartbeatTime !== undefined) body.last_heartbeat_time = update.lastHeartbeatTime;
-    if (update.endTime !== undefined) body.end_time = update.endTime;
-    if (update.metadata !== undefined) body.metadata = update.metadata;
-    return readAttempt(await this.#post(`${P}/rollouts/${enc(rolloutId)}/attempts/${enc(attemptId)}`, body));
+    const path = `${P}/rollouts/${enc(rolloutId)}/attempts/${enc(attemptId)}`;
+    return readAttempt(await this.#post(path, updateBody(update)));
   }
 
   async addSpan(span: SpanInput): Promise<Span | null> {
@@ -355,25 +349,27 @@ export class StoreClient implements LightningStore {
       rollout_id: options.rolloutId,
       filter_logic: options.filterLogic ?? 'and',
     };
-    setIfPresent(body, 'attempt_id', options.attemptId);
-    setIfPresent(body, 'trace_id', options.traceId);
-    setIfPresent(body, 'trace_id_contains', options.traceIdContains);
-    setIfPresent(body, 'span_id', options.spanId);
-    setIfPresent(body, 'span_id_contains', options.spanIdContains);
-    setIfPresent(body, 'parent_id', options.parentId);
-    setIfPresent(body, 'parent_id_contains', options.parentIdContains);
-    setIfPresent(body, 'name', options.name);
-    setIfPresent(body, 'name_contains', options.nameContains);
+    setFilters(body, options, [
+      'attemptId',
+      'traceId',
+      'traceIdContains',
+      'spanId',
+      'spanIdContains',
+      'parentId',
+      'parentIdContains',
+      'name',
+      'nameContains',
+    ]);
     return readPage(await this.#post(`${P}/spans/search`, body), readSpan, options.limit);
   }
 
   async addResources(resources: NamedResourcesInput): Promise<ResourcesUpdate> {
-    return readResources(await this.#post(`${P}/resources`, namedResourcesToWire(resources), REVEAL));
+    return readResources(await this.#post(`${P}/resources`, namedResourcesToWire(resources), { headers: REVEAL }));
   }
 
   async updateResources(resourcesId: string, resources: NamedResourcesInput): Promise<ResourcesUpdate> {
     return readResources(
-      await this.#post(`${P}/resources/${enc(resourcesId)}`, namedResourcesToWire(resources), REVEAL),
+      await this.#post(`${P}/resources/${enc(resourcesId)}`, namedResourcesToWire(resources), { headers: REVEAL }),
     );
   }
 
@@ -407,8 +403,7 @@ export class StoreClient implements LightningStore {
 
   async queryWorkers(options: QueryWorkersOptions = {}): Promise<PaginatedResult<Worker>> {
     const body: Json = { ...pageBody(options), filter_logic: options.filterLogic ?? 'and' };
-    setIfPresent(body, 'status_in', options.statusIn);
-    setIfPresent(body, 'worker_id_contains', options.workerIdContains);
+    setFilters(body, options, ['statusIn', 'workerIdContains']);
     return readPage(await this.#post(`${P}/workers/search`, body), readWorker, options.limit);
   }
 
@@ -505,15 +500,10 @@ export class StoreClient implements LightningStore {
     records: readonly string[],
     options: { retry?: boolean } = {},
   ): Promise<ApplyRecordsResult> {
-    this.#open();
-    const answer = (
-      await this.#http.call({
-        method: 'POST',
-        path: `${P}/records`,
-        json: `{"records":[${records.join(',')}]}`,
-        ...(options.retry === false ? { retry: false } : {}),
-      })
-    ).body as { applied?: unknown; rejected?: unknown } | null;
+    const answer = (await this.#post(`${P}/records`, undefined, {
+      json: `{"records":[${records.join(',')}]}`,
+      retry: options.retry,
+    })) as { applied?: unknown; rejected?: unknown } | null;
     const rejected = Array.isArray(answer?.rejected) ? (answer.rejected as Array<Record<string, unknown>>) : [];
     return {
       applied: typeof answer?.applied === 'number' ? answer.applied : 0,
@@ -551,11 +541,13 @@ export class StoreClient implements LightningStore {
   }
 }
 
-/** Keys the caller passed that the API does not know, in wire spelling, so the server can name them in its 422. */
-function extraKeys(update: object, known: readonly string[]): Json {
+/**
+ * An update's set fields in wire spelling. Keys the API does not know go too, so the server can name them in its 422.
+ */
+function updateBody(update: object): Json {
   return Object.fromEntries(
     Object.entries(update)
-      .filter(([k]) => !known.includes(k))
+      .filter(([, v]) => v !== undefined)
       .map(([k, v]) => [camelToSnake(k), v]),
   );
 }

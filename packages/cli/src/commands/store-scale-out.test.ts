@@ -9,7 +9,7 @@ import type { LightningStore } from '@agl/core/store';
 import { StoreClient } from '@agl/store/client';
 import { PostgresStore } from '@agl/store/postgres';
 import { Runner } from '@agl/trainer';
-import { isCi } from '@agl/testing';
+import { postgresTestEnv } from '@agl/testing';
 
 // Several `agl store serve --db postgres://…` processes on one database (DESIGN.md "Scale-out path"): runners on
 // different servers, one algorithm, every rollout exactly once; and a server killed with SIGKILL mid-run.
@@ -17,27 +17,11 @@ import { isCi } from '@agl/testing';
 
 const ROOT = resolve(import.meta.dirname, '../../../..');
 const BIN = 'packages/cli/src/bin.ts';
-const PG_URL = process.env.AGL_TEST_PG_URL ?? '';
-const IN_CI = isCi();
-
-async function probe(): Promise<string | null> {
-  if (PG_URL === '') return 'AGL_TEST_PG_URL is not set';
-  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    return null;
-  } catch (error) {
-    return `cannot reach ${PG_URL}: ${(error as Error).message}`;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-const PROBLEM = await probe();
-if (PROBLEM !== null && !IN_CI)
-  console.warn(
-    `[agl] skipping the multi-server PostgreSQL tests: ${PROBLEM}. Run: eval "$(tools/ci/start-postgres.sh)"`,
-  );
-const ENABLED = PROBLEM === null || IN_CI;
+const {
+  url: PG_URL,
+  problem: PROBLEM,
+  enabled: ENABLED,
+} = await postgresTestEnv((config) => new pg.Client(config), 'multi-server PostgreSQL tests');
 
 interface Served {
   child: ChildProcess;

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LightningStore } from '@agl/core/store';
 import { MemoryStore } from '../memory/memory-store';
-import { createStoreServer } from '../server/index';
+import { createStoreServer, type StoreServer, type StoreServerOptions } from '../server/index';
 import { StoreClient } from '@agl/client';
 
 type Reply =
@@ -57,6 +57,19 @@ const closers: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   while (closers.length > 0) await closers.pop()!();
 });
+
+/** A real store server on `store` (closed after the test). */
+async function serve(
+  store: LightningStore,
+  options: Omit<StoreServerOptions, 'store' | 'port'> = {},
+): Promise<StoreServer> {
+  const server = await createStoreServer({ store, port: 0, ...options });
+  closers.push(
+    () => store.close(),
+    () => server.close(),
+  );
+  return server;
+}
 
 function client(url: string, extra: Partial<ConstructorParameters<typeof StoreClient>[0]> = {}) {
   const slept: number[] = [];
@@ -141,6 +154,19 @@ describe('StoreClient retry contract (reference v0 §3.5, checklist 33-34 with o
       expect(s.count(HEALTH)).toBe(1);
     });
   }
+
+  it('applyRecords retries a 503 like any call, and tries once with retry: false (the recorder keeps its own queue)', async () => {
+    const RECORDS = '/v1/agl/records';
+    const down = { status: 503, body: { detail: 'down', error_type: 'AGL_InternalError' } } as const;
+    const applied = { status: 200, body: { applied: 0, rejected: [] } } as const;
+    const s = await scriptedServer({ [RECORDS]: [down, applied, down] });
+    closers.push(s.close);
+    const { c } = client(s.url);
+    expect(await c.applyRecords([])).toEqual({ applied: 0, rejected: [] });
+    expect(s.count(RECORDS)).toBe(2);
+    await expect(c.applyRecords([], { retry: false })).rejects.toMatchObject({ status: 503 });
+    expect(s.count(RECORDS)).toBe(3);
+  });
 
   it('stops retrying when the health probe fails', async () => {
     const s = await scriptedServer({
@@ -257,11 +283,7 @@ describe('StoreClient dequeue, batches and waits', () => {
 
   it('addSpans splits a large call into requests the server accepts (at most 1,000 spans each), in order', async () => {
     const store = new MemoryStore();
-    const server = await createStoreServer({ store, port: 0, maxSpansPerRequest: 1000 });
-    closers.push(
-      () => store.close(),
-      () => server.close(),
-    );
+    const server = await serve(store, { maxSpansPerRequest: 1000 });
     const { c } = client(server.url);
     const r = await store.startRollout({ input: 1 });
     const spans = Array.from({ length: 2500 }, (_, i) => ({
@@ -333,11 +355,7 @@ describe('StoreClient dequeue, batches and waits', () => {
 
   it('against the real server: a long wait returns as soon as the rollout finishes; unknown ids do not keep it waiting', async () => {
     const store = new MemoryStore();
-    const server = await createStoreServer({ store, port: 0, maxWaitSeconds: 1 });
-    closers.push(
-      () => store.close(),
-      () => server.close(),
-    );
+    const server = await serve(store, { maxWaitSeconds: 1 });
     const { c } = client(server.url, { waitChunkSeconds: 5 });
     const r = await store.startRollout({ input: 1 });
     const waiting = c.waitForRollouts([r.rolloutId, 'ro-unknown'], { timeoutSeconds: 60 });
@@ -350,11 +368,7 @@ describe('StoreClient dequeue, batches and waits', () => {
 describe('StoreClient production routes', () => {
   it('applyRecords sends one request that the server applies in order; addFeedback writes the final reward', async () => {
     const store = new MemoryStore();
-    const server = await createStoreServer({ store, port: 0 });
-    closers.push(
-      () => store.close(),
-      () => server.close(),
-    );
+    const server = await serve(store);
     const { c } = client(server.url);
     const span = {
       rolloutId: 'ro-p1',

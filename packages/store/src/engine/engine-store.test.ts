@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { TERMINAL_STATUSES } from '@agl/core/schema';
 import { FakeClock } from '@agl/testing';
 import { describe, expect, it } from 'vitest';
+import { testRollout, testSpan } from '../__fixtures__/test-records';
 import { MemoryStore } from '../index';
 import { MemoryStorage } from '../memory/memory-storage';
 import { SqliteStorage } from '../sqlite/sqlite-storage';
@@ -118,17 +119,7 @@ describe('unfinishedRolloutIds', () => {
 describe('SqliteStorage transactions', () => {
   it('roll back every write when the callback throws', () => {
     const { dir, storage: s } = tempSqliteStorage('agl-sqlite-tx-');
-    const rollout = {
-      rolloutId: 'ro-a',
-      input: null,
-      startTime: 1,
-      endTime: null,
-      mode: null,
-      resourcesId: null,
-      status: 'queuing' as const,
-      config: { timeoutSeconds: null, unresponsiveSeconds: null, maxAttempts: 1, retryCondition: [] },
-      metadata: {},
-    };
+    const rollout = testRollout('ro-a');
     expect(() =>
       s.transaction(() => {
         s.insertRollouts([rollout]);
@@ -191,20 +182,7 @@ describe('SqliteStore write batching', () => {
     const { store } = countingSqliteStore(dir);
     const r = await store.startRollout({ input: 1 });
     const attributes: Record<string, unknown> = { k: 'v', list: [1, 2] };
-    const adding = store.addSpans([
-      {
-        rolloutId: r.rolloutId,
-        attemptId: r.attempt.attemptId,
-        sequenceId: 1,
-        traceId: 't',
-        spanId: 's1',
-        parentId: null,
-        name: 'n',
-        startTime: 1,
-        endTime: 2,
-        attributes: attributes as never,
-      },
-    ]);
+    const adding = store.addSpans([testSpan(r.rolloutId, r.attempt.attemptId, { attributes: attributes as never })]);
     attributes.k = 'changed';
     attributes.bad = { nested: true }; // not a valid attribute value: must never reach the store
     await adding;
@@ -225,19 +203,7 @@ describe('SqliteStore write batching', () => {
       store.updateAttempt(ra.rolloutId, ra.attempt.attemptId, { status: 'succeeded' }),
       store.updateRollout(b!.rolloutId, { status: 'bogus' as 'failed', metadata: { touched: true } }),
       store.updateAttempt('ro-missing', 'at-x', { status: 'failed' }),
-      store.addSpans([
-        {
-          rolloutId: ra.rolloutId,
-          attemptId: ra.attempt.attemptId,
-          sequenceId: 1,
-          traceId: 't',
-          spanId: 's1',
-          parentId: null,
-          name: 'n',
-          startTime: 1,
-          endTime: 2,
-        },
-      ]),
+      store.addSpans([testSpan(ra.rolloutId, ra.attempt.attemptId)]),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
     expect((results[2] as PromiseRejectedResult).reason).toMatchObject({ name: 'AGL_NotFoundError' });
@@ -321,18 +287,8 @@ describe('prepareSpans', () => {
     });
     const runner = new SyncRuleRunner({ storage: watched, clock: new FakeClock() });
     const r = runner.write((t) => startRolloutRule(t, { input: 1, metadata: {} }));
-    const span = {
-      rolloutId: r.rolloutId,
-      attemptId: r.attempt.attemptId,
-      sequenceId: 1,
-      traceId: 't',
-      spanId: 's1',
-      parentId: null,
-      name: 'n',
-      startTime: 1,
-      endTime: 2,
-      attributes: { k: 'v' },
-    };
+    const attributes = { k: 'v' };
+    const span = testSpan(r.rolloutId, r.attempt.attemptId, { attributes });
     calls.length = 0;
     const serialize = watched.serializeSpans.bind(watched);
     const prepared = prepareSpans([span, { ...span, spanId: 's2' }], serialize, [null, '{"k":"text"}']);
@@ -342,13 +298,13 @@ describe('prepareSpans', () => {
     // The checked map is the caller's own object (it is only serialised); what is stored does not change with it.
     expect(prepared.spans[0]!.attributes).toBe(span.attributes);
     expect(runner.write((t) => addSpansRule(t, prepared)).map((s) => s.spanId)).toEqual(['s1', 's2']);
-    span.attributes.k = 'changed later';
+    attributes.k = 'changed later';
     expect(calls).toContain('insertSerializedSpans');
     expect(runner.read(call('listSpans', r.rolloutId, null)).map((s) => s.attributes)).toEqual([
       { k: 'v' },
       { k: 'text' },
     ]);
-    span.attributes.k = 'v';
+    attributes.k = 'v';
     storage.close();
     rmSync(dir, { recursive: true, force: true });
   });

@@ -1,11 +1,11 @@
 import {
+  Attempt,
+  Rollout,
   TERMINAL_STATUSES,
-  type Attempt,
+  Worker,
   type AttemptedRollout,
   type ResourcesUpdate,
-  type Rollout,
   type Span,
-  type Worker,
 } from '@agl/core/schema';
 import type {
   PageOptions,
@@ -27,28 +27,9 @@ import {
 } from './input';
 import { call, type Rule } from './storage-ops';
 
-const ROLLOUT_FIELDS = [
-  'rolloutId',
-  'input',
-  'startTime',
-  'endTime',
-  'mode',
-  'resourcesId',
-  'status',
-  'config',
-  'metadata',
-];
-const ATTEMPT_FIELDS = [
-  'rolloutId',
-  'attemptId',
-  'sequenceId',
-  'startTime',
-  'endTime',
-  'status',
-  'workerId',
-  'lastHeartbeatTime',
-  'metadata',
-];
+/** Sortable fields: every field of the model (AGL 0.3 §3.2), spans and resources below only their scalar ones. */
+const ROLLOUT_FIELDS = Object.keys(Rollout.shape);
+const ATTEMPT_FIELDS = Object.keys(Attempt.shape);
 const SPAN_FIELDS = [
   'rolloutId',
   'attemptId',
@@ -61,17 +42,7 @@ const SPAN_FIELDS = [
   'startTime',
   'endTime',
 ];
-const WORKER_FIELDS = [
-  'workerId',
-  'status',
-  'heartbeatStats',
-  'lastHeartbeatTime',
-  'lastDequeueTime',
-  'lastBusyTime',
-  'lastIdleTime',
-  'currentRolloutId',
-  'currentAttemptId',
-];
+const WORKER_FIELDS = Object.keys(Worker.shape);
 const RESOURCES_FIELDS = ['resourcesId', 'createTime', 'updateTime', 'version'];
 
 function run<T extends object>(

@@ -1,17 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { testRollout, testSpanDoc } from '../__fixtures__/test-records';
+import { newAttemptRecord, newWorker } from '../engine/rules';
 import { MemoryStorage } from './memory-storage';
 
-const rollout = (id: string) => ({
-  rolloutId: id,
-  input: null,
-  startTime: 1,
-  endTime: null,
-  mode: null,
-  resourcesId: null,
-  status: 'queuing' as const,
-  config: { timeoutSeconds: null, unresponsiveSeconds: null, maxAttempts: 1, retryCondition: [] },
-  metadata: {},
-});
+const rollout = testRollout;
 
 describe('MemoryStorage transactions', () => {
   it('rolls back every kind of write when the transaction throws', () => {
@@ -28,48 +20,9 @@ describe('MemoryStorage transactions', () => {
         s.enqueue(['ro-b']);
         expect(s.dequeue()).toBe('ro-a');
         s.incrementSequence('ro-a', 5);
-        s.insertAttempt({
-          rolloutId: 'ro-a',
-          attemptId: 'at-1',
-          sequenceId: 1,
-          startTime: 1,
-          endTime: null,
-          status: 'preparing',
-          workerId: null,
-          lastHeartbeatTime: null,
-          metadata: null,
-        });
-        s.insertSpans([
-          {
-            rolloutId: 'ro-a',
-            attemptId: 'at-1',
-            sequenceId: 1,
-            traceId: 't',
-            spanId: 'x',
-            parentId: null,
-            name: 'n',
-            status: { statusCode: 'UNSET', description: null },
-            attributes: {},
-            events: [],
-            links: [],
-            startTime: 1,
-            endTime: 2,
-            context: null,
-            parent: null,
-            resource: { attributes: {}, schemaUrl: '' },
-          },
-        ]);
-        s.putWorker({
-          workerId: 'w',
-          status: 'idle',
-          heartbeatStats: null,
-          lastHeartbeatTime: null,
-          lastDequeueTime: null,
-          lastBusyTime: null,
-          lastIdleTime: null,
-          currentRolloutId: null,
-          currentAttemptId: null,
-        });
+        s.insertAttempt(newAttemptRecord('ro-a', 1, null, 1, 'at-1'));
+        s.insertSpans([testSpanDoc('ro-a', 'at-1', { spanId: 'x' })]);
+        s.putWorker({ ...newWorker('w'), status: 'idle' });
         s.putResources({ resourcesId: 'r', createTime: 1, updateTime: 1, version: 1, resources: {} });
         throw new Error('boom');
       }),

@@ -41,16 +41,33 @@ export async function importStore(options: ImportStoreOptions): Promise<DumpCoun
 
 async function load(s: AsyncStorageTx, path: string): Promise<DumpCounts> {
   const counts: DumpCounts = { rollouts: 0, attempts: 0, spans: 0, resources: 0, workers: 0, sequences: 0, queued: 0 };
-  let spans: Span[] = [];
-  let rollouts: Rollout[] = [];
   let latest: string | null = null;
   let ended: DumpCounts | null = null;
   let lineNo = 0;
+  // Rollouts and spans are inserted in batches, one kind at a time, so that the file's order is kept.
+  let batch: { kind: 'rollouts'; items: Rollout[] } | { kind: 'spans'; items: Span[] } | null = null;
   const flush = async (): Promise<void> => {
-    if (rollouts.length > 0) await s.insertRollouts(rollouts);
-    rollouts = [];
-    if (spans.length > 0) await s.insertSpans(spans);
-    spans = [];
+    if (batch?.kind === 'rollouts') await s.insertRollouts(batch.items);
+    if (batch?.kind === 'spans') await s.insertSpans(batch.items);
+    batch = null;
+  };
+  const add = async <K extends 'rollouts' | 'spans'>(
+    kind: K,
+    item: K extends 'rollouts' ? Rollout : Span,
+  ): Promise<void> => {
+    if (batch?.kind !== kind) {
+      await flush();
+      batch = kind === 'rollouts' ? { kind, items: [] } : { kind: 'spans', items: [] };
+    }
+    (batch.items as Array<typeof item>).push(item);
+    counts[kind] += 1;
+    if (batch.items.length >= SPAN_BATCH) await flush();
+  };
+  // Every other write goes after the pending batch, so the file's order is kept.
+  const write = async (count: keyof DumpCounts, n: number, op: () => Promise<unknown>): Promise<void> => {
+    await flush();
+    await op();
+    counts[count] += n;
   };
   const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
   for await (const text of lines) {
@@ -79,42 +96,28 @@ async function load(s: AsyncStorageTx, path: string): Promise<DumpCounts> {
     if (ended) throw new UserError(`${path}:${lineNo}: data after the closing "end" line. The file is damaged.`);
     switch (line.kind) {
       case 'resources':
-        await s.putResources(line.value);
-        counts.resources += 1;
+        await write('resources', 1, () => s.putResources(line.value));
         break;
       case 'latestResources':
         latest = line.value;
         break;
       case 'worker':
-        await s.putWorker(line.value);
-        counts.workers += 1;
+        await write('workers', 1, () => s.putWorker(line.value));
         break;
       case 'rollout':
-        if (spans.length > 0) await flush();
-        rollouts.push(line.value);
-        counts.rollouts += 1;
-        if (rollouts.length >= SPAN_BATCH) await flush();
+        await add('rollouts', line.value);
         break;
       case 'attempt':
-        await flush();
-        await s.insertAttempt(line.value);
-        counts.attempts += 1;
+        await write('attempts', 1, () => s.insertAttempt(line.value));
         break;
       case 'span':
-        if (rollouts.length > 0) await flush();
-        spans.push(line.value);
-        counts.spans += 1;
-        if (spans.length >= SPAN_BATCH) await flush();
+        await add('spans', line.value);
         break;
       case 'sequence':
-        await flush();
-        await s.raiseSequence(line.value[0], line.value[1]);
-        counts.sequences += 1;
+        await write('sequences', 1, () => s.raiseSequence(...line.value));
         break;
       case 'queue':
-        await flush();
-        await s.enqueue(line.value);
-        counts.queued += line.value.length;
+        await write('queued', line.value.length, () => s.enqueue(line.value));
         break;
       case 'end':
         ended = line.counts;

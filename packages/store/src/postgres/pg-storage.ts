@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { PoolClient } from 'pg';
-import { UserError } from '@agl/core/errors';
 import {
   SCHEMA_VERSION,
   TERMINAL_STATUSES,
@@ -14,9 +13,8 @@ import {
   type Worker,
 } from '@agl/core/schema';
 import type { RolloutPageQuery } from '../engine/storage';
+import { ROLLOUT_SORT_COLUMNS as SORT_COLUMNS, readDoc, readDocs, type DocRow as Row } from '../engine/stored-docs';
 import type { AsyncStorageTx } from './async-storage';
-
-type Row = { doc: string; schema_version: number };
 
 const V = SCHEMA_VERSION;
 /** Rows per multi-row span INSERT (10 parameters a row; PostgreSQL allows 65 535 per statement). */
@@ -25,24 +23,10 @@ const SPAN_CHUNK = 500;
 const NOTIFY_BYTES = 7000;
 /** Statement text → prepared statement name (shared by every connection; each prepares it once). */
 const STATEMENT_NAMES = new Map<string, string>();
-const SORT_COLUMNS: Record<string, string> = {
-  startTime: 'start_time',
-  endTime: 'end_time',
-  rolloutId: 'rollout_id',
-  status: 'status',
-};
 
-function readDoc<T>(row: Row | undefined): T | null {
-  if (!row) return null;
-  if (row.schema_version > V) {
-    throw new UserError(
-      `A stored document has schema version ${row.schema_version}, newer than this AGL (${V}). Upgrade @agl/store.`,
-    );
-  }
-  return JSON.parse(row.doc) as T;
-}
-
-const readDocs = <T>(rows: Row[]): T[] => rows.map((row) => readDoc<T>(row)!);
+/** The tables of documents kept by one id, and that id's column. */
+const KEY_COLUMNS = { resources: 'resources_id', workers: 'worker_id' } as const;
+type KeyedTable = keyof typeof KEY_COLUMNS;
 
 /** Span attributes as JSONB text, or null when PostgreSQL's JSONB cannot hold them (a `\u0000` in a string). */
 function attributesJson(span: Span): string | null {
@@ -388,20 +372,36 @@ export class PgStorageTx implements AsyncStorageTx {
     ).map((r) => r.rollout_id);
   }
 
-  async getResources(resourcesId: string): Promise<ResourcesUpdate | null> {
+  /** The document of a `resources` or `workers` row by its id (locked in a write transaction), or null. */
+  async #getKeyedDoc<T>(table: KeyedTable, id: string): Promise<T | null> {
     const [row] = await this.#rows<Row>(
-      `SELECT doc, schema_version FROM ${this.#s}.resources WHERE resources_id = $1${this.#lock}`,
-      [resourcesId],
+      `SELECT doc, schema_version FROM ${this.#s}.${table} WHERE ${KEY_COLUMNS[table]} = $1${this.#lock}`,
+      [id],
     );
-    return readDoc<ResourcesUpdate>(row);
+    return readDoc<T>(row);
+  }
+
+  /** Inserts or replaces the document of a `resources` or `workers` row. */
+  async #putKeyedDoc(table: KeyedTable, id: string, doc: object): Promise<void> {
+    const key = KEY_COLUMNS[table];
+    await this.#run(
+      `INSERT INTO ${this.#s}.${table} (${key}, schema_version, doc) VALUES ($1, ${V}, $2)
+       ON CONFLICT (${key}) DO UPDATE SET schema_version = excluded.schema_version, doc = excluded.doc`,
+      [id, JSON.stringify(doc)],
+    );
+  }
+
+  /** Every document of a `resources` or `workers` table, oldest first. */
+  async #listKeyedDocs<T>(table: KeyedTable): Promise<T[]> {
+    return readDocs<T>(await this.#rows<Row>(`SELECT doc, schema_version FROM ${this.#s}.${table} ORDER BY seq`));
+  }
+
+  getResources(resourcesId: string): Promise<ResourcesUpdate | null> {
+    return this.#getKeyedDoc('resources', resourcesId);
   }
 
   async putResources(r: ResourcesUpdate): Promise<void> {
-    await this.#run(
-      `INSERT INTO ${this.#s}.resources (resources_id, schema_version, doc) VALUES ($1, ${V}, $2)
-       ON CONFLICT (resources_id) DO UPDATE SET schema_version = excluded.schema_version, doc = excluded.doc`,
-      [r.resourcesId, JSON.stringify(r)],
-    );
+    await this.#putKeyedDoc('resources', r.resourcesId, r);
     await this.setLatestResourcesId(r.resourcesId);
   }
 
@@ -419,34 +419,24 @@ export class PgStorageTx implements AsyncStorageTx {
     );
   }
 
-  async listResources(): Promise<ResourcesUpdate[]> {
-    return readDocs<ResourcesUpdate>(
-      await this.#rows<Row>(`SELECT doc, schema_version FROM ${this.#s}.resources ORDER BY seq`),
-    );
+  listResources(): Promise<ResourcesUpdate[]> {
+    return this.#listKeyedDocs('resources');
   }
 
   countResources(): Promise<number> {
     return this.#count('resources');
   }
 
-  async getWorker(workerId: string): Promise<Worker | null> {
-    const [row] = await this.#rows<Row>(
-      `SELECT doc, schema_version FROM ${this.#s}.workers WHERE worker_id = $1${this.#lock}`,
-      [workerId],
-    );
-    return readDoc<Worker>(row);
+  getWorker(workerId: string): Promise<Worker | null> {
+    return this.#getKeyedDoc('workers', workerId);
   }
 
-  async putWorker(w: Worker): Promise<void> {
-    await this.#run(
-      `INSERT INTO ${this.#s}.workers (worker_id, schema_version, doc) VALUES ($1, ${V}, $2)
-       ON CONFLICT (worker_id) DO UPDATE SET schema_version = excluded.schema_version, doc = excluded.doc`,
-      [w.workerId, JSON.stringify(w)],
-    );
+  putWorker(w: Worker): Promise<void> {
+    return this.#putKeyedDoc('workers', w.workerId, w);
   }
 
-  async listWorkers(): Promise<Worker[]> {
-    return readDocs<Worker>(await this.#rows<Row>(`SELECT doc, schema_version FROM ${this.#s}.workers ORDER BY seq`));
+  listWorkers(): Promise<Worker[]> {
+    return this.#listKeyedDocs('workers');
   }
 
   countWorkers(): Promise<number> {

@@ -1,7 +1,6 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { describeStoreConformance } from '@agl/testing';
-import { PG_ENABLED, PG_PROBLEM, PG_URL, dropSchema, emptySchema, freshSchema } from './__fixtures__/pg-test-env';
-import { PostgresStore } from './index';
+import { PG_ENABLED, PG_PROBLEM, conformanceSchema } from './__fixtures__/pg-test-env';
 
 describe.runIf(PG_ENABLED)('PostgreSQL for the tests', () => {
   it('is reachable at AGL_TEST_PG_URL (CI starts it with tools/ci/start-postgres.sh)', () => {
@@ -11,20 +10,12 @@ describe.runIf(PG_ENABLED)('PostgreSQL for the tests', () => {
 
 // The shared suite against PostgresStore: the file migrates its own schema once; each test starts from it emptied.
 if (PG_ENABLED) {
-  const schema = freshSchema('conf');
-  afterAll(() => dropSchema(schema));
+  const db = conformanceSchema('conf');
   describeStoreConformance(
     'PostgresStore',
-    async ({ clock, scanDebounceSeconds }) => {
-      await emptySchema(schema);
-      const store = await PostgresStore.open({
-        connectionString: PG_URL,
-        schema,
-        clock,
-        scanDebounceSeconds,
-        poolSize: 8,
-      });
-      return { store };
+    async (context) => {
+      await db.empty();
+      return { store: await db.open(context, 8) };
     },
     { parallelDequeuers: 100 },
   );

@@ -1,10 +1,8 @@
-import { afterAll } from 'vitest';
 import type { LightningStore } from '@agl/core/store';
 import { describeStoreConformance } from '@agl/testing';
 import { StoreClient } from '../client/index';
 import { createStoreServer } from '../server/index';
-import { PG_ENABLED, PG_URL, dropSchema, emptySchema, freshSchema } from './__fixtures__/pg-test-env';
-import { PostgresStore } from './index';
+import { PG_ENABLED, conformanceSchema } from './__fixtures__/pg-test-env';
 
 /** A LightningStore that sends each call to the next client in turn: every test hops between servers. */
 function roundRobin(clients: StoreClient[]): LightningStore {
@@ -25,17 +23,15 @@ function roundRobin(clients: StoreClient[]): LightningStore {
 // calls alternating between them (a rollout enqueued on one server is dequeued on the other, a wait on one is woken by
 // a finish on the other through NOTIFY). The debounce cases are left out: each server keeps its own watchdog window.
 if (PG_ENABLED) {
-  const schema = freshSchema('two');
-  afterAll(() => dropSchema(schema));
+  const db = conformanceSchema('two');
   describeStoreConformance(
     'StoreClient → two servers → one PostgreSQL schema',
-    async ({ clock, scanDebounceSeconds }) => {
-      await emptySchema(schema);
-      const stores = [
-        await PostgresStore.open({ connectionString: PG_URL, schema, clock, scanDebounceSeconds, poolSize: 4 }),
-        await PostgresStore.open({ connectionString: PG_URL, schema, clock, scanDebounceSeconds, poolSize: 4 }),
-      ];
-      const servers = await Promise.all(stores.map((store) => createStoreServer({ store, port: 0, clock })));
+    async (context) => {
+      await db.empty();
+      const stores = [await db.open(context, 4), await db.open(context, 4)];
+      const servers = await Promise.all(
+        stores.map((store) => createStoreServer({ store, port: 0, clock: context.clock })),
+      );
       const clients = servers.map((s) => new StoreClient({ url: s.url, retryDelays: [], healthRetryDelays: [] }));
       return {
         store: roundRobin(clients),

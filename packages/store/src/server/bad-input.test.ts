@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testSpan } from '../__fixtures__/test-records';
 import { MemoryStore } from '../memory/memory-store';
 import { createStoreServer, type StoreServer } from './index';
 
@@ -9,6 +10,19 @@ describe('bad input gets a 4xx with a helpful detail and leaves the store unchan
   let server: StoreServer;
   let rolloutId = '';
   let attemptId = '';
+
+  /** A wire span of trace `t` without times. */
+  const wireSpan = (rollout: string, attempt: string, sequence: number, span: string, name = 'n') => ({
+    rollout_id: rollout,
+    attempt_id: attempt,
+    sequence_id: sequence,
+    trace_id: 't',
+    span_id: span,
+    parent_id: null,
+    name,
+    start_time: null,
+    end_time: null,
+  });
 
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const merged: Record<string, string> = { authorization: `Bearer ${TOKEN}`, ...headers };
@@ -39,17 +53,7 @@ describe('bad input gets a 4xx with a helpful detail and leaves the store unchan
     const started = await store.startRollout({ input: { q: 1 }, workerId: 'w1' });
     rolloutId = started.rolloutId;
     attemptId = started.attempt.attemptId;
-    await store.addSpan({
-      rolloutId,
-      attemptId,
-      sequenceId: 1,
-      traceId: 't',
-      spanId: 's1',
-      parentId: null,
-      name: 'first',
-      startTime: 1,
-      endTime: 2,
-    });
+    await store.addSpan(testSpan(rolloutId, attemptId, { name: 'first' }));
     await store.updateAttempt(rolloutId, attemptId, { status: 'succeeded' });
   });
   afterAll(async () => {
@@ -226,30 +230,7 @@ describe('bad input gets a 4xx with a helpful detail and leaves the store unchan
         'POST',
         '/v1/agl/spans/batch',
         {
-          spans: [
-            {
-              rollout_id: rolloutId,
-              attempt_id: attemptId,
-              sequence_id: 2,
-              trace_id: 't',
-              span_id: 's-ok',
-              parent_id: null,
-              name: 'ok',
-              start_time: null,
-              end_time: null,
-            },
-            {
-              rollout_id: rolloutId,
-              attempt_id: attemptId,
-              sequence_id: -1,
-              trace_id: 't',
-              span_id: 's-bad',
-              parent_id: null,
-              name: 'bad',
-              start_time: null,
-              end_time: null,
-            },
-          ],
+          spans: [wireSpan(rolloutId, attemptId, 2, 's-ok', 'ok'), wireSpan(rolloutId, attemptId, -1, 's-bad', 'bad')],
         },
       ],
       status: 422,
@@ -262,30 +243,7 @@ describe('bad input gets a 4xx with a helpful detail and leaves the store unchan
         'POST',
         '/v1/agl/spans/batch',
         {
-          spans: [
-            {
-              rollout_id: rolloutId,
-              attempt_id: attemptId,
-              sequence_id: 3,
-              trace_id: 't',
-              span_id: 's-ok2',
-              parent_id: null,
-              name: 'ok',
-              start_time: null,
-              end_time: null,
-            },
-            {
-              rollout_id: rolloutId,
-              attempt_id: 'at-missing',
-              sequence_id: 4,
-              trace_id: 't',
-              span_id: 's-x',
-              parent_id: null,
-              name: 'n',
-              start_time: null,
-              end_time: null,
-            },
-          ],
+          spans: [wireSpan(rolloutId, attemptId, 3, 's-ok2', 'ok'), wireSpan(rolloutId, 'at-missing', 4, 's-x')],
         },
       ],
       status: 404,
@@ -294,21 +252,7 @@ describe('bad input gets a 4xx with a helpful detail and leaves the store unchan
     },
     {
       name: 'span for an unknown rollout',
-      request: () => [
-        'POST',
-        '/v1/agl/spans',
-        {
-          rollout_id: 'ro-missing',
-          attempt_id: 'at-x',
-          sequence_id: 1,
-          trace_id: 't',
-          span_id: 's9',
-          parent_id: null,
-          name: 'n',
-          start_time: null,
-          end_time: null,
-        },
-      ],
+      request: () => ['POST', '/v1/agl/spans', wireSpan('ro-missing', 'at-x', 1, 's9')],
       status: 404,
       errorType: 'AGL_NotFoundError',
       detail: /ro-missing/,

@@ -236,6 +236,27 @@ export function pageOptions(
   return options;
 }
 
+/** `rollout_id_in` → `rolloutIdIn`, as a type. */
+type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}`
+  ? `${Head}${Capitalize<CamelCase<Tail>>}`
+  : S;
+type QueryFilters<B extends { filter_logic?: 'and' | 'or' }, K extends keyof B & string> = {
+  [F in K as CamelCase<F>]: Exclude<B[F], undefined> | null;
+} & { filterLogic: 'and' | 'or' };
+
+/**
+ * A parsed query body's filters as the store's camelCase options: each named field (null when absent) and
+ * `filterLogic` (default `and`).
+ */
+export function queryFilters<B extends { filter_logic?: 'and' | 'or' }, K extends keyof B & string>(
+  body: B,
+  fields: readonly K[],
+): QueryFilters<B, K> {
+  const filters: Record<string, unknown> = { filterLogic: body.filter_logic ?? 'and' };
+  for (const field of fields) filters[snakeToCamel(field)] = body[field] ?? null;
+  return filters as QueryFilters<B, K>;
+}
+
 /** 400 for an explicit `null` where AGL forbids it (`status`, `config`, `worker_id`, `heartbeat_stats`, ...). */
 export function rejectNulls(body: Record<string, unknown>, fields: readonly string[]): void {
   for (const field of fields) {

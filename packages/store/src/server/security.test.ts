@@ -99,22 +99,23 @@ describe('finding 3: OTLP bodies cost what they weigh', () => {
 });
 
 describe('finding 4: search, update and control routes take small bodies, counted before parsing', () => {
-  it('refuses a 2 MiB search body with a 413 (the control routes take 1 MiB)', async () => {
+  /** A rollout search whose body holds `count` empty objects (3 bytes and 1 value each). */
+  const searchWithJunk = async (count: number) => {
     const { server } = await start();
-    const res = await raw(server, 'POST', '/v1/agl/rollouts/search', {
+    return raw(server, 'POST', '/v1/agl/rollouts/search', {
       headers: JSON_TYPE,
-      body: `{"junk":[${items('{}', 700_000)}]}`,
+      body: `{"junk":[${items('{}', count)}]}`,
     });
+  };
+
+  it('refuses a 2 MiB search body with a 413 (the control routes take 1 MiB)', async () => {
+    const res = await searchWithJunk(700_000);
     expect(res.status).toBe(413);
     expect(res.json?.detail).toMatch(/this route's limit of 1048576 bytes/);
   });
 
   it('refuses a body of more values than the limit with a 413 before JSON.parse', async () => {
-    const { server } = await start();
-    const res = await raw(server, 'POST', '/v1/agl/rollouts/search', {
-      headers: JSON_TYPE,
-      body: `{"junk":[${items('{}', 300_000)}]}`,
-    });
+    const res = await searchWithJunk(300_000);
     expect(res.status).toBe(413);
     expect(res.json).toMatchObject({
       error_type: 'AGL_PayloadTooLargeError',

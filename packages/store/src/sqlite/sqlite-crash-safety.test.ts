@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, openSync, readSync, closeSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { openSync, readSync, closeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { tempFileEachTest } from '../__fixtures__/temp-file';
 import { SqliteStore } from './index';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -55,30 +55,24 @@ function header(path: string): Buffer {
 }
 
 describe('SqliteStore crash safety', { timeout: 120_000 }, () => {
-  let dir: string;
-  let path: string;
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'agl-sqlite-crash-'));
-    path = join(dir, 'crash.sqlite');
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const tmp = tempFileEachTest('agl-sqlite-crash-', 'crash.sqlite');
 
   it('a process SIGKILLed inside large transactions leaves a sound WAL file: every acknowledged batch whole, no partial batch', async () => {
     const acked: number[] = [];
     const killed: number[] = [];
     for (const [i, killAt] of KILL_AT.entries()) {
       const first = i * 2 + 1;
-      expect(await commitThenDie(path, first, killAt)).toEqual([first]);
+      expect(await commitThenDie(tmp.path, first, killAt)).toEqual([first]);
       acked.push(first);
       killed.push(first + 1);
     }
 
     // The file itself says WAL (header bytes 18-19: file format versions, 2 = WAL, 1 = rollback journal)...
-    const bytes = header(path);
+    const bytes = header(tmp.path);
     expect(bytes.subarray(0, 16).toString('latin1')).toBe('SQLite format 3\0');
     expect([bytes[18], bytes[19]]).toEqual([2, 2]);
     // ...and so does a second connection that never ran `journal_mode = WAL` itself.
-    const db = new Database(path);
+    const db = new Database(tmp.path);
     try {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
@@ -96,7 +90,7 @@ describe('SqliteStore crash safety', { timeout: 120_000 }, () => {
     }
 
     // The store opens the file again and takes writes.
-    const store = new SqliteStore({ path });
+    const store = new SqliteStore({ path: tmp.path });
     await store.enqueueRollout({ input: 'after the crashes' });
     expect((await store.queryRollouts()).total).toBe(KILL_AT.length + 1);
     await store.close();

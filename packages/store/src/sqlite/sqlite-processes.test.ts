@@ -1,10 +1,9 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { tempFileEachTest } from '../__fixtures__/temp-file';
 import { SqliteStore } from './index';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -38,16 +37,10 @@ function crashingChild(script: string, ...args: string[]): Promise<{ stdout: str
 }
 
 describe('SqliteStore across processes', { timeout: 90_000 }, () => {
-  let dir: string;
-  let path: string;
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'agl-sqlite-proc-'));
-    path = join(dir, 'shared.sqlite');
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const tmp = tempFileEachTest('agl-sqlite-proc-', 'shared.sqlite');
 
   it('a new process finds every rollout and span acknowledged by a process that was killed', async () => {
-    const { stdout, signal } = await crashingChild('write-then-crash.ts', path);
+    const { stdout, signal } = await crashingChild('write-then-crash.ts', tmp.path);
     expect(signal).toBe('SIGKILL');
     const acks = stdout
       .trim()
@@ -59,7 +52,7 @@ describe('SqliteStore across processes', { timeout: 90_000 }, () => {
     const { claimed, spans } = acks[1] as { claimed: string; spans: string[] };
     expect(spans).toHaveLength(50);
 
-    const dump = JSON.parse((await child('dump.ts', path)).trim()) as {
+    const dump = JSON.parse((await child('dump.ts', tmp.path)).trim()) as {
       rollouts: Array<[string, string]>;
       spans: Record<string, string[]>;
       resources: { resourcesId: string; version: number } | null;
@@ -74,7 +67,7 @@ describe('SqliteStore across processes', { timeout: 90_000 }, () => {
     expect(dump.journal).toBe('wal');
 
     // The queue survived too: the 19 unclaimed rollouts come out in order, in this process.
-    const store = new SqliteStore({ path });
+    const store = new SqliteStore({ path: tmp.path });
     const rest = await store.dequeueRollouts({ limit: 100 });
     expect(rest.map((r) => r.rolloutId)).toEqual(rollouts.filter((id) => id !== claimed));
     expect(await store.getNextSpanSequenceId(claimed, 'any')).toBe(51);
@@ -82,11 +75,11 @@ describe('SqliteStore across processes', { timeout: 90_000 }, () => {
   });
 
   it('two processes dequeuing from one file claim each rollout exactly once', async () => {
-    const store = new SqliteStore({ path });
+    const store = new SqliteStore({ path: tmp.path });
     const made = await store.enqueueRollouts(Array.from({ length: 100 }, (_, i) => ({ input: i })));
     const [a, b] = await Promise.all([
-      child('dequeue-all.ts', path, 'proc-a', 'proc-b'),
-      child('dequeue-all.ts', path, 'proc-b', 'proc-a'),
+      child('dequeue-all.ts', tmp.path, 'proc-a', 'proc-b'),
+      child('dequeue-all.ts', tmp.path, 'proc-b', 'proc-a'),
     ]);
     const claimedA = JSON.parse(a.trim()) as string[];
     const claimedB = JSON.parse(b.trim()) as string[];
@@ -108,11 +101,11 @@ describe('SqliteStore across processes', { timeout: 90_000 }, () => {
   });
 
   it('waitForRollouts sees rollouts finished by another process (bounded polling)', async () => {
-    const store = new SqliteStore({ path, waitPollIntervalMs: 50 });
+    const store = new SqliteStore({ path: tmp.path, waitPollIntervalMs: 50 });
     const a = await store.startRollout({ input: 'a' });
     const b = await store.startRollout({ input: 'b' });
     const waiting = store.waitForRollouts([a.rolloutId, b.rolloutId], { timeoutSeconds: 60 });
-    await child('finish-all.ts', path, a.rolloutId, b.rolloutId);
+    await child('finish-all.ts', tmp.path, a.rolloutId, b.rolloutId);
     const done = await waiting;
     expect(done.map((r) => [r.rolloutId, r.status])).toEqual([
       [a.rolloutId, 'succeeded'],

@@ -13,6 +13,15 @@ import { migrate } from './migrations';
 import { SqliteStorage } from './sqlite-storage';
 import { SqliteStore } from './sqlite-store';
 
+/** Every `{ ...a, ...b, ...c }` of one item of each list, in nested-loop order. */
+function combinations<A extends object, B extends object, C extends object>(
+  as: A[],
+  bs: B[],
+  cs: C[],
+): Array<A & B & C> {
+  return as.flatMap((a) => bs.flatMap((b) => cs.map((c) => ({ ...a, ...b, ...c }))));
+}
+
 describe('SqliteStorage.pageRollouts', () => {
   it('returns exactly what the generic in-process query returns, for every filter and sort combination', () => {
     const dir = mkdtempSync(join(tmpdir(), 'agl-pushdown-'));
@@ -61,16 +70,11 @@ describe('SqliteStorage.pageRollouts', () => {
     ];
     const pages = [{}, { limit: 3, offset: 2 }, { limit: 0 }, { offset: 50 }];
     let checked = 0;
-    for (const f of filters) {
-      for (const s of sorts) {
-        for (const p of pages) {
-          const options = { ...f, ...s, ...p };
-          const fast = runner.read(queryRollouts(options));
-          const slow = storage.read(() => runRule(bound(generic), queryRollouts(options)));
-          expect(fast, JSON.stringify(options)).toEqual(slow);
-          checked += 1;
-        }
-      }
+    for (const options of combinations(filters, sorts, pages)) {
+      const fast = runner.read(queryRollouts(options));
+      const slow = storage.read(() => runRule(bound(generic), queryRollouts(options)));
+      expect(fast, JSON.stringify(options)).toEqual(slow);
+      checked += 1;
     }
     expect(checked).toBe(filters.length * sorts.length * pages.length);
     storage.close();
@@ -113,18 +117,13 @@ describe('SqliteStore.querySpanDocs', () => {
     const orders = [{}, { sortBy: 'sequence_id', sortOrder: 'desc' as const }, { sortBy: 'sequenceId' }];
     const pages = [{}, { limit: 2, offset: 1 }, { limit: 0 }, { offset: 9 }];
     let checked = 0;
-    for (const scope of scopes) {
-      for (const order of orders) {
-        for (const page of pages) {
-          const options = { ...scope, ...order, ...page };
-          const docs = await store.querySpanDocs(options);
-          const spans = await store.querySpans(options);
-          expect(docs, JSON.stringify(options)).not.toBeNull();
-          expect({ ...docs!, items: docs!.items.map((d) => JSON.parse(d) as unknown) }).toEqual(spans);
-          expect(`[${docs!.items.map((d) => toWireJson('span', d)).join(',')}]`).toBe(wire(spans.items));
-          checked += 1;
-        }
-      }
+    for (const options of combinations(scopes, orders, pages)) {
+      const docs = await store.querySpanDocs(options);
+      const spans = await store.querySpans(options);
+      expect(docs, JSON.stringify(options)).not.toBeNull();
+      expect({ ...docs!, items: docs!.items.map((d) => JSON.parse(d) as unknown) }).toEqual(spans);
+      expect(`[${docs!.items.map((d) => toWireJson('span', d)).join(',')}]`).toBe(wire(spans.items));
+      checked += 1;
     }
     expect(checked).toBe(scopes.length * orders.length * pages.length);
     for (const filtered of [

@@ -1,5 +1,4 @@
 import type Database from 'better-sqlite3';
-import { UserError } from '@agl/core/errors';
 import {
   SCHEMA_VERSION,
   TERMINAL_STATUSES,
@@ -17,33 +16,11 @@ import {
   type StoreStorage,
   WRITE_LOCK_BUSY,
 } from '../engine/storage';
+import { ROLLOUT_SORT_COLUMNS as SORT_COLUMNS, readDoc, readDocs, type DocRow as Row } from '../engine/stored-docs';
 import { withLazyAttributes } from './lazy-attributes';
 
-type Row = { doc: string; schema_version: number };
 /** A span row: the document without the attribute map, which is in `attributes` (NULL in rows from before migration 2). */
 type SpanRow = Row & { sequence_id: number; attributes: string | null };
-
-/** Rollout fields that `pageRollouts` can sort on in SQL; others fall back to the generic path. */
-const SORT_COLUMNS: Record<string, string> = {
-  startTime: 'start_time',
-  endTime: 'end_time',
-  rolloutId: 'rollout_id',
-  status: 'status',
-};
-
-/**
- * Reads a stored JSON document. Documents carry the schema version they were written with; a version from a newer AGL
- * is refused, older versions would be upgraded here (there is only version 1 so far).
- */
-function readDoc<T>(row: Row | undefined): T | null {
-  if (!row) return null;
-  if (row.schema_version > SCHEMA_VERSION) {
-    throw new UserError(
-      `A stored document has schema version ${row.schema_version}, newer than this AGL (${SCHEMA_VERSION}). Upgrade @agl/store.`,
-    );
-  }
-  return JSON.parse(row.doc) as T;
-}
 
 /** A span's JSON document without its attribute map: the map is unset for the stringify and put back (cheaper than a copy). */
 function docWithoutAttributes(span: Span): string {
@@ -54,10 +31,6 @@ function docWithoutAttributes(span: Span): string {
   } finally {
     span.attributes = map;
   }
-}
-
-function readDocs<T>(rows: Row[]): T[] {
-  return rows.map((row) => readDoc<T>(row)!);
 }
 
 const V = SCHEMA_VERSION;

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { testSpan } from '../__fixtures__/test-records';
 import { SqliteStore } from './sqlite-store';
 import { WalCheckpointer } from './wal-checkpointer';
 
@@ -11,6 +12,23 @@ async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void
   while (!condition()) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Starts a rollout and adds 1,000 spans of ~3 KB (10 batches of 100): enough WAL for the background checkpointer. */
+async function addLargeSpans(store: SqliteStore, fill: string): Promise<void> {
+  const r = await store.startRollout({ input: 'big' });
+  const attributes = { blob: fill.repeat(3000) };
+  for (let batch = 0; batch < 10; batch += 1) {
+    await store.addSpans(
+      Array.from({ length: 100 }, (_, i) =>
+        testSpan(r.rolloutId, r.attempt.attemptId, {
+          sequenceId: batch * 100 + i + 1,
+          spanId: `s${batch}-${i}`,
+          attributes,
+        }),
+      ),
+    );
   }
 }
 
@@ -56,24 +74,7 @@ describe('WalCheckpointer', () => {
     expect(quiet.backgroundCheckpointing).toBe(false);
     await quiet.close();
     const off = new SqliteStore({ path: join(dir, 'off.sqlite'), backgroundCheckpoints: false });
-    const r = await off.startRollout({ input: 'big' });
-    const attributes = { blob: 'y'.repeat(3000) };
-    for (let batch = 0; batch < 10; batch += 1) {
-      await off.addSpans(
-        Array.from({ length: 100 }, (_, i) => ({
-          rolloutId: r.rolloutId,
-          attemptId: r.attempt.attemptId,
-          sequenceId: batch * 100 + i + 1,
-          traceId: 't',
-          spanId: `s${batch}-${i}`,
-          parentId: null,
-          name: 'n',
-          attributes,
-          startTime: 1,
-          endTime: 2,
-        })),
-      );
-    }
+    await addLargeSpans(off, 'y');
     await new Promise((resolve) => setTimeout(resolve, 1200));
     expect(off.backgroundCheckpointing).toBe(false);
     await off.close();
@@ -82,24 +83,7 @@ describe('WalCheckpointer', () => {
   it('starts under a busy SqliteStore, which closes cleanly and reopens with every span', async () => {
     const path = join(dir, 'store.sqlite');
     const store = new SqliteStore({ path });
-    const r = await store.startRollout({ input: 'big' });
-    const attributes = { blob: 'z'.repeat(3000) };
-    for (let batch = 0; batch < 10; batch += 1) {
-      await store.addSpans(
-        Array.from({ length: 100 }, (_, i) => ({
-          rolloutId: r.rolloutId,
-          attemptId: r.attempt.attemptId,
-          sequenceId: batch * 100 + i + 1,
-          traceId: 't',
-          spanId: `s${batch}-${i}`,
-          parentId: null,
-          name: 'n',
-          attributes,
-          startTime: 1,
-          endTime: 2,
-        })),
-      );
-    }
+    await addLargeSpans(store, 'z');
     await until(() => store.backgroundCheckpointing, 5000);
     await store.close();
     expect(existsSync(`${path}-wal`)).toBe(false);

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { sendJson, type SseWriter } from './http-io';
-import { logprobsContent, openAiUsage, type ReplyPlan } from './reply-plan';
+import { endOpenAiStream, logprobsContent, openAiUsage, type ReplyPlan } from './reply-plan';
 import { toyTokenize } from './toy-tokenizer';
 
 /**
@@ -87,16 +87,5 @@ export async function streamChatCompletion(sse: SseWriter, plan: ReplyPlan, incl
     }
   }
   await sse.send(chunk({}, {}, plan.finishReason));
-  if (includeUsage) {
-    await sse.send({
-      id: plan.id,
-      object: 'chat.completion.chunk',
-      created: plan.created,
-      model: plan.model,
-      choices: [],
-      usage: openAiUsage(plan),
-    });
-  }
-  await sse.send('[DONE]');
-  sse.end();
+  await endOpenAiStream(sse, plan, 'chat.completion.chunk', includeUsage);
 }

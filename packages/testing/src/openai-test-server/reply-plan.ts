@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { toyChatPromptIds, toyLogprob, toyPieces, toyTokenId, toyTokenize } from './toy-tokenizer';
+import type { SseWriter } from './http-io';
 import type { TestLlmReply, TestLlmRequest } from './types';
 
 /** A reply materialised for the wire: ids, token ids, argument strings. */
@@ -71,4 +72,22 @@ export function openAiUsage(plan: ReplyPlan): {
   const p = plan.promptTokenIds.length;
   const c = plan.completionTokenIds.length;
   return { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
+}
+
+/**
+ * Ends an OpenAI stream of `object` chunks (`chat.completion.chunk`, `text_completion`): a usage chunk when the request
+ * asked for one (`stream_options.include_usage`), then `[DONE]`.
+ */
+export async function endOpenAiStream(
+  sse: SseWriter,
+  plan: ReplyPlan,
+  object: string,
+  includeUsage: boolean,
+): Promise<void> {
+  if (includeUsage) {
+    const { id, created, model } = plan;
+    await sse.send({ id, object, created, model, choices: [], usage: openAiUsage(plan) });
+  }
+  await sse.send('[DONE]');
+  sse.end();
 }

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { sendJson, type SseWriter } from './http-io';
-import { openAiUsage, type ReplyPlan } from './reply-plan';
+import { endOpenAiStream, openAiUsage, type ReplyPlan } from './reply-plan';
 import { toyLogprob, toyTokenize } from './toy-tokenizer';
 
 function legacyLogprobs(pieces: readonly string[]): Record<string, unknown> {
@@ -63,16 +63,5 @@ export async function streamTextCompletion(sse: SseWriter, plan: ReplyPlan, incl
     await sse.send(chunk(piece, extra, null));
   }
   await sse.send(chunk('', {}, plan.finishReason === 'tool_calls' ? 'stop' : plan.finishReason));
-  if (includeUsage) {
-    await sse.send({
-      id: plan.id,
-      object: 'text_completion',
-      created: plan.created,
-      model: plan.model,
-      choices: [],
-      usage: openAiUsage(plan),
-    });
-  }
-  await sse.send('[DONE]');
-  sse.end();
+  await endOpenAiStream(sse, plan, 'text_completion', includeUsage);
 }

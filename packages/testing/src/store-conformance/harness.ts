@@ -1,4 +1,4 @@
-import type { Span, SpanInput } from '@agl/core/schema';
+import type { Span, SpanInput, WorkerStatus } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
 import { afterEach, beforeEach, expect } from 'vitest';
 import { FakeClock } from '../fake-clock';
@@ -67,6 +67,22 @@ export function makeSpan(rolloutId: string, attemptId: string, overrides: Partia
     endTime: 2,
     ...overrides,
   };
+}
+
+/** Asserts that worker `workerId` holds no attempt since now (`lastIdleTime`), with its status and heartbeat stats. */
+export async function expectWorkerReleased(
+  h: Harness,
+  workerId: string,
+  status: WorkerStatus,
+  heartbeatStats: Record<string, unknown>,
+): Promise<void> {
+  expect(await h.store.getWorkerById(workerId)).toMatchObject({
+    status,
+    currentRolloutId: null,
+    currentAttemptId: null,
+    lastIdleTime: h.clock.now(),
+    heartbeatStats,
+  });
 }
 
 /** Asserts a promise rejects with an AGL error of the given stable name (`AGL_NotFoundError`, ...). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expectAglError, type Harness } from './harness';
+import { expectAglError, expectWorkerReleased, type Harness } from './harness';
 
 const prompt = (template: string) => ({
   p: { resourceType: 'prompt_template' as const, template, engine: 'f-string' as const },
@@ -67,7 +67,7 @@ export function resourceWorkerCases(h: Harness): void {
       h.clock.advance(1);
       const claimed = await h.store.dequeueRollout({ workerId: 'w' });
       expect(claimed?.attempt.workerId).toBe('w');
-      let worker = await h.store.getWorkerById('w');
+      const worker = await h.store.getWorkerById('w');
       expect(worker).toMatchObject({
         status: 'busy',
         currentRolloutId: claimed?.rolloutId,
@@ -78,14 +78,7 @@ export function resourceWorkerCases(h: Harness): void {
       });
       h.clock.advance(1);
       await h.store.updateAttempt(claimed!.rolloutId, 'latest', { status: 'succeeded' });
-      worker = await h.store.getWorkerById('w');
-      expect(worker).toMatchObject({
-        status: 'idle',
-        currentRolloutId: null,
-        currentAttemptId: null,
-        lastIdleTime: h.clock.now(),
-        heartbeatStats: { cpu: 0.5 },
-      });
+      await expectWorkerReleased(h, 'w', 'idle', { cpu: 0.5 });
       h.clock.advance(1);
       await h.store.updateWorker('w');
       expect(await h.store.getWorkerById('w')).toMatchObject({

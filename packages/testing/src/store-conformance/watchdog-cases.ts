@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { makeSpan, type Harness } from './harness';
+import type { AttemptStatus, RolloutConfigInput } from '@agl/core/schema';
+import { expectWorkerReleased, makeSpan, type Harness } from './harness';
 import type { StoreConformanceOptions } from './types';
 
 /** Checklist items 12–14 and 28: the watchdog, driven by the fake clock. */
@@ -21,26 +22,45 @@ export function watchdogCases(h: Harness, options: StoreConformanceOptions): voi
       expect(retry).toMatchObject({ rolloutId: r.rolloutId, attempt: { sequenceId: 2 } });
     });
 
-    it('#12 no timeout before the limit', async () => {
-      const r = await h.store.startRollout({ input: 1, config: { timeoutSeconds: 10 } });
-      h.clock.advance(9.9);
-      expect((await h.store.getLatestAttempt(r.rolloutId))?.status).toBe('preparing');
-      h.clock.advance(0.2);
-      expect((await h.store.getLatestAttempt(r.rolloutId))?.status).toBe('timeout');
-      expect((await h.store.getRolloutById(r.rolloutId))?.status).toBe('failed');
-    });
-
-    it('#13 silence past unresponsiveSeconds after a heartbeat marks the attempt unresponsive; no retry → failed', async () => {
-      const r = await h.store.startRollout({
-        input: 1,
+    // Just before its limit the attempt keeps its status (after a heartbeat span when `spanAt` is set); just after it,
+    // the watchdog's verdict stands and, with no retry for it, the rollout fails.
+    it.each<{
+      name: string;
+      config: RolloutConfigInput;
+      spanAt: number | null;
+      before: number;
+      kept: AttemptStatus;
+      after: number;
+      verdict: AttemptStatus;
+    }>([
+      {
+        name: '#12 no timeout before the limit',
+        config: { timeoutSeconds: 10 },
+        spanAt: null,
+        before: 9.9,
+        kept: 'preparing',
+        after: 0.2,
+        verdict: 'timeout',
+      },
+      {
+        name: '#13 silence past unresponsiveSeconds after a heartbeat marks the attempt unresponsive; no retry → failed',
         config: { unresponsiveSeconds: 0.2, retryCondition: ['timeout'] },
-      });
-      h.clock.advance(0.1);
-      await h.store.addSpan(makeSpan(r.rolloutId, r.attempt.attemptId));
-      h.clock.advance(0.15);
-      expect((await h.store.getLatestAttempt(r.rolloutId))?.status).toBe('running');
-      h.clock.advance(0.1);
-      expect((await h.store.getLatestAttempt(r.rolloutId))?.status).toBe('unresponsive');
+        spanAt: 0.1,
+        before: 0.15,
+        kept: 'running',
+        after: 0.1,
+        verdict: 'unresponsive',
+      },
+    ])('$name', async ({ config, spanAt, before, kept, after, verdict }) => {
+      const r = await h.store.startRollout({ input: 1, config });
+      if (spanAt !== null) {
+        h.clock.advance(spanAt);
+        await h.store.addSpan(makeSpan(r.rolloutId, r.attempt.attemptId));
+      }
+      h.clock.advance(before);
+      expect((await h.store.getLatestAttempt(r.rolloutId))?.status).toBe(kept);
+      h.clock.advance(after);
+      expect((await h.store.getLatestAttempt(r.rolloutId))?.status).toBe(verdict);
       expect((await h.store.getRolloutById(r.rolloutId))?.status).toBe('failed');
     });
 
@@ -58,14 +78,7 @@ export function watchdogCases(h: Harness, options: StoreConformanceOptions): voi
       h.clock.advance(5);
       const rollout = await h.store.getRolloutById(r.rolloutId);
       expect(rollout && 'attempt' in rollout && rollout.attempt.status).toBe('unresponsive');
-      const worker = await h.store.getWorkerById('w');
-      expect(worker).toMatchObject({
-        status: 'unknown',
-        currentRolloutId: null,
-        currentAttemptId: null,
-        lastIdleTime: h.clock.now(),
-        heartbeatStats: { cpu: 0.1 },
-      });
+      await expectWorkerReleased(h, 'w', 'unknown', { cpu: 0.1 });
     });
 
     it('the watchdog leaves finished rollouts alone', async () => {

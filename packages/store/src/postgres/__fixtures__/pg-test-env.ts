@@ -1,37 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { isCi } from '@agl/testing';
+import { afterAll } from 'vitest';
+import { postgresTestEnv, type StoreFactoryContext } from '@agl/testing';
+import { PostgresStore } from '../index';
 
+const env = await postgresTestEnv((config) => new pg.Client(config), 'PostgreSQL tests');
 /**
  * The PostgreSQL the tests use: `AGL_TEST_PG_URL` (start one with `eval "$(tools/ci/start-postgres.sh)"`). Outside CI a
  * missing or unreachable server skips the PostgreSQL tests with a message; in CI (`isCi()`) it fails them.
  */
-export const PG_URL = process.env.AGL_TEST_PG_URL ?? '';
-
-async function probe(): Promise<string | null> {
-  if (PG_URL === '') return 'AGL_TEST_PG_URL is not set';
-  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return null;
-  } catch (error) {
-    return `cannot reach ${PG_URL}: ${(error as Error).message}`;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-const problem = await probe();
-const inCi = isCi();
-if (problem !== null && !inCi) {
-  process.stderr.write(`[agl] skipping PostgreSQL tests: ${problem}. Run: eval "$(tools/ci/start-postgres.sh)"\n`);
-}
-
+export const PG_URL = env.url;
 /** True when the PostgreSQL tests should run: a reachable server, or CI (where they then fail loudly). */
-export const PG_ENABLED = problem === null || inCi;
+export const PG_ENABLED = env.enabled;
 /** Why PostgreSQL is unusable (null when it is fine); tests assert this is null so CI fails with the reason. */
-export const PG_PROBLEM = problem;
+export const PG_PROBLEM = env.problem;
 
 /** A fresh schema name for one test. */
 export function freshSchema(prefix = 't'): string {
@@ -65,4 +47,21 @@ export async function emptySchema(schema: string): Promise<void> {
   } finally {
     await client.end().catch(() => undefined);
   }
+}
+
+/**
+ * A schema that the conformance suite of one test file shares (dropped after the file): `empty()` before each test
+ * starts it as fresh as a new schema (migrated once), `open()` opens a PostgresStore on it with the test's clock.
+ */
+export function conformanceSchema(prefix: string): {
+  empty: () => Promise<void>;
+  open: (context: StoreFactoryContext, poolSize: number) => Promise<PostgresStore>;
+} {
+  const schema = freshSchema(prefix);
+  afterAll(() => dropSchema(schema));
+  return {
+    empty: () => emptySchema(schema),
+    open: ({ clock, scanDebounceSeconds }, poolSize) =>
+      PostgresStore.open({ connectionString: PG_URL, schema, clock, scanDebounceSeconds, poolSize }),
+  };
 }

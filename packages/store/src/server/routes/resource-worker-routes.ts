@@ -9,9 +9,11 @@ import {
   normalizeQuery,
   pageOptions,
   parseEnvelope,
+  queryFilters,
   rejectNulls,
 } from '../request-schemas';
 import { API_PREFIX, parseWireAt, sendJson, type RouteContext } from '../route-context';
+import { registerReadRoutes } from './read-routes';
 import { resourcesForCaller } from '../resource-secrets';
 import { forbiddenResourceName } from '../../engine/input';
 import { isForbiddenKey } from '@agl/core/guards';
@@ -39,9 +41,7 @@ function workerQuery(ctx: RouteContext, raw: unknown) {
   const body = parseEnvelope(WorkerQueryBody, raw, 'worker query');
   return ctx.store.queryWorkers({
     ...pageOptions(body, 'worker'),
-    statusIn: body.status_in ?? null,
-    workerIdContains: body.worker_id_contains ?? null,
-    filterLogic: body.filter_logic ?? 'and',
+    ...queryFilters(body, ['status_in', 'worker_id_contains']),
   });
 }
 
@@ -49,19 +49,14 @@ function workerQuery(ctx: RouteContext, raw: unknown) {
 export function registerResourceWorkerRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const P = API_PREFIX;
 
-  app.get(`${P}/workers`, async (request, reply) => {
-    const page = await workerQuery(ctx, normalizeQuery(request.query, ['status_in']));
-    return sendJson(reply, 200, { ...page, items: toWire('worker', page.items) });
-  });
-
-  app.post(`${P}/workers/search`, async (request, reply) => {
-    const page = await workerQuery(ctx, bodyObject(request.body, 'worker query'));
-    return sendJson(reply, 200, { ...page, items: toWire('worker', page.items) });
-  });
-
-  app.get<{ Params: WorkerParams }>(`${P}/workers/:worker_id`, async (request, reply) => {
-    const worker = await ctx.store.getWorkerById(request.params.worker_id);
-    return sendJson(reply, 200, worker === null ? null : toWire('worker', worker));
+  registerReadRoutes(app, {
+    path: `${P}/workers`,
+    idParam: 'worker_id',
+    shape: 'worker',
+    what: 'worker query',
+    listKeys: ['status_in'],
+    query: (raw) => workerQuery(ctx, raw),
+    get: (id) => ctx.store.getWorkerById(id),
   });
 
   app.post<{ Params: WorkerParams }>(`${P}/workers/:worker_id`, async (request, reply) => {

@@ -21,9 +21,11 @@ import {
   normalizeQuery,
   pageOptions,
   parseEnvelope,
+  queryFilters,
   rejectNulls,
 } from '../request-schemas';
 import { API_PREFIX, parseWireAt, sendJson, type RouteContext } from '../route-context';
+import { registerReadRoutes } from './read-routes';
 
 type RolloutParams = { rollout_id: string };
 type AttemptParams = { rollout_id: string; attempt_id: string };
@@ -42,13 +44,7 @@ function queryRollouts(ctx: RouteContext, raw: unknown) {
   const body = parseEnvelope(RolloutQueryBody, raw, 'rollout query');
   return ctx.store.queryRollouts({
     ...pageOptions(body, 'rollout'),
-    statusIn: body.status_in ?? null,
-    rolloutIdIn: body.rollout_id_in ?? null,
-    rolloutIdContains: body.rollout_id_contains ?? null,
-    modeIn: body.mode_in ?? null,
-    status: body.status ?? null,
-    rolloutIds: body.rollout_ids ?? null,
-    filterLogic: body.filter_logic ?? 'and',
+    ...queryFilters(body, ['status_in', 'rollout_id_in', 'rollout_id_contains', 'mode_in', 'status', 'rollout_ids']),
   });
 }
 
@@ -105,20 +101,14 @@ export function registerRolloutRoutes(app: FastifyInstance, ctx: RouteContext): 
     return sendJson(reply, 201, toWire('rollout', rollout));
   });
 
-  app.get(`${P}/rollouts`, async (request, reply) => {
-    const query = normalizeQuery(request.query, ['status_in', 'rollout_id_in', 'mode_in', 'status', 'rollout_ids']);
-    const page = await queryRollouts(ctx, query);
-    return sendJson(reply, 200, { ...page, items: toWire('rollout', page.items) });
-  });
-
-  app.post(`${P}/rollouts/search`, async (request, reply) => {
-    const page = await queryRollouts(ctx, bodyObject(request.body, 'rollout query'));
-    return sendJson(reply, 200, { ...page, items: toWire('rollout', page.items) });
-  });
-
-  app.get<{ Params: RolloutParams }>(`${P}/rollouts/:rollout_id`, async (request, reply) => {
-    const rollout = await ctx.store.getRolloutById(request.params.rollout_id);
-    return sendJson(reply, 200, rollout === null ? null : toWire('rollout', rollout));
+  registerReadRoutes(app, {
+    path: `${P}/rollouts`,
+    idParam: 'rollout_id',
+    shape: 'rollout',
+    what: 'rollout query',
+    listKeys: ['status_in', 'rollout_id_in', 'mode_in', 'status', 'rollout_ids'],
+    query: (raw) => queryRollouts(ctx, raw),
+    get: (id) => ctx.store.getRolloutById(id),
   });
 
   app.post<{ Params: RolloutParams }>(`${P}/rollouts/:rollout_id`, async (request, reply) => {

@@ -76,6 +76,17 @@ async function post(server: StoreServer, body: string): Promise<Posted> {
   return { status: response.status, json: await response.json() };
 }
 
+/** Attribute values whose JSON text is easy to get wrong: escapes, non-ASCII, exponents, null, mixed and empty lists. */
+const ODD_ATTRIBUTES = {
+  'k"ey\\': 'é\n😀\u2028',
+  n: -1.5e-3,
+  big: 1e21,
+  b: false,
+  z: null,
+  list: ['x', 2, true],
+  empty: [],
+};
+
 describe('POST /spans/batch into a store that keeps attribute text', () => {
   it('stores and answers exactly what the memory store does: odd attribute text, duplicates, spaced JSON, echo', async () => {
     const all = await servers();
@@ -88,17 +99,8 @@ describe('POST /spans/batch into a store that keeps attribute text', () => {
     };
     const answers: Answer[] = [];
     for (const { server, store, rolloutId, attemptId } of all) {
-      const attrs = {
-        'k"ey\\': 'é\n😀\u2028',
-        n: -1.5e-3,
-        big: 1e21,
-        b: false,
-        z: null,
-        list: ['x', 2, true],
-        empty: [],
-      };
       const spans = [
-        wireSpan(rolloutId, attemptId, 'a', attrs),
+        wireSpan(rolloutId, attemptId, 'a', ODD_ATTRIBUTES),
         wireSpan(rolloutId, attemptId, 'b', {}),
         wireSpan(rolloutId, attemptId, 'a', { dup: 1 }),
       ];
@@ -106,7 +108,7 @@ describe('POST /spans/batch into a store that keeps attribute text', () => {
       // The json.dumps spelling (spaces after separators) takes the usual path.
       const spaced = await post(
         server,
-        JSON.stringify({ spans: [wireSpan(rolloutId, attemptId, 'c', attrs)], echo: false }, null, 1),
+        JSON.stringify({ spans: [wireSpan(rolloutId, attemptId, 'c', ODD_ATTRIBUTES)], echo: false }, null, 1),
       );
       const echoed = await post(server, JSON.stringify({ spans: [wireSpan(rolloutId, attemptId, 'd', { e: 1 })] }));
       const stored = await store.querySpans({ rolloutId });
@@ -122,15 +124,7 @@ describe('POST /spans/batch into a store that keeps attribute text', () => {
     }
     expect(answers[0]!.compact).toEqual({ status: 201, json: { inserted: [0, 1] } });
     expect(answers[0]!.items.map((s) => s.spanId)).toEqual(['a', 'b', 'c', 'd']);
-    expect(answers[0]!.items[0]!.attributes).toEqual({
-      'k"ey\\': 'é\n😀\u2028',
-      n: -1.5e-3,
-      big: 1e21,
-      b: false,
-      z: null,
-      list: ['x', 2, true],
-      empty: [],
-    });
+    expect(answers[0]!.items[0]!.attributes).toEqual(ODD_ATTRIBUTES);
     const strip = (a: Answer) => ({
       ...a,
       wire: a.wire.map((s) => ({ ...(s as object), rollout_id: 'r', attempt_id: 'a' })),

@@ -12,6 +12,7 @@ import {
   normalizeQuery,
   pageOptions,
   parseEnvelope,
+  queryFilters,
 } from '../request-schemas';
 import {
   API_PREFIX,
@@ -42,16 +43,17 @@ function spanQueryOptions(raw: unknown): QuerySpansOptions {
   return {
     ...pageOptions(body, 'span', 'sequence_id'),
     rolloutId: body.rollout_id,
-    attemptId: body.attempt_id ?? null,
-    traceId: body.trace_id ?? null,
-    traceIdContains: body.trace_id_contains ?? null,
-    spanId: body.span_id ?? null,
-    spanIdContains: body.span_id_contains ?? null,
-    parentId: body.parent_id ?? null,
-    parentIdContains: body.parent_id_contains ?? null,
-    name: body.name ?? null,
-    nameContains: body.name_contains ?? null,
-    filterLogic: body.filter_logic ?? 'and',
+    ...queryFilters(body, [
+      'attempt_id',
+      'trace_id',
+      'trace_id_contains',
+      'span_id',
+      'span_id_contains',
+      'parent_id',
+      'parent_id_contains',
+      'name',
+      'name_contains',
+    ]),
   };
 }
 
