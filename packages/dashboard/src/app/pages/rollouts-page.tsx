@@ -65,20 +65,21 @@ export function RolloutsPage({ client, pollMs = 3000, resourcesId = null }: Roll
       <form className="filters" onSubmit={(e) => e.preventDefault()}>
         <FilterSelect label="Status" value={query.status} choices={STATUSES} onChange={(status) => set({ status })} />
         <FilterSelect label="Mode" value={query.mode} choices={MODES} onChange={(mode) => set({ mode })} />
-        <TextFilter
-          label="Rollout id"
-          name="Rollout id filter"
-          placeholder="contains…"
-          value={query.rolloutIdContains ?? ''}
-          onChange={(text) => set({ rolloutIdContains: text || null })}
-        />
-        <TextFilter
-          label="Worker"
-          name="Worker filter"
-          placeholder="contains…"
-          value={query.workerIdContains ?? ''}
-          onChange={(text) => set({ workerIdContains: text || null })}
-        />
+        {(
+          [
+            ['Rollout id', 'rolloutIdContains'],
+            ['Worker', 'workerIdContains'],
+          ] as const
+        ).map(([label, key]) => (
+          <TextFilter
+            key={key}
+            label={label}
+            name={`${label} filter`}
+            placeholder="contains…"
+            value={query[key] ?? ''}
+            onChange={(text) => set({ [key]: text || null })}
+          />
+        ))}
         {query.resourcesId ? (
           <button type="button" className="chip" onClick={() => set({ resourcesId: null })} title="Clear">
             resources {query.resourcesId} ×

@@ -147,24 +147,23 @@ export function TrafficPage({ client, query = new URLSearchParams(), pollMs = 50
           onChange={(feedback) => set({ feedback: feedback as TrafficFilters['feedback'] })}
         />
         <FilterSelect label="Mode" value={filters.mode} choices={MODES} onChange={(mode) => set({ mode })} />
-        <TextFilter
-          label="Reward from"
-          name="Minimum reward"
-          type="number"
-          step="0.1"
-          value={minText}
-          onChange={setMinText}
-          style={{ width: '5em' }}
-        />
-        <TextFilter
-          label="to"
-          name="Maximum reward"
-          type="number"
-          step="0.1"
-          value={maxText}
-          onChange={setMaxText}
-          style={{ width: '5em' }}
-        />
+        {(
+          [
+            ['Reward from', 'Minimum reward', minText, setMinText],
+            ['to', 'Maximum reward', maxText, setMaxText],
+          ] as const
+        ).map(([label, name, value, onChange]) => (
+          <TextFilter
+            key={name}
+            label={label}
+            name={name}
+            type="number"
+            step="0.1"
+            value={value}
+            onChange={onChange}
+            style={{ width: '5em' }}
+          />
+        ))}
       </div>
       {traffic.error && !data ? <ErrorBox error={traffic.error} onRetry={traffic.reload} /> : null}
       {!data ? (
