@@ -1,7 +1,13 @@
 import type { Trajectory } from '../schema/index';
 import { finaliseSample, type SampleLimits } from './sample-tokens';
 import type { TrainingSample } from './training-sample';
-import { forEachTurn, type RewardOptions, type SamplesResult, startSampleBuild } from './transition-samples';
+import {
+  forEachTurn,
+  type RewardOptions,
+  sampleOrigin,
+  type SamplesResult,
+  startSampleBuild,
+} from './transition-samples';
 
 /** Options of {@link aggregateTrajectory}. */
 export interface AggregateTrajectoryOptions extends SampleLimits {
@@ -71,12 +77,7 @@ export function aggregateTrajectory(options: AggregateTrajectoryOptions): Sample
         responseTokenIds: segment.response,
         responseMask: segment.mask,
         ...(segment.logprobs ? { logprobs: segment.logprobs } : {}),
-        advantage: 0,
-        groupId: trajectory.taskId,
-        taskId: trajectory.taskId,
-        rolloutId: trajectory.rolloutId,
-        attemptId: trajectory.attemptId,
-        mode: trajectory.mode,
+        ...sampleOrigin(trajectory),
         reward: assigned.returns[first] ?? 0,
         turnIndices: segment.turns,
         agentName: trajectory.transitions[first]?.agentName ?? null,

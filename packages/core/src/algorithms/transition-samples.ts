@@ -41,6 +41,18 @@ export function startSampleBuild(options: TransitionSamplesOptions): {
   return { stats, assigned };
 }
 
+/** The fields of a sample that come from its trajectory (group = task), advantage still 0. */
+export const sampleOrigin = (
+  trajectory: Trajectory,
+): Pick<TrainingSample, 'advantage' | 'groupId' | 'taskId' | 'rolloutId' | 'attemptId' | 'mode'> => ({
+  advantage: 0,
+  groupId: trajectory.taskId,
+  taskId: trajectory.taskId,
+  rolloutId: trajectory.rolloutId,
+  attemptId: trajectory.attemptId,
+  mode: trajectory.mode,
+});
+
 /** Calls `visit` with each transition that has token ids, in order; the others are counted as skipped. */
 export function forEachTurn(
   trajectory: Trajectory,
@@ -70,12 +82,7 @@ export function transitionSamples(options: TransitionSamplesOptions): SamplesRes
         responseTokenIds: tokens.response,
         responseMask: tokens.response.map(() => 1),
         ...(tokens.logprobs ? { logprobs: tokens.logprobs } : {}),
-        advantage: 0,
-        groupId: trajectory.taskId,
-        taskId: trajectory.taskId,
-        rolloutId: trajectory.rolloutId,
-        attemptId: trajectory.attemptId,
-        mode: trajectory.mode,
+        ...sampleOrigin(trajectory),
         reward: assigned.returns[index] ?? 0,
         turnIndices: [index],
         agentName: transition.agentName,
