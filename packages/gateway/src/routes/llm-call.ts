@@ -190,13 +190,16 @@ function spanNotStored(ctx: LlmCallContext, err: unknown): GatewayErrorBody {
   return failure;
 }
 
-async function jsonCall(
+/** Answers the client from the backend's answer and records the call (one per answer kind: JSON, event stream). */
+type AnswerHandler = (
   ctx: LlmCallContext,
   res: ServerResponse,
   rec: Recording,
   upstream: Dispatcher.ResponseData,
   clientModel: unknown,
-): Promise<void> {
+) => Promise<void>;
+
+const jsonCall: AnswerHandler = async (ctx, res, rec, upstream, clientModel) => {
   const plan = rec.plan;
   const bytes = await ctx.upstream.readBytes(upstream, plan.url);
   if (!plan.scope && !plan.prepared.strip && plan.kind !== 'anthropic-translate') {
@@ -234,15 +237,9 @@ async function jsonCall(
   const answer = (): void => sendJson(res, upstream.statusCode, clientBody ?? bytes, headers);
   if (ctx.spanWrite === 'after-response') await answerThenRecord(ctx, rec, answer, () => response, sequenceId);
   else answer();
-}
+};
 
-async function streamCall(
-  ctx: LlmCallContext,
-  res: ServerResponse,
-  rec: Recording,
-  upstream: Dispatcher.ResponseData,
-  clientModel: unknown,
-): Promise<void> {
+const streamCall: AnswerHandler = async (ctx, res, rec, upstream, clientModel) => {
   res.writeHead(upstream.statusCode, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
@@ -307,4 +304,4 @@ async function streamCall(
       sequenceId,
     );
   else res.end();
-}
+};
