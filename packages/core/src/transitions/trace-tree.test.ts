@@ -65,24 +65,32 @@ describe('repairHierarchy', () => {
   const childIds = (root: ReturnType<typeof buildTraceTree>, id: string) =>
     [...walkTree(root)].find((n) => n.id === id)?.children.map((c) => c.id);
 
-  it('moves a child of the root under the tightest enclosing node', () => {
-    const root = repaired([
-      { id: 'root', name: 'root', start: 0, end: 10 },
-      { id: 'outer', parent: 'root', name: 'outer', start: 1, end: 9 },
-      { id: 'inner', parent: 'outer', name: 'inner', start: 2, end: 6 },
-      { id: 'llm', parent: 'root', name: 'openai.chat.completion', start: 3, end: 4 },
-    ]);
-    expect(childIds(root, 'inner')).toEqual(['llm']);
-    expect(root.children.map((c) => c.id)).toEqual(['outer']);
-  });
-
-  it('descends through single-child wrappers and leaves deeper levels alone', () => {
-    const root = repaired([
-      { id: 'wrapper', name: 'w', start: 0, end: 20 },
-      { id: 'real', parent: 'wrapper', name: 'r', start: 0, end: 10 },
-      { id: 'agent', parent: 'real', name: 'agent', start: 1, end: 9 },
-      { id: 'llm', parent: 'real', name: 'llm', start: 2, end: 3 },
-    ]);
-    expect(childIds(root, 'agent')).toEqual(['llm']);
+  it.each([
+    {
+      title: 'moves a child of the root under the tightest enclosing node',
+      specs: [
+        { id: 'root', name: 'root', start: 0, end: 10 },
+        { id: 'outer', parent: 'root', name: 'outer', start: 1, end: 9 },
+        { id: 'inner', parent: 'outer', name: 'inner', start: 2, end: 6 },
+        { id: 'llm', parent: 'root', name: 'openai.chat.completion', start: 3, end: 4 },
+      ],
+      node: 'inner',
+      rootChildren: ['outer'],
+    },
+    {
+      title: 'descends through single-child wrappers and leaves deeper levels alone',
+      specs: [
+        { id: 'wrapper', name: 'w', start: 0, end: 20 },
+        { id: 'real', parent: 'wrapper', name: 'r', start: 0, end: 10 },
+        { id: 'agent', parent: 'real', name: 'agent', start: 1, end: 9 },
+        { id: 'llm', parent: 'real', name: 'llm', start: 2, end: 3 },
+      ],
+      node: 'agent',
+      rootChildren: null,
+    },
+  ])('$title', ({ specs, node, rootChildren }) => {
+    const root = repaired(specs);
+    expect(childIds(root, node)).toEqual(['llm']);
+    if (rootChildren) expect(root.children.map((c) => c.id)).toEqual(rootChildren);
   });
 });
