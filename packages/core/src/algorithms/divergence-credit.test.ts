@@ -24,27 +24,12 @@ describe('firstDivergenceCredit', () => {
   // Task A: call tokens, then a masked tool result, then the answer. `good` is right; `badCall` called the tool with a
   // wrong token (5 → 6) and then copied the wrong result faithfully; `badCopy` called right and copied the result wrong.
   const mask = [1, 1, 0, 0, 1, 1];
-  const good = sample({
-    rolloutId: 'good',
-    responseTokenIds: [4, 5, 20, 21, 20, 21],
-    responseMask: mask,
-    reward: 1,
-    advantage: 1.2,
-  });
-  const badCall = sample({
-    rolloutId: 'badCall',
-    responseTokenIds: [4, 6, 30, 31, 30, 31],
-    responseMask: mask,
-    reward: 0,
-    advantage: -0.8,
-  });
-  const badCopy = sample({
-    rolloutId: 'badCopy',
-    responseTokenIds: [4, 5, 20, 21, 20, 29],
-    responseMask: mask,
-    reward: 0,
-    advantage: -0.8,
-  });
+  /** A task-A sample (response mask `mask`). */
+  const withMask = (rolloutId: string, responseTokenIds: number[], reward: number, advantage: number): TrainingSample =>
+    sample({ rolloutId, responseTokenIds, responseMask: mask, reward, advantage });
+  const good = withMask('good', [4, 5, 20, 21, 20, 21], 1, 1.2);
+  const badCall = withMask('badCall', [4, 6, 30, 31, 30, 31], 0, -0.8);
+  const badCopy = withMask('badCopy', [4, 5, 20, 21, 20, 29], 0, -0.8);
 
   it('keeps the blame up to the first token that differs from the closest better sample', () => {
     const [g, call, copy] = firstDivergenceCredit([good, badCall, badCopy]);
@@ -71,20 +56,8 @@ describe('firstDivergenceCredit', () => {
   });
 
   it('picks the better sample sharing the longest prefix, and only within the group and prompt', () => {
-    const closer = sample({
-      rolloutId: 'closer',
-      responseTokenIds: [4, 6, 30, 31, 30, 31],
-      responseMask: mask,
-      reward: 0.5,
-      advantage: 0.1,
-    });
-    const worst = sample({
-      rolloutId: 'worst',
-      responseTokenIds: [4, 6, 30, 31, 9, 9],
-      responseMask: mask,
-      reward: 0,
-      advantage: -1,
-    });
+    const closer = withMask('closer', [4, 6, 30, 31, 30, 31], 0.5, 0.1);
+    const worst = withMask('worst', [4, 6, 30, 31, 9, 9], 0, -1);
     expect(firstDivergenceCredit([good, closer, worst])[2]!.responseMask).toEqual([1, 1, 0, 0, 1, 0]);
     // A better sample of another group, or with another prompt, is no reference.
     const otherGroup = { ...good, groupId: 'B' };

@@ -1,8 +1,13 @@
 import type { Trajectory } from '../schema/index';
-import { assignRewards } from './reward-assignment';
-import { finaliseSample, turnTokens, validateLimits, type SampleLimits } from './sample-tokens';
-import { emptySampleBuildStats, type TrainingSample } from './training-sample';
-import type { RewardOptions, SamplesResult } from './transition-samples';
+import { finaliseSample, type SampleLimits } from './sample-tokens';
+import type { TrainingSample } from './training-sample';
+import {
+  forEachTurn,
+  type RewardOptions,
+  sampleOrigin,
+  type SamplesResult,
+  startSampleBuild,
+} from './transition-samples';
 
 /** Options of {@link aggregateTrajectory}. */
 export interface AggregateTrajectoryOptions extends SampleLimits {
@@ -35,20 +40,11 @@ function startsWith(sequence: readonly number[], prefix: readonly number[]): boo
  * the return of its first call; its logprobs are dropped if any merged call lacked them.
  */
 export function aggregateTrajectory(options: AggregateTrajectoryOptions): SamplesResult {
-  const { trajectory, reward = {} } = options;
-  validateLimits(options);
-  const stats = emptySampleBuildStats();
-  stats.nTrajectories = 1;
-  const assigned = assignRewards({ trajectory, ...reward });
-  if (assigned.hasReward) stats.nTrajectoriesWithReward = 1;
+  const { trajectory } = options;
+  const { stats, assigned } = startSampleBuild(options);
   const segments: OpenSegment[] = [];
   let current: OpenSegment | null = null;
-  trajectory.transitions.forEach((transition, index) => {
-    const tokens = turnTokens(transition);
-    if (!tokens) {
-      stats.nSkippedNoTokens += 1;
-      return;
-    }
+  forEachTurn(trajectory, stats, (tokens, _transition, index) => {
     if (current && startsWith(tokens.prompt, current.context)) {
       const observation = tokens.prompt.slice(current.context.length);
       current.response.push(...observation, ...tokens.response);
@@ -81,12 +77,7 @@ export function aggregateTrajectory(options: AggregateTrajectoryOptions): Sample
         responseTokenIds: segment.response,
         responseMask: segment.mask,
         ...(segment.logprobs ? { logprobs: segment.logprobs } : {}),
-        advantage: 0,
-        groupId: trajectory.taskId,
-        taskId: trajectory.taskId,
-        rolloutId: trajectory.rolloutId,
-        attemptId: trajectory.attemptId,
-        mode: trajectory.mode,
+        ...sampleOrigin(trajectory),
         reward: assigned.returns[first] ?? 0,
         turnIndices: segment.turns,
         agentName: trajectory.transitions[first]?.agentName ?? null,

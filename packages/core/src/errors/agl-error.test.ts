@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AglError } from './agl-error';
+import { ConflictError } from './conflict-error';
+import { ProcessAgentError } from './process-agent-error';
+import { UserError } from './user-error';
 import { InvalidTransitionError } from './invalid-transition-error';
 import { NotFoundError } from './not-found-error';
 import { ValidationError } from './validation-error';
@@ -24,5 +27,19 @@ describe('AglError', () => {
     const transition = new InvalidTransitionError('rollout', 'ro-x', 'succeeded', 'preparing');
     expect(transition).toMatchObject({ from: 'succeeded', to: 'preparing', entity: 'rollout' });
     expect(AglError.isInstance(transition)).toBe(true);
+  });
+
+  it.each([
+    ['AGL_UserError', () => new UserError('bad option'), UserError],
+    ['AGL_ProcessAgentError', () => new ProcessAgentError('exited 1'), ProcessAgentError],
+    ['AGL_ConflictError', () => new ConflictError('rolloutId', 'in use'), ConflictError],
+  ] as const)('names a %s after its class and tells it from the other classes', (name, make, own) => {
+    const error = make();
+    expect(error.name).toBe(name);
+    expect(error).toBeInstanceOf(own);
+    expect(own.isInstance(error)).toBe(true);
+    expect(AglError.isInstance(error)).toBe(true);
+    for (const other of [UserError, ProcessAgentError, ConflictError].filter((c) => c !== own))
+      expect(other.isInstance(error)).toBe(false);
   });
 });

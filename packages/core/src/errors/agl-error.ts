@@ -12,16 +12,31 @@ export interface AglErrorOptions {
  */
 export class AglError extends Error {
   readonly [MARKER] = true;
+  /**
+   * The stable name of this class's errors, which becomes each error's {@link AglError.name} and which
+   * {@link AglError.isInstance} checks; every subclass sets its own (`AGL_NotFoundError`).
+   */
+  static readonly errorName: string = 'AGL_Error';
   /** A stable, machine-readable name such as `AGL_NotFoundError`. */
-  override readonly name: string = 'AGL_Error';
+  override readonly name: string;
 
   constructor(message: string, options: AglErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = (new.target as typeof AglError).errorName;
   }
 
-  /** True when `error` is any AGL error, whichever copy of the package created it. */
-  static isInstance(error: unknown): error is AglError {
-    return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[MARKER] === true;
+  /**
+   * True when `error` is an error of this class, whichever copy of the package created it: on `AglError` itself any
+   * AGL error, on a subclass one whose name is the subclass's {@link AglError.errorName}.
+   */
+  static isInstance<T extends AglError>(this: abstract new (...args: never[]) => T, error: unknown): error is T {
+    const errorName = (this as unknown as typeof AglError).errorName;
+    return (
+      typeof error === 'object' &&
+      error !== null &&
+      (error as Record<symbol, unknown>)[MARKER] === true &&
+      ((this as unknown) === AglError || (error as AglError).name === errorName)
+    );
   }
 }
 

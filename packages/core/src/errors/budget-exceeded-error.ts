@@ -1,8 +1,8 @@
-import { AglError, hasErrorName, type AglErrorOptions } from './agl-error';
+import { AglError, type AglErrorOptions } from './agl-error';
 
 /** A configured token or cost budget (e.g. of APO's LLM calls) ran out; the caller should stop and keep what it has. */
 export class BudgetExceededError extends AglError {
-  override readonly name = 'AGL_BudgetExceededError';
+  static override readonly errorName = 'AGL_BudgetExceededError';
   /** Which budget ran out: `tokens` or `cost`. */
   readonly budget: 'tokens' | 'cost';
   /** What was used when the call was refused. */
@@ -15,9 +15,5 @@ export class BudgetExceededError extends AglError {
     this.budget = budget;
     this.used = used;
     this.limit = limit;
-  }
-
-  static override isInstance(error: unknown): error is BudgetExceededError {
-    return hasErrorName(error, 'AGL_BudgetExceededError');
   }
 }

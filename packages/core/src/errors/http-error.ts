@@ -1,8 +1,8 @@
-import { AglError, hasErrorName, type AglErrorOptions } from './agl-error';
+import { AglError, type AglErrorOptions } from './agl-error';
 
 /** A non-2xx answer from an AGL server, as seen by a client. Keeps the status and the server's `error_type`. */
 export class HttpError extends AglError {
-  override readonly name = 'AGL_HttpError';
+  static override readonly errorName = 'AGL_HttpError';
   /** HTTP status code. */
   readonly status: number;
   /** The server's `error_type`, when the body had one. */
@@ -15,9 +15,5 @@ export class HttpError extends AglError {
     this.status = status;
     this.detail = detail;
     this.errorType = errorType;
-  }
-
-  static override isInstance(error: unknown): error is HttpError {
-    return hasErrorName(error, 'AGL_HttpError');
   }
 }

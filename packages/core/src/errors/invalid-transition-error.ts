@@ -1,8 +1,8 @@
-import { AglError, hasErrorName, type AglErrorOptions } from './agl-error';
+import { AglError, type AglErrorOptions } from './agl-error';
 
 /** A status change that the transition table does not allow, such as `succeeded → preparing`. HTTP 409. */
 export class InvalidTransitionError extends AglError {
-  override readonly name = 'AGL_InvalidTransitionError';
+  static override readonly errorName = 'AGL_InvalidTransitionError';
   /** `rollout` or `attempt`. */
   readonly entity: 'rollout' | 'attempt';
   /** The status the entity has now. */
@@ -19,9 +19,5 @@ export class InvalidTransitionError extends AglError {
     this.entity = entity;
     this.from = from;
     this.to = to;
-  }
-
-  static override isInstance(error: unknown): error is InvalidTransitionError {
-    return hasErrorName(error, 'AGL_InvalidTransitionError');
   }
 }

@@ -1,4 +1,4 @@
-import { AglError, hasErrorName, type AglErrorOptions } from './agl-error';
+import { AglError, type AglErrorOptions } from './agl-error';
 
 /** Why an upstream (model backend) call failed before a response arrived. */
 export type UpstreamFailure = 'timeout' | 'connection';
@@ -8,7 +8,7 @@ export type UpstreamFailure = 'timeout' | 'connection';
  * for a connection error. (An HTTP error *answer* from the backend is passed through, not wrapped in this error.)
  */
 export class UpstreamError extends AglError {
-  override readonly name = 'AGL_UpstreamError';
+  static override readonly errorName = 'AGL_UpstreamError';
   /** `timeout` or `connection`. */
   readonly failure: UpstreamFailure;
   /** The backend URL that failed (never includes credentials). */
@@ -21,9 +21,5 @@ export class UpstreamError extends AglError {
     this.failure = failure;
     this.url = url;
     this.status = failure === 'timeout' ? 504 : 502;
-  }
-
-  static override isInstance(error: unknown): error is UpstreamError {
-    return hasErrorName(error, 'AGL_UpstreamError');
   }
 }

@@ -1,4 +1,4 @@
-import { AglError, hasErrorName, type AglErrorOptions } from './agl-error';
+import { AglError, type AglErrorOptions } from './agl-error';
 
 /** One problem found while validating input. */
 export interface ValidationIssue {
@@ -10,7 +10,7 @@ export interface ValidationIssue {
 
 /** Input that does not match the schema (wrong type, unknown enum value, missing field). HTTP 400/422. */
 export class ValidationError extends AglError {
-  override readonly name = 'AGL_ValidationError';
+  static override readonly errorName = 'AGL_ValidationError';
   /** Every problem found, first one first. */
   readonly issues: ValidationIssue[];
   /** Suggested HTTP status: 400 for a bad value, 422 for a schema violation. */
@@ -20,9 +20,5 @@ export class ValidationError extends AglError {
     super(message, options);
     this.issues = issues;
     this.status = options.status ?? 422;
-  }
-
-  static override isInstance(error: unknown): error is ValidationError {
-    return hasErrorName(error, 'AGL_ValidationError');
   }
 }

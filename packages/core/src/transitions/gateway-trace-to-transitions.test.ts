@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chatAttrs, makeSpans, rewardAttrs } from './__fixtures__/span-builders';
+import { chatAttrs, llmSpan, makeSpans, rewardAttrs } from './__fixtures__/span-builders';
 import { GatewayTraceToTransitions } from './gateway-trace-to-transitions';
 
 const vllm = (id: string, prompt: number[], response: number[]): Record<string, string> => ({
@@ -63,19 +63,17 @@ describe('GatewayTraceToTransitions (checklist 40, LLM-proxy part)', () => {
 
   it('reads AGL gateway spans in the Contract 2 layout, with messages', () => {
     const spans = makeSpans([
-      {
-        id: 'g',
-        name: 'openai.chat.completion',
-        start: 1,
-        end: 2,
-        seq: 1,
-        attrs: chatAttrs({
+      llmSpan(
+        'g',
+        1,
+        chatAttrs({
           responseId: 'g1',
           promptTokenIds: [1],
           responseTokenIds: [2],
           extra: { 'agl.gateway': true },
         }),
-      },
+        { seq: 1 },
+      ),
       { id: 'r', name: 'agentlightning.annotation', start: 3, end: 3, seq: 2, attrs: rewardAttrs(0.25) },
     ]);
     const trajectory = new GatewayTraceToTransitions().adapt(spans, {

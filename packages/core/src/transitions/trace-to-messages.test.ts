@@ -1,33 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../errors/index';
-import { makeSpans } from './__fixtures__/span-builders';
+import { llmSpan, makeSpans } from './__fixtures__/span-builders';
 import { normalizeLlmCall } from './llm-call-normalizer';
 import { TraceToMessages } from './trace-to-messages';
 
 describe('TraceToMessages (checklist 40, messages part)', () => {
   const spans = makeSpans([
-    {
-      id: 'llm',
-      name: 'openai.chat.completion',
-      start: 1,
-      end: 2,
-      attrs: {
-        'gen_ai.prompt.0.role': 'system',
-        'gen_ai.prompt.0.content': 'You are a calculator.',
-        'gen_ai.prompt.1.role': 'user',
-        'gen_ai.prompt.1.content': 'What is 2+3?',
-        'gen_ai.prompt.2.role': 'tool',
-        'gen_ai.prompt.2.content': '5',
-        'gen_ai.prompt.2.tool_call_id': 'call_0',
-        'gen_ai.completion.0.role': 'assistant',
-        'gen_ai.completion.0.content': 'Let me check.',
-        'gen_ai.request.model': 'm',
-        'gen_ai.request.functions.0.name': 'add',
-        'gen_ai.request.functions.0.description': 'Adds numbers',
-        'gen_ai.request.functions.0.parameters': '{"type":"object","properties":{"a":{"type":"number"}}}',
-        'gen_ai.request.functions.1.name': 'noop',
-      },
-    },
+    llmSpan('llm', 1, {
+      'gen_ai.prompt.0.role': 'system',
+      'gen_ai.prompt.0.content': 'You are a calculator.',
+      'gen_ai.prompt.1.role': 'user',
+      'gen_ai.prompt.1.content': 'What is 2+3?',
+      'gen_ai.prompt.2.role': 'tool',
+      'gen_ai.prompt.2.content': '5',
+      'gen_ai.prompt.2.tool_call_id': 'call_0',
+      'gen_ai.completion.0.role': 'assistant',
+      'gen_ai.completion.0.content': 'Let me check.',
+      'gen_ai.request.model': 'm',
+      'gen_ai.request.functions.0.name': 'add',
+      'gen_ai.request.functions.0.description': 'Adds numbers',
+      'gen_ai.request.functions.0.parameters': '{"type":"object","properties":{"a":{"type":"number"}}}',
+      'gen_ai.request.functions.1.name': 'noop',
+    }),
     {
       id: 'tool',
       parent: 'llm',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chatAttrs, makeSpans, rewardAttrs } from './__fixtures__/span-builders';
+import { chatAttrs, llmSpan, makeSpans, rewardAttrs } from './__fixtures__/span-builders';
 import { TraceToTransitions } from './trace-to-transitions';
 
 const LLM = 'openai.chat.completion';
@@ -40,22 +40,8 @@ describe('TraceToTransitions: dedup and rewards (checklist 38)', () => {
   it('keeps only the first of two LLM spans with the same response id', () => {
     const spans = makeSpans([
       { id: 'root', name: 'root', start: 0, end: 10 },
-      {
-        id: 'a',
-        parent: 'root',
-        name: LLM,
-        start: 1,
-        end: 2,
-        attrs: chatAttrs({ responseId: 'same', completion: 'A' }),
-      },
-      {
-        id: 'b',
-        parent: 'root',
-        name: LLM,
-        start: 3,
-        end: 4,
-        attrs: chatAttrs({ responseId: 'same', completion: 'B' }),
-      },
+      llmSpan('a', 1, chatAttrs({ responseId: 'same', completion: 'A' }), { parent: 'root' }),
+      llmSpan('b', 3, chatAttrs({ responseId: 'same', completion: 'B' }), { parent: 'root' }),
     ]);
     const out = new TraceToTransitions().transitions(spans);
     expect(out.map((t) => t.spanIds[0])).toEqual(['a']);
@@ -64,14 +50,9 @@ describe('TraceToTransitions: dedup and rewards (checklist 38)', () => {
   it('skips spans with empty token ids when skipEmptyTokenSpans is set', () => {
     const spans = makeSpans([
       { id: 'root', name: 'root', start: 0, end: 10 },
-      {
-        id: 'a',
+      llmSpan('a', 1, chatAttrs({ responseId: 'r1', promptTokenIds: [1, 2], responseTokenIds: [3] }), {
         parent: 'root',
-        name: LLM,
-        start: 1,
-        end: 2,
-        attrs: chatAttrs({ responseId: 'r1', promptTokenIds: [1, 2], responseTokenIds: [3] }),
-      },
+      }),
       { id: 'b', parent: 'root', name: LLM, start: 3, end: 4, attrs: chatAttrs({ responseId: 'r2' }) },
     ]);
     expect(new TraceToTransitions().transitions(spans)).toHaveLength(2);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../errors/index';
-import { makeSpans } from './__fixtures__/span-builders';
+import { makeSpans, type SpanSpec } from './__fixtures__/span-builders';
 import { buildTraceTree, repairHierarchy, walkTree } from './trace-tree';
 
 describe('buildTraceTree (checklist 36)', () => {
@@ -55,32 +55,42 @@ describe('buildTraceTree (checklist 36)', () => {
 });
 
 describe('repairHierarchy', () => {
-  it('moves a child of the root under the tightest enclosing node', () => {
-    const root = buildTraceTree(
-      makeSpans([
+  /** The tree of `specs`, repaired. */
+  const repaired = (specs: SpanSpec[]) => {
+    const root = buildTraceTree(makeSpans(specs));
+    repairHierarchy(root);
+    return root;
+  };
+  /** Ids of the children of node `id`. */
+  const childIds = (root: ReturnType<typeof buildTraceTree>, id: string) =>
+    [...walkTree(root)].find((n) => n.id === id)?.children.map((c) => c.id);
+
+  it.each([
+    {
+      title: 'moves a child of the root under the tightest enclosing node',
+      specs: [
         { id: 'root', name: 'root', start: 0, end: 10 },
         { id: 'outer', parent: 'root', name: 'outer', start: 1, end: 9 },
         { id: 'inner', parent: 'outer', name: 'inner', start: 2, end: 6 },
         { id: 'llm', parent: 'root', name: 'openai.chat.completion', start: 3, end: 4 },
-      ]),
-    );
-    repairHierarchy(root);
-    const inner = [...walkTree(root)].find((n) => n.id === 'inner');
-    expect(inner?.children.map((c) => c.id)).toEqual(['llm']);
-    expect(root.children.map((c) => c.id)).toEqual(['outer']);
-  });
-
-  it('descends through single-child wrappers and leaves deeper levels alone', () => {
-    const root = buildTraceTree(
-      makeSpans([
+      ],
+      node: 'inner',
+      rootChildren: ['outer'],
+    },
+    {
+      title: 'descends through single-child wrappers and leaves deeper levels alone',
+      specs: [
         { id: 'wrapper', name: 'w', start: 0, end: 20 },
         { id: 'real', parent: 'wrapper', name: 'r', start: 0, end: 10 },
         { id: 'agent', parent: 'real', name: 'agent', start: 1, end: 9 },
         { id: 'llm', parent: 'real', name: 'llm', start: 2, end: 3 },
-      ]),
-    );
-    repairHierarchy(root);
-    const agent = [...walkTree(root)].find((n) => n.id === 'agent');
-    expect(agent?.children.map((c) => c.id)).toEqual(['llm']);
+      ],
+      node: 'agent',
+      rootChildren: null,
+    },
+  ])('$title', ({ specs, node, rootChildren }) => {
+    const root = repaired(specs);
+    expect(childIds(root, node)).toEqual(['llm']);
+    if (rootChildren) expect(root.children.map((c) => c.id)).toEqual(rootChildren);
   });
 });

@@ -31,6 +31,25 @@ class CountingStore extends MemoryStore {
   }
 }
 
+/** A one-second call span on the rollout's attempt. */
+const spanOf = (
+  r: { rolloutId: string; attempt: { attemptId: string } },
+  name: string,
+  sequenceId: number,
+  attributes: SpanInput['attributes'] = {},
+): SpanInput =>
+  callSpan({
+    rolloutId: r.rolloutId,
+    attemptId: r.attempt.attemptId,
+    sequenceId,
+    spanId: newSpanId(),
+    name,
+    attributes,
+    startTime: 1,
+    endTime: 2,
+    parent: null,
+  });
+
 describe('StoreBatcher', () => {
   let store: CountingStore;
   afterEach(() => store.close());
@@ -42,18 +61,7 @@ describe('StoreBatcher', () => {
   }> {
     store = new CountingStore();
     const r = await store.startRollout({ input: null, mode: 'train' });
-    const span = (name: string, sequenceId: number): SpanInput =>
-      callSpan({
-        rolloutId: r.rolloutId,
-        attemptId: r.attempt.attemptId,
-        sequenceId,
-        spanId: newSpanId(),
-        name,
-        attributes: { n: name },
-        startTime: 1,
-        endTime: 2,
-        parent: null,
-      });
+    const span = (name: string, sequenceId: number): SpanInput => spanOf(r, name, sequenceId, { n: name });
     return { batcher: new StoreBatcher(store), span, rolloutId: r.rolloutId };
   }
 
@@ -86,18 +94,7 @@ describe('StoreBatcher', () => {
     const r = await store.startRollout({ input: null, mode: 'train' });
     let inFlight = 1;
     const batcher = new StoreBatcher(store, () => inFlight <= 1);
-    const span = (name: string, sequenceId: number): SpanInput =>
-      callSpan({
-        rolloutId: r.rolloutId,
-        attemptId: r.attempt.attemptId,
-        sequenceId,
-        spanId: newSpanId(),
-        name,
-        attributes: {},
-        startTime: 1,
-        endTime: 2,
-        parent: null,
-      });
+    const span = (name: string, sequenceId: number): SpanInput => spanOf(r, name, sequenceId);
     const alone = batcher.addSpan(span('alone', 1));
     expect(store.calls).toEqual(['addSpan']); // handed to the store before the turn ends
     await alone;
@@ -142,17 +139,7 @@ describe('StoreBatcher', () => {
         () => {
           events.push(`span ${name}`);
           if (name === 'unparsable') throw new Error('bad answer');
-          return callSpan({
-            rolloutId: r.rolloutId,
-            attemptId: r.attempt.attemptId,
-            sequenceId,
-            spanId: newSpanId(),
-            name,
-            attributes: {},
-            startTime: 1,
-            endTime: 2,
-            parent: null,
-          });
+          return spanOf(r, name, sequenceId);
         },
       );
     const alone = call('alone', 1);

@@ -7,7 +7,7 @@ import { type GatewayErrorBody, sendError } from './http-io';
  * (403) or malformed (400), an odd rollout id (400).
  */
 export class RequestRefusedError extends AglError {
-  override readonly name = 'AGL_RequestRefusedError';
+  static override readonly errorName = 'AGL_RequestRefusedError';
 
   constructor(
     /** HTTP status of the answer. */

@@ -17,6 +17,12 @@ class FailingSpanStore extends MemoryStore {
   }
 }
 
+/** Checks an error answer: its status, `error_type`, and a part of its `detail`. */
+async function expectRefusal(res: Response, status: number, errorType: string, detailPart: string): Promise<void> {
+  expect(res.status, detailPart).toBe(status);
+  expect(await res.json()).toMatchObject({ error_type: errorType, detail: expect.stringContaining(detailPart) });
+}
+
 describe('gateway error mapping', () => {
   let fx: GatewayFixture;
   const never = deferred<never>();
@@ -62,11 +68,7 @@ describe('gateway error mapping', () => {
 
   it('maps a backend timeout to 504 and a refused connection to 502, with clear messages', async () => {
     const timeout = await post('/v1/chat/completions', chat('hang'));
-    expect(timeout.status).toBe(504);
-    expect(await timeout.json()).toMatchObject({
-      error_type: 'upstream_timeout',
-      detail: expect.stringContaining('did not answer within 300 ms'),
-    });
+    await expectRefusal(timeout, 504, 'upstream_timeout', 'did not answer within 300 ms');
 
     const store = new MemoryStore();
     const dead = await startGateway({ store, backend: 'http://127.0.0.1:9/v1', port: 0 });
@@ -105,11 +107,7 @@ describe('gateway error mapping', () => {
     ];
     for (const [path, body, message] of cases) {
       const res = await post(path, body);
-      expect(res.status, body).toBe(400);
-      expect(await res.json()).toMatchObject({
-        error_type: 'invalid_request',
-        detail: expect.stringContaining(message),
-      });
+      await expectRefusal(res, 400, 'invalid_request', message);
     }
     const header = await fetch(`${fx.gateway.url}/v1/chat/completions`, {
       method: 'POST',
@@ -123,11 +121,7 @@ describe('gateway error mapping', () => {
 
   it('answers unknown rollouts, paths, modes and methods with 404/405', async () => {
     const unknown = await post('/rollout/ro-missing/attempt/at-1/v1/chat/completions', chat('hi'));
-    expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toMatchObject({
-      error_type: 'not_found',
-      detail: expect.stringContaining('ro-missing'),
-    });
+    await expectRefusal(unknown, 404, 'not_found', 'ro-missing');
     expect((await post('/v1/embeddings', '{}')).status).toBe(404);
     expect((await post('/proxy/rollout/r/attempt/a/mode/test/openai/v1/chat/completions', chat('hi'))).status).toBe(
       404,
@@ -149,11 +143,7 @@ describe('gateway error mapping', () => {
       const r = await store.startRollout({ input: null, mode: 'train' });
       const base = `${gateway.url}/rollout/${r.rolloutId}/attempt/${r.attempt.attemptId}/v1`;
       const res = await fetch(`${base}/chat/completions`, { method: 'POST', body: chat('hi') });
-      expect(res.status).toBe(503);
-      expect(await res.json()).toMatchObject({
-        error_type: 'store_unavailable',
-        detail: expect.stringContaining('disk full'),
-      });
+      await expectRefusal(res, 503, 'store_unavailable', 'disk full');
       const stream = await fetch(`${base}/chat/completions`, {
         method: 'POST',
         body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] }),

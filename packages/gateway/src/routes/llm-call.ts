@@ -24,10 +24,9 @@ import {
   upstreamHeaders,
   validateBody,
 } from '../upstream/call-plan';
-import { scanChatAnswer } from '../upstream/chat-answer-scan';
-import { type ClientAsked, clientBodyOf } from '../upstream/upstream-body';
+import { clientBodyOf } from '../upstream/upstream-body';
 import { toUpstreamError, type UpstreamClient } from '../upstream/upstream-client';
-import { decodeBody, logprobsListSkip, parseUpstreamJson } from '../upstream/upstream-json';
+import { decodeBody, parseUpstreamJson } from '../upstream/upstream-json';
 import { sendCallError, storeFailure } from './call-errors';
 import type { GatewayPath } from './gateway-path';
 import { type GatewayErrorBody, sendError, sendJson, writeChunk } from './http-io';
@@ -37,9 +36,6 @@ import { emptyBody, LLM_BODY_LIMITS, readJsonBody } from './request-body';
 export const HEADER_SEQUENCE_ID = 'x-agl-sequence-id';
 /** Response header with the span id of the stored span. */
 export const HEADER_SPAN_ID = 'x-agl-span-id';
-
-/** Cut nothing from an answer (the client asked for every extra, or none was added). */
-const KEEP_ALL: ClientAsked = { tokenIds: true, logprobs: true, usage: true };
 
 /** What every LLM call needs from the gateway (storing its span: {@link SpanStorage}). */
 export interface LlmCallContext extends SpanStorage {
@@ -194,61 +190,21 @@ function spanNotStored(ctx: LlmCallContext, err: unknown): GatewayErrorBody {
   return failure;
 }
 
-/**
- * `after-response` for a chat answer on a rollout: the client's answer is cut from the backend's bytes
- * (`scanChatAnswer`, no parse) and sent, and only then is the answer parsed for the span. False when the bytes could
- * not be scanned; the caller then takes the usual path (which reports an invalid answer as 502).
- */
-async function answerFirst(
-  ctx: LlmCallContext,
-  res: ServerResponse,
-  rec: Recording,
-  status: number,
-  bytes: Uint8Array,
-  prep: SpanPrep,
-): Promise<boolean> {
-  const text = decodeBody(bytes);
-  const prepared = rec.plan.prepared;
-  const scan = scanChatAnswer(bytes, prepared.strip ? prepared.asked : KEEP_ALL, logprobsListSkip(bytes, text));
-  if (scan === null) return false;
-  let sequenceId: number;
-  try {
-    sequenceId = await prep.get().sequenceId;
-  } catch (err) {
-    sendError(res, spanNotStored(ctx, err));
-    return true;
-  }
-  const headers = { [HEADER_SEQUENCE_ID]: String(sequenceId), [HEADER_SPAN_ID]: rec.spanId };
-  await answerThenRecord(
-    ctx,
-    rec,
-    () => sendJson(res, status, scan.clientBytes, headers),
-    () => {
-      const parsed = parseUpstreamJson(bytes, true, { text, logprobsContent: scan.logprobsContent });
-      const response = callResponseOf('chat', parsed.body);
-      if (parsed.logprobsContentJson !== null) response.logprobsJson = parsed.logprobsContentJson;
-      return response;
-    },
-    sequenceId,
-  );
-  return true;
-}
-
-async function jsonCall(
+/** Answers the client from the backend's answer and records the call (one per answer kind: JSON, event stream). */
+type AnswerHandler = (
   ctx: LlmCallContext,
   res: ServerResponse,
   rec: Recording,
   upstream: Dispatcher.ResponseData,
   clientModel: unknown,
-): Promise<void> {
+) => Promise<void>;
+
+const jsonCall: AnswerHandler = async (ctx, res, rec, upstream, clientModel) => {
   const plan = rec.plan;
   const bytes = await ctx.upstream.readBytes(upstream, plan.url);
   if (!plan.scope && !plan.prepared.strip && plan.kind !== 'anthropic-translate') {
     sendJson(res, upstream.statusCode, bytes);
     return;
-  }
-  if (ctx.spanWrite === 'after-response' && plan.kind === 'chat' && rec.prep !== null) {
-    if (await answerFirst(ctx, res, rec, upstream.statusCode, bytes, rec.prep)) return;
   }
   // The first choice's logprobs list is kept as the backend's text for the span, unless the client gets it back
   // re-serialised (it asked for logprobs but the gateway strips the token ids it did not ask for).
@@ -281,15 +237,9 @@ async function jsonCall(
   const answer = (): void => sendJson(res, upstream.statusCode, clientBody ?? bytes, headers);
   if (ctx.spanWrite === 'after-response') await answerThenRecord(ctx, rec, answer, () => response, sequenceId);
   else answer();
-}
+};
 
-async function streamCall(
-  ctx: LlmCallContext,
-  res: ServerResponse,
-  rec: Recording,
-  upstream: Dispatcher.ResponseData,
-  clientModel: unknown,
-): Promise<void> {
+const streamCall: AnswerHandler = async (ctx, res, rec, upstream, clientModel) => {
   res.writeHead(upstream.statusCode, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
@@ -354,4 +304,4 @@ async function streamCall(
       sequenceId,
     );
   else res.end();
-}
+};

@@ -34,6 +34,18 @@ describe.each(['before-response', 'after-response'] as const)(
     });
     afterAll(() => fx.close());
 
+    /** An OpenAI client scoped to the rollout's attempt through the gateway. */
+    const clientOf = (
+      r: { rolloutId: string; attempt: { attemptId: string } },
+      options: Partial<ConstructorParameters<typeof OpenAI>[0]> = {},
+    ): OpenAI =>
+      new OpenAI({
+        baseURL: `${fx.gateway.url}/rollout/${r.rolloutId}/attempt/${r.attempt.attemptId}/v1`,
+        apiKey: 'x',
+        maxRetries: 0,
+        ...options,
+      });
+
     it('forwards a training chat call, strips the extras it added, and stores a span with the backend token ids', async () => {
       const messages = [{ role: 'user' as const, content: 'What is 6 * 7?' }];
       const res = (await client.chat.completions.create({
@@ -235,11 +247,7 @@ describe.each(['before-response', 'after-response'] as const)(
 
     it('takes the sequence id before answering, so a reward emitted right after the call is matched to it', async () => {
       const r = await fx.store.startRollout({ input: null, mode: 'train' });
-      const scoped = new OpenAI({
-        baseURL: `${fx.gateway.url}/rollout/${r.rolloutId}/attempt/${r.attempt.attemptId}/v1`,
-        apiKey: 'x',
-        maxRetries: 0,
-      });
+      const scoped = clientOf(r);
       await scoped.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: '1 + 1' }] });
       const sequenceId = await fx.store.getNextSpanSequenceId(r.rolloutId, r.attempt.attemptId);
       await fx.store.addSpan({
@@ -261,12 +269,7 @@ describe.each(['before-response', 'after-response'] as const)(
 
     it('joins the client’s trace: traceparent becomes the span’s trace id and parent', async () => {
       const r = await fx.store.startRollout({ input: null, mode: 'train' });
-      const traced = new OpenAI({
-        baseURL: `${fx.gateway.url}/rollout/${r.rolloutId}/attempt/${r.attempt.attemptId}/v1`,
-        apiKey: 'x',
-        maxRetries: 0,
-        defaultHeaders: { traceparent: `00-${'ab'.repeat(16)}-${'cd'.repeat(8)}-01` },
-      });
+      const traced = clientOf(r, { defaultHeaders: { traceparent: `00-${'ab'.repeat(16)}-${'cd'.repeat(8)}-01` } });
       const res = await traced.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
       const span = (await spansOf(fx.store, r.rolloutId))[0]!;
       expect(span).toMatchObject({

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { ValidationError } from '@agl/core/errors';
 import { isRecord, type JsonRecord } from '@agl/core/guards';
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, OPEN_BRACE, OPEN_BRACKET, QUOTE } from '@agl/core/internal/json-scan';
 import { MAX_JSON_DEPTH } from '@agl/core/schema';
 import { RequestRefusedError } from './call-errors';
 
@@ -28,8 +29,6 @@ export const LLM_BODY_LIMITS: Omit<BodyLimits, 'maxBytes'> = { maxDepth: MAX_JSO
 /** Limits of the control routes (`POST /proxy/pause`): a few small fields. */
 export const CONTROL_BODY_LIMITS: BodyLimits = { maxBytes: 16 * 1024, maxDepth: 8, maxValues: 256 };
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const SCALAR = 1;
 const STRING = 2;
 const OPEN = 3;
@@ -38,10 +37,10 @@ const CLOSE = 4;
 const CLASS = new Uint8Array(256).fill(SCALAR);
 for (const c of ' \t\r\n,:') CLASS[c.charCodeAt(0)] = 0;
 CLASS[QUOTE] = STRING;
-CLASS[0x7b] = OPEN;
-CLASS[0x5b] = OPEN;
-CLASS[0x7d] = CLOSE;
-CLASS[0x5d] = CLOSE;
+CLASS[OPEN_BRACE] = OPEN;
+CLASS[OPEN_BRACKET] = OPEN;
+CLASS[CLOSE_BRACE] = CLOSE;
+CLASS[CLOSE_BRACKET] = CLOSE;
 
 /**
  * Counts the nesting and values of a JSON text fed in chunks, without building anything (strings are skipped with

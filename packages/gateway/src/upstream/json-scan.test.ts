@@ -1,7 +1,12 @@
 import { seededRandom } from '@agl/core';
 import { describe, expect, it } from 'vitest';
 import { parses } from '../__fixtures__/fuzz-helpers';
-import { findJsonPath as findInBytes, MAX_SCAN_DEPTH, scanValue as scanBytes, skipWhitespace } from './json-scan';
+import {
+  findJsonPath as findInBytes,
+  MAX_SCAN_DEPTH,
+  scanValue as scanBytes,
+  skipWhitespace,
+} from '@agl/core/internal/json-scan';
 import { parseUpstreamJson as parseBytes } from './upstream-json';
 
 const utf8 = (text: string): Buffer => Buffer.from(text, 'utf8');

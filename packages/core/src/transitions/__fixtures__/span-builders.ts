@@ -67,3 +67,11 @@ export const rewardAttrs = (value: number): Span['attributes'] => ({
   'agentlightning.reward.0.name': 'primary',
   'agentlightning.reward.0.value': value,
 });
+
+/** Spec of an LLM-call span (`openai.chat.completion`), one second long; `over` sets anything else (parent, seq). */
+export const llmSpan = (
+  id: string,
+  start: number,
+  attrs: Span['attributes'],
+  over: Partial<SpanSpec> = {},
+): SpanSpec => ({ id, name: 'openai.chat.completion', start, end: start + 1, attrs, ...over });

@@ -5,6 +5,7 @@ import { formatPercent, formatReward, formatTime } from '../lib/format';
 import { lineDiff } from '../lib/line-diff';
 import { navigate, useLocation } from '../lib/router';
 import { useAsync } from '../lib/use-async';
+import { TableHead } from '../components/table-head';
 
 /** The text a resource is compared by: the template, or the endpoint/model lines of an LLM. */
 function resourceText(resource: Resource | undefined): string {
@@ -96,17 +97,7 @@ export function ResourcesPage({ client, pollMs = 5000 }: { client: ApiClient; po
       <h1>Resources</h1>
       <div className="split">
         <table className="data versions" data-testid="versions-table">
-          <thead>
-            <tr>
-              <th>#</th>
-              <th>Resources id</th>
-              <th>v</th>
-              <th>Created</th>
-              <th>Train reward</th>
-              <th>Val reward</th>
-              <th>Val success</th>
-            </tr>
-          </thead>
+          <TableHead columns={['#', 'Resources id', 'v', 'Created', 'Train reward', 'Val reward', 'Val success']} />
           <tbody>
             {versions.map((v, i) => (
               <tr

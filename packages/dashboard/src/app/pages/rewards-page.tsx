@@ -1,5 +1,6 @@
 import { useMemo, useState } from 'react';
-import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from 'recharts';
+import { Bar, BarChart, Line, LineChart } from 'recharts';
+import { chartFrame } from '../components/chart-frame';
 import type { ApiClient, RewardSeries } from '../api/api-client';
 import { Empty, ErrorBox, Loading } from '../components/states';
 import { formatPercent, formatReward } from '../lib/format';
@@ -121,11 +122,10 @@ export function RewardsPage({ client, pollMs = 5000 }: { client: ApiClient; poll
                 )
               </figcaption>
               <LineChart width={WIDTH} height={HEIGHT} data={overTime}>
-                <CartesianGrid strokeDasharray="3 3" />
-                <XAxis dataKey="n" label={{ value: 'finished rollout #', position: 'insideBottom', offset: -2 }} />
-                <YAxis domain={['auto', 'auto']} />
-                <Tooltip />
-                <Legend />
+                {chartFrame(
+                  { dataKey: 'n', label: { value: 'finished rollout #', position: 'insideBottom', offset: -2 } },
+                  { domain: ['auto', 'auto'] },
+                )}
                 {modes.map((m) => (
                   <Line
                     key={m}
@@ -141,11 +141,7 @@ export function RewardsPage({ client, pollMs = 5000 }: { client: ApiClient; poll
             <figure>
               <figcaption>Mean reward per resources version</figcaption>
               <BarChart width={WIDTH} height={HEIGHT} data={perVersion}>
-                <CartesianGrid strokeDasharray="3 3" />
-                <XAxis dataKey="name" />
-                <YAxis />
-                <Tooltip />
-                <Legend />
+                {chartFrame({ dataKey: 'name' })}
                 {modes.map((m) => (
                   <Bar key={m} dataKey={m} fill={COLORS[m] ?? COLORS.none} isAnimationActive={false} />
                 ))}
@@ -154,11 +150,7 @@ export function RewardsPage({ client, pollMs = 5000 }: { client: ApiClient; poll
             <figure data-testid="version-count-chart">
               <figcaption>Rewarded rollouts per resources version</figcaption>
               <BarChart width={WIDTH} height={HEIGHT} data={perVersion}>
-                <CartesianGrid strokeDasharray="3 3" />
-                <XAxis dataKey="name" />
-                <YAxis allowDecimals={false} />
-                <Tooltip />
-                <Legend />
+                {chartFrame({ dataKey: 'name' }, { allowDecimals: false })}
                 {modes.map((m) => (
                   <Bar
                     key={m}
@@ -174,11 +166,7 @@ export function RewardsPage({ client, pollMs = 5000 }: { client: ApiClient; poll
             <figure>
               <figcaption>Reward distribution</figcaption>
               <BarChart width={WIDTH} height={HEIGHT} data={hist}>
-                <CartesianGrid strokeDasharray="3 3" />
-                <XAxis dataKey="bin" />
-                <YAxis allowDecimals={false} />
-                <Tooltip />
-                <Legend />
+                {chartFrame({ dataKey: 'bin' }, { allowDecimals: false })}
                 <Bar dataKey="train" stackId="a" fill={COLORS.train} isAnimationActive={false} />
                 <Bar dataKey="val" stackId="a" fill={COLORS.val} isAnimationActive={false} />
                 <Bar dataKey="other" stackId="a" fill={COLORS.none} isAnimationActive={false} />
@@ -187,11 +175,7 @@ export function RewardsPage({ client, pollMs = 5000 }: { client: ApiClient; poll
             <figure>
               <figcaption>Success rate per resources version</figcaption>
               <LineChart width={WIDTH} height={HEIGHT} data={perVersion}>
-                <CartesianGrid strokeDasharray="3 3" />
-                <XAxis dataKey="name" />
-                <YAxis domain={[0, 1]} tickFormatter={(v: number) => formatPercent(v)} />
-                <Tooltip />
-                <Legend />
+                {chartFrame({ dataKey: 'name' }, { domain: [0, 1], tickFormatter: (v: number) => formatPercent(v) })}
                 {modes.map((m) => (
                   <Line
                     key={m}

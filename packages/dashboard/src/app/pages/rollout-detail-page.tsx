@@ -2,6 +2,7 @@ import type { ApiClient } from '../api/api-client';
 import { Empty, ErrorBox, JsonView, Link, Loading, StatusBadge } from '../components/states';
 import { formatDuration, formatReward, formatTime } from '../lib/format';
 import { useAsync } from '../lib/use-async';
+import { TableHead } from '../components/table-head';
 import { TraceView } from './trace-page';
 
 /** One rollout: its summary, input, attempts, and the waterfall of the latest (or chosen) attempt. */
@@ -61,14 +62,7 @@ export function RolloutDetailPage({
         </p>
       ) : (
         <table className="data" data-testid="feedback-table">
-          <thead>
-            <tr>
-              <th>Given</th>
-              <th>Reward</th>
-              <th>Comment</th>
-              <th>Dimensions</th>
-            </tr>
-          </thead>
+          <TableHead columns={['Given', 'Reward', 'Comment', 'Dimensions']} />
           <tbody>
             {detail.feedback.map((f, i) => (
               <tr key={f.span_id ?? i} data-testid="feedback-row">

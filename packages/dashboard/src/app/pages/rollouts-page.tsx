@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import type { ApiClient, RolloutTableQuery } from '../api/api-client';
 import { FilterSelect, MODES } from '../components/filter-select';
+import { TextFilter } from '../components/text-filter';
 import { Empty, ErrorBox, Link, Loading, StatusBadge } from '../components/states';
 import { formatDuration, formatReward, formatTime, shortId } from '../lib/format';
 import { useAsync } from '../lib/use-async';
@@ -64,24 +65,21 @@ export function RolloutsPage({ client, pollMs = 3000, resourcesId = null }: Roll
       <form className="filters" onSubmit={(e) => e.preventDefault()}>
         <FilterSelect label="Status" value={query.status} choices={STATUSES} onChange={(status) => set({ status })} />
         <FilterSelect label="Mode" value={query.mode} choices={MODES} onChange={(mode) => set({ mode })} />
-        <label>
-          Rollout id
-          <input
-            aria-label="Rollout id filter"
+        {(
+          [
+            ['Rollout id', 'rolloutIdContains'],
+            ['Worker', 'workerIdContains'],
+          ] as const
+        ).map(([label, key]) => (
+          <TextFilter
+            key={key}
+            label={label}
+            name={`${label} filter`}
             placeholder="contains…"
-            value={query.rolloutIdContains ?? ''}
-            onChange={(e) => set({ rolloutIdContains: e.target.value || null })}
+            value={query[key] ?? ''}
+            onChange={(text) => set({ [key]: text || null })}
           />
-        </label>
-        <label>
-          Worker
-          <input
-            aria-label="Worker filter"
-            placeholder="contains…"
-            value={query.workerIdContains ?? ''}
-            onChange={(e) => set({ workerIdContains: e.target.value || null })}
-          />
-        </label>
+        ))}
         {query.resourcesId ? (
           <button type="button" className="chip" onClick={() => set({ resourcesId: null })} title="Clear">
             resources {query.resourcesId} ×

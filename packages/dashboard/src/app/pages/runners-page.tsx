@@ -2,6 +2,7 @@ import type { ApiClient } from '../api/api-client';
 import { Empty, ErrorBox, Link, Loading, StatusBadge } from '../components/states';
 import { formatAgo } from '../lib/format';
 import { useAsync } from '../lib/use-async';
+import { TableHead } from '../components/table-head';
 
 /** Runner workers: status, heartbeat age, current rollout. */
 export function RunnersPage({
@@ -26,15 +27,7 @@ export function RunnersPage({
         </Empty>
       ) : (
         <table className="data" data-testid="runners-table">
-          <thead>
-            <tr>
-              <th>Worker</th>
-              <th>Status</th>
-              <th>Heartbeat</th>
-              <th>Current rollout</th>
-              <th>Last dequeue</th>
-            </tr>
-          </thead>
+          <TableHead columns={['Worker', 'Status', 'Heartbeat', 'Current rollout', 'Last dequeue']} />
           <tbody>
             {state.data.items.map((w) => (
               <tr key={w.workerId} data-testid="runner-row">

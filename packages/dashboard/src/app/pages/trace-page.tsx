@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
-import type { Span } from '@agl/core/schema';
+import type { ChatMessage, Span } from '@agl/core/schema';
 import type { ApiClient } from '../api/api-client';
 import { Empty, ErrorBox, JsonView, Loading } from '../components/states';
 import { formatDuration, formatReward } from '../lib/format';
@@ -8,6 +8,21 @@ import { buildWaterfall, llmViewOf, messageText, type WaterfallRow } from '../li
 
 /** Spans fetched per request; more come with “Load more”, never all of a huge attempt at once. */
 export const SPAN_PAGE = 500;
+
+/** The messages of an LLM call (prompt or response), each with its role, text and tool calls. */
+function MessageList({ messages, testId }: { messages: readonly ChatMessage[]; testId: string }) {
+  return messages.map((m, i) => (
+    <div key={i} className={`msg role-${m.role}`} data-testid={testId}>
+      <span className="role">{m.role}</span>
+      <pre>{messageText(m)}</pre>
+      {m.toolCalls?.map((c) => (
+        <pre key={c.id} className="tool-call">
+          → {c.name}({c.arguments})
+        </pre>
+      ))}
+    </div>
+  ));
+}
 
 function SpanDetail({ row }: { row: WaterfallRow }) {
   const [raw, setRaw] = useState(false);
@@ -33,24 +48,9 @@ function SpanDetail({ row }: { row: WaterfallRow }) {
             <strong>{llm.outputTokens ?? '—'}</strong>
           </p>
           <h4>Prompt</h4>
-          {llm.messages.map((m, i) => (
-            <div key={i} className={`msg role-${m.role}`} data-testid="prompt-message">
-              <span className="role">{m.role}</span>
-              <pre>{messageText(m)}</pre>
-            </div>
-          ))}
+          <MessageList messages={llm.messages} testId="prompt-message" />
           <h4>Response</h4>
-          {llm.choices.map((m, i) => (
-            <div key={i} className={`msg role-${m.role}`} data-testid="response-message">
-              <span className="role">{m.role}</span>
-              <pre>{messageText(m)}</pre>
-              {m.toolCalls?.map((c) => (
-                <pre key={c.id} className="tool-call">
-                  → {c.name}({c.arguments})
-                </pre>
-              ))}
-            </div>
-          ))}
+          <MessageList messages={llm.choices} testId="response-message" />
         </div>
       ) : null}
       {row.kind === 'tool' ? (

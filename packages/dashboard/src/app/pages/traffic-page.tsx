@@ -1,10 +1,13 @@
 import { useMemo, useState } from 'react';
-import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from 'recharts';
+import { Bar, BarChart, Line, LineChart } from 'recharts';
+import { chartFrame } from '../components/chart-frame';
 import type { ApiClient, TrafficFilters } from '../api/api-client';
 import { FilterSelect, MODES } from '../components/filter-select';
+import { TextFilter } from '../components/text-filter';
 import { Empty, ErrorBox, Link, Loading, StatusBadge } from '../components/states';
 import { formatPercent, formatReward, formatTime, shortId } from '../lib/format';
 import { useAsync } from '../lib/use-async';
+import { TableHead } from '../components/table-head';
 
 const WIDTH = 560;
 const HEIGHT = 240;
@@ -144,28 +147,23 @@ export function TrafficPage({ client, query = new URLSearchParams(), pollMs = 50
           onChange={(feedback) => set({ feedback: feedback as TrafficFilters['feedback'] })}
         />
         <FilterSelect label="Mode" value={filters.mode} choices={MODES} onChange={(mode) => set({ mode })} />
-        <label>
-          Reward from
-          <input
-            aria-label="Minimum reward"
+        {(
+          [
+            ['Reward from', 'Minimum reward', minText, setMinText],
+            ['to', 'Maximum reward', maxText, setMaxText],
+          ] as const
+        ).map(([label, name, value, onChange]) => (
+          <TextFilter
+            key={name}
+            label={label}
+            name={name}
             type="number"
             step="0.1"
-            value={minText}
-            onChange={(e) => setMinText(e.target.value)}
+            value={value}
+            onChange={onChange}
             style={{ width: '5em' }}
           />
-        </label>
-        <label>
-          to
-          <input
-            aria-label="Maximum reward"
-            type="number"
-            step="0.1"
-            value={maxText}
-            onChange={(e) => setMaxText(e.target.value)}
-            style={{ width: '5em' }}
-          />
-        </label>
+        ))}
       </div>
       {traffic.error && !data ? <ErrorBox error={traffic.error} onRetry={traffic.reload} /> : null}
       {!data ? (
@@ -214,11 +212,7 @@ export function TrafficPage({ client, query = new URLSearchParams(), pollMs = 50
               <figure data-testid="traffic-chart">
                 <figcaption>Requests per {data.bucket}</figcaption>
                 <BarChart width={WIDTH} height={HEIGHT} data={chart}>
-                  <CartesianGrid strokeDasharray="3 3" />
-                  <XAxis dataKey="name" />
-                  <YAxis allowDecimals={false} />
-                  <Tooltip />
-                  <Legend />
+                  {chartFrame({ dataKey: 'name' }, { allowDecimals: false })}
                   <Bar dataKey="requests" fill="#2563eb" isAnimationActive={false} />
                   <Bar dataKey="failed" fill="#dc2626" isAnimationActive={false} />
                   <Bar dataKey="feedback" fill="#16a34a" isAnimationActive={false} />
@@ -227,11 +221,7 @@ export function TrafficPage({ client, query = new URLSearchParams(), pollMs = 50
               <figure>
                 <figcaption>Mean final reward and failure rate per {data.bucket}</figcaption>
                 <LineChart width={WIDTH} height={HEIGHT} data={chart}>
-                  <CartesianGrid strokeDasharray="3 3" />
-                  <XAxis dataKey="name" />
-                  <YAxis domain={['auto', 'auto']} />
-                  <Tooltip />
-                  <Legend />
+                  {chartFrame({ dataKey: 'name' }, { domain: ['auto', 'auto'] })}
                   <Line
                     dataKey="meanReward"
                     name="mean reward"
@@ -283,17 +273,7 @@ export function TrafficPage({ client, query = new URLSearchParams(), pollMs = 50
       {rows.error ? <ErrorBox error={rows.error} onRetry={rows.reload} /> : null}
       {rows.data ? (
         <table className="data" data-testid="traffic-rollouts">
-          <thead>
-            <tr>
-              <th>Rollout</th>
-              <th>Status</th>
-              <th>Source</th>
-              <th>Agent</th>
-              <th>Reward</th>
-              <th>Feedback</th>
-              <th>Started</th>
-            </tr>
-          </thead>
+          <TableHead columns={['Rollout', 'Status', 'Source', 'Agent', 'Reward', 'Feedback', 'Started']} />
           <tbody>
             {rows.data.items.map((row) => {
               const meta = row.rollout.metadata as Record<string, unknown>;
