@@ -16,3 +16,4 @@ export { isCi } from './ci-env';
 export { readJsonFixture, updatingFixtures, UPDATE_FIXTURES_ENV, writeJsonFixture } from './fixture-files';
 export { seedRecorded, type RecordedRollout } from './seed-recorded';
 export { judgeRuleLlm, gradeByMustWords } from './judge-rule-llm';
+export { startFineTuningServers, type FineTuningServers } from './fine-tuning-servers';

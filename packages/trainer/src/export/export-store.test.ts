@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '@agl/store/sqlite';
+import { ADD_TOOL_CALL_WIRE, ADD_TOOL_RESULT_WIRE } from './__fixtures__/add-tool-wire';
 import { readParquetRows } from './__fixtures__/parquet-reader';
 import { seedRollout } from './__fixtures__/seed-store';
 import { exportDpo, exportSft } from './export-fine-tuning';
@@ -95,17 +96,19 @@ describe('exportVerl from a SQLite store', () => {
     });
     // A: rollouts [1, 0] → ±0.5/(0.7071068 + 1e-6) = ±0.7071058; B: [0.5, 0.5] → 0
     const adv = 0.5 / (Math.SQRT1_2 + 1e-6);
+    // A row whose two calls merge: call 1's prompt; call 1's answer, the tool result (masked) and the answer token.
+    const mergedRow = (dataId: string, rolloutId: string, answerToken: number, advantage: number, reward: number) => ({
+      data_id: dataId,
+      rollout_id: rolloutId,
+      prompts: [101, 102, 103],
+      responses: [201, 202, 301, answerToken],
+      response_mask: [1, 1, 0, 1],
+      rollout_log_probs: [-0.5, -0.25, 0, -0.125],
+      advantage,
+      reward,
+    });
     const expected = [
-      {
-        data_id: 'A',
-        rollout_id: ids.a1,
-        prompts: [101, 102, 103],
-        responses: [201, 202, 301, 401],
-        response_mask: [1, 1, 0, 1],
-        rollout_log_probs: [-0.5, -0.25, 0, -0.125],
-        advantage: adv,
-        reward: 1,
-      },
+      mergedRow('A', ids.a1!, 401, adv, 1),
       {
         data_id: 'A',
         rollout_id: ids.a2,
@@ -126,26 +129,8 @@ describe('exportVerl from a SQLite store', () => {
         advantage: -adv,
         reward: 0,
       },
-      {
-        data_id: 'B',
-        rollout_id: ids.b1,
-        prompts: [101, 102, 103],
-        responses: [201, 202, 301, 403],
-        response_mask: [1, 1, 0, 1],
-        rollout_log_probs: [-0.5, -0.25, 0, -0.125],
-        advantage: 0,
-        reward: 0.5,
-      },
-      {
-        data_id: 'B',
-        rollout_id: ids.b2,
-        prompts: [101, 102, 103],
-        responses: [201, 202, 301, 404],
-        response_mask: [1, 1, 0, 1],
-        rollout_log_probs: [-0.5, -0.25, 0, -0.125],
-        advantage: 0,
-        reward: 0.5,
-      },
+      mergedRow('B', ids.b1!, 403, 0, 0.5),
+      mergedRow('B', ids.b2!, 404, 0, 0.5),
     ];
     const jsonl = (await readJsonl(result.files.jsonl!)) as Array<Record<string, unknown>>;
     const parquet = (await readParquetRows(result.files.parquet!)).rows;
@@ -187,12 +172,8 @@ describe('exportSft / exportDpo from a SQLite store', () => {
       messages: [
         { role: 'system', content: 'Use the add tool.' },
         { role: 'user', content: 'task A' },
-        {
-          role: 'assistant',
-          content: null,
-          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'add', arguments: '{"a":2,"b":3}' } }],
-        },
-        { role: 'tool', content: '5', tool_call_id: 'call_1' },
+        ADD_TOOL_CALL_WIRE,
+        ADD_TOOL_RESULT_WIRE,
         { role: 'assistant', content: '5' },
       ],
       tools: [
