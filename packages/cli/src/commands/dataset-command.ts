@@ -5,18 +5,16 @@ import { list, numberFlag } from './flag-values';
 import { processIo, type CliIo } from './output';
 import { storeCommand, withCliStore, type StoreFlags } from './store-options';
 
-interface DatasetFlags extends StoreFlags {
+/** The flags: those that pass through as they are keep the names of {@link BuildDatasetOptions}. */
+interface DatasetFlags
+  extends
+    StoreFlags,
+    Pick<BuildDatasetOptions, 'minReward' | 'maxReward' | 'feedback' | 'dedupe' | 'limit' | 'valFraction'> {
   out: string;
   source?: string;
   since?: string;
   until?: string;
   agent?: string;
-  minReward?: number;
-  maxReward?: number;
-  feedback?: 'with' | 'without';
-  dedupe?: boolean;
-  limit?: number;
-  valFraction?: number;
   status?: string;
   json?: boolean;
 }
