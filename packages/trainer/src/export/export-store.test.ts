@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '@agl/store/sqlite';
-import { ADD_TOOL_CALL_WIRE, ADD_TOOL_RESULT_WIRE } from './__fixtures__/add-tool-wire';
+import { addToolLoopWire } from './__fixtures__/add-tool-wire';
 import { readParquetRows } from './__fixtures__/parquet-reader';
 import { seedRollout } from './__fixtures__/seed-store';
 import { exportDpo, exportSft } from './export-fine-tuning';
@@ -27,26 +27,15 @@ beforeAll(async () => {
     main_llm: { resourceType: 'llm' as const, endpoint: 'http://127.0.0.1:9/v1', model },
   });
   rs1 = (await store.addResources(llm('policy-v1'))).resourcesId;
-  ids.a1 = await seedRollout(store, { taskId: 'A', mode: 'train', answer: '5', answerToken: 401, reward: 1 });
-  ids.a2 = await seedRollout(store, {
-    taskId: 'A',
-    mode: 'train',
-    answer: '6',
-    answerToken: 402,
-    reward: 0,
-    drift: true,
-  });
-  ids.b1 = await seedRollout(store, { taskId: 'B', mode: 'train', answer: '5', answerToken: 403, reward: 0.5 });
-  ids.b2 = await seedRollout(store, { taskId: 'B', mode: 'train', answer: '5', answerToken: 404, reward: 0.5 });
-  ids.val = await seedRollout(store, { taskId: 'A', mode: 'val', answer: '5', answerToken: 405, reward: 1 });
-  ids.judge = await seedRollout(store, {
-    taskId: 'C',
-    mode: 'train',
-    answer: '5',
-    answerToken: 406,
-    reward: 1,
-    agent: 'judge',
-  });
+  const seeds: Record<string, Parameters<typeof seedRollout>[1]> = {
+    a1: { taskId: 'A', mode: 'train', answer: '5', answerToken: 401, reward: 1 },
+    a2: { taskId: 'A', mode: 'train', answer: '6', answerToken: 402, reward: 0, drift: true },
+    b1: { taskId: 'B', mode: 'train', answer: '5', answerToken: 403, reward: 0.5 },
+    b2: { taskId: 'B', mode: 'train', answer: '5', answerToken: 404, reward: 0.5 },
+    val: { taskId: 'A', mode: 'val', answer: '5', answerToken: 405, reward: 1 },
+    judge: { taskId: 'C', mode: 'train', answer: '5', answerToken: 406, reward: 1, agent: 'judge' },
+  };
+  for (const [name, spec] of Object.entries(seeds)) ids[name] = await seedRollout(store, spec);
   rs2 = (await store.addResources(llm('policy-v2'))).resourcesId;
   ids.newer = await seedRollout(store, { taskId: 'A', mode: 'train', answer: '5', answerToken: 407, reward: 1 });
 });
@@ -169,13 +158,7 @@ describe('exportSft / exportDpo from a SQLite store', () => {
     // a1 (reward 1) and the judge rollout (reward 1); a2, b1, b2 are below 1
     expect(stats).toEqual({ nTrajectories: 5, nFilteredOut: 3, nRecords: 2 });
     expect(lines[0]).toEqual({
-      messages: [
-        { role: 'system', content: 'Use the add tool.' },
-        { role: 'user', content: 'task A' },
-        ADD_TOOL_CALL_WIRE,
-        ADD_TOOL_RESULT_WIRE,
-        { role: 'assistant', content: '5' },
-      ],
+      messages: addToolLoopWire('Use the add tool.', 'task A'),
       tools: [
         {
           type: 'function',

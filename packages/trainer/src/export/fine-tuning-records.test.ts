@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, Trajectory, Transition } from '@agl/core/schema';
-import { ADD_TOOL_CALL_WIRE, ADD_TOOL_RESULT_WIRE } from './__fixtures__/add-tool-wire';
+import { ADD_TOOL_CALL_WIRE, ADD_TOOL_RESULT_WIRE, addToolLoopWire } from './__fixtures__/add-tool-wire';
 import { toDpoPairs } from './dpo-pairs';
 import { toOpenAiMessage } from './openai-messages';
 import { toSftRecords } from './sft-records';
@@ -50,13 +50,7 @@ describe('toSftRecords', () => {
     const { records, stats } = toSftRecords({ trajectories: [good] });
     expect(records).toEqual([
       {
-        messages: [
-          { role: 'system', content: 'You are a calculator.' },
-          { role: 'user', content: 'What is 2+3?' },
-          ADD_TOOL_CALL_WIRE,
-          ADD_TOOL_RESULT_WIRE,
-          { role: 'assistant', content: '5' },
-        ],
+        messages: addToolLoopWire('You are a calculator.', 'What is 2+3?'),
       },
     ]);
     expect(stats).toEqual({ nTrajectories: 1, nFilteredOut: 0, nRecords: 1 });

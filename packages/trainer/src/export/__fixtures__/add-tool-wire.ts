@@ -10,3 +10,14 @@ export const ADD_TOOL_CALL_WIRE = {
 
 /** The tool turn answering that call with `5`. */
 export const ADD_TOOL_RESULT_WIRE = { role: 'tool', content: '5', tool_call_id: 'call_1' } as const;
+
+/** The whole loop as written: system and user messages, the `add` call, its result, and the answer `5`. */
+export function addToolLoopWire(system: string, user: string): unknown[] {
+  return [
+    { role: 'system', content: system },
+    { role: 'user', content: user },
+    ADD_TOOL_CALL_WIRE,
+    ADD_TOOL_RESULT_WIRE,
+    { role: 'assistant', content: '5' },
+  ];
+}
