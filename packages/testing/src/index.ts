@@ -17,3 +17,4 @@ export { readJsonFixture, updatingFixtures, UPDATE_FIXTURES_ENV, writeJsonFixtur
 export { seedRecorded, type RecordedRollout } from './seed-recorded';
 export { judgeRuleLlm, gradeByMustWords } from './judge-rule-llm';
 export { startFineTuningServers, type FineTuningServers } from './fine-tuning-servers';
+export { useTempDirs, useTestLlmAndDir, type TestLlmAndDir } from './suite-fixtures';
