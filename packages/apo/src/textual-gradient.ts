@@ -27,6 +27,15 @@ export class TextualGradient {
     this.#o = options;
   }
 
+  /** The model's answer to one user message, at the configured temperature. */
+  #ask(model: string, text: string): Promise<string> {
+    return this.#o.client.complete({
+      model,
+      messages: [{ role: 'user', content: text }],
+      temperature: this.#o.temperature,
+    });
+  }
+
   /** A critique of `template` from a sample of `experiments`, with the critique template `promptFile`. */
   async critique(o: {
     template: string;
@@ -39,13 +48,7 @@ export class TextualGradient {
       prompt_template: o.template,
       experiments: formatExperiments(sample),
     });
-    return (
-      await this.#o.client.complete({
-        model: this.#o.gradientModel,
-        messages: [{ role: 'user', content: text }],
-        temperature: this.#o.temperature,
-      })
-    ).trim();
+    return (await this.#ask(this.#o.gradientModel, text)).trim();
   }
 
   /** The edited template, or null when there is no critique or the model returned nothing. */
@@ -55,13 +58,7 @@ export class TextualGradient {
       prompt_template: o.template,
       critique: o.critique,
     });
-    const edited = cleanModelPrompt(
-      await this.#o.client.complete({
-        model: this.#o.applyEditModel,
-        messages: [{ role: 'user', content: text }],
-        temperature: this.#o.temperature,
-      }),
-    );
+    const edited = cleanModelPrompt(await this.#ask(this.#o.applyEditModel, text));
     return edited === '' ? null : edited;
   }
 
@@ -71,13 +68,7 @@ export class TextualGradient {
     return Promise.all(
       o.failures.map(async (failure) => {
         const text = renderPromptFile(file, { prompt_template: o.template, experiments: formatExperiments([failure]) });
-        return (
-          await this.#o.client.complete({
-            model: this.#o.gradientModel,
-            messages: [{ role: 'user', content: text }],
-            temperature: this.#o.temperature,
-          })
-        ).trim();
+        return (await this.#ask(this.#o.gradientModel, text)).trim();
       }),
     );
   }
@@ -85,13 +76,7 @@ export class TextualGradient {
   /** A merge of two complementary templates, or null on an empty answer. */
   async merge(o: { a: string; b: string }): Promise<string | null> {
     const text = renderPromptFile(loadPromptFile(MERGE_PROMPT).text, { prompt_a: o.a, prompt_b: o.b });
-    const merged = cleanModelPrompt(
-      await this.#o.client.complete({
-        model: this.#o.applyEditModel,
-        messages: [{ role: 'user', content: text }],
-        temperature: this.#o.temperature,
-      }),
-    );
+    const merged = cleanModelPrompt(await this.#ask(this.#o.applyEditModel, text));
     return merged === '' ? null : merged;
   }
 }

@@ -17,3 +17,5 @@ export { readJsonFixture, updatingFixtures, UPDATE_FIXTURES_ENV, writeJsonFixtur
 export { seedRecorded, type RecordedRollout } from './seed-recorded';
 export { judgeRuleLlm, gradeByMustWords } from './judge-rule-llm';
 export { postgresTestEnv, type PgProbeClient, type PostgresTestEnv } from './postgres-test-env';
+export { startFineTuningServers, type FineTuningServers } from './fine-tuning-servers';
+export { useTempDirs, useTestLlmAndDir, type TestLlmAndDir } from './suite-fixtures';

@@ -1,11 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startOpenAiTestServer, toyChatPromptIds, toyTokenize, type OpenAiTestServer } from '@agl/testing';
+import { toyChatPromptIds, toyTokenize, useTestLlmAndDir, type OpenAiTestServer } from '@agl/testing';
 import { isAttemptedRollout, type LightningStore, type Trajectory } from '@agl/core';
 import { SqliteStore } from '@agl/store/sqlite';
 import { StoreClient } from '@agl/store/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Baseline, Trainer } from '../src/index';
 import { arithmeticAgent, arithmeticTasks, maxAttemptsOf, type ArithmeticTask } from './arithmetic-agent';
 import { startAglStoreServe, type AglStoreServe } from './agl-store-serve';
@@ -74,21 +72,12 @@ async function runAndCheck(store: LightningStore, llm: OpenAiTestServer): Promis
 }
 
 describe('Trainer end to end: 4 runners, 200 rollouts, openai client against the test LLM server', () => {
-  let llm: OpenAiTestServer;
-  let dir: string;
-  beforeAll(async () => {
-    llm = await startOpenAiTestServer();
-    dir = await mkdtemp(join(tmpdir(), 'agl-e2e-'));
-  });
-  afterAll(async () => {
-    await llm.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const suite = useTestLlmAndDir({ dirPrefix: 'agl-e2e-' });
 
   it('with the embedded SQLite store', { timeout: 120_000 }, async () => {
-    const store = new SqliteStore({ path: join(dir, 'embedded.sqlite') });
+    const store = new SqliteStore({ path: join(suite.dir, 'embedded.sqlite') });
     try {
-      await runAndCheck(store, llm);
+      await runAndCheck(store, suite.llm);
     } finally {
       await store.close();
     }
@@ -98,9 +87,9 @@ describe('Trainer end to end: 4 runners, 200 rollouts, openai client against the
     let server: AglStoreServe | undefined;
     let client: StoreClient | undefined;
     try {
-      server = await startAglStoreServe({ path: join(dir, 'served.sqlite'), token: 'e2e-token' });
+      server = await startAglStoreServe({ path: join(suite.dir, 'served.sqlite'), token: 'e2e-token' });
       client = new StoreClient({ url: server.url, token: 'e2e-token' });
-      await runAndCheck(client, llm);
+      await runAndCheck(client, suite.llm);
     } finally {
       await client?.close();
       await server?.stop();

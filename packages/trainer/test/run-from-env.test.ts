@@ -1,26 +1,15 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getRewardValue } from '@agl/core/transitions';
 import { SqliteStore } from '@agl/store/sqlite';
-import { startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestLlmAndDir } from '@agl/testing';
+import { describe, expect, it } from 'vitest';
 import { processAgent, readAgentEnv, Runner } from '../src/index';
 
 const ENV_AGENT = fileURLToPath(new URL('./fixtures/env-agent.ts', import.meta.url));
 
 describe('runFromEnv', () => {
-  let llm: OpenAiTestServer;
-  let dir: string;
-  beforeAll(async () => {
-    llm = await startOpenAiTestServer();
-    dir = await mkdtemp(join(tmpdir(), 'agl-env-'));
-  });
-  afterAll(async () => {
-    await llm.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const suite = useTestLlmAndDir({ dirPrefix: 'agl-env-' });
 
   it("reads AGL 1.0's three variables: LLM from AGL_OPENAI_BASE_URL/AGL_KEY, ids and mode from the URLs", () => {
     const env = readAgentEnv({
@@ -50,9 +39,9 @@ describe('runFromEnv', () => {
     'a TypeScript agent under processAgent gets the env contract and posts its reward to AGL_EVENT_URL',
     { timeout: 120_000 },
     async () => {
-      const store = new SqliteStore({ path: join(dir, 's.sqlite') });
+      const store = new SqliteStore({ path: join(suite.dir, 's.sqlite') });
       try {
-        await store.addResources({ llm: { resourceType: 'llm', endpoint: llm.baseURL, model: 'test-model' } });
+        await store.addResources({ llm: { resourceType: 'llm', endpoint: suite.llm.baseURL, model: 'test-model' } });
         const r = await store.enqueueRollout({ input: { question: 'What is 6 * 7?', expected: 42 }, mode: 'val' });
         const runner = new Runner({
           store,
@@ -69,7 +58,7 @@ describe('runFromEnv', () => {
         expect(done?.status).toBe('succeeded');
         const spans = (await store.querySpans({ rolloutId: r.rolloutId })).items;
         expect(spans.map(getRewardValue).filter((v) => v !== null)).toEqual([1]);
-        expect(llm.requests.at(-1)?.headers.authorization).toMatch(/^Bearer [0-9a-f]{32}$/u);
+        expect(suite.llm.requests.at(-1)?.headers.authorization).toMatch(/^Bearer [0-9a-f]{32}$/u);
       } finally {
         await store.close();
       }

@@ -11,6 +11,18 @@ import { Runner } from '../src/index';
 
 const AGENT = fileURLToPath(new URL('./fixtures/thread-agent.ts', import.meta.url));
 
+/** A Runner whose workers run the fixture agent on two threads, polling every 50 ms. */
+function threadRunner(store: LightningStore, options: { nWorkers: number; maxRollouts?: number }): Runner {
+  return new Runner({
+    store,
+    workerMode: 'thread',
+    threads: 2,
+    agentModule: { path: AGENT },
+    pollIntervalSeconds: 0.05,
+    ...options,
+  });
+}
+
 /** Per rollout: the final reward (the id of the thread that ran it) and the worker of its attempt. */
 async function outcomes(
   store: LightningStore,
@@ -37,15 +49,7 @@ describe("Runner workerMode 'thread'", { timeout: 120_000 }, () => {
     const store = new SqliteStore({ path: join(dir, 'threads.sqlite') });
     try {
       const made = await store.enqueueRollouts(Array.from({ length: 24 }, () => ({ input: { waitMs: 20 } })));
-      const runner = new Runner({
-        store,
-        workerMode: 'thread',
-        threads: 2,
-        agentModule: { path: AGENT },
-        nWorkers: 4,
-        pollIntervalSeconds: 0.05,
-        maxRollouts: 24,
-      });
+      const runner = threadRunner(store, { nWorkers: 4, maxRollouts: 24 });
       let ready = false;
       void runner.ready.then(() => (ready = true));
       const running = runner.run();
@@ -81,14 +85,7 @@ describe("Runner workerMode 'thread'", { timeout: 120_000 }, () => {
     const store = new MemoryStore();
     try {
       const made = await store.enqueueRollouts(Array.from({ length: 6 }, () => ({ input: {} })));
-      const runner = new Runner({
-        store,
-        workerMode: 'thread',
-        threads: 2,
-        agentModule: { path: AGENT },
-        nWorkers: 2,
-        pollIntervalSeconds: 0.05,
-      });
+      const runner = threadRunner(store, { nWorkers: 2 });
       const running = runner.run();
       const finished = await store.waitForRollouts(
         made.map((r) => r.rolloutId),

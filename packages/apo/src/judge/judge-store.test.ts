@@ -1,34 +1,23 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findFinalReward } from '@agl/core/transitions';
 import { SqliteStore } from '@agl/store/sqlite';
 import { MemoryStore } from '@agl/store';
-import { judgeRuleLlm, seedRecorded, startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { judgeRuleLlm, seedRecorded, useTestLlmAndDir } from '@agl/testing';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { ChatClient } from '../chat-client';
 import { FileJudgeCache, judgeAgreement, judgeStore, LlmJudge, rubricHash } from './index';
 
 const RUBRIC = 'Apologise and offer a refund.\n- must: sorry\n- must: refund';
 const ANSWERS = ['Sorry, a refund is on its way.', 'Sorry for that.', 'No.', 'A refund was sent.'];
 
-let llm: OpenAiTestServer;
-let dir: string;
-const calls = (): number => llm.requests.filter((r) => r.path.endsWith('/chat/completions')).length;
+const suite = useTestLlmAndDir({ respond: judgeRuleLlm(), dirPrefix: 'agl-judge-store-' });
+const calls = (): number => suite.llm.requests.filter((r) => r.path.endsWith('/chat/completions')).length;
 
-beforeAll(async () => {
-  llm = await startOpenAiTestServer({ respond: judgeRuleLlm() });
-  dir = await mkdtemp(join(tmpdir(), 'agl-judge-store-'));
-});
-afterAll(async () => {
-  await llm.close();
-  await rm(dir, { recursive: true, force: true });
-});
-beforeEach(() => void llm.requests.splice(0));
+beforeEach(() => void suite.llm.requests.splice(0));
 
 const judgeOf = (options: { model?: string; maxTotalTokens?: number; cache?: string } = {}) =>
   new LlmJudge({
-    client: new ChatClient({ baseURL: llm.baseURL, retryBaseDelayMs: 1, maxTotalTokens: options.maxTotalTokens }),
+    client: new ChatClient({ baseURL: suite.llm.baseURL, retryBaseDelayMs: 1, maxTotalTokens: options.maxTotalTokens }),
     model: options.model ?? 'judge-model',
     rubric: RUBRIC,
     cache: options.cache ? new FileJudgeCache(options.cache) : undefined,
@@ -41,14 +30,14 @@ async function spansOf(store: SqliteStore | MemoryStore, rolloutId: string) {
 
 describe('judgeStore (offline judging of a SQLite store file)', () => {
   it('writes one judge reward span per rollout with model, rubric hash, rationale and mode; a re-run pays nothing', async () => {
-    const store = new SqliteStore({ path: join(dir, 'rubric.sqlite') });
+    const store = new SqliteStore({ path: join(suite.dir, 'rubric.sqlite') });
     const ids: string[] = [];
     for (const [i, answer] of ANSWERS.entries())
       ids.push(await seedRecorded(store, { input: { q: i }, conversation: { user: 'my parcel is late', answer } }));
     ids.push(
       await seedRecorded(store, { input: { q: 'rewarded' }, conversation: { user: 'hi', answer: 'Sorry' }, reward: 1 }),
     );
-    const cache = join(dir, 'rubric-cache.jsonl');
+    const cache = join(suite.dir, 'rubric-cache.jsonl');
     const report = await judgeStore(store, judgeOf({ cache }), { onlyUnrewarded: true, concurrency: 2 });
     expect(report).toMatchObject({
       rollouts: 5,
@@ -76,7 +65,7 @@ describe('judgeStore (offline judging of a SQLite store file)', () => {
     }
     expect((await spansOf(store, ids[4]!)).some((s) => s.attributes['agl.reward.source'] === 'judge')).toBe(false);
     // Re-run on the same store: every rollout is already judged by this model and rubric: 0 calls, 0 spans.
-    llm.requests.splice(0);
+    suite.llm.requests.splice(0);
     const again = await judgeStore(store, judgeOf({ cache }), { onlyUnrewarded: true });
     expect(again).toMatchObject({ judged: 0, alreadyJudged: 4, rewarded: 1 });
     expect(calls()).toBe(0);
@@ -133,7 +122,7 @@ describe('judgeStore (offline judging of a SQLite store file)', () => {
 
 describe('judgeAgreement', () => {
   it('Spearman rho and accuracy at the threshold between judge scores and user feedback (seeded store)', async () => {
-    const store = new SqliteStore({ path: join(dir, 'agreement.sqlite') });
+    const store = new SqliteStore({ path: join(suite.dir, 'agreement.sqlite') });
     const judge = [0.1, 0.4, 0.35, 0.8, 0.9];
     const feedback = [0, 0.2, 0.6, 0.7, 1];
     const ids: string[] = [];

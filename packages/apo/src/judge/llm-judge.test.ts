@@ -1,11 +1,10 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { grpoAdvantages } from '@agl/core/algorithms';
 import { BudgetExceededError } from '@agl/core/errors';
 import { MemoryStore } from '@agl/store';
-import { judgeRuleLlm, seedRecorded, startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { judgeRuleLlm, seedRecorded, useTestLlmAndDir } from '@agl/testing';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { ChatClient } from '../chat-client';
 import {
   FileJudgeCache,
@@ -20,25 +19,16 @@ import {
 
 const RUBRIC = 'The reply must be polite and offer a refund.\n- must: sorry\n- must: refund';
 
-let llm: OpenAiTestServer;
-let dir: string;
-const calls = (): number => llm.requests.filter((r) => r.path.endsWith('/chat/completions')).length;
+const suite = useTestLlmAndDir({ respond: judgeRuleLlm(), dirPrefix: 'agl-judge-' });
+const calls = (): number => suite.llm.requests.filter((r) => r.path.endsWith('/chat/completions')).length;
 const judgeOf = (model = 'judge-model', extra: Partial<ConstructorParameters<typeof ChatClient>[0]> = {}) =>
   new LlmJudge({
-    client: new ChatClient({ baseURL: llm.baseURL, retryBaseDelayMs: 1, ...extra }),
+    client: new ChatClient({ baseURL: suite.llm.baseURL, retryBaseDelayMs: 1, ...extra }),
     model,
     rubric: RUBRIC,
   });
 
-beforeAll(async () => {
-  llm = await startOpenAiTestServer({ respond: judgeRuleLlm() });
-  dir = await mkdtemp(join(tmpdir(), 'agl-judge-'));
-});
-afterAll(async () => {
-  await llm.close();
-  await rm(dir, { recursive: true, force: true });
-});
-beforeEach(() => void llm.requests.splice(0));
+beforeEach(() => void suite.llm.requests.splice(0));
 
 describe('rolloutTranscript', () => {
   it("rebuilds task, prompts, tool call, tool result and final answer from a rollout's spans", async () => {
@@ -75,7 +65,7 @@ describe('LlmJudge over real HTTP (scripted judge model)', () => {
     expect(score).toEqual({ reward: 1, rationale: 'meets 100% of the rubric', cached: false });
     expect(await rubricReward(judge, '[user] late\n[assistant] Sorry about that.')).toBe(0.5);
     expect(calls()).toBe(2);
-    const body = llm.requests[0]?.body as {
+    const body = suite.llm.requests[0]?.body as {
       response_format: { type: string; json_schema: { name: string; strict: boolean } };
       temperature: number;
     };
@@ -99,7 +89,7 @@ describe('LlmJudge over real HTTP (scripted judge model)', () => {
     const rewards = await groupRewards(judge, runs);
     expect(calls()).toBe(1);
     expect(rewards).toEqual([0, 1, 0.5, 1]);
-    const user = (llm.requests[0]?.body as { messages: { content: string }[] }).messages[1]?.content ?? '';
+    const user = (suite.llm.requests[0]?.body as { messages: { content: string }[] }).messages[1]?.content ?? '';
     expect(user.match(/<attempt id="\d">/gu)).toHaveLength(4);
     const advantages = grpoAdvantages({ scores: rewards, groupIds: ['t', 't', 't', 't'] });
     expect(advantages[1]).toBeGreaterThan(0);
@@ -107,8 +97,8 @@ describe('LlmJudge over real HTTP (scripted judge model)', () => {
   });
 
   it('caches by transcript, rubric and model: the second run makes 0 calls, even from a new process (file cache)', async () => {
-    const path = join(dir, 'cache', 'judge-cache.jsonl');
-    const client = new ChatClient({ baseURL: llm.baseURL });
+    const path = join(suite.dir, 'cache', 'judge-cache.jsonl');
+    const client = new ChatClient({ baseURL: suite.llm.baseURL });
     const make = (model = 'judge-model', rubric = RUBRIC) =>
       new LlmJudge({ client, model, rubric, cache: new FileJudgeCache(path) });
     const transcripts = ['[assistant] Sorry, refund.', '[assistant] Refund.'];
@@ -130,9 +120,9 @@ describe('LlmJudge over real HTTP (scripted judge model)', () => {
     const flaky = judgeOf('flaky-judge');
     expect((await flaky.rubric('[assistant] Sorry, a refund is on its way.')).reward).toBe(1);
     expect(calls()).toBe(2);
-    llm.requests.splice(0);
+    suite.llm.requests.splice(0);
     const broken = new LlmJudge({
-      client: new ChatClient({ baseURL: llm.baseURL }),
+      client: new ChatClient({ baseURL: suite.llm.baseURL }),
       model: 'broken-judge',
       rubric: RUBRIC,
       maxParseRetries: 1,

@@ -1,21 +1,20 @@
 import { Command, Option } from 'commander';
 import { buildDataset, parseTimeBound, writeDatasetFiles, type BuildDatasetOptions } from '@agl/trainer';
-import { list, numberFlag, parseStatuses } from './export-filter-flags';
+import { parseStatuses } from './export-filter-flags';
+import { list, numberFlag } from './flag-values';
 import { processIo, type CliIo } from './output';
-import { openCliStore, withStoreFlags, type StoreFlags } from './store-options';
+import { storeCommand, withCliStore, type StoreFlags } from './store-options';
 
-interface DatasetFlags extends StoreFlags {
+/** The flags: those that pass through as they are keep the names of {@link BuildDatasetOptions}. */
+interface DatasetFlags
+  extends
+    StoreFlags,
+    Pick<BuildDatasetOptions, 'minReward' | 'maxReward' | 'feedback' | 'dedupe' | 'limit' | 'valFraction'> {
   out: string;
   source?: string;
   since?: string;
   until?: string;
   agent?: string;
-  minReward?: number;
-  maxReward?: number;
-  feedback?: 'with' | 'without';
-  dedupe?: boolean;
-  limit?: number;
-  valFraction?: number;
   status?: string;
   json?: boolean;
 }
@@ -40,44 +39,45 @@ function datasetOptions(flags: DatasetFlags, nowSeconds: number): BuildDatasetOp
 /** `agl dataset build`: stored rollouts -> a JSONL task set (CONTRACTS.md item E), optionally with a val split. */
 export function datasetCommand(io: CliIo = processIo): Command {
   const cmd = new Command('dataset').description('build task sets from what a store recorded');
-  withStoreFlags(
-    cmd
-      .command('build')
-      .description('write one task per line: the rollout input plus `_agl` (rollout id, reward, feedback, source)')
-      .requiredOption('--out <file>', 'output .jsonl file (the val split goes to <name>.val.jsonl next to it)')
-      .option(
-        '--source <sources>',
-        'metadata.source values to keep, comma-separated (production, unscoped, ...; rollouts without one count as their mode: train, val, test; `any` = all)',
-      )
-      .option('--since <time>', 'rollouts started at or after: an ISO date or a time ago (30m, 12h, 7d, 2w)')
-      .option('--until <time>', 'rollouts started before: an ISO date or a time ago')
-      .option('--agent <names>', 'agent names to keep (metadata.agent_name, else the agent span), comma-separated')
-      .option(
-        '--min-reward <r>',
-        'final reward at least r (rollouts without a reward are dropped)',
-        numberFlag('min-reward'),
-      )
-      .option(
-        '--max-reward <r>',
-        'final reward at most r (rollouts without a reward are dropped)',
-        numberFlag('max-reward'),
-      )
-      .addOption(
-        new Option('--feedback <which>', 'only rollouts with or without user feedback').choices(['with', 'without']),
-      )
-      .option('--dedupe', 'keep each input once (the earliest rollout)')
-      .option('--limit <n>', 'at most n tasks (the newest)', numberFlag('limit', { integer: true, min: 1 }))
-      .option(
-        '--val-fraction <f>',
-        'put this share of tasks in <name>.val.jsonl, chosen by a hash of the input (stable across re-runs)',
-        numberFlag('val-fraction', { min: 0, max: 0.99 }),
-      )
-      .option('--status <statuses>', 'rollout statuses to read, comma-separated (default succeeded,failed)')
-      .option('--json', 'print the counts as JSON'),
+  storeCommand(
+    'build',
+    'write one task per line: the rollout input plus `_agl` (rollout id, reward, feedback, source)',
+    (c) =>
+      c
+        .requiredOption('--out <file>', 'output .jsonl file (the val split goes to <name>.val.jsonl next to it)')
+        .option(
+          '--source <sources>',
+          'metadata.source values to keep, comma-separated (production, unscoped, ...; rollouts without one count as their mode: train, val, test; `any` = all)',
+        )
+        .option('--since <time>', 'rollouts started at or after: an ISO date or a time ago (30m, 12h, 7d, 2w)')
+        .option('--until <time>', 'rollouts started before: an ISO date or a time ago')
+        .option('--agent <names>', 'agent names to keep (metadata.agent_name, else the agent span), comma-separated')
+        .option(
+          '--min-reward <r>',
+          'final reward at least r (rollouts without a reward are dropped)',
+          numberFlag('min-reward'),
+        )
+        .option(
+          '--max-reward <r>',
+          'final reward at most r (rollouts without a reward are dropped)',
+          numberFlag('max-reward'),
+        )
+        .addOption(
+          new Option('--feedback <which>', 'only rollouts with or without user feedback').choices(['with', 'without']),
+        )
+        .option('--dedupe', 'keep each input once (the earliest rollout)')
+        .option('--limit <n>', 'at most n tasks (the newest)', numberFlag('limit', { integer: true, min: 1 }))
+        .option(
+          '--val-fraction <f>',
+          'put this share of tasks in <name>.val.jsonl, chosen by a hash of the input (stable across re-runs)',
+          numberFlag('val-fraction', { min: 0, max: 0.99 }),
+        )
+        .option('--status <statuses>', 'rollout statuses to read, comma-separated (default succeeded,failed)')
+        .option('--json', 'print the counts as JSON'),
+    cmd,
   ).action(async (flags: DatasetFlags) => {
     const options = datasetOptions(flags, Date.now() / 1000);
-    const { store, close } = await openCliStore(flags);
-    try {
+    await withCliStore(flags, async (store) => {
       const built = await buildDataset(store, options);
       const paths = await writeDatasetFiles(flags.out, built, flags.valFraction !== undefined);
       if (flags.json) {
@@ -94,9 +94,7 @@ export function datasetCommand(io: CliIo = processIo): Command {
         io.out(`wrote ${built.train.length} tasks to ${paths.out} (from ${built.scanned} rollouts)`);
         if (paths.valOut) io.out(`wrote ${built.val.length} validation tasks to ${paths.valOut}`);
       }
-    } finally {
-      await close();
-    }
+    });
   });
   return cmd;
 }

@@ -3,10 +3,10 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { once } from 'node:events';
 import { Command, Option } from 'commander';
-import { RolloutStatus, type Rollout, type RolloutMode, type Trajectory } from '@agl/core';
+import { type Rollout, type RolloutMode, type Trajectory } from '@agl/core';
 import { TraceToTransitions } from '@agl/core/transitions';
-import { UserError } from '@agl/core/errors';
-import { openCliStore, withStoreFlags, type StoreFlags } from './store-options';
+import { parseStatuses } from './export-filter-flags';
+import { storeCommand, withCliStore, type StoreFlags } from './store-options';
 import { processIo, type CliIo } from './output';
 import { exportVerlCommand } from './export-verl';
 import { exportSftCommand } from './export-sft';
@@ -39,38 +39,25 @@ export function transitionRows(trajectory: Trajectory): Record<string, unknown>[
   }));
 }
 
-function statuses(value: string): RolloutStatus[] {
-  const list = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  for (const s of list) {
-    if (!RolloutStatus.options.includes(s as RolloutStatus))
-      throw new UserError(
-        `--status got ${JSON.stringify(s)}; use one or more of ${RolloutStatus.options.join(', ')} (comma-separated).`,
-      );
-  }
-  return list as RolloutStatus[];
-}
-
 /** `agl export transitions`: every matching rollout's latest attempt through `TraceToTransitions`, as JSONL. */
 export function exportCommand(io: CliIo = processIo): Command {
   const cmd = new Command('export').description('export training data from a store');
-  withStoreFlags(
-    cmd
-      .command('transitions')
-      .description('write one JSON line per transition (state, action, reward) of the latest attempt of each rollout')
-      .requiredOption('--out <file>', 'output .jsonl file')
-      .option('--status <statuses>', 'rollout statuses to export, comma-separated', 'succeeded,failed')
-      .addOption(new Option('--mode <mode>', 'only rollouts of this mode').choices(['train', 'val', 'test']))
-      .option('--agent-match <regex>', 'only LLM calls made inside agents whose name matches')
-      .option('--rollout <ids...>', 'only these rollout ids'),
+  storeCommand(
+    'transitions',
+    'write one JSON line per transition (state, action, reward) of the latest attempt of each rollout',
+    (c) =>
+      c
+        .requiredOption('--out <file>', 'output .jsonl file')
+        .option('--status <statuses>', 'rollout statuses to export, comma-separated', 'succeeded,failed')
+        .addOption(new Option('--mode <mode>', 'only rollouts of this mode').choices(['train', 'val', 'test']))
+        .option('--agent-match <regex>', 'only LLM calls made inside agents whose name matches')
+        .option('--rollout <ids...>', 'only these rollout ids'),
+    cmd,
   ).action(async (opts: ExportFlags) => {
-    const { store, close } = await openCliStore(opts);
     const out = resolve(opts.out);
-    try {
+    await withCliStore(opts, async (store) => {
       const page = await store.queryRollouts({
-        statusIn: statuses(opts.status),
+        statusIn: parseStatuses(opts.status),
         modeIn: opts.mode ? [opts.mode as NonNullable<RolloutMode>] : undefined,
         rolloutIdIn: opts.rollout ?? undefined,
         sortBy: 'startTime',
@@ -92,9 +79,7 @@ export function exportCommand(io: CliIo = processIo): Command {
       file.end();
       await once(file, 'close');
       io.out(`wrote ${rows} transitions from ${page.items.length} rollouts to ${out}`);
-    } finally {
-      await close();
-    }
+    });
   });
   cmd.addCommand(exportVerlCommand(io));
   cmd.addCommand(exportSftCommand(io));

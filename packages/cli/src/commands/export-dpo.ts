@@ -1,30 +1,27 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { exportDpo } from '@agl/trainer/export';
-import { numberFlag, parseExportFilter, withExportFilterFlags, type ExportFilterFlags } from './export-filter-flags';
+import { exportAction, exportSubcommand, type ExportFilterFlags } from './export-filter-flags';
+import { numberFlag } from './flag-values';
 import { processIo, type CliIo } from './output';
-import { openCliStore } from './store-options';
 
 interface ExportDpoFlags extends ExportFilterFlags {
-  out: string;
   minRewardGap?: number;
 }
 
 /** `agl export dpo --out file.jsonl`: OpenAI preference (DPO) JSONL from a store. */
 export function exportDpoCommand(io: CliIo = processIo): Command {
-  const cmd = new Command('dpo').description(
+  return exportSubcommand(
+    'dpo',
     'write OpenAI preference fine-tuning JSONL: per task, the best vs the worst rollout at their first differing answer',
-  );
-  withExportFilterFlags(cmd, 'succeeded,failed')
-    .requiredOption('--out <file>', 'output .jsonl file')
+    { defaultStatus: 'succeeded,failed', outFlag: '--out <file>', outHelp: 'output .jsonl file' },
+  )
     .option(
       '--min-reward-gap <value>',
       'best minus worst reward must exceed this (default 0)',
       numberFlag('min-reward-gap', { min: 0 }),
     )
-    .action(async (flags: ExportDpoFlags) => {
-      const filter = parseExportFilter(flags);
-      const { store, close } = await openCliStore(flags);
-      try {
+    .action(
+      exportAction<ExportDpoFlags>(async (store, filter, flags) => {
         const result = await exportDpo({
           store,
           out: flags.out,
@@ -41,9 +38,6 @@ export function exportDpoCommand(io: CliIo = processIo): Command {
           `${s.nTasks} tasks: ${s.nTooFewRewarded} with fewer than two rewarded rollouts, ${s.nNoRewardGap} without a reward gap, ` +
             `${s.nNoSharedPrompt} without a shared prompt, ${s.nIdentical} with identical answers`,
         );
-      } finally {
-        await close();
-      }
-    });
-  return cmd;
+      }),
+    );
 }

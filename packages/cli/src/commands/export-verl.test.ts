@@ -202,17 +202,12 @@ describe('exports and rollout lists use the final-reward precedence (feedback > 
     ]);
     const listed = capture();
     expect(await runCli(['node', 'agl', 'rollouts', 'list', '--store', path], listed)).toBe(0);
-    expect(
+    const tableRow = (rolloutId: string) =>
       listed.lines
         .join('\n')
         .split('\n')
-        .find((l) => l.startsWith(good)),
-    ).toMatch(/succeeded\s+train\s+0\s/);
-    expect(
-      listed.lines
-        .join('\n')
-        .split('\n')
-        .find((l) => l.startsWith(bad)),
-    ).toMatch(/succeeded\s+train\s+1\s/);
+        .find((l) => l.startsWith(rolloutId));
+    expect(tableRow(good)).toMatch(/succeeded\s+train\s+0\s/);
+    expect(tableRow(bad)).toMatch(/succeeded\s+train\s+1\s/);
   });
 });

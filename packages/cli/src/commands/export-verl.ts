@@ -1,12 +1,10 @@
-import { Command, Option } from 'commander';
-import { UserError } from '@agl/core/errors';
+import { Option, type Command } from 'commander';
 import { exportVerl, type VerlFormat } from '@agl/trainer/export';
-import { numberFlag, parseExportFilter, withExportFilterFlags, type ExportFilterFlags } from './export-filter-flags';
+import { exportAction, exportSubcommand, type ExportFilterFlags } from './export-filter-flags';
+import { numberFlag, parseChoices } from './flag-values';
 import { processIo, type CliIo } from './output';
-import { openCliStore } from './store-options';
 
 interface ExportVerlFlags extends ExportFilterFlags {
-  out: string;
   name: string;
   format: string;
   level: 'trajectory' | 'transition';
@@ -21,26 +19,17 @@ interface ExportVerlFlags extends ExportFilterFlags {
   maxResponseLength?: number;
 }
 
-function formats(value: string): VerlFormat[] {
-  const items = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  for (const item of items) {
-    if (item !== 'jsonl' && item !== 'parquet') {
-      throw new UserError(`--format got ${JSON.stringify(item)}; use jsonl, parquet or jsonl,parquet.`);
-    }
-  }
-  return items as VerlFormat[];
-}
-
 /** `agl export verl --out dir`: verl rollout-batch rows (JSONL + Parquet) from a store. */
 export function exportVerlCommand(io: CliIo = processIo): Command {
-  const cmd = new Command('verl').description(
+  return exportSubcommand(
+    'verl',
     'write verl training rows (prompt/response token ids, response mask, advantages, data_id) as JSONL and Parquet',
-  );
-  withExportFilterFlags(cmd, 'succeeded,failed')
-    .requiredOption('--out <dir>', 'output folder (gets <name>.jsonl, <name>.parquet, <name>.info.json)')
+    {
+      defaultStatus: 'succeeded,failed',
+      outFlag: '--out <dir>',
+      outHelp: 'output folder (gets <name>.jsonl, <name>.parquet, <name>.info.json)',
+    },
+  )
     .option('--name <name>', 'base file name', 'verl')
     .option('--format <formats>', 'jsonl, parquet or both (comma-separated)', 'jsonl,parquet')
     .addOption(
@@ -71,15 +60,13 @@ export function exportVerlCommand(io: CliIo = processIo): Command {
       'truncate longer responses',
       numberFlag('max-response-length', { integer: true, min: 1 }),
     )
-    .action(async (flags: ExportVerlFlags) => {
-      const filter = parseExportFilter(flags);
-      const { store, close } = await openCliStore(flags);
-      try {
+    .action(
+      exportAction<ExportVerlFlags>(async (store, filter, flags) => {
         const result = await exportVerl({
           store,
           outDir: flags.out,
           name: flags.name,
-          formats: formats(flags.format),
+          formats: parseChoices<VerlFormat>(flags.format, ['jsonl', 'parquet'], 'format') ?? [],
           filter,
           level: flags.level,
           reward: {
@@ -113,9 +100,6 @@ export function exportVerlCommand(io: CliIo = processIo): Command {
           `${result.nRollouts} rollouts, ${s.nTrajectoriesWithSamples} with token ids, ${s.nTurns} calls, ` +
             `${s.nMismatches} prefix mismatches, ${s.nSkippedNoTokens} calls without token ids`,
         );
-      } finally {
-        await close();
-      }
-    });
-  return cmd;
+      }),
+    );
 }

@@ -5,24 +5,17 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SqliteStore } from '@agl/store/sqlite';
-import {
-  startFineTuningTestServer,
-  startOpenAiTestServer,
-  type FineTuningTestServer,
-  type OpenAiTestServer,
-} from '@agl/testing';
+import { startFineTuningServers, type FineTuningServers } from '@agl/testing';
 import { litAgent, Trainer } from '@agl/trainer';
-import { runCli } from '../program';
+import { cli } from './__fixtures__/run-cli';
 import { seedSupportTranscript } from './__fixtures__/seed-support-transcripts';
 import { parseSince } from './finetune-command';
 
 let dir: string;
 let path: string;
-let ft: FineTuningTestServer;
-let llm: OpenAiTestServer;
-const saved = { key: process.env.OPENAI_API_KEY, url: process.env.OPENAI_BASE_URL };
+let servers: FineTuningServers;
 
 /** The README's fine-tune command lines (the block after the `fine-tune-commands` marker), as argv. */
 async function readmeCommands(): Promise<string[][]> {
@@ -34,23 +27,18 @@ async function readmeCommands(): Promise<string[][]> {
     .map((l) => l.replace(/#.*$/u, '').trim().split(/\s+/u).slice(2));
 }
 
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(['node', 'agl', ...args], { out: (l) => void out.push(l), err: (l) => void err.push(l) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
-
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'agl-finetune-cli-'));
   path = join(dir, 'store.sqlite');
-  ft = await startFineTuningTestServer({ apiKey: 'sk-ft', advance: 'on-poll' });
-  llm = await startOpenAiTestServer({ respond: (r) => ({ content: `served by ${r.model}` }) });
-  process.env.OPENAI_API_KEY = 'sk-ft';
-  process.env.OPENAI_BASE_URL = ft.baseURL;
+  servers = await startFineTuningServers({
+    fineTuning: { apiKey: 'sk-ft', advance: 'on-poll' },
+    llm: { respond: (r) => ({ content: `served by ${r.model}` }) },
+  });
+  vi.stubEnv('OPENAI_API_KEY', 'sk-ft');
+  vi.stubEnv('OPENAI_BASE_URL', servers.ft.baseURL);
   const store = new SqliteStore({ path });
   await store.addResources({
-    main_llm: { resourceType: 'llm', endpoint: llm.baseURL, model: 'gpt-4o-mini', apiKey: 'sk-llm' },
+    main_llm: { resourceType: 'llm', endpoint: servers.llm.baseURL, model: 'gpt-4o-mini', apiKey: 'sk-llm' },
     system_prompt: { resourceType: 'prompt_template', template: 'You are the support bot.' },
   });
   // The agent scored itself 0 on the good answers and 1 on the bad one; the users' feedback says otherwise and wins.
@@ -66,18 +54,14 @@ beforeAll(async () => {
   await store.close();
 });
 afterAll(async () => {
-  process.env.OPENAI_API_KEY = saved.key;
-  process.env.OPENAI_BASE_URL = saved.url;
-  if (saved.key === undefined) delete process.env.OPENAI_API_KEY;
-  if (saved.url === undefined) delete process.env.OPENAI_BASE_URL;
-  await ft.close();
-  await llm.close();
+  vi.unstubAllEnvs();
+  await servers.close();
   await rm(dir, { recursive: true, force: true });
 });
 
 describe('agl finetune (end to end)', () => {
   it('refuses too little data before uploading, naming the fix', async () => {
-    const r = await cli([
+    const r = await cli(
       'finetune',
       '--base-model',
       'gpt-4o-mini',
@@ -87,21 +71,21 @@ describe('agl finetune (end to end)', () => {
       '2',
       '--store',
       path,
-    ]);
+    );
     expect(r.code).toBe(1);
     expect(r.err).toMatch(
       /sft training file has 0 example\(s\); the provider needs at least 10\. Nothing was uploaded/u,
     );
-    expect(ft.files.size).toBe(0);
+    expect(servers.ft.files.size).toBe(0);
   });
 
   it('README commands: fine-tune on the rated transcripts, publish the tuned model, and the next agent run uses it', async () => {
     const [finetune, list] = await readmeCommands();
     expect(finetune?.[0]).toBe('finetune');
-    const r = await cli([...finetune!, '--store', path, '--poll-interval', '0']);
+    const r = await cli(...finetune!, '--store', path, '--poll-interval', '0');
     expect(r.err).not.toMatch(/error/u);
     expect(r.code).toBe(0);
-    const [job] = [...ft.jobs.values()];
+    const [job] = [...servers.ft.jobs.values()];
     expect(job).toMatchObject({
       status: 'succeeded',
       model: 'gpt-4o-mini',
@@ -110,7 +94,7 @@ describe('agl finetune (end to end)', () => {
     expect(r.out).toContain(`fine_tuned_model=${job!.fine_tuned_model}`);
     expect(r.err).toContain('The job has successfully completed');
     // the 10 support-bot conversations users rated 1; the one rated 0 (agent reward 1) and the router's are left out
-    const lines = [...ft.files.values()][0]!.text
+    const lines = [...servers.ft.files.values()][0]!.text
       .trimEnd()
       .split('\n')
       .map((l) => JSON.parse(l));
@@ -125,7 +109,7 @@ describe('agl finetune (end to end)', () => {
       expect(versions).toHaveLength(2);
       const latest = await store.getLatestResources();
       expect(r.out).toContain(`resources_id=${latest!.resourcesId}`);
-      expect(latest!.resources.main_llm).toMatchObject({ endpoint: llm.baseURL, model: job!.fine_tuned_model });
+      expect(latest!.resources.main_llm).toMatchObject({ endpoint: servers.llm.baseURL, model: job!.fine_tuned_model });
       expect(latest!.resources.system_prompt).toMatchObject({ template: 'You are the support bot.' });
 
       const answers: string[] = [];
@@ -149,13 +133,13 @@ describe('agl finetune (end to end)', () => {
       await store.close();
     }
     expect(list?.slice(0, 2)).toEqual(['rollouts', 'list']);
-    expect((await cli([...list!, '--store', path])).code).toBe(0);
+    expect((await cli(...list!, '--store', path)).code).toBe(0);
 
     // the same command again: the job record is closed, so it starts a fresh job (and publishes one more version)
-    const again = await cli([...finetune!, '--store', path, '--poll-interval', '0', '--json']);
+    const again = await cli(...finetune!, '--store', path, '--poll-interval', '0', '--json');
     expect(again.code).toBe(0);
     expect(JSON.parse(again.out)).toMatchObject({ attached: false, status: 'succeeded' });
-    expect(ft.jobs.size).toBe(2);
+    expect(servers.ft.jobs.size).toBe(2);
   });
 
   it('parses --since as a date or a duration ago', () => {

@@ -2,9 +2,9 @@ import { Command, Option } from 'commander';
 import { UserError } from '@agl/core/errors';
 import { isRecord } from '@agl/core/guards';
 import { fineTuneOpenAi, type FineTuningClient, type FineTuningMethod } from '@agl/trainer/finetune';
-import { numberFlag } from './export-filter-flags';
+import { numberFlag } from './flag-values';
 import { processIo, type CliIo } from './output';
-import { openCliStore, withStoreFlags, type StoreFlags } from './store-options';
+import { withCliStore, withStoreFlags, type StoreFlags } from './store-options';
 
 interface FinetuneFlags extends StoreFlags {
   provider: string;
@@ -115,50 +115,50 @@ export function finetuneCommand(io: CliIo = processIo): Command {
       const hyperparameters = parseHyperparameters(flags);
       const since = flags.since !== undefined ? parseSince(flags.since) : undefined;
       const client = await openAiClient(flags.baseUrl ?? (process.env.OPENAI_BASE_URL || undefined));
-      const { store, close } = await openCliStore(flags);
       const controller = new AbortController();
       const onSignal = (): void => {
         io.err(flags.cancelOnExit ? 'interrupted: cancelling the job...' : 'interrupted: leaving the job running...');
         controller.abort();
       };
-      process.once('SIGINT', onSignal);
-      try {
-        const result = await fineTuneOpenAi({
-          store,
-          client,
-          baseModel: flags.baseModel,
-          method: flags.method,
-          selection: {
-            ...(flags.minReward !== undefined ? { minReward: flags.minReward } : {}),
-            ...(flags.agent !== undefined ? { agent: flags.agent } : {}),
-            ...(since !== undefined ? { since } : {}),
-          },
-          ...(flags.suffix !== undefined ? { suffix: flags.suffix } : {}),
-          hyperparameters,
-          wait: flags.wait === true,
-          cancelOnExit: flags.cancelOnExit === true,
-          signal: controller.signal,
-          pollIntervalMs: flags.pollInterval * 1000,
-          ...(flags.llmResource !== undefined ? { llmResourceName: flags.llmResource } : {}),
-          onProgress: (line) => io.err(line),
-        });
-        if (flags.json) {
-          io.out(JSON.stringify(result, null, 2));
-          return;
+      await withCliStore(flags, async (store) => {
+        process.once('SIGINT', onSignal);
+        try {
+          const result = await fineTuneOpenAi({
+            store,
+            client,
+            baseModel: flags.baseModel,
+            method: flags.method,
+            selection: {
+              ...(flags.minReward !== undefined ? { minReward: flags.minReward } : {}),
+              ...(flags.agent !== undefined ? { agent: flags.agent } : {}),
+              ...(since !== undefined ? { since } : {}),
+            },
+            ...(flags.suffix !== undefined ? { suffix: flags.suffix } : {}),
+            hyperparameters,
+            wait: flags.wait === true,
+            cancelOnExit: flags.cancelOnExit === true,
+            signal: controller.signal,
+            pollIntervalMs: flags.pollInterval * 1000,
+            ...(flags.llmResource !== undefined ? { llmResourceName: flags.llmResource } : {}),
+            onProgress: (line) => io.err(line),
+          });
+          if (flags.json) {
+            io.out(JSON.stringify(result, null, 2));
+            return;
+          }
+          if (result.published) {
+            io.out(`fine_tuned_model=${result.fineTunedModel ?? ''}`);
+            io.out(`resources_id=${result.published.resourcesId}`);
+          } else {
+            io.out(`job_id=${result.jobId}`);
+            io.out(`status=${result.status}`);
+            if (result.status !== 'detached')
+              io.out('rerun the same command with --wait to follow the job and publish the tuned model');
+          }
+        } finally {
+          process.removeListener('SIGINT', onSignal);
         }
-        if (result.published) {
-          io.out(`fine_tuned_model=${result.fineTunedModel ?? ''}`);
-          io.out(`resources_id=${result.published.resourcesId}`);
-        } else {
-          io.out(`job_id=${result.jobId}`);
-          io.out(`status=${result.status}`);
-          if (result.status !== 'detached')
-            io.out('rerun the same command with --wait to follow the job and publish the tuned model');
-        }
-      } finally {
-        process.removeListener('SIGINT', onSignal);
-        await close();
-      }
+      });
     });
   return cmd;
 }

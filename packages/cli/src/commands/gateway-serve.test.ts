@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { MemoryStore } from '@agl/store';
-import { createStoreServer } from '@agl/store/server';
+import { createStoreServer, type StoreServer } from '@agl/store/server';
 import { type OpenAiTestServer, startOpenAiTestServer, toyTokenize } from '@agl/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -51,33 +51,45 @@ function healthWithHost(url: string, host: string): Promise<number> {
   });
 }
 
+/** `POST /v1/chat/completions` through the gateway for the rollout's attempt, asking `7 * 6`. */
+function askThroughGateway(
+  gatewayUrl: string,
+  rollout: { rolloutId: string; attempt: { attemptId: string } },
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(`${gatewayUrl}/rollout/${rollout.rolloutId}/attempt/${rollout.attempt.attemptId}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: '7 * 6' }] }),
+  });
+}
+
 describe('agl gateway serve', () => {
   let llm: OpenAiTestServer;
+  let store: MemoryStore;
+  let server: StoreServer;
 
   beforeAll(async () => {
     llm = await startOpenAiTestServer({ apiKey: 'sk-upstream' });
+    store = new MemoryStore();
+    server = await createStoreServer({ store, port: 0 });
   });
-  afterAll(() => llm.close());
+  afterAll(async () => {
+    await llm.close();
+    await server.close();
+    await store.close();
+  });
 
   it(
     'records calls into a store server given by --store-url, with the backend key from the environment, and stops on SIGTERM',
     { timeout: 120_000 },
     async () => {
-      const store = new MemoryStore();
-      const server = await createStoreServer({ store, port: 0 });
       const gw = await serve(['--backend', llm.baseURL, '--store-url', server.url, '--token', 'gw-secret'], {
         AGL_BACKEND_API_KEY: 'sk-upstream',
       });
       try {
         const rollout = await store.startRollout({ input: null, mode: 'train' });
-        const res = await fetch(
-          `${gw.url}/rollout/${rollout.rolloutId}/attempt/${rollout.attempt.attemptId}/v1/chat/completions`,
-          {
-            method: 'POST',
-            headers: { authorization: 'Bearer gw-secret', 'content-type': 'application/json' },
-            body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: '7 * 6' }] }),
-          },
-        );
+        const res = await askThroughGateway(gw.url, rollout, { authorization: 'Bearer gw-secret' });
         expect(res.status).toBe(200);
         expect(
           ((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content,
@@ -92,8 +104,6 @@ describe('agl gateway serve', () => {
         expect(code).toBe(0);
         expect(gw.stderr()).toContain('stopped cleanly');
         expect(gw.stderr()).not.toContain('sk-upstream');
-        await server.close();
-        await store.close();
       }
     },
   );
@@ -102,8 +112,6 @@ describe('agl gateway serve', () => {
     'routes to --allow-backend origins without the backend key, and answers only loopback or --allowed-host names',
     { timeout: 120_000 },
     async () => {
-      const store = new MemoryStore();
-      const server = await createStoreServer({ store, port: 0 });
       const other = await startOpenAiTestServer();
       const gw = await serve([
         '--backend',
@@ -122,14 +130,7 @@ describe('agl gateway serve', () => {
         expect(await healthWithHost(gw.url, 'agl.internal:4748')).toBe(200);
         await store.addResources({ main_llm: { resourceType: 'llm', endpoint: other.baseURL, model: 'policy' } });
         const rollout = await store.startRollout({ input: null, mode: 'val' });
-        const res = await fetch(
-          `${gw.url}/rollout/${rollout.rolloutId}/attempt/${rollout.attempt.attemptId}/v1/chat/completions`,
-          {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: '7 * 6' }] }),
-          },
-        );
+        const res = await askThroughGateway(gw.url, rollout);
         expect(res.status).toBe(200);
         expect(other.requests).toHaveLength(1);
         expect(other.requests[0]!.headers.authorization).toBeUndefined();
@@ -137,8 +138,6 @@ describe('agl gateway serve', () => {
         gw.child.kill('SIGTERM');
         await once(gw.child, 'exit');
         await other.close();
-        await server.close();
-        await store.close();
       }
     },
   );

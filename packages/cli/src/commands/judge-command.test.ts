@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
 import { PostgresStore } from '@agl/store/postgres';
 import { SqliteStore } from '@agl/store/sqlite';
@@ -14,7 +14,6 @@ describe('agl judge against a scripted judge model over HTTP', () => {
   let llm: OpenAiTestServer;
   let dir: string;
   let rubric: string;
-  const env = { OPENAI_BASE_URL: process.env.OPENAI_BASE_URL, OPENAI_API_KEY: process.env.OPENAI_API_KEY };
   const calls = (): number => llm.requests.filter((r) => r.path.endsWith('/chat/completions')).length;
 
   beforeAll(async () => {
@@ -22,14 +21,11 @@ describe('agl judge against a scripted judge model over HTTP', () => {
     dir = mkdtempSync(join(tmpdir(), 'agl-judge-cli-'));
     rubric = join(dir, 'rubric.md');
     writeFileSync(rubric, '# Support replies\nApologise and offer a refund.\n- must: sorry\n- must: refund\n');
-    process.env.OPENAI_BASE_URL = llm.baseURL;
-    process.env.OPENAI_API_KEY = 'sk-judge';
+    vi.stubEnv('OPENAI_BASE_URL', llm.baseURL);
+    vi.stubEnv('OPENAI_API_KEY', 'sk-judge');
   });
   afterAll(async () => {
-    process.env.OPENAI_BASE_URL = env.OPENAI_BASE_URL;
-    process.env.OPENAI_API_KEY = env.OPENAI_API_KEY;
-    if (env.OPENAI_BASE_URL === undefined) delete process.env.OPENAI_BASE_URL;
-    if (env.OPENAI_API_KEY === undefined) delete process.env.OPENAI_API_KEY;
+    vi.unstubAllEnvs();
     await llm.close();
     rmSync(dir, { recursive: true, force: true });
   });

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { Command, Option } from 'commander';
+import { Option, type Command } from 'commander';
 import {
   ChatClient,
   FileJudgeCache,
@@ -12,9 +12,9 @@ import {
 } from '@agl/apo';
 import { UserError } from '@agl/core/errors';
 import { parseTimeBound } from '@agl/trainer';
-import { numberFlag } from './export-filter-flags';
+import { numberFlag } from './flag-values';
 import { processIo, type CliIo } from './output';
-import { openCliStore, withStoreFlags, type StoreFlags } from './store-options';
+import { storeCommand, withCliStore, type StoreFlags } from './store-options';
 
 interface JudgeFlags extends StoreFlags {
   rubric?: string;
@@ -80,44 +80,45 @@ function summary(report: JudgeStoreReport): string[] {
  * 'judge'`), or with `--agreement` compare the judge's scores with user feedback.
  */
 export function judgeCommand(io: CliIo = processIo): Command {
-  return withStoreFlags(
-    new Command('judge')
-      .description('score rollouts with an LLM judge against a rubric, or report its agreement with user feedback')
-      .option('--rubric <file>', 'the rubric (markdown or text) the judge scores against')
-      .option('--model <model>', 'the judge model (any OpenAI-compatible chat model with structured output)')
-      .option('--base-url <url>', 'OpenAI-compatible endpoint including /v1 (default: $OPENAI_BASE_URL, else OpenAI)')
-      .option('--only-unrewarded', 'only rollouts without a reward (no feedback, agent reward or judge score)')
-      .option('--since <time>', 'rollouts started at or after: an ISO date or a time ago (30m, 12h, 7d, 2w)')
-      .option('--until <time>', 'rollouts started before: an ISO date or a time ago')
-      .addOption(
-        new Option('--group-by <key>', 'judge the rollouts of one task together (group mode)').choices(['task']),
-      )
-      .option('--concurrency <n>', 'judge calls in flight', numberFlag('concurrency', { integer: true, min: 1 }), 4)
-      .option(
-        '--max-tokens <n>',
-        'token budget: stop once this many tokens are spent',
-        numberFlag('max-tokens', { integer: true, min: 1 }),
-      )
-      .option('--budget <usd>', 'cost budget in USD (needs --price)', numberFlag('budget', { min: 0 }))
-      .option('--price <input,output>', 'USD per million input and output tokens, e.g. 0.4,1.6')
-      .option('--cache <file>', 'cache of judge answers (JSONL)', DEFAULT_JUDGE_CACHE)
-      .option('--no-cache', 'no cache file (every transcript is judged again)')
-      .option('--agreement', 'report Spearman rho and accuracy between judge scores and user feedback')
-      .option(
-        '--threshold <r>',
-        'with --agreement: the positive / negative cut for accuracy',
-        numberFlag('threshold'),
-        0.5,
-      )
-      .option('--json', 'print the report as JSON'),
+  return storeCommand(
+    'judge',
+    'score rollouts with an LLM judge against a rubric, or report its agreement with user feedback',
+    (c) =>
+      c
+        .option('--rubric <file>', 'the rubric (markdown or text) the judge scores against')
+        .option('--model <model>', 'the judge model (any OpenAI-compatible chat model with structured output)')
+        .option('--base-url <url>', 'OpenAI-compatible endpoint including /v1 (default: $OPENAI_BASE_URL, else OpenAI)')
+        .option('--only-unrewarded', 'only rollouts without a reward (no feedback, agent reward or judge score)')
+        .option('--since <time>', 'rollouts started at or after: an ISO date or a time ago (30m, 12h, 7d, 2w)')
+        .option('--until <time>', 'rollouts started before: an ISO date or a time ago')
+        .addOption(
+          new Option('--group-by <key>', 'judge the rollouts of one task together (group mode)').choices(['task']),
+        )
+        .option('--concurrency <n>', 'judge calls in flight', numberFlag('concurrency', { integer: true, min: 1 }), 4)
+        .option(
+          '--max-tokens <n>',
+          'token budget: stop once this many tokens are spent',
+          numberFlag('max-tokens', { integer: true, min: 1 }),
+        )
+        .option('--budget <usd>', 'cost budget in USD (needs --price)', numberFlag('budget', { min: 0 }))
+        .option('--price <input,output>', 'USD per million input and output tokens, e.g. 0.4,1.6')
+        .option('--cache <file>', 'cache of judge answers (JSONL)', DEFAULT_JUDGE_CACHE)
+        .option('--no-cache', 'no cache file (every transcript is judged again)')
+        .option('--agreement', 'report Spearman rho and accuracy between judge scores and user feedback')
+        .option(
+          '--threshold <r>',
+          'with --agreement: the positive / negative cut for accuracy',
+          numberFlag('threshold'),
+          0.5,
+        )
+        .option('--json', 'print the report as JSON'),
   ).action(async (flags: JudgeFlags) => {
     const now = Date.now() / 1000;
     const since = flags.since === undefined ? undefined : parseTimeBound(flags.since, now, 'since');
     const until = flags.until === undefined ? undefined : parseTimeBound(flags.until, now, 'until');
     if (flags.agreement) {
       const hash = flags.rubric === undefined ? undefined : rubricHash(await readRubric(flags.rubric));
-      const { store, close } = await openCliStore(flags);
-      try {
+      await withCliStore(flags, async (store) => {
         const r = await judgeAgreement(store, {
           threshold: flags.threshold,
           model: flags.model,
@@ -132,9 +133,7 @@ export function judgeCommand(io: CliIo = processIo): Command {
           io.out(
             `${r.pairs} rollouts with a judge score and feedback: Spearman rho ${r.rho === null ? 'undefined (no spread)' : r.rho.toFixed(3)}, accuracy ${(r.accuracy! * 100).toFixed(1)}% at threshold ${r.threshold}`,
           );
-      } finally {
-        await close();
-      }
+      });
       return;
     }
     if (flags.rubric === undefined || flags.model === undefined)
@@ -153,8 +152,7 @@ export function judgeCommand(io: CliIo = processIo): Command {
     });
     const cache = flags.cache === false ? undefined : new FileJudgeCache(flags.cache);
     const judge = new LlmJudge({ client, model: flags.model, rubric, cache });
-    const { store, close } = await openCliStore(flags);
-    try {
+    await withCliStore(flags, async (store) => {
       const report = await judgeStore(store, judge, {
         onlyUnrewarded: flags.onlyUnrewarded,
         since,
@@ -166,8 +164,6 @@ export function judgeCommand(io: CliIo = processIo): Command {
       else for (const line of summary(report)) io.out(line);
       if (report.budgetExhausted)
         io.err(`agl judge stopped: ${report.budgetExhausted} ${report.notJudged} rollouts were not judged.`);
-    } finally {
-      await close();
-    }
+    });
   });
 }

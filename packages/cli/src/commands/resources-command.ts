@@ -6,7 +6,7 @@ import { fromWire, NamedResources, toWire, type ResourcesUpdate } from '@agl/cor
 import type { LightningStore } from '@agl/core/store';
 import { maskSecrets } from '@agl/store/server';
 import { isoTime, processIo, table, type CliIo } from './output';
-import { openCliStore, withStoreFlags, type StoreFlags } from './store-options';
+import { storeCommand, withCliStore, type StoreFlags } from './store-options';
 
 /**
  * Named resources read from a JSON file: each value may use the wire spelling (`resource_type`, `api_key`,
@@ -56,13 +56,15 @@ async function requireResources(store: LightningStore, id: string): Promise<Reso
 export function resourcesCommand(io: CliIo = processIo): Command {
   const cmd = new Command('resources').description('publish and inspect resources (prompt templates, LLMs)');
 
-  withStoreFlags(
-    cmd
-      .command('publish')
-      .description('publish a JSON file of named resources as the new latest version')
-      .argument('<file>', 'JSON object: {"name": {"resource_type": "prompt_template" | "llm" | "proxy_llm", ...}}')
-      .option('--merge', "keep the latest version's other resources (the file's names replace theirs)")
-      .option('--json', 'print the new version (wire format, API keys masked)'),
+  storeCommand(
+    'publish',
+    'publish a JSON file of named resources as the new latest version',
+    (c) =>
+      c
+        .argument('<file>', 'JSON object: {"name": {"resource_type": "prompt_template" | "llm" | "proxy_llm", ...}}')
+        .option('--merge', "keep the latest version's other resources (the file's names replace theirs)")
+        .option('--json', 'print the new version (wire format, API keys masked)'),
+    cmd,
   ).action(async (file: string, flags: StoreFlags & { merge?: boolean; json?: boolean }) => {
     let text: string;
     try {
@@ -71,27 +73,25 @@ export function resourcesCommand(io: CliIo = processIo): Command {
       throw new UserError(`Cannot read ${file}: ${(error as Error).message}.`);
     }
     const resources = parseResourcesFile(text, file);
-    const { store, close } = await openCliStore(flags);
-    try {
+    await withCliStore(flags, async (store) => {
       const latest = flags.merge ? await store.getLatestResources() : null;
       const update = await store.addResources({ ...(latest?.resources ?? {}), ...resources });
       if (flags.json) return io.out(JSON.stringify(shown(update), null, 2));
       io.out(update.resourcesId);
       io.err(`published ${Object.keys(update.resources).join(', ')} as ${update.resourcesId} (now the latest)`);
-    } finally {
-      await close();
-    }
+    });
   });
 
-  withStoreFlags(
-    cmd
-      .command('list')
-      .description('list resource versions, newest first')
-      .option('--limit <n>', 'maximum rows', (v) => Number.parseInt(v, 10), 50)
-      .option('--json', 'print JSON (wire format, API keys masked)'),
+  storeCommand(
+    'list',
+    'list resource versions, newest first',
+    (c) =>
+      c
+        .option('--limit <n>', 'maximum rows', (v) => Number.parseInt(v, 10), 50)
+        .option('--json', 'print JSON (wire format, API keys masked)'),
+    cmd,
   ).action(async (flags: StoreFlags & { limit: number; json?: boolean }) => {
-    const { store, close } = await openCliStore(flags);
-    try {
+    await withCliStore(flags, async (store) => {
       const [page, latest] = await Promise.all([
         store.queryResources({ sortBy: 'updateTime', sortOrder: 'desc', limit: flags.limit }),
         store.getLatestResources(),
@@ -105,23 +105,18 @@ export function resourcesCommand(io: CliIo = processIo): Command {
       ]);
       io.out(table(['RESOURCES', 'VERSION', 'UPDATED', 'NAMES'], rows));
       io.out(`${page.items.length} of ${page.total} versions (* latest)`);
-    } finally {
-      await close();
-    }
+    });
   });
 
-  withStoreFlags(
-    cmd
-      .command('show')
-      .description('print one resources version (API keys masked)')
-      .argument('[resourcesId]', 'a resources id, or latest', 'latest'),
+  storeCommand(
+    'show',
+    'print one resources version (API keys masked)',
+    (c) => c.argument('[resourcesId]', 'a resources id, or latest', 'latest'),
+    cmd,
   ).action(async (id: string, flags: StoreFlags) => {
-    const { store, close } = await openCliStore(flags);
-    try {
+    await withCliStore(flags, async (store) => {
       io.out(JSON.stringify(shown(await requireResources(store, id)), null, 2));
-    } finally {
-      await close();
-    }
+    });
   });
   return cmd;
 }

@@ -1,31 +1,18 @@
 import { Command, Option } from 'commander';
 import { isAttemptedRollout, RolloutStatus, toWire, type Rollout, type RolloutMode } from '@agl/core';
-import { NotFoundError, UserError } from '@agl/core/errors';
+import { NotFoundError } from '@agl/core/errors';
+import type { LightningStore } from '@agl/core/store';
 import { finalRewardOf } from '@agl/trainer';
-import { openCliStore, withStoreFlags, type StoreFlags } from './store-options';
+import { parseChoices } from './flag-values';
+import { storeCommand, withCliStore, type StoreFlags } from './store-options';
 import { isoTime, processIo, table, type CliIo } from './output';
-
-function parseList<T extends string>(value: string | undefined, allowed: readonly T[], flag: string): T[] | undefined {
-  if (!value) return undefined;
-  const items = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  for (const item of items) {
-    if (!allowed.includes(item as T))
-      throw new UserError(
-        `--${flag} got ${JSON.stringify(item)}; use one or more of ${allowed.join(', ')} (comma-separated).`,
-      );
-  }
-  return items as T[];
-}
 
 /** A reward for the table: up to 3 decimals, no trailing zeros. */
 function formatReward(value: number): string {
   return String(Number(value.toFixed(3)));
 }
 
-async function requireRollout(store: Awaited<ReturnType<typeof openCliStore>>['store'], id: string): Promise<Rollout> {
+async function requireRollout(store: LightningStore, id: string): Promise<Rollout> {
   const rollout = await store.getRolloutById(id);
   if (!rollout)
     throw new NotFoundError(
@@ -40,18 +27,19 @@ async function requireRollout(store: Awaited<ReturnType<typeof openCliStore>>['s
 export function rolloutsCommand(io: CliIo = processIo): Command {
   const cmd = new Command('rollouts').description('inspect and manage rollouts in a store');
 
-  withStoreFlags(
-    cmd
-      .command('list')
-      .description("list rollouts (newest first) with the final reward of each one's latest attempt")
-      .option('--status <statuses>', `filter by status, comma-separated (${RolloutStatus.options.join(', ')})`)
-      .addOption(new Option('--mode <mode>', 'filter by mode').choices(['train', 'val', 'test']))
-      .option('--limit <n>', 'maximum rows', (v) => Number.parseInt(v, 10), 50)
-      .option('--json', 'print JSON (wire format) instead of a table'),
+  storeCommand(
+    'list',
+    "list rollouts (newest first) with the final reward of each one's latest attempt",
+    (c) =>
+      c
+        .option('--status <statuses>', `filter by status, comma-separated (${RolloutStatus.options.join(', ')})`)
+        .addOption(new Option('--mode <mode>', 'filter by mode').choices(['train', 'val', 'test']))
+        .option('--limit <n>', 'maximum rows', (v) => Number.parseInt(v, 10), 50)
+        .option('--json', 'print JSON (wire format) instead of a table'),
+    cmd,
   ).action(async (opts: StoreFlags & { status?: string; mode?: string; limit: number; json?: boolean }) => {
-    const { store, close } = await openCliStore(opts);
-    try {
-      const statusIn = parseList(opts.status, RolloutStatus.options, 'status');
+    await withCliStore(opts, async (store) => {
+      const statusIn = parseChoices(opts.status, RolloutStatus.options, 'status');
       const page = await store.queryRollouts({
         statusIn,
         modeIn: opts.mode ? [opts.mode as NonNullable<RolloutMode>] : undefined,
@@ -75,15 +63,12 @@ export function rolloutsCommand(io: CliIo = processIo): Command {
       ]);
       io.out(table(['ROLLOUT', 'STATUS', 'MODE', 'REWARD', 'ATTEMPTS', 'STARTED', 'ENDED'], rows));
       io.out(`${page.items.length} of ${page.total} rollouts`);
-    } finally {
-      await close();
-    }
+    });
   });
 
-  withStoreFlags(cmd.command('show').description('show one rollout with its attempts').argument('<rolloutId>')).action(
+  storeCommand('show', 'show one rollout with its attempts', (c) => c.argument('<rolloutId>'), cmd).action(
     async (id: string, opts: StoreFlags) => {
-      const { store, close } = await openCliStore(opts);
-      try {
+      await withCliStore(opts, async (store) => {
         const rollout = await requireRollout(store, id);
         const attempts = (await store.queryAttempts({ rolloutId: id })).items;
         const spans = await store.querySpans({ rolloutId: id, limit: 0 });
@@ -98,36 +83,31 @@ export function rolloutsCommand(io: CliIo = processIo): Command {
             2,
           ),
         );
-      } finally {
-        await close();
-      }
+      });
     },
   );
 
-  withStoreFlags(cmd.command('cancel').description('cancel a rollout').argument('<rolloutId>')).action(
+  storeCommand('cancel', 'cancel a rollout', (c) => c.argument('<rolloutId>'), cmd).action(
     async (id: string, opts: StoreFlags) => {
-      const { store, close } = await openCliStore(opts);
-      try {
+      await withCliStore(opts, async (store) => {
         await requireRollout(store, id);
         const updated = await store.updateRollout(id, { status: 'cancelled' });
         io.out(`${updated.rolloutId} ${updated.status}`);
-      } finally {
-        await close();
-      }
+      });
     },
   );
 
-  withStoreFlags(
-    cmd.command('requeue').description('put a rollout back in the queue for another attempt').argument('<rolloutId>'),
+  storeCommand(
+    'requeue',
+    'put a rollout back in the queue for another attempt',
+    (c) => c.argument('<rolloutId>'),
+    cmd,
   ).action(async (id: string, opts: StoreFlags) => {
-    const { store, close } = await openCliStore(opts);
-    try {
+    await withCliStore(opts, async (store) => {
       await requireRollout(store, id);
       const updated = await store.updateRollout(id, { status: 'requeuing' });
       io.out(`${updated.rolloutId} ${updated.status}`);
-    } finally {
-      await close();
-    }
+    });
   });
   return cmd;
 }

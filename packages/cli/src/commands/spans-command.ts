@@ -1,21 +1,19 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { toWire } from '@agl/core';
 import { getRewardValue } from '@agl/core/transitions';
 import { UserError } from '@agl/core/errors';
-import { openCliStore, withStoreFlags, type StoreFlags } from './store-options';
+import { storeCommand, withCliStore, type StoreFlags } from './store-options';
 import { processIo, table, type CliIo } from './output';
 
 /** `agl spans <rolloutId>`: the spans of a rollout (latest attempt by default); `latest` is the newest rollout. */
 export function spansCommand(io: CliIo = processIo): Command {
-  return withStoreFlags(
-    new Command('spans')
-      .description("list a rollout's spans in sequence order")
+  return storeCommand('spans', "list a rollout's spans in sequence order", (c) =>
+    c
       .argument('<rolloutId>', "a rollout id, or 'latest' for the newest rollout")
       .option('--attempt <attemptId>', "an attempt id, 'latest' (default) or 'all'", 'latest')
       .option('--json', 'print the spans as JSON (wire format)'),
   ).action(async (rolloutId: string, opts: StoreFlags & { attempt: string; json?: boolean }) => {
-    const { store, close } = await openCliStore(opts);
-    try {
+    await withCliStore(opts, async (store) => {
       if (rolloutId === 'latest') {
         const newest = (await store.queryRollouts({ sortBy: 'startTime', sortOrder: 'desc', limit: 1 })).items[0];
         if (!newest)
@@ -52,8 +50,6 @@ export function spansCommand(io: CliIo = processIo): Command {
       });
       io.out(table(['SEQ', 'NAME', 'SPAN', 'PARENT', 'DURATION', 'NOTE'], rows));
       io.out(`${page.items.length} spans`);
-    } finally {
-      await close();
-    }
+    });
   });
 }

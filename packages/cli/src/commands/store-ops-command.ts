@@ -18,40 +18,53 @@ function parseDate(value: string): Date {
   return date;
 }
 
+/** A `agl store <name>` subcommand on the store `--db` names (`dbHelp` describes it). */
+function dbCommand(cmd: Command, name: string, description: string, dbHelp = DB_HELP): Command {
+  return cmd.command(name).description(description).option('--db <path|url>', dbHelp, DEFAULT_STORE_PATH);
+}
+
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** `2 rollouts, 2 attempts, 5 spans`. */
+const rolloutCounts = (c: { rollouts: number; attempts: number; spans: number }): string =>
+  `${plural(c.rollouts, 'rollout')}, ${plural(c.attempts, 'attempt')}, ${plural(c.spans, 'span')}`;
 
 /** `agl store export|import|prune|backup`: offline operations for long runs, on SQLite files and PostgreSQL. */
 export function addStoreOpsCommands(cmd: Command, io: CliIo = processIo): void {
-  cmd
-    .command('export')
-    .description('write the whole store to a portable JSON Lines dump (any backend; loads with `agl store import`)')
-    .option('--db <path|url>', DB_HELP, DEFAULT_STORE_PATH)
+  dbCommand(
+    cmd,
+    'export',
+    'write the whole store to a portable JSON Lines dump (any backend; loads with `agl store import`)',
+  )
     .requiredOption('--out <file>', 'dump file to write (.jsonl)')
     .action(async (opts: { db: string; out: string }) => {
       const c = await exportStore({ db: opts.db, out: opts.out });
       io.out(
-        `exported ${plural(c.rollouts, 'rollout')}, ${plural(c.attempts, 'attempt')}, ${plural(c.spans, 'span')}, ` +
+        `exported ${rolloutCounts(c)}, ` +
           `${plural(c.resources, 'resource version')}, ${plural(c.workers, 'worker')} to ${opts.out}`,
       );
     });
 
-  cmd
-    .command('import')
-    .description('load a dump into an empty store, in one transaction (e.g. SQLite → PostgreSQL migration)')
-    .option('--db <path|url>', `${DB_HELP}; must be empty`, DEFAULT_STORE_PATH)
+  dbCommand(
+    cmd,
+    'import',
+    'load a dump into an empty store, in one transaction (e.g. SQLite → PostgreSQL migration)',
+    `${DB_HELP}; must be empty`,
+  )
     .requiredOption('--in <file>', 'dump written by `agl store export`')
     .action(async (opts: { db: string; in: string }) => {
       const c = await importStore({ db: opts.db, in: opts.in });
       io.out(
-        `imported ${plural(c.rollouts, 'rollout')}, ${plural(c.attempts, 'attempt')}, ${plural(c.spans, 'span')}, ` +
+        `imported ${rolloutCounts(c)}, ` +
           `${plural(c.resources, 'resource version')}, ${plural(c.workers, 'worker')} (${c.queued} queued)`,
       );
     });
 
-  cmd
-    .command('prune')
-    .description('retention: delete finished rollouts (with their attempts and spans); queued and running ones stay')
-    .option('--db <path|url>', DB_HELP, DEFAULT_STORE_PATH)
+  dbCommand(
+    cmd,
+    'prune',
+    'retention: delete finished rollouts (with their attempts and spans); queued and running ones stay',
+  )
     .option('--before <date>', 'delete finished rollouts that ended before this date', parseDate)
     .option('--keep-last <n>', 'keep the newest n rollouts, delete older finished ones', parseCount)
     .option('--dry-run', 'only count what would be deleted')
@@ -60,15 +73,14 @@ export function addStoreOpsCommands(cmd: Command, io: CliIo = processIo): void {
         throw new UserError('agl store prune needs exactly one of --before <date> or --keep-last <n>.');
       }
       const r = await pruneStore({ db: opts.db, before: opts.before, keepLast: opts.keepLast, dryRun: opts.dryRun });
-      io.out(
-        `${opts.dryRun ? 'would delete' : 'deleted'} ${plural(r.rollouts, 'rollout')}, ${plural(r.attempts, 'attempt')}, ${plural(r.spans, 'span')}`,
-      );
+      io.out(`${opts.dryRun ? 'would delete' : 'deleted'} ${rolloutCounts(r)}`);
     });
 
-  cmd
-    .command('backup')
-    .description('SQLite: an online backup (safe while servers write); PostgreSQL: prints the pg_dump commands')
-    .option('--db <path|url>', DB_HELP, DEFAULT_STORE_PATH)
+  dbCommand(
+    cmd,
+    'backup',
+    'SQLite: an online backup (safe while servers write); PostgreSQL: prints the pg_dump commands',
+  )
     .requiredOption('--out <file>', 'backup file to write (never overwritten)')
     .action(async (opts: { db: string; out: string }) => {
       const r = await backupStore({ db: opts.db, out: opts.out });

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Command } from 'commander';
 import type { LightningStore } from '@agl/core';
 import { isPostgresUrl } from '@agl/store/ops';
 import { openStore, DEFAULT_STORE_PATH } from '@agl/trainer';
@@ -30,4 +30,27 @@ export async function openCliStore(flags: StoreFlags): Promise<{ store: Lightnin
   }
   const opened = await openStore({ store: target, token });
   return { store: opened.store, close: () => (opened.owned ? opened.store.close() : Promise.resolve()) };
+}
+
+/** Runs `use` on the store the flags select, closing the store afterwards (also when `use` throws). */
+export async function withCliStore<T>(flags: StoreFlags, use: (store: LightningStore) => Promise<T>): Promise<T> {
+  const { store, close } = await openCliStore(flags);
+  try {
+    return await use(store);
+  } finally {
+    await close();
+  }
+}
+
+/**
+ * A command that reads or writes a store: `name` (a subcommand of `parent` when given) with its description, the
+ * arguments and flags `configure` adds, then the store flags (so help lists them last).
+ */
+export function storeCommand(
+  name: string,
+  description: string,
+  configure: (cmd: Command) => Command = (cmd) => cmd,
+  parent?: Command,
+): Command {
+  return withStoreFlags(configure((parent ? parent.command(name) : new Command(name)).description(description)));
 }

@@ -8,13 +8,18 @@ import { WeightStore } from '../model/weight-store';
 import { TinyTokenizer } from '../tokenizer/tiny-tokenizer';
 import { TrainerCore } from '../train/trainer-core';
 import type { SftExample } from '../train/train-types';
+import { TinyTrainer } from '../worker/tiny-trainer';
 
 /** A tiny shape for tests (about 30k parameters). */
 export const TEST_CONFIG = { dModel: 32, nLayers: 2, nHeads: 2, dFF: 64, maxSeqLen: 160 };
 
 export const CALC_TOOL: WireTool = {
   type: 'function',
-  function: { name: 'calc', description: 'Evaluates arithmetic.', parameters: { type: 'object', properties: { e: { type: 'string' } } } },
+  function: {
+    name: 'calc',
+    description: 'Evaluates arithmetic.',
+    parameters: { type: 'object', properties: { e: { type: 'string' } } },
+  },
 };
 
 /** Two behaviours to memorise: "add" calls the tool; "hi" answers in text; a tool result is read back. */
@@ -23,19 +28,32 @@ export const TOOL_EXAMPLES: SftExample[] = [
     tools: [CALC_TOOL],
     messages: [
       { role: 'user', content: 'add 2 3' },
-      { role: 'assistant', content: '', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calc', arguments: '{"e":"2+3"}' } }] },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calc', arguments: '{"e":"2+3"}' } }],
+      },
     ],
   },
   {
     tools: [CALC_TOOL],
     messages: [
       { role: 'user', content: 'add 2 3' },
-      { role: 'assistant', content: '', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calc', arguments: '{"e":"2+3"}' } }] },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calc', arguments: '{"e":"2+3"}' } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: '5' },
       { role: 'assistant', content: 'It is 5.' },
     ],
   },
-  { messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'Hello there! ✓' }] },
+  {
+    messages: [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'Hello there! ✓' },
+    ],
+  },
 ];
 
 /** Random weights of the test shape. */
@@ -54,11 +72,21 @@ export async function trainToolWeights(): Promise<TinyWeights> {
   return w;
 }
 
+/** A temp weights directory (named `<prefix>…`) holding random weights of the test shape (`seed`) as `v0`. */
+export async function randomWeightsDir(prefix: string, seed: number): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  await new WeightStore({ dir }).save({ weights: randomTestWeights(seed), version: 'v0' });
+  return dir;
+}
+
+/** A worker-thread trainer on `dir`'s latest weights as the tests train: learning rate 1e-2, the initial weights as reference. */
+export function testTrainer(dir: string): Promise<TinyTrainer> {
+  return TinyTrainer.create({ weightsDir: dir, optimizer: { learningRate: 1e-2 }, reference: 'initial' });
+}
+
 /** A temp weights directory with `v0` (random) and `v1` (trained to call the tool). */
 export async function toolModelDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'agl-tiny-'));
-  const store = new WeightStore({ dir });
-  await store.save({ weights: randomTestWeights(3), version: 'v0' });
-  await store.save({ weights: await trainToolWeights(), version: 'v1' });
+  const dir = await randomWeightsDir('agl-tiny-', 3);
+  await new WeightStore({ dir }).save({ weights: await trainToolWeights(), version: 'v1' });
   return dir;
 }

@@ -1,9 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import type { TrainingSample } from '@agl/core/algorithms';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomTestWeights } from '../__fixtures__/tool-model';
+import { randomWeightsDir, testTrainer } from '../__fixtures__/tool-model';
 import { WeightStore } from '../model/weight-store';
 import { TinyTrainer } from '../worker/tiny-trainer';
 import { TinyGrpoBackend } from './tiny-grpo-backend';
@@ -12,9 +10,8 @@ let dir: string;
 let trainer: TinyTrainer;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'agl-tiny-grpo-'));
-  await new WeightStore({ dir }).save({ weights: randomTestWeights(3), version: 'v0' });
-  trainer = await TinyTrainer.create({ weightsDir: dir, optimizer: { learningRate: 1e-2 }, reference: 'initial' });
+  dir = await randomWeightsDir('agl-tiny-grpo-', 3);
+  trainer = await testTrainer(dir);
 });
 afterAll(async () => {
   await trainer?.close();

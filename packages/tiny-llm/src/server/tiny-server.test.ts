@@ -1,41 +1,29 @@
-import { rm } from 'node:fs/promises';
 import { ChatOpenAI } from '@langchain/openai';
 import type { AIMessageChunk } from '@langchain/core/messages';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useTinyServer } from '../__fixtures__/tiny-server-suite';
 import { CALC_TOOL, toolModelDir } from '../__fixtures__/tool-model';
 import { renderChat } from '../chat/chat-template';
 import { WeightStore } from '../model/weight-store';
 import { TinyTokenizer } from '../tokenizer/tiny-tokenizer';
 import { TrainerCore } from '../train/trainer-core';
-import { startTinyServer, type TinyServer } from './tiny-server';
+import { startTinyServer } from './tiny-server';
 
 // vLLM's extras are not in the openai SDK's types.
 type Extra = { prompt_token_ids?: number[]; choices: Array<{ token_ids?: number[] }> };
 const tok = new TinyTokenizer();
-let dir: string;
-let server: TinyServer;
-let client: OpenAI;
+const suite = useTinyServer(toolModelDir, { version: 'v1' });
 
-beforeAll(async () => {
-  dir = await toolModelDir();
-  server = await startTinyServer({ weightsDir: dir, version: 'v1' });
-  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused' });
-});
-afterAll(async () => {
-  await server?.close();
-  await rm(dir, { recursive: true, force: true });
-});
-
-describe('tiny server through the openai client', () => {
+describe('tiny server through the openai suite.client', () => {
   it('lists the served version as the model id', async () => {
-    const models = await client.models.list();
+    const models = await suite.client.models.list();
     expect(models.data.map((m) => m.id)).toEqual(['agl-tiny@v1']);
   });
 
   it('answers a tool-calling chat with token ids that decode to the call', async () => {
     const messages = [{ role: 'user' as const, content: 'add 2 3' }];
-    const res = await client.chat.completions.create({
+    const res = await suite.client.chat.completions.create({
       model: 'anything',
       messages,
       tools: [CALC_TOOL],
@@ -59,7 +47,7 @@ describe('tiny server through the openai client', () => {
   });
 
   it("returns text whose token ids decode to it, with logprobs equal to the model's log-softmax", async () => {
-    const res = await client.chat.completions.create({
+    const res = await suite.client.chat.completions.create({
       model: 'agl-tiny',
       messages: [{ role: 'user', content: 'hi' }],
       temperature: 0.7,
@@ -73,7 +61,7 @@ describe('tiny server through the openai client', () => {
     const ids = extra.choices[0]!.token_ids!;
     expect(res.choices[0]!.message.content).toBe('Hello there! ✓');
     expect(tok.decode(ids)).toBe(res.choices[0]!.message.content);
-    const core = await TrainerCore.create({ weights: (await new WeightStore({ dir }).load('v1')).weights });
+    const core = await TrainerCore.create({ weights: (await new WeightStore({ dir: suite.dir }).load('v1')).weights });
     const [expected] = core.responseLogprobs([{ promptTokenIds: extra.prompt_token_ids!, responseTokenIds: ids }]);
     core.dispose();
     const got = res.choices[0]!.logprobs!.content!;
@@ -97,10 +85,10 @@ describe('tiny server through the openai client', () => {
         ...(tools ? { tools: [...tools] } : {}),
         return_token_ids: true,
       };
-      const once = (await client.chat.completions.create(
+      const once = (await suite.client.chat.completions.create(
         base as OpenAI.ChatCompletionCreateParamsNonStreaming,
       )) as unknown as Extra & OpenAI.ChatCompletion;
-      const stream = await client.chat.completions.create({
+      const stream = await suite.client.chat.completions.create({
         ...base,
         stream: true,
         stream_options: { include_usage: true },
@@ -138,7 +126,7 @@ describe('tiny server through the openai client', () => {
 
   it('serves raw completions from token ids with vLLM token ids and logprobs', async () => {
     const prompt = renderChat({ tokenizer: tok, messages: [{ role: 'user', content: 'hi' }] }).ids;
-    const res = (await client.completions.create({
+    const res = (await suite.client.completions.create({
       model: 'm',
       prompt,
       max_tokens: 40,
@@ -164,11 +152,11 @@ describe('tiny server through the openai client', () => {
       n: 3,
       max_tokens: 12,
     };
-    const a = await client.chat.completions.create(req);
-    const b = await client.chat.completions.create(req);
+    const a = await suite.client.chat.completions.create(req);
+    const b = await suite.client.chat.completions.create(req);
     expect(a.choices.map((c) => c.message.content)).toEqual(b.choices.map((c) => c.message.content));
     expect(a.choices).toHaveLength(3);
-    const stopped = await client.chat.completions.create({
+    const stopped = await suite.client.chat.completions.create({
       model: 'm',
       messages: [{ role: 'user', content: 'hi' }],
       temperature: 0,
@@ -179,7 +167,7 @@ describe('tiny server through the openai client', () => {
   });
 
   it("reuses the KV cache of a repeated prompt and of the previous turn, reporting OpenAI's cached_tokens", async () => {
-    const fresh = await startTinyServer({ weightsDir: dir, version: 'v1' }); // nothing cached yet
+    const fresh = await startTinyServer({ weightsDir: suite.dir, version: 'v1' }); // nothing cached yet
     try {
       const c = new OpenAI({ baseURL: `${fresh.url}/v1`, apiKey: 'unused' });
       const messages = [{ role: 'user' as const, content: 'add 2 3' }];
@@ -209,7 +197,7 @@ describe('tiny server through the openai client', () => {
       await fresh.close();
     }
     // prefixCacheMiB: 0 turns it off; a bad size is refused by name.
-    const off = await startTinyServer({ weightsDir: dir, version: 'v1', prefixCacheMiB: 0 });
+    const off = await startTinyServer({ weightsDir: suite.dir, version: 'v1', prefixCacheMiB: 0 });
     try {
       const c = new OpenAI({ baseURL: `${off.url}/v1`, apiKey: 'unused' });
       const ask = () =>
@@ -224,13 +212,13 @@ describe('tiny server through the openai client', () => {
     } finally {
       await off.close();
     }
-    await expect(startTinyServer({ weightsDir: dir, version: 'v1', prefixCacheMiB: -1 })).rejects.toThrow(
+    await expect(startTinyServer({ weightsDir: suite.dir, version: 'v1', prefixCacheMiB: -1 })).rejects.toThrow(
       /prefixCacheMiB/,
     );
   });
 
   it('forces a tool call with tool_choice and refuses bad input with the field name', async () => {
-    const forced = await client.chat.completions.create({
+    const forced = await suite.client.chat.completions.create({
       model: 'm',
       messages: [{ role: 'user', content: 'add 2 3' }],
       tools: [CALC_TOOL],
@@ -238,7 +226,7 @@ describe('tiny server through the openai client', () => {
       temperature: 0,
     });
     expect(forced.choices[0]!.message.tool_calls?.[0]).toMatchObject({ function: { name: 'calc' } });
-    const none = await client.chat.completions.create({
+    const none = await suite.client.chat.completions.create({
       model: 'm',
       messages: [{ role: 'user', content: 'add 2 3' }],
       tools: [CALC_TOOL],
@@ -248,18 +236,18 @@ describe('tiny server through the openai client', () => {
     });
     expect(none.choices[0]!.message.tool_calls).toBeUndefined();
     await expect(
-      client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }], temperature: 9 }),
+      suite.client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }], temperature: 9 }),
     ).rejects.toMatchObject({
       status: 400,
       message: expect.stringContaining('temperature'),
     });
-    const raw = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', body: '{"messages": []}' });
+    const raw = await fetch(`${suite.server.url}/v1/chat/completions`, { method: 'POST', body: '{"messages": []}' });
     expect(raw.status).toBe(400);
     expect(await raw.json()).toMatchObject({
       error_type: 'AGL_ValidationError',
       detail: expect.stringContaining('messages'),
     });
-    expect((await fetch(`${server.url}/v1/nope`)).status).toBe(404);
+    expect((await fetch(`${suite.server.url}/v1/nope`)).status).toBe(404);
   });
 });
 
@@ -269,7 +257,7 @@ describe('tiny server through LangChain ChatOpenAI', () => {
       model: 'agl-tiny',
       apiKey: 'unused',
       temperature: 0,
-      configuration: { baseURL: `${server.url}/v1` },
+      configuration: { baseURL: `${suite.server.url}/v1` },
     });
 
   it('returns tool calls from invoke and from stream', async () => {

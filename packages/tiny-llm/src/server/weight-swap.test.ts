@@ -1,25 +1,23 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useTinyServer } from '../__fixtures__/tiny-server-suite';
 import { trainToolWeights } from '../__fixtures__/tool-model';
 import { DEFAULT_TINY_CONFIG } from '../model/tiny-config';
 import { initWeights } from '../model/tiny-weights';
 import { WeightStore } from '../model/weight-store';
 import { TinyTokenizer } from '../tokenizer/tiny-tokenizer';
-import { startTinyServer, type TinyServer } from './tiny-server';
+import { startTinyServer } from './tiny-server';
 
-let dir: string;
-let server: TinyServer;
-let client: OpenAI;
 const hi = { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }], temperature: 0 };
 
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'agl-tiny-swap-'));
+/** v0: the default (larger, untrained) shape, so a long answer takes a while; v1: the small trained model. */
+async function swapDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'agl-tiny-swap-'));
   const tok = new TinyTokenizer();
   const store = new WeightStore({ dir });
-  // v0: the default (larger, untrained) shape, so a long answer takes a while; v1: the small trained model.
   await store.save({
     weights: initWeights({
       config: { ...DEFAULT_TINY_CONFIG, vocabSize: tok.vocabSize },
@@ -29,13 +27,10 @@ beforeAll(async () => {
     version: 'v0',
   });
   await store.save({ weights: await trainToolWeights(), version: 'v1' });
-  server = await startTinyServer({ weightsDir: dir, version: 'v0', samplingSeed: 1 });
-  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused' });
-});
-afterAll(async () => {
-  await server?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+  return dir;
+}
+
+const suite = useTinyServer(swapDir, { version: 'v0', samplingSeed: 1 });
 
 describe('weight swap', () => {
   it('gives seedless requests seeds from samplingSeed, the prompt and its repeat count, whatever order they arrive in', async () => {
@@ -49,8 +44,8 @@ describe('weight swap', () => {
       return answer.choices[0]!.message.content ?? '';
     };
     // This server: a, b, a. A second server with the same samplingSeed: b, a, a (all in flight at once).
-    const first = [await ask(client, 'a'), await ask(client, 'b'), await ask(client, 'a')];
-    const other = await startTinyServer({ weightsDir: dir, version: 'v0', samplingSeed: 1 });
+    const first = [await ask(suite.client, 'a'), await ask(suite.client, 'b'), await ask(suite.client, 'a')];
+    const other = await startTinyServer({ weightsDir: suite.dir, version: 'v0', samplingSeed: 1 });
     try {
       const otherClient = new OpenAI({ baseURL: `${other.url}/v1`, apiKey: 'unused' });
       const b = ask(otherClient, 'b');
@@ -64,10 +59,10 @@ describe('weight swap', () => {
 
   it('keeps an in-flight request on its version, serves the new version after the swap, and stays responsive', async () => {
     const long = { ...hi, max_tokens: 400 };
-    const reference = await client.chat.completions.create(long);
+    const reference = await suite.client.chat.completions.create(long);
     expect(reference.choices[0]!.finish_reason).toBe('length');
 
-    const stream = await client.chat.completions.create({
+    const stream = await suite.client.chat.completions.create({
       ...long,
       stream: true,
       return_token_ids: true,
@@ -87,13 +82,13 @@ describe('weight swap', () => {
     })();
 
     // While the worker generates, the HTTP thread answers at once, and the swap completes.
-    const health = await fetch(`${server.url}/health`);
+    const health = await fetch(`${suite.server.url}/health`);
     expect(health.status).toBe(200);
     expect(finished).toBe(false);
-    const served = await server.loadWeights('v1');
+    const served = await suite.server.loadWeights('v1');
     expect(served.modelId).toBe('agl-tiny@v1');
     expect(finished).toBe(false);
-    const after = await client.chat.completions.create(hi);
+    const after = await suite.client.chat.completions.create(hi);
     expect(after.model).toBe('agl-tiny@v1');
     expect(after.choices[0]!.message.content).toBe('Hello there! ✓');
 
@@ -102,19 +97,19 @@ describe('weight swap', () => {
     expect(text).toBe(reference.choices[0]!.message.content);
 
     // Older versions stay loadable, over HTTP too.
-    const res = await fetch(`${server.url}/v1/weights/load`, {
+    const res = await fetch(`${suite.server.url}/v1/weights/load`, {
       method: 'POST',
       body: JSON.stringify({ version: 'v0' }),
     });
     expect(await res.json()).toEqual({ version: 'v0', model: 'agl-tiny@v0' });
-    const again = await client.chat.completions.create(long);
+    const again = await suite.client.chat.completions.create(long);
     expect(again.choices[0]!.message.content).toBe(reference.choices[0]!.message.content);
-    expect(await (await fetch(`${server.url}/v1/weights`)).json()).toEqual({
+    expect(await (await fetch(`${suite.server.url}/v1/weights`)).json()).toEqual({
       current: 'v0',
       model: 'agl-tiny@v0',
       versions: ['v0', 'v1'],
     });
-    const missing = await fetch(`${server.url}/v1/weights/load`, {
+    const missing = await fetch(`${suite.server.url}/v1/weights/load`, {
       method: 'POST',
       body: JSON.stringify({ version: 'v9' }),
     });
@@ -123,11 +118,11 @@ describe('weight swap', () => {
   });
 
   it('batches concurrent requests and gives each the answer it gets alone', async () => {
-    await server.loadWeights('v1');
-    const alone = await client.chat.completions.create({ ...hi, temperature: 1, seed: 5, max_tokens: 20 });
+    await suite.server.loadWeights('v1');
+    const alone = await suite.client.chat.completions.create({ ...hi, temperature: 1, seed: 5, max_tokens: 20 });
     const many = await Promise.all(
       Array.from({ length: 6 }, () =>
-        client.chat.completions.create({ ...hi, temperature: 1, seed: 5, max_tokens: 20 }),
+        suite.client.chat.completions.create({ ...hi, temperature: 1, seed: 5, max_tokens: 20 }),
       ),
     );
     for (const r of many) expect(r.choices[0]!.message.content).toBe(alone.choices[0]!.message.content);

@@ -167,17 +167,22 @@ function applyMerges(ids: number[], ranks: Map<number, number>, base: number): n
     const merged = base + bestRank;
     const a = seq[best]!;
     const b = seq[best + 1]!;
-    // Merge every occurrence of this pair, left to right.
-    const out: number[] = [];
-    for (let i = 0; i < seq.length; i++) {
-      if (i + 1 < seq.length && seq[i] === a && seq[i + 1] === b) {
-        out.push(merged);
-        i++;
-      } else out.push(seq[i]!);
-    }
+    const out = mergePair(seq, a, b, merged);
     seq.length = 0;
     seq.push(...out);
   }
+}
+
+/** `seq` with every occurrence of the pair (`a`, `b`), left to right, replaced by `merged`. */
+function mergePair(seq: readonly number[], a: number, b: number, merged: number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < seq.length; i++) {
+    if (i + 1 < seq.length && seq[i] === a && seq[i + 1] === b) {
+      out.push(merged);
+      i++;
+    } else out.push(seq[i]!);
+  }
+  return out;
 }
 
 /**
@@ -208,17 +213,7 @@ export function trainBpe(options: { corpus: readonly string[]; merges: number; m
     const b = bestKey % 65536;
     const id = base + m;
     merges.push([a, b]);
-    for (let si = 0; si < seqs.length; si++) {
-      const s = seqs[si]!;
-      const out: number[] = [];
-      for (let i = 0; i < s.length; i++) {
-        if (i + 1 < s.length && s[i] === a && s[i + 1] === b) {
-          out.push(id);
-          i++;
-        } else out.push(s[i]!);
-      }
-      seqs[si] = out;
-    }
+    for (let si = 0; si < seqs.length; si++) seqs[si] = mergePair(seqs[si]!, a, b, id);
   }
   return { kind: 'byte-bpe', merges };
 }

@@ -1,10 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomTestWeights, TOOL_EXAMPLES } from '../__fixtures__/tool-model';
-import { WeightStore } from '../model/weight-store';
+import { randomWeightsDir, testTrainer, TOOL_EXAMPLES } from '../__fixtures__/tool-model';
 import { startTinyServer, type TinyServer } from '../server/tiny-server';
 import { TinyTrainer } from './tiny-trainer';
 
@@ -13,9 +11,8 @@ let trainer: TinyTrainer;
 let server: TinyServer;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'agl-tiny-train-'));
-  await new WeightStore({ dir }).save({ weights: randomTestWeights(2), version: 'v0' });
-  trainer = await TinyTrainer.create({ weightsDir: dir, optimizer: { learningRate: 1e-2 }, reference: 'initial' });
+  dir = await randomWeightsDir('agl-tiny-train-', 2);
+  trainer = await testTrainer(dir);
   server = await startTinyServer({ weightsDir: dir });
 });
 afterAll(async () => {

@@ -1,10 +1,11 @@
 import type { Rollout, Trajectory } from '@agl/core';
 import type { RolloutInfo } from '@agl/core/transitions';
-import { rewardStatistics, type TrainingSample } from '@agl/core/algorithms';
+import type { TrainingSample } from '@agl/core/algorithms';
 import { MemoryStore } from '@agl/store';
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@agl/core/random';
 import { GRPO, type GrpoOptions } from './grpo';
+import { stepMetricsWithoutPolicyStats } from './step-metrics';
 
 /**
  * Runs GRPO with a simulated policy: rollouts finish in an order shuffled by `orderSeed`, and within a task's group
@@ -65,14 +66,7 @@ async function trainedOn(orderSeed: number, options: Partial<GrpoOptions> = {}):
       );
       return {
         resources: {},
-        metrics: {
-          loss: 0,
-          kl: null,
-          entropy: null,
-          clipFraction: null,
-          ...rewardStatistics(samples),
-          tokensPerSecond: 0,
-        },
+        metrics: stepMetricsWithoutPolicyStats(samples, { loss: 0, tokensPerSecond: 0 }),
       };
     },
   };

@@ -9,12 +9,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emitReward } from '@agl/core/tracer';
 import { SqliteStore } from '@agl/store/sqlite';
-import {
-  startFineTuningTestServer,
-  startOpenAiTestServer,
-  type FineTuningTestServer,
-  type OpenAiTestServer,
-} from '@agl/testing';
+import { startFineTuningServers, type FineTuningServers } from '@agl/testing';
 import { instrumentedChat } from '../../test/instrumented-chat';
 import { litAgent } from '../agent/lit-agent';
 import { OpenAiFineTuningBackend } from '../finetune/openai-fine-tuning-backend';
@@ -22,28 +17,28 @@ import { RejectionSamplingFineTuning } from './rejection-sampling';
 import { Trainer } from '../trainer/trainer';
 
 let dir: string;
-let ft: FineTuningTestServer;
-let llm: OpenAiTestServer;
+let servers: FineTuningServers;
 const asked = new Map<string, number>();
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'agl-rft-'));
-  ft = await startFineTuningTestServer({ advance: 'on-poll' });
   // The base model answers a training question right only the first time it is asked and never a validation one;
   // every tuned model answers right. So round 1 improves validation (0 → 1) and round 2 cannot (1 → 1).
-  llm = await startOpenAiTestServer({
-    respond: (r) => {
-      const q = String(r.messages.at(-1)?.content ?? '');
-      const n = (asked.get(`${r.model}|${q}`) ?? 0) + 1;
-      asked.set(`${r.model}|${q}`, n);
-      const right = r.model.startsWith('ft:') || (q.startsWith('train') && n === 1);
-      return { content: right ? `answer to ${q}` : 'no idea' };
+  servers = await startFineTuningServers({
+    fineTuning: { advance: 'on-poll' },
+    llm: {
+      respond: (r) => {
+        const q = String(r.messages.at(-1)?.content ?? '');
+        const n = (asked.get(`${r.model}|${q}`) ?? 0) + 1;
+        asked.set(`${r.model}|${q}`, n);
+        const right = r.model.startsWith('ft:') || (q.startsWith('train') && n === 1);
+        return { content: right ? `answer to ${q}` : 'no idea' };
+      },
     },
   });
 });
 afterAll(async () => {
-  await ft.close();
-  await llm.close();
+  await servers.close();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -60,7 +55,7 @@ const agent = litAgent({
 describe('RejectionSamplingFineTuning', () => {
   it('rounds of sample → select → fine-tune → publish → validate, stopping when validation stops improving', async () => {
     const path = join(dir, 'rft.sqlite');
-    const client = new OpenAI({ baseURL: ft.baseURL, apiKey: 'x', maxRetries: 0 });
+    const client = new OpenAI({ baseURL: servers.ft.baseURL, apiKey: 'x', maxRetries: 0 });
     const backend = new OpenAiFineTuningBackend({
       store: new SqliteStore({ path }),
       client,
@@ -76,7 +71,7 @@ describe('RejectionSamplingFineTuning', () => {
       algorithm,
       quiet: true,
       initialResources: {
-        main_llm: { resourceType: 'llm', endpoint: llm.baseURL, model: 'base' },
+        main_llm: { resourceType: 'llm', endpoint: servers.llm.baseURL, model: 'base' },
         prompt: { resourceType: 'prompt_template', template: 'Answer {q}' },
       },
     }).fit(agent as never, { train, val });
@@ -90,7 +85,7 @@ describe('RejectionSamplingFineTuning', () => {
     expect(algorithm.stopReason).toBe('patience');
     expect([r1!.sampledFrom, r2!.sampledFrom]).toEqual([start!.resourcesId, r1!.resourcesId]);
     expect(backend.jobs.map((j) => j.nExamples)).toEqual([10, 10]);
-    expect(ft.jobs.size).toBe(2);
+    expect(servers.ft.jobs.size).toBe(2);
 
     const store = new SqliteStore({ path });
     try {

@@ -1,15 +1,15 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTempDirs } from '@agl/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { loadDataset } from './load-dataset';
 
 describe('loadDataset', () => {
+  const temp = useTempDirs();
   let dir: string;
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'agl-ds-'));
+    dir = await temp.make('agl-ds-');
   });
-  afterAll(async () => rm(dir, { recursive: true, force: true }));
 
   it('accepts arrays, iterables and async iterables', async () => {
     expect(await loadDataset([1, 2])).toEqual([1, 2]);

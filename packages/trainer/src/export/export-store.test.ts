@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '@agl/store/sqlite';
+import { addToolLoopWire } from './__fixtures__/add-tool-wire';
 import { readParquetRows } from './__fixtures__/parquet-reader';
 import { seedRollout } from './__fixtures__/seed-store';
 import { exportDpo, exportSft } from './export-fine-tuning';
@@ -26,26 +27,15 @@ beforeAll(async () => {
     main_llm: { resourceType: 'llm' as const, endpoint: 'http://127.0.0.1:9/v1', model },
   });
   rs1 = (await store.addResources(llm('policy-v1'))).resourcesId;
-  ids.a1 = await seedRollout(store, { taskId: 'A', mode: 'train', answer: '5', answerToken: 401, reward: 1 });
-  ids.a2 = await seedRollout(store, {
-    taskId: 'A',
-    mode: 'train',
-    answer: '6',
-    answerToken: 402,
-    reward: 0,
-    drift: true,
-  });
-  ids.b1 = await seedRollout(store, { taskId: 'B', mode: 'train', answer: '5', answerToken: 403, reward: 0.5 });
-  ids.b2 = await seedRollout(store, { taskId: 'B', mode: 'train', answer: '5', answerToken: 404, reward: 0.5 });
-  ids.val = await seedRollout(store, { taskId: 'A', mode: 'val', answer: '5', answerToken: 405, reward: 1 });
-  ids.judge = await seedRollout(store, {
-    taskId: 'C',
-    mode: 'train',
-    answer: '5',
-    answerToken: 406,
-    reward: 1,
-    agent: 'judge',
-  });
+  const seeds: Record<string, Parameters<typeof seedRollout>[1]> = {
+    a1: { taskId: 'A', mode: 'train', answer: '5', answerToken: 401, reward: 1 },
+    a2: { taskId: 'A', mode: 'train', answer: '6', answerToken: 402, reward: 0, drift: true },
+    b1: { taskId: 'B', mode: 'train', answer: '5', answerToken: 403, reward: 0.5 },
+    b2: { taskId: 'B', mode: 'train', answer: '5', answerToken: 404, reward: 0.5 },
+    val: { taskId: 'A', mode: 'val', answer: '5', answerToken: 405, reward: 1 },
+    judge: { taskId: 'C', mode: 'train', answer: '5', answerToken: 406, reward: 1, agent: 'judge' },
+  };
+  for (const [name, spec] of Object.entries(seeds)) ids[name] = await seedRollout(store, spec);
   rs2 = (await store.addResources(llm('policy-v2'))).resourcesId;
   ids.newer = await seedRollout(store, { taskId: 'A', mode: 'train', answer: '5', answerToken: 407, reward: 1 });
 });
@@ -95,17 +85,19 @@ describe('exportVerl from a SQLite store', () => {
     });
     // A: rollouts [1, 0] → ±0.5/(0.7071068 + 1e-6) = ±0.7071058; B: [0.5, 0.5] → 0
     const adv = 0.5 / (Math.SQRT1_2 + 1e-6);
+    // A row whose two calls merge: call 1's prompt; call 1's answer, the tool result (masked) and the answer token.
+    const mergedRow = (dataId: string, rolloutId: string, answerToken: number, advantage: number, reward: number) => ({
+      data_id: dataId,
+      rollout_id: rolloutId,
+      prompts: [101, 102, 103],
+      responses: [201, 202, 301, answerToken],
+      response_mask: [1, 1, 0, 1],
+      rollout_log_probs: [-0.5, -0.25, 0, -0.125],
+      advantage,
+      reward,
+    });
     const expected = [
-      {
-        data_id: 'A',
-        rollout_id: ids.a1,
-        prompts: [101, 102, 103],
-        responses: [201, 202, 301, 401],
-        response_mask: [1, 1, 0, 1],
-        rollout_log_probs: [-0.5, -0.25, 0, -0.125],
-        advantage: adv,
-        reward: 1,
-      },
+      mergedRow('A', ids.a1!, 401, adv, 1),
       {
         data_id: 'A',
         rollout_id: ids.a2,
@@ -126,26 +118,8 @@ describe('exportVerl from a SQLite store', () => {
         advantage: -adv,
         reward: 0,
       },
-      {
-        data_id: 'B',
-        rollout_id: ids.b1,
-        prompts: [101, 102, 103],
-        responses: [201, 202, 301, 403],
-        response_mask: [1, 1, 0, 1],
-        rollout_log_probs: [-0.5, -0.25, 0, -0.125],
-        advantage: 0,
-        reward: 0.5,
-      },
-      {
-        data_id: 'B',
-        rollout_id: ids.b2,
-        prompts: [101, 102, 103],
-        responses: [201, 202, 301, 404],
-        response_mask: [1, 1, 0, 1],
-        rollout_log_probs: [-0.5, -0.25, 0, -0.125],
-        advantage: 0,
-        reward: 0.5,
-      },
+      mergedRow('B', ids.b1!, 403, 0, 0.5),
+      mergedRow('B', ids.b2!, 404, 0, 0.5),
     ];
     const jsonl = (await readJsonl(result.files.jsonl!)) as Array<Record<string, unknown>>;
     const parquet = (await readParquetRows(result.files.parquet!)).rows;
@@ -184,17 +158,7 @@ describe('exportSft / exportDpo from a SQLite store', () => {
     // a1 (reward 1) and the judge rollout (reward 1); a2, b1, b2 are below 1
     expect(stats).toEqual({ nTrajectories: 5, nFilteredOut: 3, nRecords: 2 });
     expect(lines[0]).toEqual({
-      messages: [
-        { role: 'system', content: 'Use the add tool.' },
-        { role: 'user', content: 'task A' },
-        {
-          role: 'assistant',
-          content: null,
-          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'add', arguments: '{"a":2,"b":3}' } }],
-        },
-        { role: 'tool', content: '5', tool_call_id: 'call_1' },
-        { role: 'assistant', content: '5' },
-      ],
+      messages: addToolLoopWire('Use the add tool.', 'task A'),
       tools: [
         {
           type: 'function',

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, Trajectory, Transition } from '@agl/core/schema';
+import { ADD_TOOL_CALL_WIRE, ADD_TOOL_RESULT_WIRE, addToolLoopWire } from './__fixtures__/add-tool-wire';
 import { toDpoPairs } from './dpo-pairs';
 import { toOpenAiMessage } from './openai-messages';
 import { toSftRecords } from './sft-records';
@@ -39,12 +40,8 @@ const middling = traj('r-mid', 'sum', 0.5, [step([sys, user], { role: 'assistant
 
 describe('toOpenAiMessage', () => {
   it('writes snake_case tool calls and tool call ids, and null content for tool-call-only turns', () => {
-    expect(toOpenAiMessage(toolCall)).toEqual({
-      role: 'assistant',
-      content: null,
-      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'add', arguments: '{"a":2,"b":3}' } }],
-    });
-    expect(toOpenAiMessage(toolResult)).toEqual({ role: 'tool', content: '5', tool_call_id: 'call_1' });
+    expect(toOpenAiMessage(toolCall)).toEqual(ADD_TOOL_CALL_WIRE);
+    expect(toOpenAiMessage(toolResult)).toEqual(ADD_TOOL_RESULT_WIRE);
   });
 });
 
@@ -53,17 +50,7 @@ describe('toSftRecords', () => {
     const { records, stats } = toSftRecords({ trajectories: [good] });
     expect(records).toEqual([
       {
-        messages: [
-          { role: 'system', content: 'You are a calculator.' },
-          { role: 'user', content: 'What is 2+3?' },
-          {
-            role: 'assistant',
-            content: null,
-            tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'add', arguments: '{"a":2,"b":3}' } }],
-          },
-          { role: 'tool', content: '5', tool_call_id: 'call_1' },
-          { role: 'assistant', content: '5' },
-        ],
+        messages: addToolLoopWire('You are a calculator.', 'What is 2+3?'),
       },
     ]);
     expect(stats).toEqual({ nTrajectories: 1, nFilteredOut: 0, nRecords: 1 });

@@ -3,12 +3,12 @@
 import { describe, expect, it } from 'vitest';
 import {
   publishTrainedResources,
-  rewardStatistics,
   trainedTokenCount,
   type TrainingBackend,
   type TrainingSample,
 } from '@agl/core/algorithms';
 import { MemoryStore } from '@agl/store';
+import { stepMetricsWithoutPolicyStats } from '../algorithms/step-metrics';
 
 /** A backend whose "update" only bumps a model version: enough to check the publishing contract. */
 class VersionBumpBackend implements TrainingBackend {
@@ -25,14 +25,7 @@ class VersionBumpBackend implements TrainingBackend {
           model: `policy-v${this.#version}`,
         },
       },
-      metrics: {
-        loss: 0,
-        kl: null,
-        entropy: null,
-        clipFraction: null,
-        ...rewardStatistics(samples),
-        tokensPerSecond: tokens,
-      },
+      metrics: stepMetricsWithoutPolicyStats(samples, { loss: 0, tokensPerSecond: tokens }),
     };
   }
 }

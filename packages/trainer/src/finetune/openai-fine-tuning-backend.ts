@@ -1,4 +1,5 @@
-import { rewardStatistics, type TrainingBackend, type TrainingSample, type TrainResult } from '@agl/core/algorithms';
+import { stepMetricsWithoutPolicyStats } from '../algorithms/step-metrics';
+import { type TrainingBackend, type TrainingSample, type TrainResult } from '@agl/core/algorithms';
 import { fineTuneOpenAi, type FineTuneOpenAiOptions, type FineTuneOpenAiResult } from './fine-tune-openai';
 
 /** Options of {@link OpenAiFineTuningBackend}: those of {@link fineTuneOpenAi} without the per-call ones. */
@@ -34,15 +35,11 @@ export class OpenAiFineTuningBackend implements TrainingBackend {
     const seconds = Math.max((Date.now() - started) / 1000, 1e-3);
     return {
       resources: result.resources ?? {},
-      metrics: {
+      metrics: stepMetricsWithoutPolicyStats(samples, {
         loss: result.trainLoss ?? Number.NaN,
-        kl: null,
-        entropy: null,
-        clipFraction: null,
-        ...rewardStatistics(samples),
         tokensPerSecond: (result.trainedTokens ?? 0) / seconds,
         nExamples: result.nExamples,
-      },
+      }),
     };
   }
 }

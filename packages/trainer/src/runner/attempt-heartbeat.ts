@@ -1,4 +1,5 @@
-import type { Clock, LightningStore } from '@agl/core';
+import type { AttemptedRollout, Clock, LightningStore } from '@agl/core';
+import type { RolloutContext, RolloutTracer } from '@agl/core/tracer';
 import type { RunnerLogger } from './hooks';
 
 /**
@@ -29,4 +30,48 @@ export function startAttemptHeartbeat(options: {
     stopped = true;
     clearInterval(timer);
   };
+}
+
+/**
+ * What both executors start an attempt with: its ids, the hook event, the rollout context the agent runs in, and the
+ * heartbeat (call `stopHeartbeat` when the attempt ends).
+ */
+export function beginAttempt<A>(options: {
+  store: LightningStore;
+  agent: A;
+  rollout: AttemptedRollout;
+  resourcesId: string | null;
+  workerId: string;
+  logger: RunnerLogger;
+  clock: Clock;
+  heartbeatIntervalSeconds: number;
+  tracer?: RolloutTracer;
+}): {
+  rolloutId: string;
+  attemptId: string;
+  event: { agent: A; rollout: AttemptedRollout; workerId: string };
+  ctx: RolloutContext;
+  stopHeartbeat: () => void;
+} {
+  const { store, agent, rollout, workerId, logger } = options;
+  const { rolloutId } = rollout;
+  const { attemptId } = rollout.attempt;
+  const ctx: RolloutContext = {
+    rolloutId,
+    attemptId,
+    store,
+    tracer: options.tracer,
+    mode: rollout.mode,
+    resourcesId: options.resourcesId,
+    workerId,
+  };
+  const stopHeartbeat = startAttemptHeartbeat({
+    store,
+    rolloutId,
+    attemptId,
+    intervalSeconds: options.heartbeatIntervalSeconds,
+    clock: options.clock,
+    logger,
+  });
+  return { rolloutId, attemptId, event: { agent, rollout, workerId }, ctx, stopHeartbeat };
 }

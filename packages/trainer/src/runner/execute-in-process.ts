@@ -1,7 +1,7 @@
 import type { AttemptedRollout, Clock, LightningStore, NamedResources } from '@agl/core';
-import { withRolloutContext, type RolloutContext, type RolloutTracer } from '@agl/core/tracer';
+import { withRolloutContext, type RolloutTracer } from '@agl/core/tracer';
 import { pickRolloutFn, type AgentContext, type LitAgent } from '../agent/lit-agent';
-import { startAttemptHeartbeat } from './attempt-heartbeat';
+import { beginAttempt } from './attempt-heartbeat';
 import { callHook, type RewardHook, type RunnerHooks, type RunnerLogger } from './hooks';
 import { finishAttempt } from './finish-attempt';
 import { emitFinalReward, flushSpans, rewardOfResult, writeExceptionSpan } from './span-io';
@@ -30,18 +30,7 @@ export interface ExecuteInProcessOptions {
  */
 export async function executeInProcess(options: ExecuteInProcessOptions): Promise<'succeeded' | 'failed'> {
   const { store, agent, rollout, workerId, hooks, logger } = options;
-  const { rolloutId } = rollout;
-  const { attemptId } = rollout.attempt;
-  const event = { agent, rollout, workerId };
-  const ctx: RolloutContext = {
-    rolloutId,
-    attemptId,
-    store,
-    tracer: options.tracer,
-    mode: rollout.mode,
-    resourcesId: options.resourcesId,
-    workerId,
-  };
+  const { rolloutId, attemptId, event, ctx, stopHeartbeat } = beginAttempt(options);
   const abort = new AbortController();
   const onStop = (): void => abort.abort(options.signal.reason);
   options.signal.addEventListener('abort', onStop, { once: true });
@@ -56,14 +45,6 @@ export async function executeInProcess(options: ExecuteInProcessOptions): Promis
     timeoutSeconds != null
       ? setTimeout(() => abort.abort(new Error(`attempt exceeded timeoutSeconds=${timeoutSeconds}`)), remainingMs)
       : undefined;
-  const stopHeartbeat = startAttemptHeartbeat({
-    store,
-    rolloutId,
-    attemptId,
-    intervalSeconds: options.heartbeatIntervalSeconds,
-    clock: options.clock,
-    logger,
-  });
 
   let result: unknown;
   let error: unknown;

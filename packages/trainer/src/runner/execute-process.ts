@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
 import type { AttemptedRollout, Clock, LightningStore, NamedResources } from '@agl/core';
 import { ProcessAgentError } from '@agl/core/errors';
-import type { RolloutContext } from '@agl/core/tracer';
 import type { ProcessAgent } from '../agent/process-agent';
-import { startAttemptHeartbeat } from './attempt-heartbeat';
+import { beginAttempt } from './attempt-heartbeat';
 import { finishAttempt } from './finish-attempt';
 import { callHook, type RewardHook, type RunnerHooks, type RunnerLogger } from './hooks';
 import { processAgentEnv, type ProcessEndpoints } from './process-env';
@@ -104,25 +103,7 @@ export function runProcess(
  */
 export async function executeProcess(options: ExecuteProcessOptions): Promise<'succeeded' | 'failed'> {
   const { store, agent, rollout, workerId, hooks, logger } = options;
-  const rolloutId = rollout.rolloutId;
-  const attemptId = rollout.attempt.attemptId;
-  const event = { agent, rollout, workerId };
-  const ctx: RolloutContext = {
-    rolloutId,
-    attemptId,
-    store,
-    mode: rollout.mode,
-    resourcesId: options.resourcesId,
-    workerId,
-  };
-  const stopHeartbeat = startAttemptHeartbeat({
-    store,
-    rolloutId,
-    attemptId,
-    intervalSeconds: options.heartbeatIntervalSeconds,
-    clock: options.clock,
-    logger,
-  });
+  const { rolloutId, attemptId, event, ctx, stopHeartbeat } = beginAttempt(options);
   let result: ProcessResult | undefined;
   let error: unknown;
   try {

@@ -17,9 +17,14 @@ export function reportingRunner(options: {
   pollIntervalSeconds: number;
   heartbeatIntervalSeconds: number;
   send: (msg: StatsMessage) => void | Promise<void>;
+  /** The parent's channel (`process` or a `MessagePort`): a `{ type: 'stop' }` message on it stops the runner. */
+  messages: { on(event: 'message', listener: (msg: unknown) => void): unknown };
 }): { runner: Runner; run: () => Promise<void> } {
-  const { send, agent, ...rest } = options;
+  const { send, agent, messages, ...rest } = options;
   const runner = new Runner({ ...rest, agent: agent as never });
+  messages.on('message', (msg) => {
+    if ((msg as { type?: string } | null)?.type === 'stop') runner.stop();
+  });
   const sent: RunnerStats = { started: 0, succeeded: 0, failed: 0 };
   const report = async (): Promise<void> => {
     const now = { ...runner.stats };

@@ -5,7 +5,7 @@ import { UserError } from '@agl/core/errors';
 import type { RolloutTracer } from '@agl/core/tracer';
 import { toLitAgent, type AgentLike } from '../agent/lit-agent';
 import { ProcessAgent } from '../agent/process-agent';
-import { executeInProcess } from './execute-in-process';
+import { executeInProcess, type ExecuteInProcessOptions } from './execute-in-process';
 import { executeProcess } from './execute-process';
 import { stderrLogger, type RewardHook, type RunnerHooks, type RunnerLogger } from './hooks';
 import { startLoopbackServer, type LoopbackServer } from './loopback-server';
@@ -14,6 +14,9 @@ import { IdleGate } from './idle-gate';
 import { runWorkerLoop, type RunnerStats } from './worker-loop';
 import { superviseWorkerProcesses, type AgentModuleRef } from './worker-processes';
 import { superviseWorkerThreads } from './worker-threads';
+
+/** What differs between the attempts one executor runs. */
+type AttemptArgs = Pick<ExecuteInProcessOptions, 'rollout' | 'resources' | 'resourcesId' | 'workerId' | 'signal'>;
 
 /** Options of {@link Runner}. */
 export interface RunnerOptions {
@@ -207,50 +210,21 @@ export class Runner {
     endpoints?: ProcessEndpoints;
   }) {
     const o = this.#options;
-    const hooks = o.hooks ?? {};
+    const shared = { ...env, store: o.store, hooks: o.hooks ?? {}, reward: o.reward };
+    let run: (attempt: AttemptArgs) => Promise<'succeeded' | 'failed'>;
     if (ProcessAgent.isInstance(o.agent)) {
       const agent = o.agent;
-      return (
-        rollout: AttemptedRollout,
-        resources: NamedResources,
-        resourcesId: string | null,
-        workerId: string,
-        signal: AbortSignal,
-      ) =>
-        executeProcess({
-          ...env,
-          signal,
-          store: o.store,
-          agent,
-          rollout,
-          resources,
-          resourcesId,
-          workerId,
-          endpoints: env.endpoints!,
-          hooks,
-          reward: o.reward,
-        });
+      run = (attempt) => executeProcess({ ...shared, ...attempt, agent, endpoints: env.endpoints! });
+    } else {
+      const agent = toLitAgent(o.agent as AgentLike);
+      run = (attempt) => executeInProcess({ ...shared, ...attempt, agent, tracer: o.tracer });
     }
-    const agent = toLitAgent(o.agent as AgentLike);
     return (
       rollout: AttemptedRollout,
       resources: NamedResources,
       resourcesId: string | null,
       workerId: string,
       signal: AbortSignal,
-    ) =>
-      executeInProcess({
-        ...env,
-        signal,
-        store: o.store,
-        agent,
-        rollout,
-        resources,
-        resourcesId,
-        workerId,
-        hooks,
-        reward: o.reward,
-        tracer: o.tracer,
-      });
+    ) => run({ rollout, resources, resourcesId, workerId, signal });
   }
 }

@@ -28,9 +28,7 @@ async function main(): Promise<void> {
     pollIntervalSeconds: config.pollIntervalSeconds,
     heartbeatIntervalSeconds: config.heartbeatIntervalSeconds,
     send,
-  });
-  process.on('message', (msg: { type?: string }) => {
-    if (msg?.type === 'stop') runner.stop();
+    messages: process,
   });
   process.on('SIGTERM', () => runner.stop());
   process.on('disconnect', () => runner.stop());

@@ -30,7 +30,7 @@ const store: LightningStore =
   config.store.kind === 'sqlite'
     ? new SqliteStore({ path: config.store.path, waitPollIntervalMs: 100 })
     : new StoreClient({ url: config.store.url, token: config.store.token ?? undefined });
-const { runner, run } = reportingRunner({
+const { run } = reportingRunner({
   store,
   agent,
   nWorkers: config.nWorkers,
@@ -38,9 +38,7 @@ const { runner, run } = reportingRunner({
   pollIntervalSeconds: config.pollIntervalSeconds,
   heartbeatIntervalSeconds: config.heartbeatIntervalSeconds,
   send,
-});
-port.on('message', (msg: { type?: string }) => {
-  if (msg?.type === 'stop') runner.stop();
+  messages: port,
 });
 send({ type: 'ready' });
 await run();

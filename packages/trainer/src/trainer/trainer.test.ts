@@ -1,9 +1,9 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { emitReward } from '@agl/core/tracer';
 import { SqliteStore } from '@agl/store/sqlite';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { useTempDirs } from '@agl/testing';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { litAgent } from '../agent/lit-agent';
 import type { Algorithm } from '../algorithms/algorithm';
 import { Baseline } from '../algorithms/baseline';
@@ -11,11 +11,11 @@ import type { ProgressSnapshot } from './progress';
 import { Trainer } from './trainer';
 
 describe('Trainer', () => {
+  const temp = useTempDirs();
   let dir: string;
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'agl-trainer-'));
+    dir = await temp.make('agl-trainer-');
   });
-  afterAll(async () => rm(dir, { recursive: true, force: true }));
 
   it('dev() runs a JSONL dataset once with Baseline on an embedded SQLite file and reports progress', async () => {
     const dataset = join(dir, 'tasks.jsonl');

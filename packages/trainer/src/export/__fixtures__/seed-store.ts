@@ -95,20 +95,22 @@ export async function seedRollout(store: LightningStore, spec: SeedRollout): Pro
   const user = { role: 'user', content: `task ${spec.taskId}` };
   const prompt2 = spec.drift ? TOKENS.driftPrompt2 : [...TOKENS.prompt1, ...TOKENS.response1, ...TOKENS.toolResult];
   await span({ spanId: 'agent', parentId: null, name: 'agent.run', attributes: { 'agent.name': spec.agent ?? 'calc' }, startTime: t0, endTime: t0 + 10 });
-  await span({
-    spanId: 'llm-1',
-    parentId: 'agent',
-    name: 'openai.chat.completion',
-    attributes: chatCall({
-      responseId: `${rolloutId}-1`,
-      messages: [system, user],
-      completion: { toolCall: true },
-      promptTokenIds: TOKENS.prompt1,
-      responseTokenIds: TOKENS.response1,
-      logprobs: TOKENS.logprobs1,
-    }),
-    startTime: t0 + 1,
-    endTime: t0 + 2,
+  // LLM call `index` (span `llm-<index>`, response id `<rolloutId>-<index>`) under the agent span, one second long.
+  const llmCall = (index: number, startTime: number, call: Omit<Parameters<typeof chatCall>[0], 'responseId'>) =>
+    span({
+      spanId: `llm-${index}`,
+      parentId: 'agent',
+      name: 'openai.chat.completion',
+      attributes: chatCall({ responseId: `${rolloutId}-${index}`, ...call }),
+      startTime,
+      endTime: startTime + 1,
+    });
+  await llmCall(1, t0 + 1, {
+    messages: [system, user],
+    completion: { toolCall: true },
+    promptTokenIds: TOKENS.prompt1,
+    responseTokenIds: TOKENS.response1,
+    logprobs: TOKENS.logprobs1,
   });
   await span({
     spanId: 'tool-1',
@@ -118,20 +120,12 @@ export async function seedRollout(store: LightningStore, spec: SeedRollout): Pro
     startTime: t0 + 3,
     endTime: t0 + 4,
   });
-  await span({
-    spanId: 'llm-2',
-    parentId: 'agent',
-    name: 'openai.chat.completion',
-    attributes: chatCall({
-      responseId: `${rolloutId}-2`,
-      messages: [system, user, { role: 'assistant', toolCall: true }, { role: 'tool', content: '5', toolCallId: 'call_1' }],
-      completion: { content: spec.answer },
-      promptTokenIds: prompt2,
-      responseTokenIds: [spec.answerToken],
-      logprobs: TOKENS.logprobs2,
-    }),
-    startTime: t0 + 5,
-    endTime: t0 + 6,
+  await llmCall(2, t0 + 5, {
+    messages: [system, user, { role: 'assistant', toolCall: true }, { role: 'tool', content: '5', toolCallId: 'call_1' }],
+    completion: { content: spec.answer },
+    promptTokenIds: prompt2,
+    responseTokenIds: [spec.answerToken],
+    logprobs: TOKENS.logprobs2,
   });
   await span({
     spanId: 'reward',
