@@ -16,3 +16,5 @@ export { isCi } from './ci-env';
 export { readJsonFixture, updatingFixtures, UPDATE_FIXTURES_ENV, writeJsonFixture } from './fixture-files';
 export { seedRecorded, type RecordedRollout } from './seed-recorded';
 export { judgeRuleLlm, gradeByMustWords } from './judge-rule-llm';
+export { useTempDirs, useTestLlmAndDir, type TestLlmAndDir } from './suite-fixtures';
+export { runAglFromSource, trainRoomSelectorExample, type RoomSelectorTrainOptions } from './agl-from-source';

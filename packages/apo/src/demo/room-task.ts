@@ -6,6 +6,20 @@ import {
   llmRequestAttributes,
   llmResponseAttributes,
 } from '@agl/core/tracer';
+import type { ApoOptions } from '../apo-options';
+
+/** The starting prompt: deliberately vague. */
+export const ROOM_SEED_PROMPT = 'You help people book meeting rooms. Pick a room for the request.';
+
+/** A small search that suits 12 train and 12 val tasks (raise it on a real model and data set). */
+export const ROOM_APO_SEARCH = {
+  beamWidth: 2,
+  branchFactor: 2,
+  beamRounds: 3,
+  gradientBatchSize: 3,
+  valBatchSize: 6,
+  seed: 2,
+} as const satisfies ApoOptions;
 
 /** A meeting room. */
 export interface Room {
