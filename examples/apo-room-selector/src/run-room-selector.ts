@@ -5,25 +5,21 @@ import { MemoryStore } from '@agl/store';
 /** The starting prompt: deliberately vague. */
 export const SEED_PROMPT = ROOM_SEED_PROMPT;
 
-/** Options of {@link runRoomSelector}: the endpoint and models, plus the task counts. */
-export interface RoomSelectorOptions extends OptimizePromptSetup {
-  nTrain?: number;
-  nVal?: number;
-}
+/** Options of {@link runRoomSelector}: the endpoint and models (store: in memory unless given). */
+export type RoomSelectorOptions = OptimizePromptSetup;
 
 /**
  * Optimise the room agent's system prompt with APO and return the result. The agent, its tasks and its grader are
  * `@agl/apo/demo`'s meeting-room task: one traced chat call whose reply names a room.
  */
 export async function runRoomSelector(o: RoomSelectorOptions): Promise<ApoResult> {
-  const { nTrain = 12, nVal = 12, ...setup } = o;
   return optimizePrompt({
-    ...setup,
+    ...o,
     store: o.store ?? new MemoryStore(),
     apo: { ...ROOM_APO_SEARCH, ...o.apo },
     agent: roomAgent,
-    train: roomTasks(nTrain, 7, 't'),
-    val: roomTasks(nVal, 99, 'v'),
+    train: roomTasks(12, 7, 't'),
+    val: roomTasks(12, 99, 'v'),
     seedPrompt: SEED_PROMPT,
   });
 }
