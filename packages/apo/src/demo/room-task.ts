@@ -1,11 +1,6 @@
 import { formatPromptTemplate, type NamedResources } from '@agl/core';
-import {
-  fromOpenAiChatRequest,
-  fromOpenAiChatResponse,
-  getAglTracer,
-  llmRequestAttributes,
-  llmResponseAttributes,
-} from '@agl/core/tracer';
+import { UserError } from '@agl/core/errors';
+import { traceOpenAiChat } from '@agl/core/tracer';
 import type { ApoOptions } from '../apo-options';
 
 /** The starting prompt: deliberately vague. */
@@ -93,7 +88,7 @@ export async function roomAgent(task: RoomTask, resources: NamedResources): Prom
   const llm = resources.llm;
   const prompt = resources.system_prompt;
   if (llm?.resourceType !== 'llm' || prompt?.resourceType !== 'prompt_template')
-    throw new Error('roomAgent needs the llm and system_prompt resources');
+    throw new UserError('roomAgent needs an `llm` resource and a `system_prompt` prompt_template resource.');
   const body = {
     model: llm.model,
     messages: [
@@ -101,22 +96,18 @@ export async function roomAgent(task: RoomTask, resources: NamedResources): Prom
       { role: 'user' as const, content: describeRequest(task) },
     ],
   };
-  const reply = await getAglTracer()
-    .getTracer('room-agent')
-    .startActiveSpan('openai.chat.completion', async (span) => {
-      try {
-        span.setAttributes(llmRequestAttributes(fromOpenAiChatRequest(body, 'openai')));
-        const res = await fetch(`${llm.endpoint}/chat/completions`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        });
-        const json = (await res.json()) as { choices: { message: { content: string } }[] };
-        span.setAttributes(llmResponseAttributes(fromOpenAiChatResponse(json)));
-        return json.choices[0]?.message.content ?? '';
-      } finally {
-        span.end();
-      }
-    });
+  const json = await traceOpenAiChat(
+    body,
+    async () => {
+      const res = await fetch(`${llm.endpoint}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return (await res.json()) as { choices: { message: { content: string } }[] };
+    },
+    { tracerName: 'room-agent' },
+  );
+  const reply = json.choices[0]?.message.content ?? '';
   return gradeReply(task, reply);
 }
