@@ -55,6 +55,7 @@ export async function optimizePrompt<T>(o: OptimizePromptOptions<T>): Promise<Ap
       system_prompt: { resourceType: 'prompt_template', template: o.seedPrompt },
     },
   }).fit(o.agent as AgentLike, { train: o.train, val: o.val });
-  if (!apo.result) throw new AglError('APO finished without a result: the run stopped before APO scored the seed prompt.');
+  if (!apo.result)
+    throw new AglError('APO finished without a result: the run stopped before APO scored the seed prompt.');
   return apo.result;
 }
