@@ -3,5 +3,6 @@ import { aglTsupConfig } from '@agl/tsup-preset';
 export default aglTsupConfig({
   entry: {
     index: 'src/index.ts',
+    'demo/index': 'src/demo/index.ts',
   },
 });

@@ -1,52 +1,25 @@
-import type { LightningStore } from '@agl/core';
-import { APO, type ApoEvent, type ApoOptions, type ApoResult } from '@agl/apo';
+import { optimizePrompt, type ApoResult, type OptimizePromptSetup } from '@agl/apo';
+import { roomAgent, roomTasks, ROOM_APO_SEARCH, ROOM_SEED_PROMPT } from '@agl/apo/demo';
 import { MemoryStore } from '@agl/store';
-import { Trainer } from '@agl/trainer';
-import { roomAgent, roomTasks } from './room-task';
 
 /** The starting prompt: deliberately vague. */
-export const SEED_PROMPT = 'You help people book meeting rooms. Pick a room for the request.';
+export const SEED_PROMPT = ROOM_SEED_PROMPT;
 
-/** Options of {@link runRoomSelector}. */
-export interface RoomSelectorOptions {
-  /** OpenAI-compatible base URL with `/v1` (the agent, critique and edit models all live there). */
-  baseURL: string;
-  apiKey?: string;
-  agentModel: string;
-  gradientModel: string;
-  applyEditModel: string;
-  store?: LightningStore;
-  nTrain?: number;
-  nVal?: number;
-  /** APO options that override the example's small defaults. */
-  apo?: Partial<ApoOptions>;
-  onEvent?: (event: ApoEvent) => void;
-}
+/** Options of {@link runRoomSelector}: the endpoint and models (store: in memory unless given). */
+export type RoomSelectorOptions = OptimizePromptSetup;
 
-/** Optimise the room agent's system prompt with APO and return the result. */
+/**
+ * Optimise the room agent's system prompt with APO and return the result. The agent, its tasks and its grader are
+ * `@agl/apo/demo`'s meeting-room task: one traced chat call whose reply names a room.
+ */
 export async function runRoomSelector(o: RoomSelectorOptions): Promise<ApoResult> {
-  const apo = new APO({
-    llm: { baseURL: o.baseURL, apiKey: o.apiKey, maxConcurrency: 4 },
-    gradientModel: o.gradientModel,
-    applyEditModel: o.applyEditModel,
-    beamWidth: 2,
-    branchFactor: 2,
-    beamRounds: 3,
-    gradientBatchSize: 3,
-    valBatchSize: 6,
-    seed: 2,
-    onEvent: o.onEvent,
-    ...o.apo,
-  });
-  await new Trainer({
-    algorithm: apo,
+  return optimizePrompt({
+    ...o,
     store: o.store ?? new MemoryStore(),
-    nRunners: 4,
-    initialResources: {
-      llm: { resourceType: 'llm', endpoint: o.baseURL, model: o.agentModel, apiKey: o.apiKey ?? null },
-      system_prompt: { resourceType: 'prompt_template', template: SEED_PROMPT },
-    },
-  }).fit(roomAgent as never, { train: roomTasks(o.nTrain ?? 12, 7, 't'), val: roomTasks(o.nVal ?? 12, 99, 'v') });
-  if (!apo.result) throw new Error('APO finished without a result');
-  return apo.result;
+    apo: { ...ROOM_APO_SEARCH, ...o.apo },
+    agent: roomAgent,
+    train: roomTasks(12, 7, 't'),
+    val: roomTasks(12, 99, 'v'),
+    seedPrompt: SEED_PROMPT,
+  });
 }

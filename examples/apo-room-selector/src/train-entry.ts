@@ -3,8 +3,7 @@
  * the critique / edit models use $OPENAI_BASE_URL (default OpenAI) and $OPENAI_API_KEY.
  */
 import type { ApoOptions } from '@agl/apo';
-import { roomAgent, roomTasks } from './room-task';
-import { SEED_PROMPT } from './run-room-selector';
+import { roomAgent, roomTasks, ROOM_APO_SEARCH, ROOM_SEED_PROMPT } from '@agl/apo/demo';
 
 const baseURL = process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1';
 const apiKey = process.env.OPENAI_API_KEY;
@@ -21,19 +20,14 @@ export const config = {
       model: process.env.APO_AGENT_MODEL ?? 'gpt-4.1-mini',
       apiKey: apiKey ?? null,
     },
-    system_prompt: { resourceType: 'prompt_template' as const, template: SEED_PROMPT },
+    system_prompt: { resourceType: 'prompt_template' as const, template: ROOM_SEED_PROMPT },
   },
 };
 export const apo: ApoOptions = {
   llm: { baseURL, apiKey },
   gradientModel: process.env.APO_GRADIENT_MODEL ?? 'gpt-5-mini',
   applyEditModel: process.env.APO_EDIT_MODEL ?? 'gpt-4.1-mini',
-  beamWidth: 2,
-  branchFactor: 2,
-  beamRounds: 3,
-  gradientBatchSize: 3,
-  valBatchSize: 6,
-  seed: 2,
+  ...ROOM_APO_SEARCH,
   // Default when unset: .agl/apo/best-prompt.txt (set by `agl train --algorithm apo`).
   outputPath: process.env.APO_OUTPUT || undefined,
 };

@@ -1,32 +1,21 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TraceToTransitions } from '@agl/core/transitions';
 import { SqliteStore } from '@agl/store/sqlite';
-import { startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestLlmAndDir } from '@agl/testing';
+import { describe, expect, it } from 'vitest';
 import { CALC_SEED_PROMPT, runCalcApo } from './apo-variant';
 import { CALC_ADVICE, calcApoRuleLlm } from './apo-variant-rule-llm';
 
-let llm: OpenAiTestServer;
-let dir: string;
-beforeAll(async () => {
-  llm = await startOpenAiTestServer({ respond: calcApoRuleLlm });
-  dir = await mkdtemp(join(tmpdir(), 'agl-calc-x-apo-'));
-});
-afterAll(async () => {
-  await llm.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const suite = useTestLlmAndDir({ respond: calcApoRuleLlm, dirPrefix: 'agl-calc-x-apo-' });
 
 describe('Calc-X APO variant (system prompt optimised offline against the rule-based test server)', () => {
   it(
     'takes held-out exact match from the vague seed to the tool-using, number-only prompt',
     { timeout: 120_000 },
     async () => {
-      const storePath = join(dir, 'store.sqlite');
+      const storePath = join(suite.dir, 'store.sqlite');
       const result = await runCalcApo({
-        baseURL: llm.baseURL,
+        baseURL: suite.llm.baseURL,
         agentModel: 'test-model',
         gradientModel: 'test-model',
         applyEditModel: 'test-model',

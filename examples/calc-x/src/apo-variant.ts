@@ -1,7 +1,7 @@
-import { APO, type ApoEvent, type ApoOptions, type ApoResult } from '@agl/apo';
+import { optimizePrompt, type ApoResult, type OptimizePromptSetup } from '@agl/apo';
 import { formatPromptTemplate, type NamedResources } from '@agl/core';
 import { AglCallbackHandler } from '@agl/langchain';
-import { Trainer, type AgentContext, type RolloutFn } from '@agl/trainer';
+import type { AgentContext, RolloutFn } from '@agl/trainer';
 import { ChatOpenAI } from '@langchain/openai';
 import { createAgent } from 'langchain';
 import { calcReward, calculator } from './calc-agent';
@@ -42,49 +42,19 @@ export function calcApoAgent(): RolloutFn<CalcTask> {
   };
 }
 
-/** Options of {@link runCalcApo}. */
-export interface CalcApoOptions {
-  /** OpenAI-compatible base URL with `/v1` for the agent, critique and edit models. */
-  baseURL: string;
-  apiKey?: string;
-  agentModel: string;
-  gradientModel: string;
-  applyEditModel: string;
-  /** A SQLite path (embedded store) or a store URL. */
+/** Options of {@link runCalcApo}: the endpoint and models, and a SQLite path or store URL. */
+export interface CalcApoOptions extends OptimizePromptSetup {
   store: string;
-  nTrain?: number;
-  nVal?: number;
-  apo?: Partial<ApoOptions>;
-  onEvent?: (event: ApoEvent) => void;
 }
 
 /** Optimise the Calc-X agent's system prompt with APO (train and held-out val tasks as the GRPO demo draws them). */
 export async function runCalcApo(o: CalcApoOptions): Promise<ApoResult> {
-  const apo = new APO({
-    llm: { baseURL: o.baseURL, apiKey: o.apiKey, maxConcurrency: 4 },
-    gradientModel: o.gradientModel,
-    applyEditModel: o.applyEditModel,
-    beamWidth: 2,
-    branchFactor: 2,
-    beamRounds: 2,
-    gradientBatchSize: 4,
-    valBatchSize: 6,
-    seed: 3,
-    onEvent: o.onEvent,
-    ...o.apo,
+  return optimizePrompt({
+    ...o,
+    apo: { beamWidth: 2, branchFactor: 2, beamRounds: 2, gradientBatchSize: 4, valBatchSize: 6, seed: 3, ...o.apo },
+    agent: calcApoAgent(),
+    train: makeTasks({ n: 12, seed: 11, split: 'train' }),
+    val: makeTasks({ n: 12, seed: 12, split: 'val' }),
+    seedPrompt: CALC_SEED_PROMPT,
   });
-  await new Trainer({
-    algorithm: apo,
-    store: o.store,
-    nRunners: 4,
-    initialResources: {
-      llm: { resourceType: 'llm', endpoint: o.baseURL, model: o.agentModel, apiKey: o.apiKey ?? null },
-      system_prompt: { resourceType: 'prompt_template', template: CALC_SEED_PROMPT },
-    },
-  }).fit(calcApoAgent() as never, {
-    train: makeTasks({ n: o.nTrain ?? 12, seed: 11, split: 'train' }),
-    val: makeTasks({ n: o.nVal ?? 12, seed: 12, split: 'val' }),
-  });
-  if (!apo.result) throw new Error('APO finished without a result');
-  return apo.result;
 }

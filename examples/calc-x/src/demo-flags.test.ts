@@ -16,16 +16,14 @@ function demo(args: string[]): { status: number | null; stderr: string } {
 }
 
 describe('npm run demo flags', () => {
-  it('refuses a numeric flag that is not a number, naming the flag and the value', () => {
-    for (const [flag, value] of [
-      ['rounds', 'abc'],
-      ['sft-stop-at', ''],
-      ['rl-lr', '1e-3x'],
-    ]) {
-      const r = demo([`--${flag}`, value!]);
-      expect(r.status).toBe(2);
-      expect(r.stderr).toContain(`--${flag} ${value}: not a number; give a number, e.g. --${flag} 40`);
-    }
+  it.each([
+    ['rounds', 'abc'],
+    ['sft-stop-at', ''],
+    ['rl-lr', '1e-3x'],
+  ])('refuses --%s %j, a numeric flag that is not a number, naming the flag and the value', (flag, value) => {
+    const r = demo([`--${flag}`, value]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`--${flag} ${value}: not a number; give a number, e.g. --${flag} 40`);
   });
 
   it('refuses a choice outside the allowed values, listing them', () => {

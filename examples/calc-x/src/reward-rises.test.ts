@@ -1,22 +1,18 @@
 import '@agl/langchain/register'; // the zero-code preload, as `npm run demo` runs it
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { useTempDirs } from '@agl/testing';
+import { describe, expect, it } from 'vitest';
 import { runCalcX } from './run-calc-x';
 
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const d of dirs) await rm(d, { recursive: true, force: true });
-});
+const tempDirs = useTempDirs();
 
 describe('Calc-X GRPO (fixed seed, about 2 minutes)', () => {
   it(
     'raises the held-out exact-match reward through the LangChain agent, the gateway, the store and the tiny server',
     { timeout: 420_000 },
     async () => {
-      const workDir = await mkdtemp(join(tmpdir(), 'calc-x-rl-'));
-      dirs.push(workDir);
+      const workDir = await tempDirs.make('calc-x-rl-');
       // The demo's settings, with 10 GRPO rounds instead of 40 (validation before and after, on 64 held-out tasks).
       const result = await runCalcX({ seed: 1, rounds: 10, valEvery: 10, workDir });
       const [before, after] = [result.baselineReward, result.trainedReward];

@@ -1,23 +1,19 @@
 import '@agl/langchain/register'; // the zero-code preload, as `node --import @agl/langchain/register` does for the demo
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SqliteStore } from '@agl/store/sqlite';
-import { afterAll, describe, expect, it } from 'vitest';
+import { useTempDirs } from '@agl/testing';
+import { describe, expect, it } from 'vitest';
 import { linearDecay, runCalcX } from './run-calc-x';
 
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const d of dirs) await rm(d, { recursive: true, force: true });
-});
+const tempDirs = useTempDirs();
 
 describe('Calc-X pipeline (short, fixed seed)', () => {
   it(
     'runs warm start, validation, GRPO rounds and a resume through the real agent, gateway, store and tiny server',
     { timeout: 240_000 },
     async () => {
-      const workDir = await mkdtemp(join(tmpdir(), 'calc-x-it-'));
-      dirs.push(workDir);
+      const workDir = await tempDirs.make('calc-x-it-');
       const lines: string[] = [];
       const settings = {
         seed: 3,

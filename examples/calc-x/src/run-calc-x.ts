@@ -165,53 +165,48 @@ export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
       });
       const last = grpoVersions.at(-1);
       if (last) await server.loadWeights(last);
-    } else if (options.warmStartFrom) {
-      await copyFile(join(options.warmStartFrom, 'warm.agltiny'), join(weightsDir, 'warm.agltiny'));
-      log(`warm start: reusing ${join(options.warmStartFrom, 'warm.agltiny')}`);
-      await server.loadWeights('warm');
-      trainer = await TinyTrainer.create({
-        weightsDir,
-        version: 'warm',
-        reference: 'initial',
-        optimizer: { learningRate: options.rlLearningRate },
-      });
     } else {
-      // Warm start: SFT on demonstrations the task generates itself (train operands only), a fixed budget or up to
-      // the first check that meets `sftStopAt`.
-      const { sftSteps, sftStopAt } = options;
-      const sft = await TinyTrainer.create({
-        weightsDir,
-        version: 'v0',
-        optimizer: { learningRate: options.sftLearningRate },
-      });
-      const demos = makeTasks({ n: 2000, seed: seed * 7919 + 1, split: 'train', ops: options.trainOps }).map(
-        demonstration,
-      );
-      const probe =
-        sftStopAt === null
-          ? undefined
-          : await sft.sftRows(
-              makeTasks({ n: 128, seed: seed * 7919 + 5, split: 'train', ops: options.trainOps }).map(demonstration),
-            );
-      const warmStarted = Date.now();
-      const batch = 8;
-      while (warmStartSteps < sftSteps) {
-        const res = await sft.sft({
-          examples: demos,
-          steps: Math.min(batch, sftSteps - warmStartSteps),
-          batchSize: options.sftBatchSize,
-          seed: seed + warmStartSteps,
+      if (options.warmStartFrom) {
+        await copyFile(join(options.warmStartFrom, 'warm.agltiny'), join(weightsDir, 'warm.agltiny'));
+        log(`warm start: reusing ${join(options.warmStartFrom, 'warm.agltiny')}`);
+      } else {
+        // Warm start: SFT on demonstrations the task generates itself (train operands only), a fixed budget or up to
+        // the first check that meets `sftStopAt`.
+        const { sftSteps, sftStopAt } = options;
+        const sft = await TinyTrainer.create({
+          weightsDir,
+          version: 'v0',
+          optimizer: { learningRate: options.sftLearningRate },
         });
-        warmStartSteps += res.length;
-        const solved = probe ? (await sft.sftAccuracy(probe)).exactMatch : undefined;
-        log(
-          `warm start: ${warmStartSteps}/${sftSteps} SFT steps, loss ${res.at(-1)?.loss.toFixed(3)}${solved === undefined ? '' : `, probe tasks solved ${solved.toFixed(3)}`}`,
+        const demos = makeTasks({ n: 2000, seed: seed * 7919 + 1, split: 'train', ops: options.trainOps }).map(
+          demonstration,
         );
-        if (solved !== undefined && sftStopAt !== null && solved >= sftStopAt) break;
+        const probe =
+          sftStopAt === null
+            ? undefined
+            : await sft.sftRows(
+                makeTasks({ n: 128, seed: seed * 7919 + 5, split: 'train', ops: options.trainOps }).map(demonstration),
+              );
+        const warmStarted = Date.now();
+        const batch = 8;
+        while (warmStartSteps < sftSteps) {
+          const res = await sft.sft({
+            examples: demos,
+            steps: Math.min(batch, sftSteps - warmStartSteps),
+            batchSize: options.sftBatchSize,
+            seed: seed + warmStartSteps,
+          });
+          warmStartSteps += res.length;
+          const solved = probe ? (await sft.sftAccuracy(probe)).exactMatch : undefined;
+          log(
+            `warm start: ${warmStartSteps}/${sftSteps} SFT steps, loss ${res.at(-1)?.loss.toFixed(3)}${solved === undefined ? '' : `, probe tasks solved ${solved.toFixed(3)}`}`,
+          );
+          if (solved !== undefined && sftStopAt !== null && solved >= sftStopAt) break;
+        }
+        await sft.save({ version: 'warm', overwrite: true });
+        await sft.close();
+        warmStartSeconds = (Date.now() - warmStarted) / 1000;
       }
-      await sft.save({ version: 'warm', overwrite: true });
-      await sft.close();
-      warmStartSeconds = (Date.now() - warmStarted) / 1000;
       await server.loadWeights('warm');
       trainer = await TinyTrainer.create({
         weightsDir,

@@ -1,9 +1,7 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { buildTrainingSamples } from '@agl/core/algorithms';
-import { startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestLlmAndDir } from '@agl/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { REVIEWER_INSTRUCTIONS, WRITER_INSTRUCTIONS } from './newsroom-agents';
 import { newsroomRuleLlm } from './newsroom-rule-llm';
 import { headlineReward, HEADLINE_TASKS } from './newsroom-tasks';
@@ -20,34 +18,27 @@ describe('the headline reward', () => {
 });
 
 describe('writer + reviewer offline: only the writer is trained', () => {
-  let llm: OpenAiTestServer;
-  let dir: string;
+  const suite = useTestLlmAndDir({ respond: newsroomRuleLlm(), dirPrefix: 'agl-multi-agent-' });
   let r: NewsroomResult;
   const requestsBy = (instructions: string): number =>
-    llm.requests.filter((q) => JSON.stringify(q.body).includes(JSON.stringify(instructions).slice(1, -1))).length;
+    suite.llm.requests.filter((q) => JSON.stringify(q.body).includes(JSON.stringify(instructions).slice(1, -1))).length;
 
   beforeAll(async () => {
-    llm = await startOpenAiTestServer({ respond: newsroomRuleLlm() });
-    dir = await mkdtemp(join(tmpdir(), 'agl-multi-agent-'));
     r = await runNewsroom({
-      baseURL: llm.baseURL,
+      baseURL: suite.llm.baseURL,
       model: 'test-model',
       returnTokenIds: true,
-      workDir: dir,
+      workDir: suite.dir,
       nRunners: 2,
     });
   }, 90_000);
-  afterAll(async () => {
-    await llm?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
 
   it('records both agents: every request the server saw is an LLM span of its agent in the store', () => {
     expect(r.allTrajectories).toHaveLength(HEADLINE_TASKS.length * 3);
     expect(r.callsByAgent.writer).toBe(requestsBy(WRITER_INSTRUCTIONS));
     expect(r.callsByAgent.reviewer).toBe(requestsBy(REVIEWER_INSTRUCTIONS));
     expect(r.callsByAgent.reviewer).toBeGreaterThan(0);
-    expect(r.callsByAgent.writer! + r.callsByAgent.reviewer!).toBe(llm.requests.length);
+    expect(r.callsByAgent.writer! + r.callsByAgent.reviewer!).toBe(suite.llm.requests.length);
     const revised = r.allTrajectories.find((t) => t.transitions.length === 4)!;
     expect(revised.transitions.map((t) => t.agentName)).toEqual(['writer', 'reviewer', 'writer', 'reviewer']);
   });

@@ -1,10 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { TraceToTransitions } from '@agl/core/transitions';
 import { SqliteStore } from '@agl/store/sqlite';
-import { startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestLlmAndDir } from '@agl/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { answerF1, exactMatch, normalizeAnswer } from './answer-metrics';
 import { CORPUS, CorpusSearch, RAG_QUESTIONS } from './corpus-search';
 import { ragRuleLlm } from './rag-rule-llm';
@@ -30,24 +27,17 @@ describe('answer metrics and BM25 search', () => {
 });
 
 describe('the RAG agent offline (OpenAI Agents JS → test server; spans by @agl/openai-agents → SQLite store)', () => {
-  let llm: OpenAiTestServer;
-  let dir: string;
+  const suite = useTestLlmAndDir({ respond: ragRuleLlm, dirPrefix: 'agl-rag-' });
   let result: RunRagResult;
   beforeAll(async () => {
-    llm = await startOpenAiTestServer({ respond: ragRuleLlm });
-    dir = await mkdtemp(join(tmpdir(), 'agl-rag-'));
     result = await runRag({
-      baseURL: llm.baseURL,
+      baseURL: suite.llm.baseURL,
       model: 'test-model',
       returnTokenIds: true,
-      workDir: dir,
+      workDir: suite.dir,
       nRunners: 2,
     });
   }, 90_000);
-  afterAll(async () => {
-    await llm?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
 
   it('runs every question as a rollout and scores it: most right, units cost F1, the multi-hop question fails', () => {
     expect(result.outcomes).toHaveLength(RAG_QUESTIONS.length);

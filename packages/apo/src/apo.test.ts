@@ -1,24 +1,13 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MemoryStore } from '@agl/store';
-import { startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
+import { roomSelectorRuleLlm as ruleLlm, startOpenAiTestServer, useTestLlmAndDir } from '@agl/testing';
 import { Trainer } from '@agl/trainer';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { APO, loadApoCandidates, type ApoEvent, type ApoResult } from './index';
 import { runApo, SEED_PROMPT, TRAIN, VAL } from './__fixtures__/run-apo';
-import { roomSelectorRuleLlm as ruleLlm } from '@agl/testing';
 
-let llm: OpenAiTestServer;
-let dir: string;
-beforeAll(async () => {
-  llm = await startOpenAiTestServer({ respond: ruleLlm });
-  dir = await mkdtemp(join(tmpdir(), 'agl-apo-'));
-});
-afterAll(async () => {
-  await llm.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const suite = useTestLlmAndDir({ respond: ruleLlm, dirPrefix: 'agl-apo-' });
 
 function lineage(result: ApoResult, version: string): string[] {
   const byVersion = new Map(result.candidates.map((c) => [c.version, c]));
@@ -35,8 +24,8 @@ describe('APO beam search', () => {
   beforeAll(async () => {
     const apo = await runApo({
       store,
-      baseURL: llm.baseURL,
-      outputPath: join(dir, 'best-prompt.txt'),
+      baseURL: suite.llm.baseURL,
+      outputPath: join(suite.dir, 'best-prompt.txt'),
       onEvent: (e) => void (e.type === 'edit-failed' && (failedEdits += 1)),
     });
     result = apo.result!;
@@ -81,19 +70,19 @@ describe('APO beam search', () => {
   });
 
   it('saves the best prompt and the report', async () => {
-    expect(await readFile(join(dir, 'best-prompt.txt'), 'utf8')).toBe(`${result.bestPrompt}\n`);
-    const report = JSON.parse(await readFile(join(dir, 'best-prompt.txt.json'), 'utf8')) as ApoResult;
+    expect(await readFile(join(suite.dir, 'best-prompt.txt'), 'utf8')).toBe(`${result.bestPrompt}\n`);
+    const report = JSON.parse(await readFile(join(suite.dir, 'best-prompt.txt.json'), 'utf8')) as ApoResult;
     expect(report.bestVersion).toBe(result.bestVersion);
   });
 
   it('is deterministic under a seed, and a rerun on the same store resumes with no new rollouts and no repeated edits', async () => {
-    const again = (await runApo({ store: new MemoryStore(), baseURL: llm.baseURL })).result!;
+    const again = (await runApo({ store: new MemoryStore(), baseURL: suite.llm.baseURL })).result!;
     expect(again.candidates.map((c) => [c.version, c.template])).toEqual(
       result.candidates.map((c) => [c.version, c.template]),
     );
     expect(again.bestVersion).toBe(result.bestVersion);
     const before = (await store.queryRollouts({ limit: 0 })).total;
-    const resumed = (await runApo({ store, baseURL: llm.baseURL })).result!;
+    const resumed = (await runApo({ store, baseURL: suite.llm.baseURL })).result!;
     expect((await store.queryRollouts({ limit: 0 })).total).toBe(before);
     // Candidates already in the store are not re-derived, so their parents' train batches are not even re-read.
     expect(resumed.reusedRollouts).toBeGreaterThan(0);
@@ -109,13 +98,13 @@ describe('APO beam search', () => {
     const stop = new AbortController();
     await runApo({
       store: crashed,
-      baseURL: llm.baseURL,
+      baseURL: suite.llm.baseURL,
       signal: stop.signal,
       onEvent: (e) => e.type === 'round' && e.round === 1 && stop.abort(),
     }).catch(() => undefined);
     const partial = (await crashed.queryRollouts({ limit: 0 })).total;
     expect(partial).toBeGreaterThan(0);
-    const resumed = (await runApo({ store: crashed, baseURL: llm.baseURL })).result!;
+    const resumed = (await runApo({ store: crashed, baseURL: suite.llm.baseURL })).result!;
     expect(resumed.reusedRollouts).toBeGreaterThan(0);
     expect(resumed.bestPrompt).toBe(result.bestPrompt);
     expect(resumed.candidates.map((c) => c.template)).toEqual(result.candidates.map((c) => c.template));
@@ -128,10 +117,10 @@ describe('APO options', () => {
     await store.updateResources('apo-v0', {
       system_prompt: { resourceType: 'prompt_template', template: 'another seed' },
     });
-    await expect(runApo({ store, baseURL: llm.baseURL, beamRounds: 1 })).rejects.toThrow(
+    await expect(runApo({ store, baseURL: suite.llm.baseURL, beamRounds: 1 })).rejects.toThrow(
       /different seed prompt.*new runId/u,
     );
-    await expect(runApo({ store, baseURL: llm.baseURL, beamWidth: 0 })).rejects.toThrow(
+    await expect(runApo({ store, baseURL: suite.llm.baseURL, beamWidth: 0 })).rejects.toThrow(
       /beamWidth must be an integer ≥ 1; got 0/u,
     );
   });
@@ -144,9 +133,9 @@ describe('APO budget', () => {
     const result = (
       await runApo({
         store,
-        baseURL: llm.baseURL,
+        baseURL: suite.llm.baseURL,
         runId: 'budget',
-        llm: { baseURL: llm.baseURL, maxTotalTokens: 400 },
+        llm: { baseURL: suite.llm.baseURL, maxTotalTokens: 400 },
         onEvent: (e) => void events.push(e.type),
       })
     ).result!;
@@ -163,13 +152,14 @@ describe('APO budget', () => {
 describe('APO reflective (GEPA-style) search', () => {
   it('beats the seed with per-task reflections and minibatch acceptance', async () => {
     const store = new MemoryStore();
-    const result = (await runApo({ store, baseURL: llm.baseURL, apoStrategy: 'reflective', runId: 'gepa' })).result!;
+    const result = (await runApo({ store, baseURL: suite.llm.baseURL, apoStrategy: 'reflective', runId: 'gepa' }))
+      .result!;
     expect(result.strategy).toBe('reflective');
     expect(result.bestScore).toBeGreaterThan(result.seedScore! + 0.2);
     expect(result.rejectedWorseChildren.length).toBeGreaterThan(0);
     const stored = await loadApoCandidates({ store, runId: 'gepa' });
     expect(stored.length).toBe(result.candidates.length);
-    const reflections = llm.requests.filter((r) => JSON.stringify(r.body).includes('Reflect on this single run'));
+    const reflections = suite.llm.requests.filter((r) => JSON.stringify(r.body).includes('Reflect on this single run'));
     expect(reflections.length).toBeGreaterThan(0);
   });
 
@@ -219,7 +209,7 @@ describe('APO on an untraced agent', () => {
     try {
       await new Trainer({
         algorithm: new APO({
-          llm: { baseURL: llm.baseURL, retryBaseDelayMs: 1 },
+          llm: { baseURL: suite.llm.baseURL, retryBaseDelayMs: 1 },
           beamWidth: 1,
           branchFactor: 2,
           beamRounds: 2,

@@ -24,3 +24,4 @@ export { paretoFront, complementaryPair, type ScoredCandidate } from './pareto';
 export { SeededRandom, batchIterator } from './seeded-random';
 export type { RejectedChild } from './search-state';
 export * from './judge/index';
+export { optimizePrompt, type OptimizePromptOptions, type OptimizePromptSetup } from './optimize-prompt';

@@ -5,8 +5,14 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findFinalReward } from '@agl/core/transitions';
 import { Span, parseWire } from '@agl/core/schema';
-import { isCi, roomSelectorRuleLlm, startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
-import { PACKAGE_DIR, ensureDashboardBuilt, findChromium, runAgl, serveStore, type ServedStore } from './e2e-support';
+import {
+  isCi,
+  roomSelectorRuleLlm,
+  startOpenAiTestServer,
+  trainRoomSelectorExample,
+  type OpenAiTestServer,
+} from '@agl/testing';
+import { PACKAGE_DIR, ensureDashboardBuilt, findChromium, serveStore, type ServedStore } from './e2e-support';
 
 /**
  * End to end: a real APO training run (examples/apo-room-selector against the rule-based OpenAI-compatible test
@@ -54,23 +60,9 @@ describe.skipIf(CHROMIUM === null && !IN_CI)('dashboard end to end (chromium + a
     ensureDashboardBuilt();
     dir = await mkdtemp(join(tmpdir(), 'agl-dashboard-e2e-'));
     llm = await startOpenAiTestServer({ respond: roomSelectorRuleLlm });
-    const db = join(dir, 'store.sqlite');
-    const train = await runAgl(
-      ['train', 'examples/apo-room-selector/src/train-entry.ts', '--algorithm', 'apo', '--store', db, '--no-progress'],
-      {
-        CI: '1',
-        OPENAI_BASE_URL: llm.baseURL,
-        OPENAI_API_KEY: 'sk-e2e-test-key-0001',
-        APO_AGENT_MODEL: 'agent-model',
-        APO_GRADIENT_MODEL: 'critic-model',
-        APO_EDIT_MODEL: 'editor-model',
-        AGL_STORE_URL: '',
-        AGL_STORE_TOKEN: '',
-        APO_OUTPUT: join(dir, 'best.txt'),
-      },
-    );
+    const train = await trainRoomSelectorExample({ baseURL: llm.baseURL, dir, apiKey: 'sk-e2e-test-key-0001' });
     expect(train.code, train.stderr).toBe(0);
-    served = await serveStore(db, TOKEN);
+    served = await serveStore(join(dir, 'store.sqlite'), TOKEN);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,

@@ -37,29 +37,6 @@ export function ensureDashboardBuilt(): void {
   if (built.status !== 0) throw new Error(`vite build of the dashboard failed:\n${built.stdout}\n${built.stderr}`);
 }
 
-/** Runs the `agl` CLI from source; resolves with its exit code and output. */
-export function runAgl(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(
-      process.execPath,
-      ['--conditions=@agl/source', '--import', 'tsx', 'packages/cli/src/bin.ts', ...args],
-      {
-        cwd: ROOT,
-        env: { ...process.env, ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.once('close', (code) => done({ code, stdout, stderr }));
-  });
-}
-
 /** A running `agl store serve`. */
 export interface ServedStore {
   url: string;

@@ -19,3 +19,4 @@ export { judgeRuleLlm, gradeByMustWords } from './judge-rule-llm';
 export { postgresTestEnv, type PgProbeClient, type PostgresTestEnv } from './postgres-test-env';
 export { startFineTuningServers, type FineTuningServers } from './fine-tuning-servers';
 export { useTempDirs, useTestLlmAndDir, type TestLlmAndDir } from './suite-fixtures';
+export { runAglFromSource, trainRoomSelectorExample, type RoomSelectorTrainOptions } from './agl-from-source';

@@ -5,7 +5,7 @@ import { Trainer } from '@agl/trainer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APO } from '../apo';
 import { ChatClient } from '../chat-client';
-import { roomAgent, type RoomTask } from '../__fixtures__/room-task';
+import { roomAgent, type RoomTask } from '../demo/index';
 import { SEED_PROMPT, TRAIN, VAL } from '../__fixtures__/run-apo';
 import { findFinalReward } from '@agl/core/transitions';
 import { judgeRewardHook, LlmJudge, rolloutTranscript } from './index';

@@ -1,36 +1,15 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '@agl/store/sqlite';
 import { createStoreServer, type StoreServer } from '@agl/store/server';
-import { startOpenAiTestServer, toyTokenize, type OpenAiTestServer } from '@agl/testing';
+import { runAglFromSource, startOpenAiTestServer, toyTokenize, type OpenAiTestServer } from '@agl/testing';
 import { CommanderError, type Command } from 'commander';
 import { createProgram, runCli } from '../program';
 import type { CliIo } from './output';
 
-const ROOT = resolve(import.meta.dirname, '../../../..');
-const BIN = 'packages/cli/src/bin.ts';
 const ENTRY = resolve(import.meta.dirname, '__fixtures__/train-entry.ts');
-
-function runChild(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, ['--conditions=@agl/source', '--import', 'tsx', BIN, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.once('close', (code) => done({ code, stdout, stderr }));
-  });
-}
 
 /** Parse only (commander errors captured instead of exiting the process). */
 async function parseOnly(...args: string[]): Promise<{ code: number; err: string }> {
@@ -68,7 +47,7 @@ describe('agl train / rollouts / spans / export transitions against real stores'
     llm = await startOpenAiTestServer();
     dir = mkdtempSync(join(tmpdir(), 'agl-cli-loop-'));
     db = join(dir, 'store.sqlite');
-    trainRun = await runChild(['train', ENTRY, '--store', db, '--runners', '2', '--json'], {
+    trainRun = await runAglFromSource(['train', ENTRY, '--store', db, '--runners', '2', '--json'], {
       CI: '1',
       TEST_LLM_URL: llm.baseURL,
       AGL_STORE_URL: '',
@@ -183,7 +162,7 @@ describe('agl train / rollouts / spans / export transitions against real stores'
       let server: StoreServer | undefined;
       try {
         server = await createStoreServer({ store, port: 0, token: 'tok2' });
-        const run = await runChild(['train', ENTRY, '--store-url', server.url, '--no-progress'], {
+        const run = await runAglFromSource(['train', ENTRY, '--store-url', server.url, '--no-progress'], {
           CI: '1',
           TEST_LLM_URL: llm.baseURL,
           AGL_STORE_TOKEN: 'tok2',

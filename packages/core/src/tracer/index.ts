@@ -34,3 +34,4 @@ export {
 } from './emitters';
 export { operation, type OperationOptions, type OperationHandle } from './operation';
 export * from './adapter-helpers';
+export { traceOpenAiChat, type TraceOpenAiChatOptions } from './trace-openai-chat';

@@ -9,6 +9,7 @@ import { setUnownedSpanHandler } from './lightning-span-processor';
 import { emitAnnotation, emitException, emitMessage, emitObject, emitReward } from './emitters';
 import { operation } from './operation';
 import { getRolloutContext, withRolloutContext } from './rollout-context';
+import { traceOpenAiChat } from './trace-openai-chat';
 
 /**
  * The two store methods the processor calls, recording what it receives. Core cannot import @agl/store; the same
@@ -179,6 +180,32 @@ describe('tracer inside rollouts', () => {
     expect(op.endTime! >= reward.endTime!).toBe(true);
     expect(op.resource.attributes['agentlightning.tracer.name']).toBe('agl');
     expect(tracer.stats()).toMatchObject({ exported: 2, dropped: 0, failed: 0 });
+  });
+
+  it('traceOpenAiChat records the request and the response of a chat call, and a failed call as an error', async () => {
+    const store = new RecordingStore();
+    const tracer = newTracer();
+    const ctx = { rolloutId: 'ro-1', attemptId: 'at-1', store: store.asStore(), tracer };
+    const body = { model: 'm1', messages: [{ role: 'user', content: 'hi' }] };
+    const reply = { id: 'c1', model: 'm1', choices: [{ index: 0, message: { role: 'assistant', content: 'hello' } }] };
+    const answer = await withRolloutContext(ctx, () => traceOpenAiChat(body, async () => reply));
+    expect(answer).toBe(reply);
+    const failure = withRolloutContext(ctx, () =>
+      traceOpenAiChat(body, () => Promise.reject(new Error('upstream 503')), { tracerName: 'agent' }),
+    );
+    await expect(failure).rejects.toThrow('upstream 503');
+    await tracer.forceFlush();
+    const [ok, failed] = store.spans as [Span, Span];
+    expect(store.spans.map((s) => s.name)).toEqual(['openai.chat.completion', 'openai.chat.completion']);
+    expect(ok.attributes).toMatchObject({
+      'gen_ai.system': 'openai',
+      'gen_ai.request.model': 'm1',
+      'gen_ai.prompt.0.content': 'hi',
+      'gen_ai.completion.0.content': 'hello',
+    });
+    expect(ok.status.statusCode).toBe('UNSET');
+    expect(failed.status).toMatchObject({ statusCode: 'ERROR', description: 'upstream 503' });
+    expect(failed.attributes['gen_ai.completion.0.content']).toBeUndefined();
   });
 
   it("keeps every attribute of a large span (OpenTelemetry's default limit is 128)", async () => {

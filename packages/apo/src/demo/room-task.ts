@@ -1,11 +1,20 @@
 import { formatPromptTemplate, type NamedResources } from '@agl/core';
-import {
-  fromOpenAiChatRequest,
-  fromOpenAiChatResponse,
-  getAglTracer,
-  llmRequestAttributes,
-  llmResponseAttributes,
-} from '@agl/core/tracer';
+import { UserError } from '@agl/core/errors';
+import { traceOpenAiChat } from '@agl/core/tracer';
+import type { ApoOptions } from '../apo-options';
+
+/** The starting prompt: deliberately vague. */
+export const ROOM_SEED_PROMPT = 'You help people book meeting rooms. Pick a room for the request.';
+
+/** A small search that suits 12 train and 12 val tasks (raise it on a real model and data set). */
+export const ROOM_APO_SEARCH = {
+  beamWidth: 2,
+  branchFactor: 2,
+  beamRounds: 3,
+  gradientBatchSize: 3,
+  valBatchSize: 6,
+  seed: 2,
+} as const satisfies ApoOptions;
 
 /** A meeting room. */
 export interface Room {
@@ -79,7 +88,7 @@ export async function roomAgent(task: RoomTask, resources: NamedResources): Prom
   const llm = resources.llm;
   const prompt = resources.system_prompt;
   if (llm?.resourceType !== 'llm' || prompt?.resourceType !== 'prompt_template')
-    throw new Error('roomAgent needs the llm and system_prompt resources');
+    throw new UserError('roomAgent needs an `llm` resource and a `system_prompt` prompt_template resource.');
   const body = {
     model: llm.model,
     messages: [
@@ -87,22 +96,18 @@ export async function roomAgent(task: RoomTask, resources: NamedResources): Prom
       { role: 'user' as const, content: describeRequest(task) },
     ],
   };
-  const reply = await getAglTracer()
-    .getTracer('room-agent')
-    .startActiveSpan('openai.chat.completion', async (span) => {
-      try {
-        span.setAttributes(llmRequestAttributes(fromOpenAiChatRequest(body, 'openai')));
-        const res = await fetch(`${llm.endpoint}/chat/completions`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        });
-        const json = (await res.json()) as { choices: { message: { content: string } }[] };
-        span.setAttributes(llmResponseAttributes(fromOpenAiChatResponse(json)));
-        return json.choices[0]?.message.content ?? '';
-      } finally {
-        span.end();
-      }
-    });
+  const json = await traceOpenAiChat(
+    body,
+    async () => {
+      const res = await fetch(`${llm.endpoint}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return (await res.json()) as { choices: { message: { content: string } }[] };
+    },
+    { tracerName: 'room-agent' },
+  );
+  const reply = json.choices[0]?.message.content ?? '';
   return gradeReply(task, reply);
 }
