@@ -5,10 +5,14 @@ import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
 import { createStoreServer } from '@agl/store/server';
 import {
-  runNode,
-  SOURCE_NODE_FLAGS,
+  memoryStoreServing,
+  runPreloaded,
+  runUntracedAndPreloaded,
   startOpenAiTestServer,
+  useServedStore,
+  type NodeRun,
   type OpenAiTestServer,
+  type PreloadProgram,
   type TestLlmReply,
   type TestLlmRequest,
 } from '@agl/testing';
@@ -29,9 +33,6 @@ function respond(request: TestLlmRequest): TestLlmReply {
   return { content: result.content.includes('sunny') ? 'It is sunny in Paris.' : 'The weather service is down.' };
 }
 
-/** Runs a TypeScript fixture from the sources, as `node <args>`. */
-const runSource = (args: string[], env: NodeJS.ProcessEnv) => runNode([...SOURCE_NODE_FLAGS, ...args], env);
-
 const named = (spans: Span[], name: string): Span[] => spans.filter((s) => s.name === name);
 
 /** The run's agent span, its LLM spans and its tool span, with the tool span carrying the model's call id. */
@@ -49,94 +50,69 @@ function expectRunSpans(spans: Span[], llmCalls: number): void {
 
 describe('openai-agents apps, untraced and with --import @agl/openai-agents/register', () => {
   let llm: OpenAiTestServer;
-  let store: MemoryStore;
-  let server: { url: string; close(): Promise<void> };
+  const served = useServedStore(memoryStoreServing({ MemoryStore, createStoreServer }));
 
   beforeAll(async () => {
     llm = await startOpenAiTestServer({ respond });
-    store = new MemoryStore();
-    server = await createStoreServer({ store, port: 0 });
   });
   afterAll(async () => {
-    await server?.close();
     await llm?.close();
   });
 
-  /** Runs the app case both ways (tracing on by default: no NODE_ENV=test); same exit code and stdout. */
-  async function runBoth(
-    mode: string,
-    extraEnv: NodeJS.ProcessEnv = {},
-  ): Promise<{ code: number | null; stdout: string; stderr: string; spans: Span[] }> {
-    const rollout = await store.startRollout({ input: { mode } });
-    const env = {
-      OPENAI_BASE_URL: llm.baseURL,
-      OPENAI_API_KEY: 'sk-agl-test',
-      AGL_TEST_MODEL: 'test-model',
-      NODE_ENV: 'production',
-      ...extraEnv,
-    };
-    const plain = await runSource([app, mode], env);
-    const traced = await runSource(['--import', '@agl/openai-agents/register', app, mode], {
-      ...env,
-      AGL_STORE_URL: server.url,
-      AGL_ROLLOUT_ID: rollout.rolloutId,
-      AGL_ATTEMPT_ID: rollout.attempt.attemptId,
-    });
+  /** The app case (tracing on by default: no NODE_ENV=test). */
+  const program = (mode: string, extraEnv: NodeJS.ProcessEnv = {}): PreloadProgram => ({
+    args: [app, mode],
+    register: '@agl/openai-agents/register',
+    env: { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'sk-agl-test', NODE_ENV: 'production', ...extraEnv },
+  });
+
+  /** Runs the app case both ways; same exit code and stdout. */
+  async function runBoth(mode: string): Promise<NodeRun & { spans: Span[] }> {
+    const { plain, traced, spans } = await runUntracedAndPreloaded(
+      program(mode, { AGL_TEST_MODEL: 'test-model' }),
+      served,
+      { input: { mode } },
+    );
     expect(traced.code, traced.stderr).toBe(plain.code);
     expect(traced.stdout).toBe(plain.stdout);
-    return { ...traced, spans: (await store.querySpans({ rolloutId: rollout.rolloutId })).items };
+    return { ...traced, spans };
   }
 
-  it(
-    "keeps the app's own processor and the SDK's OpenAI dashboard exporter beside AGL",
-    { timeout: 90_000 },
-    async () => {
-      const { stdout, spans } = await runBoth('dashboard');
-      expect(stdout).toContain('It is sunny in Paris.');
-      expect(stdout).toMatch(/own processor spans: [1-9]\d*, dashboard items: [1-9]\d*/);
-      expectRunSpans(spans, 2);
+  it.each([
+    {
+      title: "keeps the app's own processor and the SDK's OpenAI dashboard exporter beside AGL",
+      mode: 'dashboard',
+      stdout: ['It is sunny in Paris.', /own processor spans: [1-9]\d*, dashboard items: [1-9]\d*/],
     },
-  );
+    {
+      title: 'an app that sets its own processors (setTraceProcessors) keeps them, and AGL still records',
+      mode: 'set-processors',
+      stdout: [/own processor spans: [1-9]\d*, dashboard items: 0/],
+    },
+    {
+      title: 'setTracingDisabled(true) (hello-world-gpt-oss): the app still exports nothing, AGL keeps recording',
+      mode: 'tracing-disabled',
+      stdout: ['own processor spans: 0, dashboard items: 0'],
+    },
+  ])('$title', { timeout: 90_000 }, async ({ mode, stdout: expected }) => {
+    const { stdout, spans } = await runBoth(mode);
+    for (const part of expected) {
+      if (typeof part === 'string') expect(stdout).toContain(part);
+      else expect(stdout).toMatch(part);
+    }
+    expectRunSpans(spans, 2);
+  });
 
   it(
     'AGL_OPENAI_AGENTS_EXCLUSIVE=1 leaves AGL alone: the dashboard exporter gets nothing',
     { timeout: 90_000 },
     async () => {
-      const rollout = await store.startRollout({ input: {} });
-      const env = {
-        OPENAI_BASE_URL: llm.baseURL,
-        OPENAI_API_KEY: 'sk-agl-test',
-        NODE_ENV: 'production',
-        AGL_OPENAI_AGENTS_EXCLUSIVE: '1',
-      };
-      const traced = await runSource(['--import', '@agl/openai-agents/register', app, 'dashboard'], {
-        ...env,
-        AGL_STORE_URL: server.url,
-        AGL_ROLLOUT_ID: rollout.rolloutId,
-        AGL_ATTEMPT_ID: rollout.attempt.attemptId,
-      });
+      const { run: traced, spans } = await runPreloaded(
+        program('dashboard', { AGL_OPENAI_AGENTS_EXCLUSIVE: '1' }),
+        served,
+      );
       expect(traced.code, traced.stderr).toBe(0);
       expect(traced.stdout).toMatch(/own processor spans: [1-9]\d*, dashboard items: 0/);
-      expectRunSpans((await store.querySpans({ rolloutId: rollout.rolloutId })).items, 2);
-    },
-  );
-
-  it(
-    'an app that sets its own processors (setTraceProcessors) keeps them, and AGL still records',
-    { timeout: 90_000 },
-    async () => {
-      const { stdout, spans } = await runBoth('set-processors');
-      expect(stdout).toMatch(/own processor spans: [1-9]\d*, dashboard items: 0/);
-      expectRunSpans(spans, 2);
-    },
-  );
-
-  it(
-    'setTracingDisabled(true) (hello-world-gpt-oss): the app still exports nothing, AGL keeps recording',
-    { timeout: 90_000 },
-    async () => {
-      const { stdout, spans } = await runBoth('tracing-disabled');
-      expect(stdout).toContain('own processor spans: 0, dashboard items: 0');
       expectRunSpans(spans, 2);
     },
   );

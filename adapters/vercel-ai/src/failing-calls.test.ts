@@ -5,9 +5,10 @@ import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
 import { createStoreServer } from '@agl/store/server';
 import {
-  runNode,
-  SOURCE_NODE_FLAGS,
+  memoryStoreServing,
+  runUntracedAndPreloaded,
   startOpenAiTestServer,
+  useServedStore,
   type OpenAiTestServer,
   type TestLlmReply,
   type TestLlmRequest,
@@ -28,9 +29,6 @@ function respond(request: TestLlmRequest): TestLlmReply {
   return { toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] };
 }
 
-/** Runs a TypeScript fixture from the sources, as `node <args>`. */
-const runSource = (args: string[], env: NodeJS.ProcessEnv) => runNode([...SOURCE_NODE_FLAGS, ...args], env);
-
 /** Every parent id names a stored span of the rollout: no span hangs under one that was never written. */
 function expectNoDanglingParents(spans: Span[]): void {
   const ids = new Set(spans.map((s) => s.spanId));
@@ -46,32 +44,25 @@ const children = (spans: Span[], parent: Span): Span[] => spans.filter((s) => s.
 
 describe('failing calls: the same script untraced and with --import @agl/vercel-ai/register', () => {
   let llm: OpenAiTestServer;
-  let store: MemoryStore;
-  let server: { url: string; close(): Promise<void> };
+  const served = useServedStore(memoryStoreServing({ MemoryStore, createStoreServer }));
 
   beforeAll(async () => {
     llm = await startOpenAiTestServer({ respond });
-    store = new MemoryStore();
-    server = await createStoreServer({ store, port: 0 });
   });
   afterAll(async () => {
-    await server?.close();
     await llm?.close();
   });
 
   async function runBoth(mode: string): Promise<{ stdout: string; spans: Span[] }> {
-    const rollout = await store.startRollout({ input: { mode } });
-    const env = { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'sk-agl-test', AGL_TEST_MODEL: 'test-model' };
-    const plain = await runSource([script, mode], env);
-    const traced = await runSource(['--import', '@agl/vercel-ai/register', script, mode], {
-      ...env,
-      AGL_STORE_URL: server.url,
-      AGL_ROLLOUT_ID: rollout.rolloutId,
-      AGL_ATTEMPT_ID: rollout.attempt.attemptId,
-    });
+    const program = {
+      args: [script, mode],
+      register: '@agl/vercel-ai/register',
+      env: { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'sk-agl-test', AGL_TEST_MODEL: 'test-model' },
+    };
+    const { plain, traced, spans } = await runUntracedAndPreloaded(program, served, { input: { mode } });
     expect(traced.code, traced.stderr).toBe(plain.code);
     expect(traced.stdout).toBe(plain.stdout);
-    return { stdout: traced.stdout, spans: (await store.querySpans({ rolloutId: rollout.rolloutId })).items };
+    return { stdout: traced.stdout, spans };
   }
 
   function expectFailedThenSibling(spans: Span[]): void {
@@ -92,23 +83,15 @@ describe('failing calls: the same script untraced and with --import @agl/vercel-
     expectNoDanglingParents(spans);
   }
 
-  it(
-    'generateText: the model answers 400; the agent and step spans end with the error',
+  it.each([
+    { api: 'generateText', mode: 'generate-400', failure: 'first failed: context length exceeded' },
+    { api: 'streamText', mode: 'stream-400', failure: 'stream error: context length exceeded' },
+  ])(
+    '$api: the model answers 400; the agent and step spans end with the error',
     { timeout: 60_000 },
-    async () => {
-      const { stdout, spans } = await runBoth('generate-400');
-      expect(stdout).toContain('first failed: context length exceeded');
-      expect(stdout).toContain('second: It is sunny.');
-      expectFailedThenSibling(spans);
-    },
-  );
-
-  it(
-    'streamText: the model answers 400; the agent and step spans end with the error',
-    { timeout: 60_000 },
-    async () => {
-      const { stdout, spans } = await runBoth('stream-400');
-      expect(stdout).toContain('stream error: context length exceeded');
+    async ({ mode, failure }) => {
+      const { stdout, spans } = await runBoth(mode);
+      expect(stdout).toContain(failure);
       expect(stdout).toContain('second: It is sunny.');
       expectFailedThenSibling(spans);
     },

@@ -9,10 +9,19 @@ export type {
 export * from './openai-test-server/index';
 export * from './fine-tuning-test-server/index';
 export * from './adapter-conformance/index';
-export { emitSpanTree, SpanKind, type SpanSpec } from './emit-span-tree';
+export {
+  emitSpanTree,
+  exportSpanTree,
+  rolloutResourceAttributes,
+  SpanKind,
+  type FlushableTracerProvider,
+  type SpanSpec,
+} from './emit-span-tree';
 export { roomSelectorRuleLlm } from './room-selector-rule-llm';
 export { adviceCollector, between, failedRuns, ruleEdit, ruleMerge } from './apo-rule-editor';
 export { isCi } from './ci-env';
 export { readJsonFixture, updatingFixtures, UPDATE_FIXTURES_ENV, writeJsonFixture } from './fixture-files';
 export { seedRecorded, type RecordedRollout } from './seed-recorded';
 export { judgeRuleLlm, gradeByMustWords } from './judge-rule-llm';
+export { runOverheadBench, type OverheadBenchOptions, type OverheadSummary } from './overhead-bench';
+export { startAglStoreServe, type AglStoreServe } from './agl-store-serve';

@@ -4,8 +4,10 @@ import { MemoryStore } from '@agl/store';
 import { startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  checkProperty,
+  checkBatches,
   closeFuzzAgent,
+  FUZZ_BATCH,
+  FUZZ_SEED,
   problemsOf,
   send,
   type FuzzRequest,
@@ -14,10 +16,8 @@ import {
 import { gatewayArbitraries } from './harness/gateway-arbitraries';
 
 const TOKEN = 'gateway-fuzz-token';
-const BATCH = 8;
 /** 3,600 requests against the gateway (with the store fuzz: over 10,000 in total). */
 const RUNS = Number(process.env.AGL_FUZZ_GATEWAY_RUNS ?? 450);
-const SEED = Number(process.env.AGL_FUZZ_SEED ?? 20_261_202);
 const FAILING: Record<string, number> = { 'fail-500': 500, 'fail-502': 502, 'fail-503': 503, 'fail-429': 429 };
 
 /** A 5xx is allowed only when the backend produced it, and the gateway says so in a header and the body. */
@@ -89,13 +89,9 @@ describe('fuzzing the gateway in front of the OpenAI test server (fast-check, re
       });
       if (problems.length > 0) throw new Error(problems.join('\n'));
     };
-    await checkProperty(fc.asyncProperty(fc.array(request, { minLength: BATCH, maxLength: BATCH }), run), {
-      numRuns: RUNS,
-      seed: SEED,
-      endOnFailure: true,
-    });
+    await checkBatches(request, run, { numRuns: RUNS, seed: FUZZ_SEED });
 
-    expect(sent).toBeGreaterThanOrEqual(RUNS * BATCH);
+    expect(sent).toBeGreaterThanOrEqual(RUNS * FUZZ_BATCH);
     expect(backend5xx, 'the run exercised backend 5xx pass-through').toBeGreaterThan(0);
     await gateway.drained();
     // Each accepted call scoped to a rollout stored exactly one span; nothing else reached the store.

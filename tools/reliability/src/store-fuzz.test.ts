@@ -6,8 +6,10 @@ import { createStoreServer, type StoreServer } from '@agl/store/server';
 import { SqliteStore } from '@agl/store/sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  checkProperty,
+  checkBatches,
   closeFuzzAgent,
+  FUZZ_BATCH,
+  FUZZ_SEED,
   problemsOf,
   send,
   type FuzzRequest,
@@ -17,13 +19,11 @@ import { routeTable } from './harness/route-table';
 import { storeArbitraries } from './harness/store-arbitraries';
 
 const TOKEN = 'fuzz-token';
-const BATCH = 8;
 /** 5,600 + 1,000 requests against the store server (with the gateway fuzz: over 10,000 in total). */
 const MIXED_RUNS = Number(process.env.AGL_FUZZ_RUNS ?? 700);
 /** The mixed run is split over fresh servers: a store that keeps growing makes every later list query slower. */
 const CHUNKS = 4;
 const REJECT_RUNS = 125;
-const SEED = Number(process.env.AGL_FUZZ_SEED ?? 20_261_202);
 
 interface Tally {
   rollouts: number;
@@ -154,10 +154,7 @@ describe('fuzzing the store server (fast-check, real HTTP on 127.0.0.1, SQLite f
         workerIds: new Set(),
       };
       const request = fc.oneof(...arbs.valid, ...arbs.invalid, ...arbs.unknown);
-      await checkProperty(
-        fc.asyncProperty(fc.array(request, { minLength: BATCH, maxLength: BATCH }), (reqs) => run(reqs, t)),
-        { numRuns: MIXED_RUNS / CHUNKS, seed: SEED + chunk, endOnFailure: true },
-      );
+      await checkBatches(request, (reqs) => run(reqs, t), { numRuns: MIXED_RUNS / CHUNKS, seed: FUZZ_SEED + chunk });
       const final = await store.statistics();
       expect(final.totalRollouts, `chunk ${chunk}`).toBe(initial.totalRollouts + t.rollouts);
       expect(final.totalAttempts, `chunk ${chunk}`).toBe(initial.totalAttempts + t.attempts);
@@ -191,14 +188,11 @@ describe('fuzzing the store server (fast-check, real HTTP on 127.0.0.1, SQLite f
     };
     const before = await snapshot();
     const request = fc.oneof(...arbs.invalid);
-    await checkProperty(
-      fc.asyncProperty(fc.array(request, { minLength: BATCH, maxLength: BATCH }), (reqs) => run(reqs, null)),
-      { numRuns: REJECT_RUNS, seed: SEED + 1, endOnFailure: true },
-    );
+    await checkBatches(request, (reqs) => run(reqs, null), { numRuns: REJECT_RUNS, seed: FUZZ_SEED + 1 });
     expect(await snapshot()).toEqual(before);
   });
 
   it('sent the planned number of requests', () => {
-    expect(sent.count).toBeGreaterThanOrEqual((MIXED_RUNS + REJECT_RUNS) * BATCH);
+    expect(sent.count).toBeGreaterThanOrEqual((MIXED_RUNS + REJECT_RUNS) * FUZZ_BATCH);
   });
 });

@@ -15,3 +15,14 @@ export {
 } from './weather-script';
 export { failingWeatherRespond, assertFailingRunSpans, FAILING_MODEL_MESSAGE } from './failing-run';
 export { runNode, stableRun, SOURCE_NODE_FLAGS, type NodeRun } from './run-node';
+export {
+  memoryStoreServing,
+  runPreloaded,
+  runUntraced,
+  runUntracedAndPreloaded,
+  useServedStore,
+  withServedStore,
+  type PreloadProgram,
+  type ServedStore,
+  type StoreServing,
+} from './preload-runs';

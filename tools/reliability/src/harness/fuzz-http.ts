@@ -112,3 +112,23 @@ export async function checkProperty<T>(
     `${message.slice(0, 4000)}\n(replay: seed ${result.seed}, path "${result.counterexamplePath ?? ''}", after ${result.numRuns} runs)`,
   );
 }
+
+/** Requests per property run: each run sends one batch. */
+export const FUZZ_BATCH = 8;
+/** The fast-check seed; `AGL_FUZZ_SEED` replays another. */
+export const FUZZ_SEED = Number(process.env.AGL_FUZZ_SEED ?? 20_261_202);
+
+/**
+ * {@link checkProperty} over `numRuns` batches of {@link FUZZ_BATCH} requests drawn from `request`, each handed to
+ * `run` (which throws on a problem), ending at the first failure.
+ */
+export function checkBatches(
+  request: fc.Arbitrary<FuzzRequest>,
+  run: (batch: FuzzRequest[]) => Promise<void>,
+  options: { numRuns: number; seed: number },
+): Promise<void> {
+  return checkProperty(fc.asyncProperty(fc.array(request, { minLength: FUZZ_BATCH, maxLength: FUZZ_BATCH }), run), {
+    ...options,
+    endOnFailure: true,
+  });
+}
