@@ -8,30 +8,27 @@ import {
   memoryStoreServing,
   runPreloaded,
   runUntracedAndPreloaded,
+  scriptedWeatherRespond,
   startOpenAiTestServer,
+  useOpenAiTestServer,
   useServedStore,
   type NodeRun,
-  type OpenAiTestServer,
   type PreloadProgram,
-  type TestLlmReply,
-  type TestLlmRequest,
 } from '@agl/testing';
 import { run } from '@openai/agents';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addAglTraceProcessor } from './install';
 import { weatherAgent } from './__fixtures__/weather-agent';
 
 const app = fileURLToPath(new URL('./__fixtures__/app-cases.ts', import.meta.url));
 
 /** The model: get_weather first; then an answer from the tool result, or a 400 when the prompt says `fail mid-run`. */
-function respond(request: TestLlmRequest): TestLlmReply {
-  const result = request.messages.find((m) => m.role === 'tool');
-  if (!result) return { toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] };
-  if (request.messages.some((m) => m.role === 'user' && m.content.startsWith('fail mid-run')))
-    return { error: { status: 400, message: 'context length exceeded' } };
-  return { content: result.content.includes('sunny') ? 'It is sunny in Paris.' : 'The weather service is down.' };
-}
+const respond = scriptedWeatherRespond({
+  failPrefix: 'fail mid-run',
+  failAfterTool: true,
+  answer: (result) => (result.includes('sunny') ? 'It is sunny in Paris.' : 'The weather service is down.'),
+});
 
 const named = (spans: Span[], name: string): Span[] => spans.filter((s) => s.name === name);
 
@@ -49,21 +46,14 @@ function expectRunSpans(spans: Span[], llmCalls: number): void {
 }
 
 describe('openai-agents apps, untraced and with --import @agl/openai-agents/register', () => {
-  let llm: OpenAiTestServer;
+  const llm = useOpenAiTestServer({ respond });
   const served = useServedStore(memoryStoreServing({ MemoryStore, createStoreServer }));
-
-  beforeAll(async () => {
-    llm = await startOpenAiTestServer({ respond });
-  });
-  afterAll(async () => {
-    await llm?.close();
-  });
 
   /** The app case (tracing on by default: no NODE_ENV=test). */
   const program = (mode: string, extraEnv: NodeJS.ProcessEnv = {}): PreloadProgram => ({
     args: [app, mode],
     register: '@agl/openai-agents/register',
-    env: { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'sk-agl-test', NODE_ENV: 'production', ...extraEnv },
+    env: { OPENAI_BASE_URL: llm().baseURL, OPENAI_API_KEY: 'sk-agl-test', NODE_ENV: 'production', ...extraEnv },
   });
 
   /** Runs the app case both ways; same exit code and stdout. */
@@ -78,7 +68,7 @@ describe('openai-agents apps, untraced and with --import @agl/openai-agents/regi
     return { ...traced, spans };
   }
 
-  it.each([
+  const appCases = [
     {
       title: "keeps the app's own processor and the SDK's OpenAI dashboard exporter beside AGL",
       mode: 'dashboard',
@@ -94,14 +84,17 @@ describe('openai-agents apps, untraced and with --import @agl/openai-agents/regi
       mode: 'tracing-disabled',
       stdout: ['own processor spans: 0, dashboard items: 0'],
     },
-  ])('$title', { timeout: 90_000 }, async ({ mode, stdout: expected }) => {
-    const { stdout, spans } = await runBoth(mode);
-    for (const part of expected) {
-      if (typeof part === 'string') expect(stdout).toContain(part);
-      else expect(stdout).toMatch(part);
-    }
-    expectRunSpans(spans, 2);
-  });
+  ];
+  for (const { title, mode, stdout: expected } of appCases) {
+    it(title, { timeout: 90_000 }, async () => {
+      const { stdout, spans } = await runBoth(mode);
+      for (const part of expected) {
+        if (typeof part === 'string') expect(stdout).toContain(part);
+        else expect(stdout).toMatch(part);
+      }
+      expectRunSpans(spans, 2);
+    });
+  }
 
   it(
     'AGL_OPENAI_AGENTS_EXCLUSIVE=1 leaves AGL alone: the dashboard exporter gets nothing',

@@ -9,42 +9,33 @@ import {
   memoryStoreServing,
   runUntracedAndPreloaded,
   stableRun,
-  startOpenAiTestServer,
+  useOpenAiTestServer,
   useServedStore,
   weatherRespond,
   type NodeRun,
   type OpenAiTestServer,
 } from '@agl/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 // Issue 43: a program that ends badly under `--import @agl/openai/register` exits with the same code and prints the
 // same thing as without it, and its spans (the failed call, calls cut off, unread streams) still reach the store.
 const agentFile = fileURLToPath(new URL('./__fixtures__/crash-agent.ts', import.meta.url));
 
 describe('openai-node programs that end badly, with and without the preload', () => {
-  let failing: OpenAiTestServer;
-  let working: OpenAiTestServer;
-  let slow: OpenAiTestServer;
+  const failing = useOpenAiTestServer({ respond: failingWeatherRespond });
+  const working = useOpenAiTestServer({ respond: weatherRespond });
+  const slow = useOpenAiTestServer({ respond: (r) => ({ ...weatherRespond(r), latencyMs: 5_000 }) });
   const served = useServedStore(memoryStoreServing({ MemoryStore, createStoreServer }));
-
-  beforeAll(async () => {
-    failing = await startOpenAiTestServer({ respond: failingWeatherRespond });
-    working = await startOpenAiTestServer({ respond: weatherRespond });
-    slow = await startOpenAiTestServer({ respond: (r) => ({ ...weatherRespond(r), latencyMs: 5_000 }) });
-  });
-  afterAll(async () => {
-    await Promise.all([failing.close(), working.close(), slow.close()]);
-  });
 
   /** Runs the agent in `mode` without and with the preload (at once); returns both runs and the traced run's spans. */
   async function runBoth(
     mode: string,
-    llm: OpenAiTestServer,
+    llm: () => OpenAiTestServer,
   ): Promise<{ plain: NodeRun; traced: NodeRun; spans: Span[] }> {
     const program = {
       args: [agentFile, mode],
       register: '@agl/openai/register',
-      env: { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'sk-test', AGL_TEST_MODEL: 'test-model' },
+      env: { OPENAI_BASE_URL: llm().baseURL, OPENAI_API_KEY: 'sk-test', AGL_TEST_MODEL: 'test-model' },
     };
     const runs = await runUntracedAndPreloaded(program, served, { input: { mode }, concurrently: true });
     expect(stableRun(runs.traced), 'same exit code, stdout and stderr as without AGL').toEqual(stableRun(runs.plain));
@@ -75,13 +66,12 @@ describe('openai-node programs that end badly, with and without the preload', ()
     expect(llmSpans(spans).map((s) => s.attributes['gen_ai.completion.0.tool_calls.0.name'])).toEqual(['get_weather']);
   });
 
-  it.each([
+  const cutOff = [
     { mode: 'exit-mid-call', how: 'process.exit(3)', code: 3, cause: 'exited with code 3' },
     { mode: 'sigterm-mid-call', how: 'killed by SIGTERM', code: null, cause: 'got SIGTERM' }, // ended by the signal
-  ])(
-    '$mode: $how while a call is in flight; the call is closed with an error',
-    { timeout: 60_000 },
-    async ({ mode, code, cause }) => {
+  ];
+  for (const { mode, how, code, cause } of cutOff) {
+    it(`${mode}: ${how} while a call is in flight; the call is closed with an error`, { timeout: 60_000 }, async () => {
       const { plain, spans } = await runBoth(mode, slow);
       expect(plain.code).toBe(code); // the same with and without AGL
       const calls = llmSpans(spans);
@@ -90,8 +80,8 @@ describe('openai-node programs that end badly, with and without the preload', ()
         statusCode: 'ERROR',
         description: `the process ${cause} before the span ended`,
       });
-    },
-  );
+    });
+  }
 
   it(
     'unread-stream: the stream prints as without AGL, and its span arrives marked unread',

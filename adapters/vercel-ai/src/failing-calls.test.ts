@@ -7,13 +7,12 @@ import { createStoreServer } from '@agl/store/server';
 import {
   memoryStoreServing,
   runUntracedAndPreloaded,
+  scriptedWeatherRespond,
   startOpenAiTestServer,
+  useOpenAiTestServer,
   useServedStore,
-  type OpenAiTestServer,
-  type TestLlmReply,
-  type TestLlmRequest,
 } from '@agl/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { registerAglTelemetry } from './agl-telemetry';
 import { generateText, stepCountIs, streamText, tool } from './ai';
@@ -21,13 +20,10 @@ import { generateText, stepCountIs, streamText, tool } from './ai';
 const script = fileURLToPath(new URL('./__fixtures__/failing-agent.ts', import.meta.url));
 
 /** The model: 400 for a prompt starting `fail:`, else call get_weather once, then answer from the tool result. */
-function respond(request: TestLlmRequest): TestLlmReply {
-  if (request.messages.some((m) => m.role === 'user' && m.content.startsWith('fail:')))
-    return { error: { status: 400, message: 'context length exceeded' } };
-  const result = request.messages.find((m) => m.role === 'tool');
-  if (result) return { content: result.content.includes('down') ? 'The weather service is down.' : 'It is sunny.' };
-  return { toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] };
-}
+const respond = scriptedWeatherRespond({
+  failPrefix: 'fail:',
+  answer: (result) => (result.includes('down') ? 'The weather service is down.' : 'It is sunny.'),
+});
 
 /** Every parent id names a stored span of the rollout: no span hangs under one that was never written. */
 function expectNoDanglingParents(spans: Span[]): void {
@@ -43,21 +39,14 @@ const agentSpan = (spans: Span[], name: string): Span => {
 const children = (spans: Span[], parent: Span): Span[] => spans.filter((s) => s.parentId === parent.spanId);
 
 describe('failing calls: the same script untraced and with --import @agl/vercel-ai/register', () => {
-  let llm: OpenAiTestServer;
+  const llm = useOpenAiTestServer({ respond });
   const served = useServedStore(memoryStoreServing({ MemoryStore, createStoreServer }));
-
-  beforeAll(async () => {
-    llm = await startOpenAiTestServer({ respond });
-  });
-  afterAll(async () => {
-    await llm?.close();
-  });
 
   async function runBoth(mode: string): Promise<{ stdout: string; spans: Span[] }> {
     const program = {
       args: [script, mode],
       register: '@agl/vercel-ai/register',
-      env: { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'sk-agl-test', AGL_TEST_MODEL: 'test-model' },
+      env: { OPENAI_BASE_URL: llm().baseURL, OPENAI_API_KEY: 'sk-agl-test', AGL_TEST_MODEL: 'test-model' },
     };
     const { plain, traced, spans } = await runUntracedAndPreloaded(program, served, { input: { mode } });
     expect(traced.code, traced.stderr).toBe(plain.code);
@@ -83,19 +72,18 @@ describe('failing calls: the same script untraced and with --import @agl/vercel-
     expectNoDanglingParents(spans);
   }
 
-  it.each([
+  const failingApis = [
     { api: 'generateText', mode: 'generate-400', failure: 'first failed: context length exceeded' },
     { api: 'streamText', mode: 'stream-400', failure: 'stream error: context length exceeded' },
-  ])(
-    '$api: the model answers 400; the agent and step spans end with the error',
-    { timeout: 60_000 },
-    async ({ mode, failure }) => {
+  ];
+  for (const { api, mode, failure } of failingApis) {
+    it(`${api}: the model answers 400; the agent and step spans end with the error`, { timeout: 60_000 }, async () => {
       const { stdout, spans } = await runBoth(mode);
       expect(stdout).toContain(failure);
       expect(stdout).toContain('second: It is sunny.');
       expectFailedThenSibling(spans);
-    },
-  );
+    });
+  }
 
   it('a tool throws: the tool span ends with the error and the call goes on', { timeout: 60_000 }, async () => {
     const { stdout, spans } = await runBoth('tool-throws');

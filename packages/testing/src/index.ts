@@ -25,3 +25,4 @@ export { seedRecorded, type RecordedRollout } from './seed-recorded';
 export { judgeRuleLlm, gradeByMustWords } from './judge-rule-llm';
 export { runOverheadBench, type OverheadBenchOptions, type OverheadSummary } from './overhead-bench';
 export { startAglStoreServe, type AglStoreServe } from './agl-store-serve';
+export { useOpenAiTestServer, useSuiteResource } from './suite-resource';

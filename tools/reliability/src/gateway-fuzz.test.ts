@@ -3,16 +3,7 @@ import { startGateway, type Gateway } from '@agl/gateway';
 import { MemoryStore } from '@agl/store';
 import { startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  checkBatches,
-  closeFuzzAgent,
-  FUZZ_BATCH,
-  FUZZ_SEED,
-  problemsOf,
-  send,
-  type FuzzRequest,
-  type FuzzResponse,
-} from './harness/fuzz-http';
+import { closeFuzzAgent, FUZZ_BATCH, FUZZ_SEED, fuzzBatches, problemsOf, type FuzzResponse } from './harness/fuzz-http';
 import { gatewayArbitraries } from './harness/gateway-arbitraries';
 
 const TOKEN = 'gateway-fuzz-token';
@@ -62,13 +53,13 @@ describe('fuzzing the gateway in front of the OpenAI test server (fast-check, re
     const before = (await store.statistics()).totalSpans;
     let acceptedScoped = 0;
     let backend5xx = 0;
-    let sent = 0;
     const request = fc.oneof(...arbs.valid, ...arbs.backendFail, ...arbs.invalid, ...arbs.unknown);
-    const run = async (reqs: FuzzRequest[]): Promise<void> => {
-      const answers = await Promise.all(reqs.map((req) => send(gateway.url, req)));
-      sent += reqs.length;
-      const problems = reqs.flatMap((req, i) => {
-        const res = answers[i]!;
+    const sent = await fuzzBatches({
+      baseUrl: gateway.url,
+      request,
+      numRuns: RUNS,
+      seed: FUZZ_SEED,
+      check: (req, res) => {
         const scopedToOwner = owners.some((o) => req.path.includes(`/rollout/${o.rolloutId}/attempt/${o.attemptId}/`));
         if (res.status >= 200 && res.status < 300 && req.method === 'POST' && scopedToOwner) acceptedScoped += 1;
         const fromBackend = req.kind === 'backend-fail' && labelledAsBackend(res);
@@ -86,10 +77,8 @@ describe('fuzzing the gateway in front of the OpenAI test server (fast-check, re
         if (req.kind === 'gateway-bad-token' && res.status !== 401)
           own.push(`bad gateway token answered ${res.status}: ${req.path}`);
         return own;
-      });
-      if (problems.length > 0) throw new Error(problems.join('\n'));
-    };
-    await checkBatches(request, run, { numRuns: RUNS, seed: FUZZ_SEED });
+      },
+    });
 
     expect(sent).toBeGreaterThanOrEqual(RUNS * FUZZ_BATCH);
     expect(backend5xx, 'the run exercised backend 5xx pass-through').toBeGreaterThan(0);

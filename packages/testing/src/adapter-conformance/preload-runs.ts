@@ -1,6 +1,6 @@
 import type { LightningStore, Span } from '@agl/core';
 import type { JsonValue } from '@agl/core/schema';
-import { afterAll, beforeAll } from 'vitest';
+import { useSuiteResource } from '../suite-resource';
 import { runNode, SOURCE_NODE_FLAGS, type NodeRun } from './run-node';
 
 /** A TypeScript program run from the workspace sources, untraced or with a preload (`--import <register>`). */
@@ -105,27 +105,19 @@ export async function withServedStore<T>(serving: StoreServing, use: (served: Se
  * fields inside tests only.
  */
 export function useServedStore(serving: StoreServing): ServedStore {
-  let served: ServedStore | undefined;
-  let close: (() => Promise<void>) | undefined;
-  beforeAll(async () => {
-    const store = serving.createStore();
-    const server = await serving.serveStore(store);
-    served = { store, url: server.url };
-    close = () => server.close();
-  });
-  afterAll(async () => {
-    await close?.();
-  });
-  const current = (): ServedStore => {
-    if (!served) throw new Error('useServedStore: the store is served from beforeAll; read it inside a test');
-    return served;
-  };
+  const current = useSuiteResource(
+    async () => {
+      const store = serving.createStore();
+      return { store, server: await serving.serveStore(store) };
+    },
+    ({ server }) => server.close(),
+  );
   return {
     get store() {
       return current().store;
     },
     get url() {
-      return current().url;
+      return current().server.url;
     },
   };
 }
