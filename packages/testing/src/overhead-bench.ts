@@ -69,7 +69,7 @@ export async function runOverheadBench(options: OverheadBenchOptions): Promise<O
     overheadUsPerCall: +(traced - untraced).toFixed(1),
     spansStored: (await store.querySpans({ rolloutId: rollout.rolloutId, limit: 0 })).total,
   };
-  console.log(JSON.stringify(summary));
+  process.stdout.write(`${JSON.stringify(summary)}\n`);
   const argv = options.argv ?? process.argv;
   const jsonAt = argv.indexOf('--json');
   const file = jsonAt > 0 ? argv[jsonAt + 1] : undefined;
