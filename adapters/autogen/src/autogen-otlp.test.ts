@@ -1,6 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -9,66 +6,29 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AttemptedRollout } from '@agl/core/schema';
 import { StoreClient } from '@agl/store/client';
 import { AUTOGEN_GROUP_CHAT } from './__fixtures__/autogen-group-chat';
-import { emitSpanTree } from '@agl/testing';
+import { exportSpanTree, rolloutResourceAttributes, startAglStoreServe, type AglStoreServe } from '@agl/testing';
 import { autogenTraceAdapter } from './index';
 
-const ROOT = resolve(import.meta.dirname, '../../..');
 const TOKEN = 'autogen-otlp-token';
-
-/** `agl store serve --memory --port 0 --token …` as a child process; resolves with the printed AGL_STORE_URL. */
-function startServe(): { child: ChildProcess; url: Promise<string> } {
-  const child = spawn(
-    process.execPath,
-    [
-      '--conditions=@agl/source',
-      '--import',
-      'tsx',
-      'packages/cli/src/bin.ts',
-      'store',
-      'serve',
-      '--memory',
-      '--port',
-      '0',
-      '--token',
-      TOKEN,
-    ],
-    { cwd: ROOT, env: { ...process.env, AGL_STORE_TOKEN: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const stderr: string[] = [];
-  createInterface({ input: child.stderr! }).on('line', (line) => stderr.push(line));
-  const url = new Promise<string>((resolveUrl, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const match = /^AGL_STORE_URL=(.+)$/.exec(line);
-      if (match) resolveUrl(match[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`agl store serve exited early (${code}): ${stderr.join('\n')}`)));
-  });
-  return { child, url };
-}
 
 /** Exports the synthetic AutoGen group chat the way Python does: resource attributes from OTEL_RESOURCE_ATTRIBUTES, a batch processor. */
 async function exportGroupChat(exporter: SpanExporter, rollout: AttemptedRollout): Promise<void> {
   const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({
-      'service.name': 'autogen-group-chat',
-      'agentlightning.rollout_id': rollout.rolloutId,
-      'agentlightning.attempt_id': rollout.attempt.attemptId,
-    }),
+    resource: resourceFromAttributes(rolloutResourceAttributes('autogen-group-chat', rollout)),
     spanProcessors: [new BatchSpanProcessor(exporter)],
   });
-  emitSpanTree(provider.getTracer('autogen-core', '0.7.5'), AUTOGEN_GROUP_CHAT);
-  await provider.forceFlush();
-  await provider.shutdown();
+  await exportSpanTree(provider, { name: 'autogen-core', version: '0.7.5' }, AUTOGEN_GROUP_CHAT);
 }
 
 describe('AutoGen group chat over OTLP → agl store serve → autogenTraceAdapter', () => {
-  let serve: ReturnType<typeof startServe>;
+  let serve: AglStoreServe;
   let client: StoreClient;
   const rollouts: Record<'protobuf' | 'json', AttemptedRollout | undefined> = { protobuf: undefined, json: undefined };
 
   beforeAll(async () => {
-    serve = startServe();
-    const url = await serve.url;
+    // `agl store serve --memory` as a child process.
+    serve = await startAglStoreServe(['--memory'], TOKEN);
+    const { url } = serve;
     client = new StoreClient({ url, token: TOKEN, retryDelays: [] });
     const endpoint = `${url}/v1/traces`;
     const headers = { Authorization: `Bearer ${TOKEN}` };
@@ -77,8 +37,8 @@ describe('AutoGen group chat over OTLP → agl store serve → autogenTraceAdapt
     await exportGroupChat(new ProtoExporter({ url: endpoint, headers }), rollouts.protobuf);
     await exportGroupChat(new JsonExporter({ url: endpoint, headers }), rollouts.json);
   }, 120_000);
-  afterAll(() => {
-    if (serve?.child.exitCode === null) serve.child.kill('SIGTERM');
+  afterAll(async () => {
+    await serve?.stop();
   });
 
   for (const encoding of ['protobuf', 'json'] as const) {

@@ -7,23 +7,21 @@ import type { AttemptedRollout } from '@agl/core/schema';
 import { MemoryStore } from '@agl/store';
 import { createStoreServer, type StoreServer } from '@agl/store/server';
 import { crewAiCrew, type CrewStyle } from './__fixtures__/crewai-crew';
-import { emitSpanTree } from '@agl/testing';
+import { exportSpanTree, rolloutResourceAttributes } from '@agl/testing';
 import { crewAiRoleFromSpanName, crewAiTraceAdapter } from './index';
 
 const TOKEN = 'crewai-otlp-token';
 
 async function exportCrew(exporter: SpanExporter, rollout: AttemptedRollout, style: CrewStyle): Promise<void> {
   const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({
-      'service.name': 'crewai-crew',
-      'agentlightning.rollout_id': rollout.rolloutId,
-      'agentlightning.attempt_id': rollout.attempt.attemptId,
-    }),
+    resource: resourceFromAttributes(rolloutResourceAttributes('crewai-crew', rollout)),
     spanProcessors: [new BatchSpanProcessor(exporter)],
   });
-  emitSpanTree(provider.getTracer('openinference.instrumentation.crewai', '0.1.11'), crewAiCrew(style));
-  await provider.forceFlush();
-  await provider.shutdown();
+  await exportSpanTree(
+    provider,
+    { name: 'openinference.instrumentation.crewai', version: '0.1.11' },
+    crewAiCrew(style),
+  );
 }
 
 const CASES = [

@@ -1,52 +1,20 @@
 // CPU time per traced LLM call vs untraced (not a test): `npm run bench -w adapters/langchain`.
-import { writeFileSync } from 'node:fs';
 import { FakeListChatModel } from '@langchain/core/utils/testing';
 import { HumanMessage, SystemMessage } from '@langchain/core/messages';
-import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
+import { runOverheadBench } from '@agl/testing';
 import { AglCallbackHandler } from '../src/index';
 
-const CALLS = Number(process.env.AGL_BENCH_CALLS ?? 10_000);
-const PER_ROUND = Math.ceil(CALLS / 5);
 // The in-process fake model.
 const model = new FakeListChatModel({ responses: ['It is sunny.'] });
 const messages = [new SystemMessage('You are a weather agent.'), new HumanMessage('Weather in Paris?')];
-
-async function measure(callbacks: AglCallbackHandler[]): Promise<number> {
-  for (let i = 0; i < 200; i += 1) await model.invoke(messages, { callbacks });
-  const start = process.cpuUsage();
-  for (let i = 0; i < PER_ROUND; i += 1) await model.invoke(messages, { callbacks });
-  await getAglTracer().forceFlush();
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / PER_ROUND;
-}
-
-const store = new MemoryStore();
-const rollout = await store.startRollout({ input: {} });
 const handler = new AglCallbackHandler();
-const ctx = { rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store };
-// Alternating rounds, so JIT warm-up and machine noise hit both modes alike.
-const ROUNDS = 5;
-let untracedTotal = 0;
-let tracedTotal = 0;
-for (let round = 0; round < ROUNDS; round += 1) {
-  untracedTotal += await withRolloutContext(ctx, () => measure([]));
 
-  tracedTotal += await withRolloutContext(ctx, () => measure([handler]));
-}
-const untraced = untracedTotal / ROUNDS;
-const traced = tracedTotal / ROUNDS;
-const spans = (await store.querySpans({ rolloutId: rollout.rolloutId, limit: 0 })).total;
-const summary = {
+await runOverheadBench({
   adapter: '@agl/langchain',
-  calls: PER_ROUND * 5,
-  untracedUsPerCall: +untraced.toFixed(1),
-  tracedUsPerCall: +traced.toFixed(1),
-  overheadUsPerCall: +(traced - untraced).toFixed(1),
-  spansStored: spans,
-};
-console.log(JSON.stringify(summary));
-// `--json <file>`: the same figures into a file (collected by `npm run bench` at the root, tools/bench).
-const jsonAt = process.argv.indexOf('--json');
-if (jsonAt > 0 && process.argv[jsonAt + 1]) writeFileSync(process.argv[jsonAt + 1]!, `${JSON.stringify(summary)}\n`);
-await getAglTracer().shutdown();
+  store: new MemoryStore(),
+  callFor: (traced) => {
+    const callbacks = traced ? [handler] : [];
+    return () => model.invoke(messages, { callbacks });
+  },
+});

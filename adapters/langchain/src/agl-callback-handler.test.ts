@@ -4,7 +4,7 @@ import { ATTR_AGENT_NAME } from '@agl/core/semconv';
 import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
 import { createStoreServer } from '@agl/store/server';
-import { describeAdapterConformance, startOpenAiTestServer } from '@agl/testing';
+import { describeAdapterConformance, memoryStoreServing, startOpenAiTestServer } from '@agl/testing';
 import { MessagesAnnotation, StateGraph } from '@langchain/langgraph';
 import { describe, expect, it } from 'vitest';
 import { AglCallbackHandler, fromLangChainResult } from './agl-callback-handler';
@@ -20,8 +20,7 @@ const fixture = (name: string): string =>
 
 describeAdapterConformance({
   name: '@agl/langchain',
-  createStore: () => new MemoryStore(),
-  serveStore: (store) => createStoreServer({ store, port: 0 }),
+  ...memoryStoreServing({ MemoryStore, createStoreServer }),
   targets: [
     {
       name: 'createAgent',

@@ -1,5 +1,4 @@
 // CPU time per traced LLM call vs untraced (not a test): `npm run bench -w adapters/openai-agents`.
-import { writeFileSync } from 'node:fs';
 import {
   Agent,
   Runner,
@@ -9,12 +8,10 @@ import {
   type ModelRequest,
   type ModelResponse,
 } from '@openai/agents';
-import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
+import { runOverheadBench } from '@agl/testing';
 import { addAglTraceProcessor } from '../src/index';
 
-const CALLS = Number(process.env.AGL_BENCH_CALLS ?? 10_000);
-const PER_ROUND = Math.ceil(CALLS / 5);
 const completion = {
   id: 'chatcmpl-1',
   model: 'm',
@@ -57,41 +54,14 @@ const agent = new Agent({ name: 'weather_agent', instructions: 'You are a weathe
 const tracedRunner = new Runner();
 const untracedRunner = new Runner({ tracingDisabled: true });
 
-async function measure(runner: Runner): Promise<number> {
-  for (let i = 0; i < 200; i += 1) await runner.run(agent, 'Weather in Paris?');
-  const start = process.cpuUsage();
-  for (let i = 0; i < PER_ROUND; i += 1) await runner.run(agent, 'Weather in Paris?');
-  await getAglTracer().forceFlush();
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / PER_ROUND;
-}
-
-const store = new MemoryStore();
-const rollout = await store.startRollout({ input: {} });
 // Exclusive: no OpenAI dashboard exporter in the measurement.
 addAglTraceProcessor({ exclusive: true });
-const ctx = { rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store };
-// Alternating rounds, so JIT warm-up and machine noise hit both modes alike.
-const ROUNDS = 5;
-let untracedTotal = 0;
-let tracedTotal = 0;
-for (let round = 0; round < ROUNDS; round += 1) {
-  untracedTotal += await withRolloutContext(ctx, () => measure(untracedRunner));
-  tracedTotal += await withRolloutContext(ctx, () => measure(tracedRunner));
-}
-const untraced = untracedTotal / ROUNDS;
-const traced = tracedTotal / ROUNDS;
-const spans = (await store.querySpans({ rolloutId: rollout.rolloutId, limit: 0 })).total;
-const summary = {
+
+await runOverheadBench({
   adapter: '@agl/openai-agents',
-  calls: PER_ROUND * 5,
-  untracedUsPerCall: +untraced.toFixed(1),
-  tracedUsPerCall: +traced.toFixed(1),
-  overheadUsPerCall: +(traced - untraced).toFixed(1),
-  spansStored: spans,
-};
-console.log(JSON.stringify(summary));
-// `--json <file>`: the same figures into a file (collected by `npm run bench` at the root, tools/bench).
-const jsonAt = process.argv.indexOf('--json');
-if (jsonAt > 0 && process.argv[jsonAt + 1]) writeFileSync(process.argv[jsonAt + 1]!, `${JSON.stringify(summary)}\n`);
-await getAglTracer().shutdown();
+  store: new MemoryStore(),
+  callFor: (traced) => {
+    const runner = traced ? tracedRunner : untracedRunner;
+    return () => runner.run(agent, 'Weather in Paris?');
+  },
+});

@@ -4,7 +4,7 @@ import { ATTR_AGENT_NAME } from '@agl/core/semconv';
 import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
 import { createStoreServer } from '@agl/store/server';
-import { describeAdapterConformance, startOpenAiTestServer } from '@agl/testing';
+import { describeAdapterConformance, memoryStoreServing, startOpenAiTestServer } from '@agl/testing';
 import { Agent, OpenAIChatCompletionsModel, run } from '@openai/agents';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
@@ -21,8 +21,7 @@ const client = (env: { baseURL: string; apiKey: string }): OpenAI =>
 
 describeAdapterConformance({
   name: '@agl/openai-agents',
-  createStore: () => new MemoryStore(),
-  serveStore: (store) => createStoreServer({ store, port: 0 }),
+  ...memoryStoreServing({ MemoryStore, createStoreServer }),
   targets: [
     {
       name: 'Responses API model',

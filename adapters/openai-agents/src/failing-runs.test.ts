@@ -5,32 +5,30 @@ import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
 import { createStoreServer } from '@agl/store/server';
 import {
-  runNode,
-  SOURCE_NODE_FLAGS,
+  memoryStoreServing,
+  runPreloaded,
+  runUntracedAndPreloaded,
+  scriptedWeatherRespond,
   startOpenAiTestServer,
-  type OpenAiTestServer,
-  type TestLlmReply,
-  type TestLlmRequest,
+  useOpenAiTestServer,
+  useServedStore,
+  type NodeRun,
+  type PreloadProgram,
 } from '@agl/testing';
 import { run } from '@openai/agents';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addAglTraceProcessor } from './install';
 import { weatherAgent } from './__fixtures__/weather-agent';
 
 const app = fileURLToPath(new URL('./__fixtures__/app-cases.ts', import.meta.url));
 
 /** The model: get_weather first; then an answer from the tool result, or a 400 when the prompt says `fail mid-run`. */
-function respond(request: TestLlmRequest): TestLlmReply {
-  const result = request.messages.find((m) => m.role === 'tool');
-  if (!result) return { toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] };
-  if (request.messages.some((m) => m.role === 'user' && m.content.startsWith('fail mid-run')))
-    return { error: { status: 400, message: 'context length exceeded' } };
-  return { content: result.content.includes('sunny') ? 'It is sunny in Paris.' : 'The weather service is down.' };
-}
-
-/** Runs a TypeScript fixture from the sources, as `node <args>`. */
-const runSource = (args: string[], env: NodeJS.ProcessEnv) => runNode([...SOURCE_NODE_FLAGS, ...args], env);
+const respond = scriptedWeatherRespond({
+  failPrefix: 'fail mid-run',
+  failAfterTool: true,
+  answer: (result) => (result.includes('sunny') ? 'It is sunny in Paris.' : 'The weather service is down.'),
+});
 
 const named = (spans: Span[], name: string): Span[] => spans.filter((s) => s.name === name);
 
@@ -48,95 +46,66 @@ function expectRunSpans(spans: Span[], llmCalls: number): void {
 }
 
 describe('openai-agents apps, untraced and with --import @agl/openai-agents/register', () => {
-  let llm: OpenAiTestServer;
-  let store: MemoryStore;
-  let server: { url: string; close(): Promise<void> };
+  const llm = useOpenAiTestServer({ respond });
+  const served = useServedStore(memoryStoreServing({ MemoryStore, createStoreServer }));
 
-  beforeAll(async () => {
-    llm = await startOpenAiTestServer({ respond });
-    store = new MemoryStore();
-    server = await createStoreServer({ store, port: 0 });
-  });
-  afterAll(async () => {
-    await server?.close();
-    await llm?.close();
+  /** The app case (tracing on by default: no NODE_ENV=test). */
+  const program = (mode: string, extraEnv: NodeJS.ProcessEnv = {}): PreloadProgram => ({
+    args: [app, mode],
+    register: '@agl/openai-agents/register',
+    env: { OPENAI_BASE_URL: llm().baseURL, OPENAI_API_KEY: 'sk-agl-test', NODE_ENV: 'production', ...extraEnv },
   });
 
-  /** Runs the app case both ways (tracing on by default: no NODE_ENV=test); same exit code and stdout. */
-  async function runBoth(
-    mode: string,
-    extraEnv: NodeJS.ProcessEnv = {},
-  ): Promise<{ code: number | null; stdout: string; stderr: string; spans: Span[] }> {
-    const rollout = await store.startRollout({ input: { mode } });
-    const env = {
-      OPENAI_BASE_URL: llm.baseURL,
-      OPENAI_API_KEY: 'sk-agl-test',
-      AGL_TEST_MODEL: 'test-model',
-      NODE_ENV: 'production',
-      ...extraEnv,
-    };
-    const plain = await runSource([app, mode], env);
-    const traced = await runSource(['--import', '@agl/openai-agents/register', app, mode], {
-      ...env,
-      AGL_STORE_URL: server.url,
-      AGL_ROLLOUT_ID: rollout.rolloutId,
-      AGL_ATTEMPT_ID: rollout.attempt.attemptId,
-    });
+  /** Runs the app case both ways; same exit code and stdout. */
+  async function runBoth(mode: string): Promise<NodeRun & { spans: Span[] }> {
+    const { plain, traced, spans } = await runUntracedAndPreloaded(
+      program(mode, { AGL_TEST_MODEL: 'test-model' }),
+      served,
+      { input: { mode } },
+    );
     expect(traced.code, traced.stderr).toBe(plain.code);
     expect(traced.stdout).toBe(plain.stdout);
-    return { ...traced, spans: (await store.querySpans({ rolloutId: rollout.rolloutId })).items };
+    return { ...traced, spans };
   }
 
-  it(
-    "keeps the app's own processor and the SDK's OpenAI dashboard exporter beside AGL",
-    { timeout: 90_000 },
-    async () => {
-      const { stdout, spans } = await runBoth('dashboard');
-      expect(stdout).toContain('It is sunny in Paris.');
-      expect(stdout).toMatch(/own processor spans: [1-9]\d*, dashboard items: [1-9]\d*/);
-      expectRunSpans(spans, 2);
+  const appCases = [
+    {
+      title: "keeps the app's own processor and the SDK's OpenAI dashboard exporter beside AGL",
+      mode: 'dashboard',
+      stdout: ['It is sunny in Paris.', /own processor spans: [1-9]\d*, dashboard items: [1-9]\d*/],
     },
-  );
+    {
+      title: 'an app that sets its own processors (setTraceProcessors) keeps them, and AGL still records',
+      mode: 'set-processors',
+      stdout: [/own processor spans: [1-9]\d*, dashboard items: 0/],
+    },
+    {
+      title: 'setTracingDisabled(true) (hello-world-gpt-oss): the app still exports nothing, AGL keeps recording',
+      mode: 'tracing-disabled',
+      stdout: ['own processor spans: 0, dashboard items: 0'],
+    },
+  ];
+  for (const { title, mode, stdout: expected } of appCases) {
+    it(title, { timeout: 90_000 }, async () => {
+      const { stdout, spans } = await runBoth(mode);
+      for (const part of expected) {
+        if (typeof part === 'string') expect(stdout).toContain(part);
+        else expect(stdout).toMatch(part);
+      }
+      expectRunSpans(spans, 2);
+    });
+  }
 
   it(
     'AGL_OPENAI_AGENTS_EXCLUSIVE=1 leaves AGL alone: the dashboard exporter gets nothing',
     { timeout: 90_000 },
     async () => {
-      const rollout = await store.startRollout({ input: {} });
-      const env = {
-        OPENAI_BASE_URL: llm.baseURL,
-        OPENAI_API_KEY: 'sk-agl-test',
-        NODE_ENV: 'production',
-        AGL_OPENAI_AGENTS_EXCLUSIVE: '1',
-      };
-      const traced = await runSource(['--import', '@agl/openai-agents/register', app, 'dashboard'], {
-        ...env,
-        AGL_STORE_URL: server.url,
-        AGL_ROLLOUT_ID: rollout.rolloutId,
-        AGL_ATTEMPT_ID: rollout.attempt.attemptId,
-      });
+      const { run: traced, spans } = await runPreloaded(
+        program('dashboard', { AGL_OPENAI_AGENTS_EXCLUSIVE: '1' }),
+        served,
+      );
       expect(traced.code, traced.stderr).toBe(0);
       expect(traced.stdout).toMatch(/own processor spans: [1-9]\d*, dashboard items: 0/);
-      expectRunSpans((await store.querySpans({ rolloutId: rollout.rolloutId })).items, 2);
-    },
-  );
-
-  it(
-    'an app that sets its own processors (setTraceProcessors) keeps them, and AGL still records',
-    { timeout: 90_000 },
-    async () => {
-      const { stdout, spans } = await runBoth('set-processors');
-      expect(stdout).toMatch(/own processor spans: [1-9]\d*, dashboard items: 0/);
-      expectRunSpans(spans, 2);
-    },
-  );
-
-  it(
-    'setTracingDisabled(true) (hello-world-gpt-oss): the app still exports nothing, AGL keeps recording',
-    { timeout: 90_000 },
-    async () => {
-      const { stdout, spans } = await runBoth('tracing-disabled');
-      expect(stdout).toContain('own processor spans: 0, dashboard items: 0');
       expectRunSpans(spans, 2);
     },
   );

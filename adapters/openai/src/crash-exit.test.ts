@@ -1,62 +1,45 @@
 import { fileURLToPath } from 'node:url';
-import type { LightningStore, Span } from '@agl/core';
+import type { Span } from '@agl/core';
 import { ATTR_STREAM_UNREAD, SPAN_CHAT_COMPLETION } from '@agl/core/semconv';
 import { MemoryStore } from '@agl/store';
 import { createStoreServer } from '@agl/store/server';
 import {
   failingWeatherRespond,
   FAILING_MODEL_MESSAGE,
-  runNode,
-  SOURCE_NODE_FLAGS,
+  memoryStoreServing,
+  runUntracedAndPreloaded,
   stableRun,
-  startOpenAiTestServer,
+  useOpenAiTestServer,
+  useServedStore,
   weatherRespond,
   type NodeRun,
   type OpenAiTestServer,
 } from '@agl/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 // Issue 43: a program that ends badly under `--import @agl/openai/register` exits with the same code and prints the
 // same thing as without it, and its spans (the failed call, calls cut off, unread streams) still reach the store.
 const agentFile = fileURLToPath(new URL('./__fixtures__/crash-agent.ts', import.meta.url));
 
 describe('openai-node programs that end badly, with and without the preload', () => {
-  let failing: OpenAiTestServer;
-  let working: OpenAiTestServer;
-  let slow: OpenAiTestServer;
-  let store: LightningStore;
-  let server: { url: string; close(): Promise<void> };
+  const failing = useOpenAiTestServer({ respond: failingWeatherRespond });
+  const working = useOpenAiTestServer({ respond: weatherRespond });
+  const slow = useOpenAiTestServer({ respond: (r) => ({ ...weatherRespond(r), latencyMs: 5_000 }) });
+  const served = useServedStore(memoryStoreServing({ MemoryStore, createStoreServer }));
 
-  beforeAll(async () => {
-    failing = await startOpenAiTestServer({ respond: failingWeatherRespond });
-    working = await startOpenAiTestServer({ respond: weatherRespond });
-    slow = await startOpenAiTestServer({ respond: (r) => ({ ...weatherRespond(r), latencyMs: 5_000 }) });
-    store = new MemoryStore();
-    server = await createStoreServer({ store, port: 0 });
-  });
-  afterAll(async () => {
-    await server.close();
-    await Promise.all([failing.close(), working.close(), slow.close()]);
-  });
-
-  /** Runs the agent in `mode` without and with the preload; returns both runs and the traced run's spans. */
+  /** Runs the agent in `mode` without and with the preload (at once); returns both runs and the traced run's spans. */
   async function runBoth(
     mode: string,
-    llm: OpenAiTestServer,
+    llm: () => OpenAiTestServer,
   ): Promise<{ plain: NodeRun; traced: NodeRun; spans: Span[] }> {
-    const rollout = await store.startRollout({ input: { mode } });
-    const env = { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'sk-test', AGL_TEST_MODEL: 'test-model' };
-    const [plain, traced] = await Promise.all([
-      runNode([...SOURCE_NODE_FLAGS, agentFile, mode], env),
-      runNode([...SOURCE_NODE_FLAGS, '--import', '@agl/openai/register', agentFile, mode], {
-        ...env,
-        AGL_STORE_URL: server.url,
-        AGL_ROLLOUT_ID: rollout.rolloutId,
-        AGL_ATTEMPT_ID: rollout.attempt.attemptId,
-      }),
-    ]);
-    expect(stableRun(traced), 'same exit code, stdout and stderr as without AGL').toEqual(stableRun(plain));
-    return { plain, traced, spans: (await store.querySpans({ rolloutId: rollout.rolloutId })).items };
+    const program = {
+      args: [agentFile, mode],
+      register: '@agl/openai/register',
+      env: { OPENAI_BASE_URL: llm().baseURL, OPENAI_API_KEY: 'sk-test', AGL_TEST_MODEL: 'test-model' },
+    };
+    const runs = await runUntracedAndPreloaded(program, served, { input: { mode }, concurrently: true });
+    expect(stableRun(runs.traced), 'same exit code, stdout and stderr as without AGL').toEqual(stableRun(runs.plain));
+    return runs;
   }
 
   const llmSpans = (spans: Span[]): Span[] => spans.filter((s) => s.name === SPAN_CHAT_COMPLETION);
@@ -83,35 +66,22 @@ describe('openai-node programs that end badly, with and without the preload', ()
     expect(llmSpans(spans).map((s) => s.attributes['gen_ai.completion.0.tool_calls.0.name'])).toEqual(['get_weather']);
   });
 
-  it(
-    'exit-mid-call: process.exit(3) while a call is in flight; the call is closed with an error',
-    { timeout: 60_000 },
-    async () => {
-      const { plain, spans } = await runBoth('exit-mid-call', slow);
-      expect(plain.code).toBe(3);
+  const cutOff = [
+    { mode: 'exit-mid-call', how: 'process.exit(3)', code: 3, cause: 'exited with code 3' },
+    { mode: 'sigterm-mid-call', how: 'killed by SIGTERM', code: null, cause: 'got SIGTERM' }, // ended by the signal
+  ];
+  for (const { mode, how, code, cause } of cutOff) {
+    it(`${mode}: ${how} while a call is in flight; the call is closed with an error`, { timeout: 60_000 }, async () => {
+      const { plain, spans } = await runBoth(mode, slow);
+      expect(plain.code).toBe(code); // the same with and without AGL
       const calls = llmSpans(spans);
       expect(calls).toHaveLength(1);
       expect(calls[0]!.status).toEqual({
         statusCode: 'ERROR',
-        description: 'the process exited with code 3 before the span ended',
+        description: `the process ${cause} before the span ended`,
       });
-    },
-  );
-
-  it(
-    'sigterm-mid-call: killed by SIGTERM while a call is in flight; the call is closed with an error',
-    { timeout: 60_000 },
-    async () => {
-      const { plain, spans } = await runBoth('sigterm-mid-call', slow);
-      expect(plain.code).toBeNull(); // ended by the signal, with and without AGL
-      const calls = llmSpans(spans);
-      expect(calls).toHaveLength(1);
-      expect(calls[0]!.status).toEqual({
-        statusCode: 'ERROR',
-        description: 'the process got SIGTERM before the span ended',
-      });
-    },
-  );
+    });
+  }
 
   it(
     'unread-stream: the stream prints as without AGL, and its span arrives marked unread',

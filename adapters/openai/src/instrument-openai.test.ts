@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
-import { describeAdapterConformance, startOpenAiTestServer, weatherRespond } from '@agl/testing';
+import { describeAdapterConformance, memoryStoreServing, startOpenAiTestServer, weatherRespond } from '@agl/testing';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '@agl/store';
 import { createStoreServer } from '@agl/store/server';
@@ -15,8 +15,7 @@ const client = (env: { baseURL: string; apiKey: string }): OpenAI =>
 
 describeAdapterConformance({
   name: '@agl/openai',
-  createStore: () => new MemoryStore(),
-  serveStore: (store) => createStoreServer({ store, port: 0 }),
+  ...memoryStoreServing({ MemoryStore, createStoreServer }),
   targets: [
     {
       name: 'chat.completions',

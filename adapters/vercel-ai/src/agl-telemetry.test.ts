@@ -4,7 +4,7 @@ import { TraceToTransitions } from '@agl/core/transitions';
 import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
 import { createStoreServer } from '@agl/store/server';
-import { describeAdapterConformance, startOpenAiTestServer } from '@agl/testing';
+import { describeAdapterConformance, memoryStoreServing, startOpenAiTestServer } from '@agl/testing';
 import { generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
@@ -18,8 +18,7 @@ const fixture = (name: string): string =>
 
 describeAdapterConformance({
   name: '@agl/vercel-ai',
-  createStore: () => new MemoryStore(),
-  serveStore: (store) => createStoreServer({ store, port: 0 }),
+  ...memoryStoreServing({ MemoryStore, createStoreServer }),
   targets: [
     {
       name: 'generateText with tools',

@@ -5,14 +5,14 @@ import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
 import { createStoreServer } from '@agl/store/server';
 import {
-  runNode,
-  SOURCE_NODE_FLAGS,
+  memoryStoreServing,
+  runUntracedAndPreloaded,
+  scriptedWeatherRespond,
   startOpenAiTestServer,
-  type OpenAiTestServer,
-  type TestLlmReply,
-  type TestLlmRequest,
+  useOpenAiTestServer,
+  useServedStore,
 } from '@agl/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { registerAglTelemetry } from './agl-telemetry';
 import { generateText, stepCountIs, streamText, tool } from './ai';
@@ -20,16 +20,10 @@ import { generateText, stepCountIs, streamText, tool } from './ai';
 const script = fileURLToPath(new URL('./__fixtures__/failing-agent.ts', import.meta.url));
 
 /** The model: 400 for a prompt starting `fail:`, else call get_weather once, then answer from the tool result. */
-function respond(request: TestLlmRequest): TestLlmReply {
-  if (request.messages.some((m) => m.role === 'user' && m.content.startsWith('fail:')))
-    return { error: { status: 400, message: 'context length exceeded' } };
-  const result = request.messages.find((m) => m.role === 'tool');
-  if (result) return { content: result.content.includes('down') ? 'The weather service is down.' : 'It is sunny.' };
-  return { toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] };
-}
-
-/** Runs a TypeScript fixture from the sources, as `node <args>`. */
-const runSource = (args: string[], env: NodeJS.ProcessEnv) => runNode([...SOURCE_NODE_FLAGS, ...args], env);
+const respond = scriptedWeatherRespond({
+  failPrefix: 'fail:',
+  answer: (result) => (result.includes('down') ? 'The weather service is down.' : 'It is sunny.'),
+});
 
 /** Every parent id names a stored span of the rollout: no span hangs under one that was never written. */
 function expectNoDanglingParents(spans: Span[]): void {
@@ -45,33 +39,19 @@ const agentSpan = (spans: Span[], name: string): Span => {
 const children = (spans: Span[], parent: Span): Span[] => spans.filter((s) => s.parentId === parent.spanId);
 
 describe('failing calls: the same script untraced and with --import @agl/vercel-ai/register', () => {
-  let llm: OpenAiTestServer;
-  let store: MemoryStore;
-  let server: { url: string; close(): Promise<void> };
-
-  beforeAll(async () => {
-    llm = await startOpenAiTestServer({ respond });
-    store = new MemoryStore();
-    server = await createStoreServer({ store, port: 0 });
-  });
-  afterAll(async () => {
-    await server?.close();
-    await llm?.close();
-  });
+  const llm = useOpenAiTestServer({ respond });
+  const served = useServedStore(memoryStoreServing({ MemoryStore, createStoreServer }));
 
   async function runBoth(mode: string): Promise<{ stdout: string; spans: Span[] }> {
-    const rollout = await store.startRollout({ input: { mode } });
-    const env = { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'sk-agl-test', AGL_TEST_MODEL: 'test-model' };
-    const plain = await runSource([script, mode], env);
-    const traced = await runSource(['--import', '@agl/vercel-ai/register', script, mode], {
-      ...env,
-      AGL_STORE_URL: server.url,
-      AGL_ROLLOUT_ID: rollout.rolloutId,
-      AGL_ATTEMPT_ID: rollout.attempt.attemptId,
-    });
+    const program = {
+      args: [script, mode],
+      register: '@agl/vercel-ai/register',
+      env: { OPENAI_BASE_URL: llm().baseURL, OPENAI_API_KEY: 'sk-agl-test', AGL_TEST_MODEL: 'test-model' },
+    };
+    const { plain, traced, spans } = await runUntracedAndPreloaded(program, served, { input: { mode } });
     expect(traced.code, traced.stderr).toBe(plain.code);
     expect(traced.stdout).toBe(plain.stdout);
-    return { stdout: traced.stdout, spans: (await store.querySpans({ rolloutId: rollout.rolloutId })).items };
+    return { stdout: traced.stdout, spans };
   }
 
   function expectFailedThenSibling(spans: Span[]): void {
@@ -92,27 +72,18 @@ describe('failing calls: the same script untraced and with --import @agl/vercel-
     expectNoDanglingParents(spans);
   }
 
-  it(
-    'generateText: the model answers 400; the agent and step spans end with the error',
-    { timeout: 60_000 },
-    async () => {
-      const { stdout, spans } = await runBoth('generate-400');
-      expect(stdout).toContain('first failed: context length exceeded');
+  const failingApis = [
+    { api: 'generateText', mode: 'generate-400', failure: 'first failed: context length exceeded' },
+    { api: 'streamText', mode: 'stream-400', failure: 'stream error: context length exceeded' },
+  ];
+  for (const { api, mode, failure } of failingApis) {
+    it(`${api}: the model answers 400; the agent and step spans end with the error`, { timeout: 60_000 }, async () => {
+      const { stdout, spans } = await runBoth(mode);
+      expect(stdout).toContain(failure);
       expect(stdout).toContain('second: It is sunny.');
       expectFailedThenSibling(spans);
-    },
-  );
-
-  it(
-    'streamText: the model answers 400; the agent and step spans end with the error',
-    { timeout: 60_000 },
-    async () => {
-      const { stdout, spans } = await runBoth('stream-400');
-      expect(stdout).toContain('stream error: context length exceeded');
-      expect(stdout).toContain('second: It is sunny.');
-      expectFailedThenSibling(spans);
-    },
-  );
+    });
+  }
 
   it('a tool throws: the tool span ends with the error and the call goes on', { timeout: 60_000 }, async () => {
     const { stdout, spans } = await runBoth('tool-throws');

@@ -1,7 +1,7 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { startAglStoreServe, type AglStoreServe } from '@agl/testing';
 
 /** The monorepo root. */
 export const ROOT = resolve(import.meta.dirname, '../../..');
@@ -38,50 +38,9 @@ export function ensureDashboardBuilt(): void {
 }
 
 /** A running `agl store serve`. */
-export interface ServedStore {
-  url: string;
-  /** Its stdout lines so far. */
-  lines: string[];
-  stop(): Promise<void>;
-}
+export type ServedStore = AglStoreServe;
 
 /** Starts `agl store serve --db <db> --port 0 --token <token>` and waits for its `AGL_STORE_URL=` line. */
 export function serveStore(db: string, token: string): Promise<ServedStore> {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      '--conditions=@agl/source',
-      '--import',
-      'tsx',
-      'packages/cli/src/bin.ts',
-      'store',
-      'serve',
-      '--db',
-      db,
-      '--port',
-      '0',
-      '--token',
-      token,
-    ],
-    { cwd: ROOT, env: { ...process.env, AGL_STORE_TOKEN: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const lines: string[] = [];
-  const stop = () =>
-    new Promise<void>((done) => {
-      if (child.exitCode !== null) return done();
-      child.once('close', () => done());
-      child.kill('SIGTERM');
-    });
-  return new Promise((done, fail) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      lines.push(line);
-      const m = /^AGL_STORE_URL=(\S+)/.exec(line);
-      if (m) done({ url: m[1]!, lines, stop });
-    });
-    child.once('close', (code) =>
-      fail(new Error(`agl store serve exited with ${code} before printing its URL:\n${stderr}`)),
-    );
-  });
+  return startAglStoreServe(['--db', db], token);
 }

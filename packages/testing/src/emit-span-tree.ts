@@ -32,3 +32,39 @@ export function emitSpanTree(
 }
 
 export { SpanKind };
+
+/** An OpenTelemetry SDK tracer provider (`BasicTracerProvider`): @agl/testing names only what it uses of one. */
+export interface FlushableTracerProvider {
+  getTracer(name: string, version?: string): Tracer;
+  forceFlush(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/**
+ * The resource attributes a Python agent's OTLP export carries (from `OTEL_RESOURCE_ATTRIBUTES`): its service name,
+ * and the rollout and attempt the runner gave it.
+ */
+export function rolloutResourceAttributes(
+  serviceName: string,
+  rollout: { rolloutId: string; attempt: { attemptId: string } },
+): Attributes {
+  return {
+    'service.name': serviceName,
+    'agentlightning.rollout_id': rollout.rolloutId,
+    'agentlightning.attempt_id': rollout.attempt.attemptId,
+  };
+}
+
+/**
+ * One whole export, the way a Python process ends: emits the span tree through the provider's tracer named `scope`,
+ * flushes it out and shuts the provider down.
+ */
+export async function exportSpanTree(
+  provider: FlushableTracerProvider,
+  scope: { name: string; version: string },
+  specs: readonly SpanSpec[],
+): Promise<void> {
+  emitSpanTree(provider.getTracer(scope.name, scope.version), specs);
+  await provider.forceFlush();
+  await provider.shutdown();
+}

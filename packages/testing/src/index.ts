@@ -9,7 +9,14 @@ export type {
 export * from './openai-test-server/index';
 export * from './fine-tuning-test-server/index';
 export * from './adapter-conformance/index';
-export { emitSpanTree, SpanKind, type SpanSpec } from './emit-span-tree';
+export {
+  emitSpanTree,
+  exportSpanTree,
+  rolloutResourceAttributes,
+  SpanKind,
+  type FlushableTracerProvider,
+  type SpanSpec,
+} from './emit-span-tree';
 export { roomSelectorRuleLlm } from './room-selector-rule-llm';
 export { adviceCollector, between, failedRuns, ruleEdit, ruleMerge } from './apo-rule-editor';
 export { isCi } from './ci-env';
@@ -20,3 +27,6 @@ export { postgresTestEnv, type PgProbeClient, type PostgresTestEnv } from './pos
 export { startFineTuningServers, type FineTuningServers } from './fine-tuning-servers';
 export { useTempDirs, useTestLlmAndDir, type TestLlmAndDir } from './suite-fixtures';
 export { runAglFromSource, trainRoomSelectorExample, type RoomSelectorTrainOptions } from './agl-from-source';
+export { runOverheadBench, type OverheadBenchOptions, type OverheadSummary } from './overhead-bench';
+export { startAglStoreServe, type AglStoreServe } from './agl-store-serve';
+export { useOpenAiTestServer, useSuiteResource } from './suite-resource';

@@ -62,6 +62,38 @@ function fileBytes(path: string): number {
   return total;
 }
 
+/**
+ * Runs `runner` and the batch algorithm on `store` from the moment every runner worker is ready: the algorithm's
+ * result, the spans stored and the CPU seconds of the whole process (this thread and any runner threads). Stops the
+ * runner, runs `cleanUp` and closes the store either way.
+ */
+async function measureEmbedded(
+  options: ScenarioRunOptions,
+  store: SqliteStore,
+  runner: Runner,
+  label: string,
+  cleanUp?: () => Promise<void>,
+): Promise<{ result: BatchAlgorithmResult; totalSpans: number; cpu: number }> {
+  const running = runner.run();
+  try {
+    await Promise.race([runner.ready, running]);
+    const cpu0 = process.cpuUsage();
+    const result = await runBatchAlgorithm({
+      store,
+      totalTasks: options.tasks,
+      batchSize: options.size.batchSize,
+      onProgress: progress(options, label),
+    });
+    const used = process.cpuUsage(cpu0);
+    return { result, totalSpans: (await store.statistics()).totalSpans, cpu: (used.user + used.system) / 1e6 };
+  } finally {
+    runner.stop();
+    await running;
+    await cleanUp?.();
+    await store.close();
+  }
+}
+
 /** The embedded backend on one thread: the algorithm and `size.nRunners` async runner workers in this thread, on a SqliteStore. */
 export async function runEmbeddedScenario(options: ScenarioRunOptions): Promise<ScenarioRunResult> {
   const { size, tasks } = options;
@@ -76,27 +108,9 @@ export async function runEmbeddedScenario(options: ScenarioRunOptions): Promise<
     pollIntervalSeconds: options.workerPollSeconds ?? 0.25,
     logger: quietLogger('bench embedded runner'),
   });
-  const running = runner.run();
-  let result: BatchAlgorithmResult;
-  let totalSpans = 0;
-  const cpu0 = process.cpuUsage();
-  let cpu = 0;
-  try {
-    result = await runBatchAlgorithm({
-      store,
-      totalTasks: tasks,
-      batchSize: size.batchSize,
-      onProgress: progress(options, 'embedded one thread'),
-    });
-    const used = process.cpuUsage(cpu0);
-    cpu = (used.user + used.system) / 1e6;
-    totalSpans = (await store.statistics()).totalSpans;
-  } finally {
-    runner.stop();
-    await running;
-    await tracer.shutdown();
-    await store.close();
-  }
+  const { result, totalSpans, cpu } = await measureEmbedded(options, store, runner, 'embedded one thread', () =>
+    tracer.shutdown(),
+  );
   return {
     backend: 'embeddedOneThread',
     size: size.name,
@@ -147,27 +161,7 @@ export async function runEmbeddedThreadsScenario(
     pollIntervalSeconds: options.workerPollSeconds ?? 0.25,
     logger: quietLogger('bench runner thread'),
   });
-  const running = runner.run();
-  let result: BatchAlgorithmResult;
-  let totalSpans = 0;
-  let cpu = 0;
-  try {
-    await Promise.race([runner.ready, running]);
-    const cpu0 = process.cpuUsage(); // the whole process: this thread and every runner thread
-    result = await runBatchAlgorithm({
-      store,
-      totalTasks: tasks,
-      batchSize: size.batchSize,
-      onProgress: progress(options, 'embedded threads'),
-    });
-    const used = process.cpuUsage(cpu0);
-    cpu = (used.user + used.system) / 1e6;
-    totalSpans = (await store.statistics()).totalSpans;
-  } finally {
-    runner.stop();
-    await running;
-    await store.close();
-  }
+  const { result, totalSpans, cpu } = await measureEmbedded(options, store, runner, 'embedded threads');
   return {
     backend: 'embedded',
     size: size.name,

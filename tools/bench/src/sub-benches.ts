@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import type { OverheadSummary } from '@agl/testing';
 import { REPO_ROOT } from './child-processes';
 import type { ResultTree } from './results';
 
@@ -45,15 +46,6 @@ export function adaptersWithBench(): string[] {
     .sort();
 }
 
-interface AdapterSummary {
-  adapter: string;
-  calls: number;
-  untracedUsPerCall: number;
-  tracedUsPerCall: number;
-  overheadUsPerCall: number;
-  spansStored: number;
-}
-
 /**
  * Each adapter's overhead bench (`npm run bench -w adapters/<name> -- --json <file>`): CPU µs per traced call, per
  * untraced call, and their ratio. A bench that fails is recorded as null figures with the reason.
@@ -77,7 +69,7 @@ export async function runAdapterBenches(options: {
         logFile: join(options.artifactsDir, `adapter-${name}.log`),
         timeoutMs: 10 * 60_000,
       });
-      const s = JSON.parse(readFileSync(file, 'utf8')) as AdapterSummary;
+      const s = JSON.parse(readFileSync(file, 'utf8')) as OverheadSummary;
       out[name] = {
         cpuMicrosPerCall: s.tracedUsPerCall,
         untracedCpuMicrosPerCall: s.untracedUsPerCall,

@@ -3,21 +3,12 @@ import { startGateway, type Gateway } from '@agl/gateway';
 import { MemoryStore } from '@agl/store';
 import { startOpenAiTestServer, type OpenAiTestServer } from '@agl/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  checkProperty,
-  closeFuzzAgent,
-  problemsOf,
-  send,
-  type FuzzRequest,
-  type FuzzResponse,
-} from './harness/fuzz-http';
+import { closeFuzzAgent, FUZZ_BATCH, FUZZ_SEED, fuzzBatches, problemsOf, type FuzzResponse } from './harness/fuzz-http';
 import { gatewayArbitraries } from './harness/gateway-arbitraries';
 
 const TOKEN = 'gateway-fuzz-token';
-const BATCH = 8;
 /** 3,600 requests against the gateway (with the store fuzz: over 10,000 in total). */
 const RUNS = Number(process.env.AGL_FUZZ_GATEWAY_RUNS ?? 450);
-const SEED = Number(process.env.AGL_FUZZ_SEED ?? 20_261_202);
 const FAILING: Record<string, number> = { 'fail-500': 500, 'fail-502': 502, 'fail-503': 503, 'fail-429': 429 };
 
 /** A 5xx is allowed only when the backend produced it, and the gateway says so in a header and the body. */
@@ -62,13 +53,13 @@ describe('fuzzing the gateway in front of the OpenAI test server (fast-check, re
     const before = (await store.statistics()).totalSpans;
     let acceptedScoped = 0;
     let backend5xx = 0;
-    let sent = 0;
     const request = fc.oneof(...arbs.valid, ...arbs.backendFail, ...arbs.invalid, ...arbs.unknown);
-    const run = async (reqs: FuzzRequest[]): Promise<void> => {
-      const answers = await Promise.all(reqs.map((req) => send(gateway.url, req)));
-      sent += reqs.length;
-      const problems = reqs.flatMap((req, i) => {
-        const res = answers[i]!;
+    const sent = await fuzzBatches({
+      baseUrl: gateway.url,
+      request,
+      numRuns: RUNS,
+      seed: FUZZ_SEED,
+      check: (req, res) => {
         const scopedToOwner = owners.some((o) => req.path.includes(`/rollout/${o.rolloutId}/attempt/${o.attemptId}/`));
         if (res.status >= 200 && res.status < 300 && req.method === 'POST' && scopedToOwner) acceptedScoped += 1;
         const fromBackend = req.kind === 'backend-fail' && labelledAsBackend(res);
@@ -86,16 +77,10 @@ describe('fuzzing the gateway in front of the OpenAI test server (fast-check, re
         if (req.kind === 'gateway-bad-token' && res.status !== 401)
           own.push(`bad gateway token answered ${res.status}: ${req.path}`);
         return own;
-      });
-      if (problems.length > 0) throw new Error(problems.join('\n'));
-    };
-    await checkProperty(fc.asyncProperty(fc.array(request, { minLength: BATCH, maxLength: BATCH }), run), {
-      numRuns: RUNS,
-      seed: SEED,
-      endOnFailure: true,
+      },
     });
 
-    expect(sent).toBeGreaterThanOrEqual(RUNS * BATCH);
+    expect(sent).toBeGreaterThanOrEqual(RUNS * FUZZ_BATCH);
     expect(backend5xx, 'the run exercised backend 5xx pass-through').toBeGreaterThan(0);
     await gateway.drained();
     // Each accepted call scoped to a rollout stored exactly one span; nothing else reached the store.

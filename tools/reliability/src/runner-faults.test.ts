@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { Attempt, AttemptStatus, RolloutConfig } from '@agl/core/schema';
 import { MemoryStore } from '@agl/store';
 import { SqliteStore } from '@agl/store/sqlite';
-import { litAgent, processAgent, Runner, type AgentContext, type RunnerLogger } from '@agl/trainer';
+import { litAgent, processAgent, Runner, type AgentContext, type RunnerLogger, type RunnerOptions } from '@agl/trainer';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const quiet: RunnerLogger = { warn: () => undefined };
@@ -36,6 +36,28 @@ async function expectPlans(store: MemoryStore | SqliteStore, plans: Map<string, 
       `${plan.kind}: attempt statuses ${statuses.join(',')}`,
     ).toEqual(statuses.map((s, i) => (plan.expectStatuses[i]?.includes(s) ? plan.expectStatuses[i]!.join('|') : s)));
   }
+}
+
+/**
+ * Runs a runner on `store` (polling every 20 ms, quiet, unless `options` say otherwise) until every planned rollout is
+ * terminal, stops it, and checks each rollout against its plan.
+ */
+async function runPlans(
+  store: MemoryStore | SqliteStore,
+  plans: Map<string, Plan>,
+  options: Omit<RunnerOptions, 'store'>,
+  timeoutSeconds = 60,
+): Promise<void> {
+  const runner = new Runner({ store, pollIntervalSeconds: 0.02, logger: quiet, ...options });
+  const running = runner.run();
+  try {
+    const done = await store.waitForRollouts([...plans.keys()], { timeoutSeconds });
+    expect(done).toHaveLength(plans.size);
+  } finally {
+    runner.stop();
+    await running;
+  }
+  await expectPlans(store, plans);
 }
 
 describe('runner faults: agents throw, hang past timeoutSeconds, and workers are killed mid-rollout', () => {
@@ -105,22 +127,8 @@ describe('runner faults: agents throw, hang past timeoutSeconds, and workers are
         }
       },
     });
-    const runner = new Runner({
-      store,
-      agent,
-      nWorkers: 6,
-      pollIntervalSeconds: 0.02,
-      heartbeatIntervalSeconds: 0.1,
-      logger: quiet,
-    });
-    const running = runner.run();
-    const done = await store.waitForRollouts([...plans.keys()], { timeoutSeconds: 60 });
-    runner.stop();
-    await running;
-
-    expect(done).toHaveLength(plans.size);
+    await runPlans(store, plans, { agent, nWorkers: 6, heartbeatIntervalSeconds: 0.1 });
     expect(overlaps, overlaps.join('; ')).toEqual([]);
-    await expectPlans(store, plans);
     for (const [rolloutId, n] of calls) expect(n, rolloutId).toBe((await attemptsOf(store, rolloutId)).length);
   });
 
@@ -145,20 +153,11 @@ describe('runner faults: agents throw, hang past timeoutSeconds, and workers are
         final: failing ? 'failed' : 'succeeded',
       });
     }
-    const runner = new Runner({
-      store,
+    await runPlans(store, plans, {
       agent: processAgent({ command: process.execPath, args: ['-e', script], killGraceSeconds: 0.2 }),
       nWorkers: 3,
-      pollIntervalSeconds: 0.02,
       heartbeatIntervalSeconds: 0.2,
-      logger: quiet,
     });
-    const running = runner.run();
-    const done = await store.waitForRollouts([...plans.keys()], { timeoutSeconds: 60 });
-    runner.stop();
-    await running;
-    expect(done).toHaveLength(plans.size);
-    await expectPlans(store, plans);
     const crash = [...plans].find(([, p]) => p.kind === 'crash')![0];
     const exceptions = (await store.querySpans({ rolloutId: crash })).items.filter(
       (s) => s.name === 'agentlightning.exception',
@@ -186,16 +185,6 @@ describe('runner faults: agents throw, hang past timeoutSeconds, and workers are
         final: 'succeeded',
       });
     }
-    const runner = new Runner({
-      store,
-      workerMode: 'process',
-      agentModule: { path: FAULT_AGENT },
-      nWorkers: 2,
-      pollIntervalSeconds: 0.05,
-      heartbeatIntervalSeconds: 0.25,
-      logger: quiet,
-    });
-    const running = runner.run();
     const killed = new Set<string>();
     const killer = setInterval(() => {
       for (const name of readdirSync(dir).filter((n) => n.startsWith('kill-'))) {
@@ -216,16 +205,23 @@ describe('runner faults: agents throw, hang past timeoutSeconds, and workers are
       }
     }, 20);
     try {
-      const done = await store.waitForRollouts([...plans.keys()], { timeoutSeconds: 90 });
-      expect(done).toHaveLength(plans.size);
+      await runPlans(
+        store,
+        plans,
+        {
+          workerMode: 'process',
+          agentModule: { path: FAULT_AGENT },
+          nWorkers: 2,
+          pollIntervalSeconds: 0.05,
+          heartbeatIntervalSeconds: 0.25,
+        },
+        90,
+      );
     } finally {
       clearInterval(killer);
-      runner.stop();
-      await running;
     }
     expect(killed.size).toBe(1);
     expect(readdirSync(dir).filter((n) => n.startsWith('overlap-'))).toEqual([]);
-    await expectPlans(store, plans);
     const log = readFileSync(join(dir, 'attempts.jsonl'), 'utf8')
       .trim()
       .split('\n')

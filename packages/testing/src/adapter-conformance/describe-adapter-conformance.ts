@@ -1,4 +1,4 @@
-import type { LightningStore, Span } from '@agl/core';
+import type { Span } from '@agl/core';
 import { TraceToTransitions } from '@agl/core/transitions';
 import {
   ATTR_AGENT_NAME,
@@ -13,7 +13,8 @@ import { startOpenAiTestServer } from '../openai-test-server/openai-test-server'
 import type { OpenAiTestServer } from '../openai-test-server/types';
 import { updatingFixtures, writeJsonFixture } from '../fixture-files';
 import { assertFailingRunSpans, failingWeatherRespond } from './failing-run';
-import { runNode, SOURCE_NODE_FLAGS, stableRun, type NodeRun } from './run-node';
+import { runPreloaded, runUntraced, withServedStore, type PreloadProgram, type StoreServing } from './preload-runs';
+import { stableRun, type NodeRun } from './run-node';
 import {
   ancestorsOf,
   expectedWeatherTransitions,
@@ -57,10 +58,10 @@ export interface AdapterConformanceTarget {
 export interface AdapterConformanceOptions {
   /** Suite title, e.g. `@agl/langchain`. */
   name: string;
-  /** A fresh store per test (core cannot depend on @agl/store; pass `() => new MemoryStore()`). */
-  createStore: () => LightningStore;
-  /** Serves a store over HTTP for the preload form (pass `createStoreServer`). */
-  serveStore?: (store: LightningStore) => Promise<{ url: string; close(): Promise<void> }>;
+  /** A fresh store per test (@agl/testing cannot depend on @agl/store: spread `memoryStoreServing(...)`). */
+  createStore: StoreServing['createStore'];
+  /** Serves a store over HTTP for the preload form. */
+  serveStore?: StoreServing['serveStore'];
   targets: AdapterConformanceTarget[];
   /** Per-test timeout in ms (default 120 000; child processes load whole frameworks). */
   timeoutMs?: number;
@@ -133,41 +134,25 @@ export function describeAdapterConformance(options: AdapterConformanceOptions): 
       AGL_TEST_MODEL: env.model,
       NODE_ENV: 'test',
     });
-    /** `node` arguments that run the agent file from the sources, with `extra` flags before it. */
-    const agentArgs = (preload: PreloadTarget, extra: string[] = []): string[] => [
-      ...SOURCE_NODE_FLAGS,
-      ...extra,
-      preload.agentFile,
-      ...(preload.args ?? []),
-    ];
+    /** The agent file with the preload's flags, against `baseURL`. */
+    const program = (preload: PreloadTarget, baseURL: string): PreloadProgram => ({
+      args: [preload.agentFile, ...(preload.args ?? [])],
+      register: preload.register,
+      env: agentEnv(baseURL),
+      cwd: preload.cwd,
+    });
     /** Runs the agent file untraced against `baseURL`. */
     const runPlain = (preload: PreloadTarget, baseURL: string): Promise<NodeRun> =>
-      runNode(agentArgs(preload), agentEnv(baseURL), preload.cwd);
+      runUntraced(program(preload, baseURL));
     /** Runs the agent file with the preload against `baseURL`, recording into a served store: the run and its spans. */
-    async function runPreloaded(
+    const runPreloadedAgent = (
       preload: PreloadTarget,
-      serve: ServeStore,
+      serveStore: ServeStore,
       baseURL: string,
-    ): Promise<{ run: NodeRun; spans: Span[] }> {
-      const store = options.createStore();
-      const server = await serve(store);
-      try {
-        const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
-        const run = await runNode(
-          agentArgs(preload, ['--import', preload.register]),
-          {
-            ...agentEnv(baseURL),
-            AGL_STORE_URL: server.url,
-            AGL_ROLLOUT_ID: rollout.rolloutId,
-            AGL_ATTEMPT_ID: rollout.attempt.attemptId,
-          },
-          preload.cwd,
-        );
-        return { run, spans: (await store.querySpans({ rolloutId: rollout.rolloutId })).items };
-      } finally {
-        await server.close();
-      }
-    }
+    ): Promise<{ run: NodeRun; spans: Span[] }> =>
+      withServedStore({ createStore: options.createStore, serveStore }, (served) =>
+        runPreloaded(program(preload, baseURL), served, { task: WEATHER_TASK.user }),
+      );
 
     for (const target of options.targets) {
       if (target.explicit) {
@@ -210,7 +195,7 @@ export function describeAdapterConformance(options: AdapterConformanceOptions): 
               expect(plain.code, plain.stderr).toBe(0);
               expect(plain.stdout).toContain(WEATHER_TASK.answer);
             }
-            const { run: traced, spans } = await runPreloaded(preload, serve, env.baseURL);
+            const { run: traced, spans } = await runPreloadedAgent(preload, serve, env.baseURL);
             expect(traced.code, traced.stderr).toBe(0);
             expect(traced.stdout).toContain(WEATHER_TASK.answer);
             assertWeatherSpans(spans, target);
@@ -242,7 +227,7 @@ export function describeAdapterConformance(options: AdapterConformanceOptions): 
           { timeout },
           async () => {
             const plain = await runPlain(preload, failingEnv.baseURL);
-            const { run: traced, spans } = await runPreloaded(preload, serve, failingEnv.baseURL);
+            const { run: traced, spans } = await runPreloadedAgent(preload, serve, failingEnv.baseURL);
             expect(stableRun(traced)).toEqual(stableRun(plain));
             assertFailingRunSpans(spans, target.agentName);
           },

@@ -37,3 +37,23 @@ export function assertFailingRunSpans(spans: Span[], agentName: string | null): 
   expect(agent, `the ${agentName} agent span`).toBeDefined();
   expect(agent?.status.statusCode, 'the agent span is closed with an error').toBe('ERROR');
 }
+
+/**
+ * The weather model of the failing-app tests: it calls `get_weather` for Paris, then answers from the tool result with
+ * `answer(result)`. A run whose user prompt starts with `failPrefix` gets a 400 `context length exceeded`: at its first
+ * call, or with `failAfterTool` at the call after the tool result (mid-run).
+ */
+export function scriptedWeatherRespond(options: {
+  failPrefix: string;
+  failAfterTool?: boolean;
+  answer: (toolResult: string) => string;
+}): (request: TestLlmRequest) => TestLlmReply {
+  return (request) => {
+    const result = request.messages.find((m) => m.role === 'tool');
+    const failing = request.messages.some((m) => m.role === 'user' && m.content.startsWith(options.failPrefix));
+    if (failing && (!options.failAfterTool || result))
+      return { error: { status: 400, message: 'context length exceeded' } };
+    if (!result) return { toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] };
+    return { content: options.answer(result.content) };
+  };
+}

@@ -13,5 +13,21 @@ export {
   ancestorsOf,
   type NormalizedTransition,
 } from './weather-script';
-export { failingWeatherRespond, assertFailingRunSpans, FAILING_MODEL_MESSAGE } from './failing-run';
+export {
+  failingWeatherRespond,
+  assertFailingRunSpans,
+  FAILING_MODEL_MESSAGE,
+  scriptedWeatherRespond,
+} from './failing-run';
 export { runNode, stableRun, SOURCE_NODE_FLAGS, type NodeRun } from './run-node';
+export {
+  memoryStoreServing,
+  runPreloaded,
+  runUntraced,
+  runUntracedAndPreloaded,
+  useServedStore,
+  withServedStore,
+  type PreloadProgram,
+  type ServedStore,
+  type StoreServing,
+} from './preload-runs';

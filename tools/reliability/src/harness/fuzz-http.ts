@@ -112,3 +112,48 @@ export async function checkProperty<T>(
     `${message.slice(0, 4000)}\n(replay: seed ${result.seed}, path "${result.counterexamplePath ?? ''}", after ${result.numRuns} runs)`,
   );
 }
+
+/** Requests per property run: each run sends one batch. */
+export const FUZZ_BATCH = 8;
+/** The fast-check seed; `AGL_FUZZ_SEED` replays another. */
+export const FUZZ_SEED = Number(process.env.AGL_FUZZ_SEED ?? 20_261_202);
+
+/** Options of {@link fuzzBatches}. */
+export interface FuzzBatchOptions {
+  /** The server under test. */
+  baseUrl: string;
+  request: fc.Arbitrary<FuzzRequest>;
+  numRuns: number;
+  seed: number;
+  /** The problems with one answer (usually {@link problemsOf} plus the server's own rules); none when it is right. */
+  check: (req: FuzzRequest, res: FuzzResponse) => string[];
+  /** When given, the milliseconds spent per request kind are added up here. */
+  timing?: Map<string, number>;
+}
+
+/**
+ * {@link checkProperty} over `numRuns` batches of {@link FUZZ_BATCH} requests drawn from `request`: each batch is sent
+ * at once, and a batch with any problem fails the property with all of them, ending the run. Resolves with the number
+ * of requests sent.
+ */
+export async function fuzzBatches(options: FuzzBatchOptions): Promise<number> {
+  const { timing } = options;
+  let sent = 0;
+  const sendTimed = async (req: FuzzRequest): Promise<FuzzResponse> => {
+    const started = performance.now();
+    const answer = await send(options.baseUrl, req);
+    timing?.set(req.kind, (timing.get(req.kind) ?? 0) + performance.now() - started);
+    return answer;
+  };
+  const run = async (reqs: FuzzRequest[]): Promise<void> => {
+    const answers = await Promise.all(reqs.map(sendTimed));
+    sent += reqs.length;
+    const problems = reqs.flatMap((req, i) => options.check(req, answers[i]!));
+    if (problems.length > 0) throw new Error(problems.join('\n'));
+  };
+  await checkProperty(
+    fc.asyncProperty(fc.array(options.request, { minLength: FUZZ_BATCH, maxLength: FUZZ_BATCH }), run),
+    { numRuns: options.numRuns, seed: options.seed, endOnFailure: true },
+  );
+  return sent;
+}

@@ -74,6 +74,31 @@ function post(path: string, body: unknown, auth: string, kind: string, expect: F
   };
 }
 
+/**
+ * A rare enqueue of one rollout whose `input` is its one character repeated `length.min` to `length.max` times (the
+ * rest of `rollout` as given), which the store must refuse.
+ */
+function hugeEnqueue(
+  length: { min: number; max: number },
+  auth: string,
+  kind: string,
+  rollout: { input: string } & Record<string, unknown>,
+): Weighted {
+  return rare(
+    fc
+      .integer(length)
+      .map((n) =>
+        post(
+          `${P}/queues/rollouts/enqueue`,
+          { rollouts: [{ ...rollout, input: rollout.input.repeat(n) }] },
+          auth,
+          kind,
+          'reject',
+        ),
+      ),
+  );
+}
+
 /** Builds the store generators for one server. */
 export function storeArbitraries(ctx: StoreFuzzContext) {
   const auth = `Bearer ${ctx.token}`;
@@ -301,19 +326,7 @@ export function storeArbitraries(ctx: StoreFuzzContext) {
         expect: 'reject' as const,
         kind: 'bad-token',
       })),
-    rare(
-      fc
-        .integer({ min: 1_100_000, max: 1_600_000 })
-        .map((n) =>
-          post(
-            `${P}/queues/rollouts/enqueue`,
-            { rollouts: [{ input: 'x'.repeat(n) }] },
-            auth,
-            'huge-over-limit',
-            'reject',
-          ),
-        ),
-    ),
+    hugeEnqueue({ min: 1_100_000, max: 1_600_000 }, auth, 'huge-over-limit', { input: 'x' }),
   ]);
 
   const anyBody = fc.oneof(
@@ -394,19 +407,7 @@ export function storeArbitraries(ctx: StoreFuzzContext) {
         kind: 'deep-otlp-json',
       })),
     // Parsed in full, then refused (mode): stored huge inputs would slow every later query of the run.
-    rare(
-      fc
-        .integer({ min: 100_000, max: 900_000 })
-        .map((n) =>
-          post(
-            `${P}/queues/rollouts/enqueue`,
-            { rollouts: [{ input: 'y'.repeat(n), mode: 5 }] },
-            auth,
-            'huge-string',
-            'reject',
-          ),
-        ),
-    ),
+    hugeEnqueue({ min: 100_000, max: 900_000 }, auth, 'huge-string', { input: 'y', mode: 5 }),
     fc
       .tuple(
         fc.array(fc.tuple(fc.uuid(), fc.string({ maxLength: 10 })), { minLength: 1, maxLength: 3 }),
