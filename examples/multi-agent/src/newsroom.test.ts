@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { buildTrainingSamples } from '@agl/core/algorithms';
-import { useTestLlmAndDir } from '@agl/testing';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { useOfflineExampleRun } from '@agl/testing';
+import { describe, expect, it } from 'vitest';
 import { REVIEWER_INSTRUCTIONS, WRITER_INSTRUCTIONS } from './newsroom-agents';
 import { newsroomRuleLlm } from './newsroom-rule-llm';
 import { headlineReward, HEADLINE_TASKS } from './newsroom-tasks';
-import { runNewsroom, type NewsroomResult } from './run-newsroom';
+import { runNewsroom } from './run-newsroom';
 
 describe('the headline reward', () => {
   it('gives 1 at once, 0.5 after a revision, 0 when a constraint fails', () => {
@@ -18,37 +18,29 @@ describe('the headline reward', () => {
 });
 
 describe('writer + reviewer offline: only the writer is trained', () => {
-  const suite = useTestLlmAndDir({ respond: newsroomRuleLlm(), dirPrefix: 'agl-multi-agent-' });
-  let r: NewsroomResult;
+  const suite = useOfflineExampleRun({ respond: newsroomRuleLlm(), dirPrefix: 'agl-multi-agent-' }, runNewsroom);
   const requestsBy = (instructions: string): number =>
     suite.llm.requests.filter((q) => JSON.stringify(q.body).includes(JSON.stringify(instructions).slice(1, -1))).length;
 
-  beforeAll(async () => {
-    r = await runNewsroom({
-      baseURL: suite.llm.baseURL,
-      model: 'test-model',
-      returnTokenIds: true,
-      workDir: suite.dir,
-      nRunners: 2,
-    });
-  }, 90_000);
-
   it('records both agents: every request the server saw is an LLM span of its agent in the store', () => {
-    expect(r.allTrajectories).toHaveLength(HEADLINE_TASKS.length * 3);
-    expect(r.callsByAgent.writer).toBe(requestsBy(WRITER_INSTRUCTIONS));
-    expect(r.callsByAgent.reviewer).toBe(requestsBy(REVIEWER_INSTRUCTIONS));
-    expect(r.callsByAgent.reviewer).toBeGreaterThan(0);
-    expect(r.callsByAgent.writer! + r.callsByAgent.reviewer!).toBe(suite.llm.requests.length);
-    const revised = r.allTrajectories.find((t) => t.transitions.length === 4)!;
+    expect(suite.result().allTrajectories).toHaveLength(HEADLINE_TASKS.length * 3);
+    expect(suite.result().callsByAgent.writer).toBe(requestsBy(WRITER_INSTRUCTIONS));
+    expect(suite.result().callsByAgent.reviewer).toBe(requestsBy(REVIEWER_INSTRUCTIONS));
+    expect(suite.result().callsByAgent.reviewer).toBeGreaterThan(0);
+    expect(suite.result().callsByAgent.writer! + suite.result().callsByAgent.reviewer!).toBe(suite.llm.requests.length);
+    const revised = suite.result().allTrajectories.find((t) => t.transitions.length === 4)!;
     expect(revised.transitions.map((t) => t.agentName)).toEqual(['writer', 'reviewer', 'writer', 'reviewer']);
   });
 
   it("agentMatch 'writer' keeps exactly the writer's calls: no reviewer prompt, response or span in any sample", () => {
-    const samples = r.batch.samples;
-    expect(samples).toHaveLength(r.callsByAgent.writer!);
+    const samples = suite.result().batch.samples;
+    expect(samples).toHaveLength(suite.result().callsByAgent.writer!);
     expect(new Set(samples.map((s) => s.agentName))).toEqual(new Set(['writer']));
-    expect(r.batch.stats.nSkippedNoTokens).toBe(0);
-    const reviewer = r.allTrajectories.flatMap((t) => t.transitions).filter((t) => t.agentName === 'reviewer');
+    expect(suite.result().batch.stats.nSkippedNoTokens).toBe(0);
+    const reviewer = suite
+      .result()
+      .allTrajectories.flatMap((t) => t.transitions)
+      .filter((t) => t.agentName === 'reviewer');
     const key = (ids: readonly number[] | undefined): string => JSON.stringify(ids ?? []);
     const reviewerResponses = new Set(reviewer.map((t) => key(t.action.tokenIds)));
     const reviewerPrompts = new Set(reviewer.map((t) => key(t.state.tokenIds)));
@@ -57,38 +49,46 @@ describe('writer + reviewer offline: only the writer is trained', () => {
       expect(reviewerPrompts.has(key(s.promptTokenIds))).toBe(false);
     }
     const reviewerSpans = new Set(reviewer.flatMap((t) => t.spanIds));
-    const trainedSpans = r.trainedTrajectories.flatMap((t) => t.transitions.flatMap((x) => x.spanIds));
+    const trainedSpans = suite.result().trainedTrajectories.flatMap((t) => t.transitions.flatMap((x) => x.spanIds));
     expect(trainedSpans.length).toBe(samples.length);
     expect(trainedSpans.some((id) => reviewerSpans.has(id))).toBe(false);
-    const writerPrompt = r.trainedTrajectories[0]!.transitions[0]!.state.messages[0];
+    const writerPrompt = suite.result().trainedTrajectories[0]!.transitions[0]!.state.messages[0];
     expect(writerPrompt).toMatchObject({ role: 'system', content: WRITER_INSTRUCTIONS });
   });
 
   it('without the filter the reviewer would be trained too (the contrast)', () => {
-    const unfiltered = buildTrainingSamples({ trajectories: r.allTrajectories, level: 'transition' });
-    expect(unfiltered.samples.filter((s) => s.agentName === 'reviewer')).toHaveLength(r.callsByAgent.reviewer!);
+    const unfiltered = buildTrainingSamples({ trajectories: suite.result().allTrajectories, level: 'transition' });
+    expect(unfiltered.samples.filter((s) => s.agentName === 'reviewer')).toHaveLength(
+      suite.result().callsByAgent.reviewer!,
+    );
   });
 
   it('each task is a GRPO group with mixed rewards: advantages sum to zero per group and are not all zero', () => {
     const groups = new Map<string, number[]>();
-    for (const s of r.batch.samples) groups.set(s.groupId, [...(groups.get(s.groupId) ?? []), s.advantage]);
+    for (const s of suite.result().batch.samples)
+      groups.set(s.groupId, [...(groups.get(s.groupId) ?? []), s.advantage]);
     expect(groups.size).toBe(HEADLINE_TASKS.length);
-    expect(r.batch.samples.some((s) => s.advantage > 0) && r.batch.samples.some((s) => s.advantage < 0)).toBe(true);
-    const perRollout = new Map<string, number>(r.batch.samples.map((s) => [s.rolloutId, s.advantage]));
+    expect(
+      suite.result().batch.samples.some((s) => s.advantage > 0) &&
+        suite.result().batch.samples.some((s) => s.advantage < 0),
+    ).toBe(true);
+    const perRollout = new Map<string, number>(suite.result().batch.samples.map((s) => [s.rolloutId, s.advantage]));
     const byTask = new Map<string, number>();
-    for (const s of r.batch.samples) byTask.set(s.groupId, 0);
+    for (const s of suite.result().batch.samples) byTask.set(s.groupId, 0);
     for (const [rolloutId, advantage] of perRollout) {
-      const groupId = r.batch.samples.find((s) => s.rolloutId === rolloutId)!.groupId;
+      const groupId = suite.result().batch.samples.find((s) => s.rolloutId === rolloutId)!.groupId;
       byTask.set(groupId, byTask.get(groupId)! + advantage);
     }
     for (const sum of byTask.values()) expect(Math.abs(sum)).toBeLessThan(1e-6);
-    expect(r.meanReward).toBeCloseTo(0.5, 6);
+    expect(suite.result().meanReward).toBeCloseTo(0.5, 6);
   });
 
   it('the verl export holds the same writer-only rows', async () => {
-    const rows = (await readFile(r.verl.files.jsonl!, 'utf8')).trim().split('\n');
-    expect(rows).toHaveLength(r.batch.samples.length);
-    const info = JSON.parse(await readFile(r.verl.infoPath, 'utf8')) as { filter?: { agentMatch?: string } };
+    const rows = (await readFile(suite.result().verl.files.jsonl!, 'utf8')).trim().split('\n');
+    expect(rows).toHaveLength(suite.result().batch.samples.length);
+    const info = JSON.parse(await readFile(suite.result().verl.infoPath, 'utf8')) as {
+      filter?: { agentMatch?: string };
+    };
     expect(JSON.stringify(info)).toContain('"agentMatch":"writer"');
   });
 });

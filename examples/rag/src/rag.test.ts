@@ -1,11 +1,11 @@
 import { TraceToTransitions } from '@agl/core/transitions';
 import { SqliteStore } from '@agl/store/sqlite';
-import { useTestLlmAndDir } from '@agl/testing';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { useOfflineExampleRun } from '@agl/testing';
+import { describe, expect, it } from 'vitest';
 import { answerF1, exactMatch, normalizeAnswer } from './answer-metrics';
 import { CORPUS, CorpusSearch, RAG_QUESTIONS } from './corpus-search';
 import { ragRuleLlm } from './rag-rule-llm';
-import { runRag, type RunRagResult } from './run-rag';
+import { runRag } from './run-rag';
 
 describe('answer metrics and BM25 search', () => {
   it('F1 and exact match follow the SQuAD normalisation', () => {
@@ -27,34 +27,24 @@ describe('answer metrics and BM25 search', () => {
 });
 
 describe('the RAG agent offline (OpenAI Agents JS → test server; spans by @agl/openai-agents → SQLite store)', () => {
-  const suite = useTestLlmAndDir({ respond: ragRuleLlm, dirPrefix: 'agl-rag-' });
-  let result: RunRagResult;
-  beforeAll(async () => {
-    result = await runRag({
-      baseURL: suite.llm.baseURL,
-      model: 'test-model',
-      returnTokenIds: true,
-      workDir: suite.dir,
-      nRunners: 2,
-    });
-  }, 90_000);
+  const suite = useOfflineExampleRun({ respond: ragRuleLlm, dirPrefix: 'agl-rag-' }, runRag);
 
   it('runs every question as a rollout and scores it: most right, units cost F1, the multi-hop question fails', () => {
-    expect(result.outcomes).toHaveLength(RAG_QUESTIONS.length);
-    const by = new Map(result.outcomes.map((o) => [o.taskId, o]));
+    expect(suite.result().outcomes).toHaveLength(RAG_QUESTIONS.length);
+    const by = new Map(suite.result().outcomes.map((o) => [o.taskId, o]));
     expect(by.get('q06')).toMatchObject({ answer: 'Ottila Brask', f1: 1, exactMatch: 1, llmCalls: 2 });
     expect(by.get('q02')).toMatchObject({ answer: '12,400 people', exactMatch: 0 });
     expect(by.get('q02')!.f1).toBeCloseTo(2 / 3, 6);
     expect(by.get('q16')).toMatchObject({ f1: 0, exactMatch: 0 });
-    expect(result.meanExactMatch).toBeGreaterThan(0.5);
-    expect(result.meanExactMatch).toBeLessThan(1);
-    expect(result.meanF1).toBeGreaterThanOrEqual(result.meanExactMatch);
+    expect(suite.result().meanExactMatch).toBeGreaterThan(0.5);
+    expect(suite.result().meanExactMatch).toBeLessThan(1);
+    expect(suite.result().meanF1).toBeGreaterThanOrEqual(suite.result().meanExactMatch);
   });
 
   it('the store holds the tool call, the search span and token ids from the server', async () => {
-    const store = new SqliteStore({ path: result.storePath });
+    const store = new SqliteStore({ path: suite.result().storePath });
     try {
-      const rolloutId = result.outcomes.find((o) => o.taskId === 'q06')!.rolloutId;
+      const rolloutId = suite.result().outcomes.find((o) => o.taskId === 'q06')!.rolloutId;
       const spans = (await store.querySpans({ rolloutId })).items;
       expect(spans.some((s) => s.attributes['tool.name'] === 'search')).toBe(true);
       const [call, answer] = new TraceToTransitions({ agentMatch: 'rag_agent' }).transitions(spans);

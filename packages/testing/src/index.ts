@@ -25,8 +25,15 @@ export { seedRecorded, type RecordedRollout } from './seed-recorded';
 export { judgeRuleLlm, gradeByMustWords } from './judge-rule-llm';
 export { postgresTestEnv, type PgProbeClient, type PostgresTestEnv } from './postgres-test-env';
 export { startFineTuningServers, type FineTuningServers } from './fine-tuning-servers';
-export { useTempDirs, useTestLlmAndDir, type TestLlmAndDir } from './suite-fixtures';
+export {
+  useOfflineExampleRun,
+  useTempDirs,
+  useTestLlmAndDir,
+  type OfflineExampleSettings,
+  type TestLlmAndDir,
+} from './suite-fixtures';
 export { runAglFromSource, trainRoomSelectorExample, type RoomSelectorTrainOptions } from './agl-from-source';
 export { runOverheadBench, type OverheadBenchOptions, type OverheadSummary } from './overhead-bench';
 export { startAglStoreServe, type AglStoreServe } from './agl-store-serve';
 export { useOpenAiTestServer, useSuiteResource } from './suite-resource';
+export { tokenTrajectory, type TokenTurn } from './token-trajectory';

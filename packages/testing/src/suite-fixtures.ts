@@ -55,3 +55,36 @@ export function useTestLlmAndDir(options: OpenAiTestServerOptions & { dirPrefix:
     },
   };
 }
+
+/** The offline settings every example's end-to-end suite runs with (see {@link useOfflineExampleRun}). */
+export interface OfflineExampleSettings {
+  baseURL: string;
+  model: string;
+  returnTokenIds: true;
+  workDir: string;
+  nRunners: number;
+}
+
+/**
+ * An example's whole run against the test LLM, once per suite: {@link useTestLlmAndDir}, then in a `beforeAll`
+ * (`timeoutMs`, default 90 s) `run` with the test server's URL, model `test-model`, token ids on, the temp folder as
+ * work dir and two runners. `result()` gives what `run` returned.
+ */
+export function useOfflineExampleRun<T>(
+  options: OpenAiTestServerOptions & { dirPrefix: string },
+  run: (settings: OfflineExampleSettings) => Promise<T>,
+  timeoutMs = 90_000,
+): TestLlmAndDir & { result(): T } {
+  const suite = useTestLlmAndDir(options);
+  let result: { value: T } | undefined;
+  beforeAll(async () => {
+    const settings = { baseURL: suite.llm.baseURL, model: 'test-model', returnTokenIds: true as const };
+    result = { value: await run({ ...settings, workDir: suite.dir, nRunners: 2 }) };
+  }, timeoutMs);
+  return Object.assign(suite, {
+    result(): T {
+      if (!result) throw new Error("useOfflineExampleRun: result() is read before the suite's beforeAll ran.");
+      return result.value;
+    },
+  });
+}

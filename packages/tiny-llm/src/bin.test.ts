@@ -1,20 +1,14 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { useTempDirs } from '@agl/testing';
+import { describe, expect, it } from 'vitest';
 
 const bin = fileURLToPath(new URL('./bin.ts', import.meta.url));
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const d of dirs) await rm(d, { recursive: true, force: true });
-});
+const temp = useTempDirs();
 
 describe('agl-tiny serve', () => {
   it('prints AGL_TINY_URL, creates v0 in an empty directory, and enforces the bearer token', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'agl-tiny-bin-'));
-    dirs.push(dir);
+    const dir = await temp.make('agl-tiny-bin-');
     const args = [
       '--conditions=@agl/source',
       '--import',

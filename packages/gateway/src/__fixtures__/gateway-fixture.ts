@@ -1,3 +1,4 @@
+import { afterAll, beforeAll, describe } from 'vitest';
 import type { AttemptedRollout, Span } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
 import { MemoryStore } from '@agl/store';
@@ -20,12 +21,27 @@ export interface GatewayFixture {
 
 /** Starts a {@link GatewayFixture}. */
 export async function startGatewayFixture(
-  options: { gateway?: Partial<GatewayOptions>; backend?: OpenAiTestServerOptions; mode?: 'train' | 'val' | null; store?: LightningStore } = {},
+  options: {
+    gateway?: Partial<GatewayOptions>;
+    backend?: OpenAiTestServerOptions;
+    mode?: 'train' | 'val' | null;
+    store?: LightningStore;
+  } = {},
 ): Promise<GatewayFixture> {
   const llm = await startOpenAiTestServer({ apiKey: BACKEND_KEY, ...options.backend });
   const store = options.store ?? new MemoryStore();
-  const gateway = await startGateway({ store, backend: llm.baseURL, backendApiKey: BACKEND_KEY, port: 0, routeCacheTtlMs: 0, ...options.gateway });
-  const rollout = await store.startRollout({ input: { question: 'q' }, mode: options.mode === undefined ? 'train' : options.mode });
+  const gateway = await startGateway({
+    store,
+    backend: llm.baseURL,
+    backendApiKey: BACKEND_KEY,
+    port: 0,
+    routeCacheTtlMs: 0,
+    ...options.gateway,
+  });
+  const rollout = await store.startRollout({
+    input: { question: 'q' },
+    mode: options.mode === undefined ? 'train' : options.mode,
+  });
   return {
     llm,
     store,
@@ -49,4 +65,23 @@ export async function spansOf(store: LightningStore, rolloutId: string): Promise
 /** Body of the last request the backend received. */
 export function lastBackendBody(llm: OpenAiTestServer): Record<string, unknown> {
   return llm.requests.at(-1)!.body as Record<string, unknown>;
+}
+
+/**
+ * `describe.each` over both span-write modes (before the answer: SQLite, PostgreSQL, remote stores; right after it:
+ * the memory store's default), each suite with its own {@link startGatewayFixture} started before its tests and
+ * closed after them. `title` takes the mode at `%s`; `fixture()` returns the suite's fixture inside hooks and tests.
+ */
+export function describeSpanWriteModes(title: string, body: (fixture: () => GatewayFixture) => void): void {
+  describe.each(['before-response', 'after-response'] as const)(title, (spanWrite) => {
+    let fx: GatewayFixture | undefined;
+    beforeAll(async () => {
+      fx = await startGatewayFixture({ gateway: { spanWrite } });
+    });
+    afterAll(() => fx?.close());
+    body(() => {
+      if (!fx) throw new Error('describeSpanWriteModes: the fixture is read before the suite started it');
+      return fx;
+    });
+  });
 }

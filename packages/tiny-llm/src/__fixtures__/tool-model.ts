@@ -22,31 +22,22 @@ export const CALC_TOOL: WireTool = {
   },
 };
 
+/** The user's "add 2 3" and the assistant's calc tool call it should answer with. */
+const ADD_CALL: SftExample['messages'] = [
+  { role: 'user', content: 'add 2 3' },
+  {
+    role: 'assistant',
+    content: '',
+    tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calc', arguments: '{"e":"2+3"}' } }],
+  },
+];
+
 /** Two behaviours to memorise: "add" calls the tool; "hi" answers in text; a tool result is read back. */
 export const TOOL_EXAMPLES: SftExample[] = [
+  { tools: [CALC_TOOL], messages: ADD_CALL },
   {
     tools: [CALC_TOOL],
-    messages: [
-      { role: 'user', content: 'add 2 3' },
-      {
-        role: 'assistant',
-        content: '',
-        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calc', arguments: '{"e":"2+3"}' } }],
-      },
-    ],
-  },
-  {
-    tools: [CALC_TOOL],
-    messages: [
-      { role: 'user', content: 'add 2 3' },
-      {
-        role: 'assistant',
-        content: '',
-        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calc', arguments: '{"e":"2+3"}' } }],
-      },
-      { role: 'tool', tool_call_id: 'c1', content: '5' },
-      { role: 'assistant', content: 'It is 5.' },
-    ],
+    messages: [...ADD_CALL, { role: 'tool', tool_call_id: 'c1', content: '5' }, { role: 'assistant', content: 'It is 5.' }],
   },
   {
     messages: [

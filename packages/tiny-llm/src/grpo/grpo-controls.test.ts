@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Trajectory } from '@agl/core';
+import { tokenTrajectory } from '@agl/testing';
 import type { RolloutInfo } from '@agl/core/transitions';
 import type { TrainingSample } from '@agl/core/algorithms';
 import { MemoryStore } from '@agl/store';
@@ -71,27 +72,12 @@ async function runControl(control: GrpoOptions['control']): Promise<ControlRun> 
       adapt: async (_spans: unknown, rollout?: RolloutInfo): Promise<Trajectory> => {
         const response = answer.get(rollout!.rolloutId)!;
         const [logprobs] = await trainer.responseLogprobs([{ promptTokenIds: PROMPT, responseTokenIds: response }]);
-        return {
-          rolloutId: rollout!.rolloutId,
-          attemptId: 'a',
-          taskId: String(rollout!.metadata?.task_id),
-          mode: 'train',
-          transitions: [
-            {
-              agentName: null,
-              state: { messages: [], tokenIds: PROMPT },
-              action: {
-                message: { role: 'assistant' },
-                tokenIds: response,
-                logprobs: logprobs!.map((logprob) => ({ token: '', logprob })),
-              },
-              reward: null,
-              done: true,
-              spanIds: [],
-            },
-          ],
+        return tokenTrajectory(rollout, {
+          promptTokenIds: PROMPT,
+          responseTokenIds: response,
+          logprobs: logprobs!,
           finalReward: response === GOOD ? 1 : 0,
-        };
+        });
       },
     };
     const samples: ControlRun['samples'] = [];

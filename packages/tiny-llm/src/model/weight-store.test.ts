@@ -1,19 +1,15 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { useTempDirs } from '@agl/testing';
+import { describe, expect, it } from 'vitest';
 import { randomTestWeights } from '../__fixtures__/tool-model';
 import { WeightStore } from './weight-store';
 
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const d of dirs) await rm(d, { recursive: true, force: true });
-});
+const temp = useTempDirs();
 
 describe('WeightStore', () => {
   it('saves and loads versions bit-exactly, lists them in natural order, and never overwrites', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'agl-tiny-ws-'));
-    dirs.push(dir);
+    const dir = await temp.make('agl-tiny-ws-');
     const store = new WeightStore({ dir });
     expect(await store.latest()).toBeUndefined();
     const w = randomTestWeights(1);

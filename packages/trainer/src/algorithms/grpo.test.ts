@@ -1,4 +1,5 @@
 import type { Rollout, Trajectory } from '@agl/core';
+import { tokenTrajectory } from '@agl/testing';
 import type { RolloutInfo } from '@agl/core/transitions';
 import type { TrainingSample } from '@agl/core/algorithms';
 import { MemoryStore } from '@agl/store';
@@ -40,23 +41,11 @@ async function trainedOn(orderSeed: number, options: Partial<GrpoOptions> = {}):
   const adapter = {
     adapt: (_spans: unknown, rollout?: RolloutInfo): Trajectory => {
       const sample = sampleOf.get(rollout!.rolloutId)!;
-      return {
-        rolloutId: rollout!.rolloutId,
-        attemptId: 'a',
-        taskId: String(rollout!.metadata?.task_id),
-        mode: 'train',
-        transitions: [
-          {
-            agentName: null,
-            state: { messages: [], tokenIds: [rollout!.input as number] },
-            action: { message: { role: 'assistant' }, tokenIds: [sample, 0] },
-            reward: null,
-            done: true,
-            spanIds: [],
-          },
-        ],
+      return tokenTrajectory(rollout, {
+        promptTokenIds: [rollout!.input as number],
+        responseTokenIds: [sample, 0],
         finalReward: sample % 3 === 0 ? 1 : 0,
-      };
+      });
     },
   };
   const backend = {
