@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { get as httpGet } from 'node:http';
+import { get as httpGet, type ClientRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -48,15 +48,19 @@ function startServe(
   return { child, url, lines, stderr };
 }
 
-/** Resolves once undici (the StoreClient's HTTP client) has written a whole request to `path`: headers and body. */
+/**
+ * Resolves once the StoreClient (plain `node:http`) has handed a whole request to `path` to the OS: headers and body
+ * (the request's `finish` event; `http.client.request.start` hands over each client request as it is created).
+ */
 function requestWritten(path: string): Promise<void> {
   return new Promise((resolveWritten) => {
-    const onSent = (message: unknown): void => {
-      if (!(message as { request: { path: string } }).request.path.startsWith(path)) return;
-      unsubscribe('undici:request:bodySent', onSent);
-      resolveWritten();
+    const onStart = (message: unknown): void => {
+      const request = (message as { request: ClientRequest }).request;
+      if (!request.path.startsWith(path)) return;
+      unsubscribe('http.client.request.start', onStart);
+      request.once('finish', () => resolveWritten());
     };
-    subscribe('undici:request:bodySent', onSent);
+    subscribe('http.client.request.start', onStart);
   });
 }
 
