@@ -214,7 +214,9 @@ export class HttpTransport {
     const https = url.protocol === 'https:';
     return new Promise((resolve, reject) => {
       const agent = keepAlive ? this.#agentFor(https) : false;
+      let answered = false;
       const req = (https ? httpsRequest : httpRequest)(url, { ...options, agent }, (res) => {
+        answered = true;
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('error', reject);
@@ -223,7 +225,8 @@ export class HttpTransport {
         );
       });
       req.on('error', (error: Error & { code?: string }) => {
-        const stale = req.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
+        // Only before any answer: a reset after the server answered means it handled the request.
+        const stale = !answered && req.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
         reject(stale ? Object.assign(error, { staleSocket: true }) : error);
       });
       req.setTimeout(timeoutMs, () =>
