@@ -37,5 +37,24 @@ describe('final reward precedence: latest feedback, else latest agent reward, el
       { reward: 0, dimensions: {}, sequenceId: 9, time: 100, spanId: null },
     ]);
     expect(getRewardSource(reward(1, 'unknown' as 'judge'))).toBe('agent');
+    // Only annotation spans (what `feedback` and judges write) carry a source; any other reward is the agent's.
+    expect(getRewardSource({ ...reward(1, 'feedback'), name: 'agentlightning.object' })).toBe('agent');
+  });
+
+  it("reads no other span's attributes once it has the latest agent reward, and still finds earlier feedback", () => {
+    const read = new Set<number>();
+    const unread = (i: number) => ({
+      name: 'tool.call',
+      get attributes() {
+        read.add(i);
+        return { task: String(i) };
+      },
+    });
+    const spans = [unread(0), reward(0.7, 'feedback'), unread(1), unread(2), reward(0.2), unread(3)];
+    expect(findFinalReward(spans)).toBe(0.7);
+    expect([...read]).toEqual([3]); // the last span, read before the agent reward was found
+    expect(findFinalRewardSpan([unread(0), reward(0.3, 'judge'), reward(0.5), unread(1)])).toMatchObject({
+      attributes: { 'agentlightning.reward.0.value': 0.5 },
+    });
   });
 });

@@ -109,27 +109,37 @@ export function findRewardSpans<T extends SpanLike>(spans: readonly T[]): T[] {
 /** Who gave a reward span its value (`agl.reward.source`): a user's `feedback`, a `judge`, or the `agent`. */
 export type RewardSource = 'feedback' | 'judge' | 'agent';
 
-/** The source of a reward span: `feedback`, `judge`, or `agent` (no `agl.reward.source`, or an unknown one). */
+/**
+ * The source of a reward span: `feedback` or `judge` on an annotation span that says so (`feedback` and judges write
+ * annotation spans), else `agent`.
+ */
 export function getRewardSource(span: SpanLike): RewardSource {
+  if (span.name !== SPAN_ANNOTATION) return 'agent';
   const source = span.attributes[ATTR_REWARD_SOURCE];
   return source === REWARD_SOURCES.feedback || source === REWARD_SOURCES.judge ? source : 'agent';
 }
-
-const PRECEDENCE: readonly RewardSource[] = ['feedback', 'agent', 'judge'];
 
 /**
  * The span that holds a rollout's final reward, or `null`. Spans are read in input order (sort them first): the latest
  * user feedback wins, else the latest reward the agent (or runner) emitted, else the latest judge score. So a thumbs-up
  * given days later overrides the agent's own reward, and a judge fills in only where nobody else scored.
+ *
+ * It reads from the end, and once it has the latest agent reward it looks only at annotation spans (where feedback and
+ * judge scores live), so the other spans' attributes are not read.
  */
 export function findFinalRewardSpan<T extends SpanLike>(spans: readonly T[]): T | null {
-  const latest = new Map<RewardSource, T>();
-  for (const span of spans) if (isRewardSpan(span)) latest.set(getRewardSource(span), span);
-  for (const source of PRECEDENCE) {
-    const span = latest.get(source);
-    if (span) return span;
+  let agent: T | null = null;
+  let judge: T | null = null;
+  for (let i = spans.length - 1; i >= 0; i -= 1) {
+    const span = spans[i] as T;
+    if (agent !== null && span.name !== SPAN_ANNOTATION) continue;
+    if (!isRewardSpan(span)) continue;
+    const source = getRewardSource(span);
+    if (source === 'feedback') return span;
+    if (source === 'agent') agent ??= span;
+    else judge ??= span;
   }
-  return null;
+  return agent ?? judge;
 }
 
 /** The final reward of a rollout's spans (in input order), by the precedence of {@link findFinalRewardSpan}; or `null`. */
