@@ -36,6 +36,6 @@ export function describeStoreConformance(
     errorCases(h);
     concurrencyCases(h, options);
     productionCases(h);
-    attemptSpanCases(h);
+    attemptSpanCases(h, options);
   });
 }
