@@ -117,8 +117,8 @@ export interface StoreStorage {
    */
   listSpanDocs?(rolloutId: string, attemptId: string | null): SpanDoc[] | null;
   /**
-   * Spans named `name` of any of `attempts`, in insertion order, for `querySpansOfAttempts` (which groups and sorts
-   * them). SQL storages answer with one statement.
+   * Spans named `name` of any of `attempts` (distinct), each attempt's in insertion order, for `querySpansOfAttempts`
+   * (which groups and sorts them). SQL storages answer with one statement.
    */
   listNamedSpansOfAttempts(attempts: readonly AttemptRef[], name: string): Span[];
   countSpans(): number;
