@@ -12,6 +12,7 @@ export {
   type QueryResourcesOptions,
   type RolloutUpdate,
   type AttemptUpdate,
+  type AttemptRef,
   type StoreCapabilities,
   type StoreStatistics,
   type StartRolloutRequest,

@@ -123,6 +123,12 @@ export interface StoreCapabilities {
   sqliteFile?: string;
 }
 
+/** One attempt of one rollout, as {@link LightningStore.querySpansOfAttempts} takes it. */
+export interface AttemptRef {
+  rolloutId: string;
+  attemptId: string;
+}
+
 /** Counts and uptime. */
 export interface StoreStatistics {
   name: string;
@@ -176,7 +182,10 @@ export interface LightningStore {
 
   queryRollouts(options?: QueryRolloutsOptions): Promise<PaginatedResult<Rollout | AttemptedRollout>>;
   getRolloutById(rolloutId: string): Promise<Rollout | AttemptedRollout | null>;
-  /** Attempts of a rollout, by sequence id; an unknown rollout gives an empty page. */
+  /**
+   * Attempts of a rollout, by sequence id; an unknown rollout gives an empty page. A rollout's attempts are numbered
+   * 1, 2, 3, ... by `sequenceId` (no gaps, none removed), so its latest attempt's `sequenceId` is its attempt count.
+   */
   queryAttempts(options: { rolloutId: string } & PageOptions): Promise<PaginatedResult<Attempt>>;
   getLatestAttempt(rolloutId: string): Promise<Attempt | null>;
   updateRollout(rolloutId: string, update: RolloutUpdate): Promise<Rollout>;
@@ -196,6 +205,16 @@ export interface LightningStore {
   /** Bulk allocation in input order. */
   getNextSpanSequenceIds(pairs: ReadonlyArray<readonly [rolloutId: string, attemptId: string]>): Promise<number[]>;
   querySpans(options: QuerySpansOptions): Promise<PaginatedResult<Span>>;
+  /**
+   * Optional (an AGL extension; the memory, SQLite and PostgreSQL stores have it, `StoreClient` does not): the spans
+   * named `name` of each of `attempts`, read in one store query instead of one `querySpans` per attempt. Answers one
+   * list per attempt, in the order asked, each as `querySpans({ rolloutId, attemptId, name, sortBy: 'sequenceId' })`
+   * lists it (ascending sequence id, ties in insertion order); an unknown rollout or attempt gets an empty list.
+   * Summaries of many rollouts (the dashboard's rollout list and live traffic) read the reward spans
+   * (`agentlightning.annotation`) of each rollout's latest attempt with it. Callers ask for the method, never the
+   * class: `store.querySpansOfAttempts ? ... : querySpans per attempt`.
+   */
+  querySpansOfAttempts?(attempts: readonly AttemptRef[], options: { name: string }): Promise<Span[][]>;
 
   /** New `rs-` id, version 1; becomes the latest. */
   addResources(resources: NamedResourcesInput): Promise<ResourcesUpdate>;

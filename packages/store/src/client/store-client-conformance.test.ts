@@ -23,5 +23,5 @@ describeStoreConformance(
       },
     };
   },
-  { parallelDequeuers: 50 },
+  { parallelDequeuers: 50, querySpansOfAttempts: false },
 );

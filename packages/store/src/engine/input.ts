@@ -128,6 +128,9 @@ export const AttemptUpdateInput = z.strictObject({
 /** `updateWorker` fields: `heartbeatStats` may be absent but not `null` (AGL quirk 13: a typed error here). */
 export const WorkerUpdateInput = z.strictObject({ heartbeatStats: JsonObject.optional() });
 
+export const AttemptRefsInput = z.array(z.object({ rolloutId: Id, attemptId: Id }));
+export const SpanNameInput = z.object({ name: z.string() });
+
 export const SequencePairsInput = z.array(z.tuple([Id, z.string()]));
 
 export const WaitInput = z.object({

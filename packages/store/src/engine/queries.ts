@@ -23,6 +23,8 @@ import {
   QueryRolloutsInput,
   QuerySpansInput,
   QueryWorkersInput,
+  AttemptRefsInput,
+  SpanNameInput,
   parseApi,
 } from './input';
 import { call, type Rule } from './storage-ops';
@@ -169,6 +171,32 @@ export function* querySpanDocs(options: unknown): Rule<PaginatedResult<string> |
   if (docs === null) return null;
   const page = paginate(sortItems(docs, sortField, o.sortOrder), o.limit, o.offset);
   return { ...page, items: page.items.map((d) => d.doc) };
+}
+
+/** Attempts per `listNamedSpansOfAttempts` call (one SQL statement each on the SQL storages). */
+const ATTEMPTS_PER_READ = 500;
+
+/**
+ * `querySpansOfAttempts`: the spans named `name` of each attempt, one list per attempt in the order asked, each sorted
+ * as `querySpans` sorts by sequence id; unknown rollouts and attempts get an empty list. One storage call per
+ * {@link ATTEMPTS_PER_READ} distinct attempts.
+ */
+export function* querySpansOfAttempts(attempts: unknown, options: unknown): Rule<Span[][]> {
+  const refs = parseApi(AttemptRefsInput, attempts, 'querySpansOfAttempts attempts');
+  const { name } = parseApi(SpanNameInput, options, 'querySpansOfAttempts options');
+  const keyOf = (a: { rolloutId: string; attemptId: string }): string => `${a.rolloutId}\u0000${a.attemptId}`;
+  const distinct = [...new Map(refs.map((a) => [keyOf(a), a])).values()];
+  const found = new Map<string, Span[]>();
+  for (let i = 0; i < distinct.length; i += ATTEMPTS_PER_READ) {
+    for (const span of yield* call('listNamedSpansOfAttempts', distinct.slice(i, i + ATTEMPTS_PER_READ), name)) {
+      const key = keyOf(span);
+      const list = found.get(key);
+      if (list) list.push(span);
+      else found.set(key, [span]);
+    }
+  }
+  const sorted = new Map([...found].map(([key, spans]) => [key, sortItems(spans, 'sequenceId')]));
+  return refs.map((a) => sorted.get(keyOf(a)) ?? []);
 }
 
 /** `queryWorkers`. */

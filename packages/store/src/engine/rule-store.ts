@@ -12,6 +12,7 @@ import type {
   Worker,
 } from '@agl/core/schema';
 import type {
+  AttemptRef,
   AttemptUpdate,
   LightningStore,
   PageOptions,
@@ -47,6 +48,7 @@ import {
   queryResources,
   queryRollouts,
   querySpans,
+  querySpansOfAttempts,
   queryWorkers,
 } from './queries';
 import type { SerializedSpans } from './storage';
@@ -224,6 +226,10 @@ export abstract class RuleStore implements LightningStore {
 
   async querySpans(options: QuerySpansOptions): Promise<PaginatedResult<Span>> {
     return this.read('watched', () => querySpans(options));
+  }
+
+  async querySpansOfAttempts(attempts: readonly AttemptRef[], options: { name: string }): Promise<Span[][]> {
+    return this.read('watched', () => querySpansOfAttempts(attempts, options));
   }
 
   async addResources(resources: NamedResourcesInput): Promise<ResourcesUpdate> {

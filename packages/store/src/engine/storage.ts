@@ -1,5 +1,5 @@
 import type { Attempt, ResourcesUpdate, Rollout, RolloutMode, RolloutStatus, Span, Worker } from '@agl/core/schema';
-import type { FilterLogic, SortOrder } from '@agl/core/store';
+import type { AttemptRef, FilterLogic, SortOrder } from '@agl/core/store';
 
 /** One stored span as JSON text, with the sequence id spans are sorted by. */
 export interface SpanDoc {
@@ -116,6 +116,11 @@ export interface StoreStorage {
    * version). Optional: backends that do not keep JSON text leave it out.
    */
   listSpanDocs?(rolloutId: string, attemptId: string | null): SpanDoc[] | null;
+  /**
+   * Spans named `name` of any of `attempts` (distinct), each attempt's in insertion order, for `querySpansOfAttempts`
+   * (which groups and sorts them). SQL storages answer with one statement.
+   */
+  listNamedSpansOfAttempts(attempts: readonly AttemptRef[], name: string): Span[];
   countSpans(): number;
 
   // Per-rollout span sequence counters

@@ -8,6 +8,7 @@ import {
   type Span,
   type Worker,
 } from '@agl/core/schema';
+import type { AttemptRef } from '@agl/core/store';
 import { cloneData } from '../engine/clone-data';
 import type { StoreStorage } from '../engine/storage';
 
@@ -235,6 +236,22 @@ export class MemoryStorage implements StoreStorage {
   }
 
   listSpans(rolloutId: string, attemptId: string | null): Span[] {
+    const out: Span[] = [];
+    for (const span of this.#spansOf(rolloutId))
+      if (attemptId === null || span.attemptId === attemptId) out.push(cloneData(span));
+    return out;
+  }
+
+  listNamedSpansOfAttempts(attempts: readonly AttemptRef[], name: string): Span[] {
+    const out: Span[] = [];
+    for (const { rolloutId, attemptId } of attempts)
+      for (const span of this.#spansOf(rolloutId))
+        if (span.attemptId === attemptId && span.name === name) out.push(cloneData(span));
+    return out;
+  }
+
+  /** The stored spans of a rollout in insertion order; a rollout whose spans were evicted is a `NotFoundError`. */
+  #spansOf(rolloutId: string): Iterable<Span> {
     const bucket = this.#spans.get(rolloutId);
     if (!bucket && this.#evicted.has(rolloutId)) {
       throw new NotFoundError(
@@ -243,10 +260,7 @@ export class MemoryStorage implements StoreStorage {
         `Spans for rollout ${rolloutId} have been evicted from memory. Raise the MemoryStore eviction threshold, or use SqliteStore to keep every span.`,
       );
     }
-    const out: Span[] = [];
-    for (const span of bucket?.values() ?? [])
-      if (attemptId === null || span.attemptId === attemptId) out.push(cloneData(span));
-    return out;
+    return bucket?.values() ?? [];
   }
 
   countSpans(): number {

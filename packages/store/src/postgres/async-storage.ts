@@ -75,6 +75,7 @@ export function asyncOverSync(storage: StoreStorage, extras: SyncStorageExtras):
     updateAttempt: (a) => p(() => s.updateAttempt(a)),
     insertSpans: (spans) => p(() => s.insertSpans(spans)),
     listSpans: (r, a) => p(() => s.listSpans(r, a)),
+    listNamedSpansOfAttempts: (refs, name) => p(() => s.listNamedSpansOfAttempts(refs, name)),
     countSpans: () => p(() => s.countSpans()),
     incrementSequence: (r, c) => p(() => s.incrementSequence(r, c)),
     raiseSequence: (r, v) => p(() => s.raiseSequence(r, v)),

@@ -12,6 +12,7 @@ import {
   type Span,
   type Worker,
 } from '@agl/core/schema';
+import type { AttemptRef } from '@agl/core/store';
 import type { RolloutPageQuery } from '../engine/storage';
 import { ROLLOUT_SORT_COLUMNS as SORT_COLUMNS, readDoc, readDocs, type DocRow as Row } from '../engine/stored-docs';
 import type { AsyncStorageTx } from './async-storage';
@@ -310,6 +311,17 @@ export class PgStorageTx implements AsyncStorageTx {
             `SELECT doc, schema_version FROM ${this.#s}.spans WHERE rollout_id = $1 AND attempt_id = $2 ORDER BY seq`,
             [rolloutId, attemptId],
           );
+    return readDocs<Span>(rows);
+  }
+
+  async listNamedSpansOfAttempts(attempts: readonly AttemptRef[], name: string): Promise<Span[]> {
+    if (attempts.length === 0) return [];
+    const rows = await this.#rows<Row>(
+      `SELECT s.doc, s.schema_version FROM ${this.#s}.spans s
+       JOIN unnest($1::text[], $2::text[]) AS a (rollout_id, attempt_id) USING (rollout_id, attempt_id)
+       WHERE s.name = $3 ORDER BY s.seq`,
+      [attempts.map((a) => a.rolloutId), attempts.map((a) => a.attemptId), name],
+    );
     return readDocs<Span>(rows);
   }
 

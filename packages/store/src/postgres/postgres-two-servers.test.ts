@@ -41,6 +41,6 @@ if (PG_ENABLED) {
         },
       };
     },
-    { parallelDequeuers: 40, configurableDebounce: false },
+    { parallelDequeuers: 40, configurableDebounce: false, querySpansOfAttempts: false },
   );
 }

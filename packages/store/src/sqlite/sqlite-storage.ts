@@ -9,6 +9,7 @@ import {
   type Span,
   type Worker,
 } from '@agl/core/schema';
+import type { AttemptRef } from '@agl/core/store';
 import {
   type RolloutPageQuery,
   type SerializedSpans,
@@ -31,6 +32,14 @@ function docWithoutAttributes(span: Span): string {
   } finally {
     span.attributes = map;
   }
+}
+
+/** Spans of rows whose attribute maps are parsed on first access (rows from before migration 2 are parsed whole). */
+function readSpans(rows: readonly SpanRow[]): Span[] {
+  return rows.map((row) => {
+    const span = readDoc<Span>(row)!;
+    return row.attributes === null ? span : withLazyAttributes(span, row.attributes);
+  });
 }
 
 const V = SCHEMA_VERSION;
@@ -83,6 +92,12 @@ function prepare(db: Database.Database) {
     ),
     listSpansOfAttempt: db.prepare(
       'SELECT sequence_id, doc, attributes, schema_version FROM spans WHERE rollout_id = ? AND attempt_id = ? ORDER BY seq',
+    ),
+    // `attempts` is a JSON array of [rolloutId, attemptId] pairs; the lookup uses the (rollout_id, attempt_id) index.
+    listNamedSpansOfAttempts: db.prepare(
+      `SELECT sequence_id, doc, attributes, schema_version FROM spans
+       WHERE (rollout_id, attempt_id) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
+         AND json_extract(doc, '$.name') = ? ORDER BY seq`,
     ),
     countSpans: db.prepare('SELECT COUNT(*) AS n FROM spans'),
     incSeq: db.prepare(
@@ -317,12 +332,14 @@ export class SqliteStorage implements StoreStorage {
     return inserted;
   }
 
-  /** Spans whose attribute maps are parsed on first access (rows from before migration 2 are parsed whole). */
   listSpans(rolloutId: string, attemptId: string | null): Span[] {
-    return this.#spanRows(rolloutId, attemptId).map((row) => {
-      const span = readDoc<Span>(row)!;
-      return row.attributes === null ? span : withLazyAttributes(span, row.attributes);
-    });
+    return readSpans(this.#spanRows(rolloutId, attemptId));
+  }
+
+  listNamedSpansOfAttempts(attempts: readonly AttemptRef[], name: string): Span[] {
+    if (attempts.length === 0) return [];
+    const pairs = JSON.stringify(attempts.map((a) => [a.rolloutId, a.attemptId]));
+    return readSpans(this.#q.listNamedSpansOfAttempts.all(pairs, name) as SpanRow[]);
   }
 
   listSpanDocs(rolloutId: string, attemptId: string | null): SpanDoc[] | null {

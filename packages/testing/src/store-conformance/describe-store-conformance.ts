@@ -1,4 +1,5 @@
 import { describe } from 'vitest';
+import { attemptSpanCases } from './attempt-span-cases';
 import { concurrencyCases } from './concurrency-cases';
 import { errorCases } from './error-cases';
 import { createHarness } from './harness';
@@ -35,5 +36,6 @@ export function describeStoreConformance(
     errorCases(h);
     concurrencyCases(h, options);
     productionCases(h);
+    attemptSpanCases(h, options);
   });
 }

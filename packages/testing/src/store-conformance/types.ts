@@ -29,6 +29,11 @@ export interface StoreConformanceOptions {
    * own debounce can set false; the debounce cases are then left out.
    */
   configurableDebounce?: boolean;
+  /**
+   * Whether the store has the optional `querySpansOfAttempts` (default true: the memory, SQLite and PostgreSQL stores
+   * do). A store without it (the HTTP client) sets false; its case is then skipped.
+   */
+  querySpansOfAttempts?: boolean;
   /** Parallel dequeuers in the concurrency case (default 100). */
   parallelDequeuers?: number;
 }

@@ -1,5 +1,5 @@
 import { findFinalReward, listFeedback, type FeedbackEntry } from '@agl/core/transitions';
-import { isAttemptedRollout, isTerminalStatus, type AttemptedRollout, type Rollout } from '@agl/core/schema';
+import { isAttemptedRollout, isTerminalStatus, type AttemptedRollout, type Rollout, type Span } from '@agl/core/schema';
 import { SPAN_ANNOTATION } from '@agl/core/semconv';
 import {
   systemClock,
@@ -34,6 +34,26 @@ const DEFAULT_SETTLE_SECONDS = 30;
  */
 const DEFAULT_MAX_AGE_SECONDS = 60;
 
+/** Rollouts per `querySpansOfAttempts` call: each store read stays short, so other requests get their turn. */
+const SPANS_PER_READ = 1000;
+/** `querySpans` calls at a time on a store without `querySpansOfAttempts` (`StoreClient`). */
+const PARALLEL_SPAN_QUERIES = 16;
+
+type CachedSummary = Omit<RolloutSummary, 'rollout'>;
+
+/** A summary from the rollout and the reward spans of its latest attempt (null: it has none). */
+function summaryOf(rollout: Rollout | AttemptedRollout, rewardSpans: Span[] | null): CachedSummary {
+  const attempt = isAttemptedRollout(rollout) ? rollout.attempt : null;
+  return {
+    // Attempts are numbered 1..n by sequence id on every store (conformance pins it).
+    attemptCount: attempt?.sequenceId ?? 0,
+    finalReward: rewardSpans === null ? null : findFinalReward(rewardSpans),
+    feedback: rewardSpans === null ? [] : listFeedback(rewardSpans),
+    durationSeconds: rollout.endTime === null ? null : Math.max(0, rollout.endTime - rollout.startTime),
+    workerId: attempt?.workerId ?? null,
+  };
+}
+
 function cacheKey(rollout: Rollout | AttemptedRollout, now: number, settleSeconds: number): string | null {
   // Only settled finished rollouts are cached: their attempts and reward no longer change.
   if (!isTerminalStatus(rollout.status)) return null;
@@ -55,7 +75,7 @@ export class RolloutSummaries {
   readonly #clock: Clock;
   readonly #settleSeconds: number;
   readonly #maxAgeSeconds: number;
-  readonly #cache = new Map<string, { key: string; at: number; summary: Omit<RolloutSummary, 'rollout'> }>();
+  readonly #cache = new Map<string, { key: string; at: number; summary: CachedSummary }>();
   /** Write counter, and the counter's value at the latest span write of each recently written rollout. */
   #writes = 0;
   readonly #writtenAt = new Map<string, number>();
@@ -88,52 +108,66 @@ export class RolloutSummaries {
 
   /** The summary of one rollout (cached when it is finished). */
   async summarize(rollout: Rollout | AttemptedRollout): Promise<RolloutSummary> {
-    const now = this.#clock.now();
-    const key = cacheKey(rollout, now, this.#settleSeconds);
-    const cached = this.#cache.get(rollout.rolloutId);
-    if (key !== null && cached?.key === key && now - cached.at < this.#maxAgeSeconds)
-      return { rollout, ...cached.summary };
-    const writesBefore = this.#writes;
-    const attempt = isAttemptedRollout(rollout) ? rollout.attempt : null;
-    const [attempts, rewardSpans] = await Promise.all([
-      this.#store.queryAttempts({ rolloutId: rollout.rolloutId, limit: 0 }),
-      attempt === null
-        ? null
-        : this.#store.querySpans({
-            rolloutId: rollout.rolloutId,
-            attemptId: attempt.attemptId,
-            name: SPAN_ANNOTATION,
-            sortBy: 'sequenceId',
-          }),
-    ]);
-    const summary = {
-      attemptCount: attempts.total,
-      finalReward: rewardSpans === null ? null : findFinalReward(rewardSpans.items),
-      feedback: rewardSpans === null ? [] : listFeedback(rewardSpans.items),
-      durationSeconds: rollout.endTime === null ? null : Math.max(0, rollout.endTime - rollout.startTime),
-      workerId: attempt?.workerId ?? null,
-    };
-    // A span written while this ran may be missing from it: cache only what no later write made stale.
-    if (key !== null && (this.#writtenAt.get(rollout.rolloutId) ?? 0) <= writesBefore) {
-      if (this.#cache.size >= this.#maxEntries) {
-        const oldest = this.#cache.keys().next();
-        if (!oldest.done) this.#cache.delete(oldest.value);
-      }
-      this.#cache.set(rollout.rolloutId, { key, at: now, summary });
-    }
-    return { rollout, ...summary };
+    const [summary] = await this.summarizeAll([rollout]);
+    return summary!;
   }
 
-  /** Summaries of many rollouts, a few store calls at a time. */
+  /**
+   * Summaries of many rollouts. The attempt count is the latest attempt's sequence id (a store numbers attempts 1..n);
+   * the reward spans of the rollouts not cached come in one store call per {@link SPANS_PER_READ} rollouts when the
+   * store has `querySpansOfAttempts`, else with one `querySpans` per rollout, a few at a time.
+   */
   async summarizeAll(rollouts: readonly (Rollout | AttemptedRollout)[]): Promise<RolloutSummary[]> {
+    const now = this.#clock.now();
     const out: RolloutSummary[] = new Array<RolloutSummary>(rollouts.length);
-    const batch = 16;
-    for (let i = 0; i < rollouts.length; i += batch) {
-      const chunk = rollouts.slice(i, i + batch);
-      const done = await Promise.all(chunk.map((r) => this.summarize(r)));
-      done.forEach((s, j) => (out[i + j] = s));
+    const misses: Array<{ rollout: Rollout | AttemptedRollout; index: number; key: string | null }> = [];
+    rollouts.forEach((rollout, index) => {
+      const key = cacheKey(rollout, now, this.#settleSeconds);
+      const cached = this.#cache.get(rollout.rolloutId);
+      if (key !== null && cached?.key === key && now - cached.at < this.#maxAgeSeconds)
+        out[index] = { rollout, ...cached.summary };
+      else misses.push({ rollout, index, key });
+    });
+    const batch = this.#store.querySpansOfAttempts ? SPANS_PER_READ : PARALLEL_SPAN_QUERIES;
+    for (let i = 0; i < misses.length; i += batch) {
+      const chunk = misses.slice(i, i + batch);
+      const writesBefore = this.#writes;
+      const rewardSpans = await this.#rewardSpans(chunk.map((m) => m.rollout));
+      chunk.forEach(({ rollout, index, key }, j) => {
+        const summary = summaryOf(rollout, rewardSpans[j]!);
+        this.#remember(rollout.rolloutId, key, now, writesBefore, summary);
+        out[index] = { rollout, ...summary };
+      });
     }
     return out;
+  }
+
+  /** The annotation spans of each rollout's latest attempt by sequence id (null: no attempt yet). */
+  async #rewardSpans(rollouts: readonly (Rollout | AttemptedRollout)[]): Promise<Array<Span[] | null>> {
+    const refs = rollouts.flatMap((r) =>
+      isAttemptedRollout(r) ? [{ rolloutId: r.rolloutId, attemptId: r.attempt.attemptId }] : [],
+    );
+    if (refs.length === 0) return rollouts.map(() => null);
+    const store = this.#store;
+    const lists = store.querySpansOfAttempts
+      ? await store.querySpansOfAttempts(refs, { name: SPAN_ANNOTATION })
+      : await Promise.all(
+          refs.map(
+            async (ref) => (await store.querySpans({ ...ref, name: SPAN_ANNOTATION, sortBy: 'sequenceId' })).items,
+          ),
+        );
+    let next = 0;
+    return rollouts.map((r) => (isAttemptedRollout(r) ? lists[next++]! : null));
+  }
+
+  /** Caches a settled rollout's summary, unless a span written while it was computed may be missing from it. */
+  #remember(rolloutId: string, key: string | null, now: number, writesBefore: number, summary: CachedSummary): void {
+    if (key === null || (this.#writtenAt.get(rolloutId) ?? 0) > writesBefore) return;
+    if (this.#cache.size >= this.#maxEntries) {
+      const oldest = this.#cache.keys().next();
+      if (!oldest.done) this.#cache.delete(oldest.value);
+    }
+    this.#cache.set(rolloutId, { key, at: now, summary });
   }
 
   /** Every rollout that matches `filters` and `keep` (no pagination, start order), summarised. */
