@@ -71,8 +71,9 @@ export const rewardValueKey = (index: number): string => `${ATTR_REWARD}.${index
 
 /**
  * Who gave a reward span its value: `feedback` (a user's late feedback, `recordFeedback`), `judge` (an LLM judge);
- * absent for the agent, the runner or a reward function. A rollout's final reward prefers the latest feedback, then
- * the latest agent reward, then the latest judge score (`findFinalRewardSpan`).
+ * absent for the agent, the runner or a reward function. Read on `agentlightning.annotation` spans, the ones
+ * `recordFeedback` and judges write. A rollout's final reward prefers the latest feedback, then the latest agent
+ * reward, then the latest judge score (`findFinalRewardSpan`).
  */
 export const ATTR_REWARD_SOURCE = 'agl.reward.source';
 /** The values of {@link ATTR_REWARD_SOURCE}. */
