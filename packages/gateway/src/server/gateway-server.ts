@@ -75,10 +75,10 @@ export interface GatewayOptions {
    * - `before-response`: the span is stored before the client gets the answer, and a failed write is reported to the
    *   client instead of the answer.
    * - `after-response`: the answer goes out first (answers of overlapping calls that arrive in the same event-loop turn
-   *   are written together at its end) and the
-   *   span is handed to the store right after it, in the same turn; failures are only logged. With a store that only
-   *   this thread can reach, every other store call (the agent's reward, the rollout's end, a trainer's query) comes
-   *   later, so nobody can see the answer's effects without the span. About 0.1 ms less per call one at a time.
+   *   are written together at its end) and the span is handed to the store right after it, in the same turn; failures
+   *   are only logged. With a store that only this thread can reach, every other store call (the agent's reward, the
+   *   rollout's end, a trainer's query) comes later, so nobody can see the answer's effects without the span. About
+   *   0.1 ms less per call one at a time.
    * - `auto` (default): `after-response` for a store confined to this thread (capabilities neither `threadSafe` nor
    *   `zeroCopy`: the memory store), else `before-response` (SQLite, PostgreSQL, a remote store), where another
    *   process or thread could act on the answer first.

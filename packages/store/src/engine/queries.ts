@@ -27,6 +27,7 @@ import {
   SpanNameInput,
   parseApi,
 } from './input';
+import { attemptKey } from './rules';
 import { call, type Rule } from './storage-ops';
 
 /** Sortable fields: every field of the model (AGL 0.3 §3.2), spans and resources below only their scalar ones. */
@@ -184,19 +185,18 @@ const ATTEMPTS_PER_READ = 500;
 export function* querySpansOfAttempts(attempts: unknown, options: unknown): Rule<Span[][]> {
   const refs = parseApi(AttemptRefsInput, attempts, 'querySpansOfAttempts attempts');
   const { name } = parseApi(SpanNameInput, options, 'querySpansOfAttempts options');
-  const keyOf = (a: { rolloutId: string; attemptId: string }): string => `${a.rolloutId}\u0000${a.attemptId}`;
-  const distinct = [...new Map(refs.map((a) => [keyOf(a), a])).values()];
+  const distinct = [...new Map(refs.map((a) => [attemptKey(a), a])).values()];
   const found = new Map<string, Span[]>();
   for (let i = 0; i < distinct.length; i += ATTEMPTS_PER_READ) {
     for (const span of yield* call('listNamedSpansOfAttempts', distinct.slice(i, i + ATTEMPTS_PER_READ), name)) {
-      const key = keyOf(span);
+      const key = attemptKey(span);
       const list = found.get(key);
       if (list) list.push(span);
       else found.set(key, [span]);
     }
   }
   const sorted = new Map([...found].map(([key, spans]) => [key, sortItems(spans, 'sequenceId')]));
-  return refs.map((a) => sorted.get(keyOf(a)) ?? []);
+  return refs.map((a) => sorted.get(attemptKey(a)) ?? []);
 }
 
 /** `queryWorkers`. */

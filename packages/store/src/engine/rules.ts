@@ -170,3 +170,8 @@ export function statusChangeTime(update: { status?: AttemptStatus; endTime?: num
     [{ path: 'endTime', message: 'needs a terminal status' }],
   );
 }
+
+/** One key per (rollout, attempt) pair, for maps and sets keyed by attempt. */
+export function attemptKey(ref: { rolloutId: string; attemptId: string }): string {
+  return `${ref.rolloutId}\u0000${ref.attemptId}`;
+}

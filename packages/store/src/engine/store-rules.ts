@@ -27,6 +27,7 @@ import type {
   WorkerUpdateInput,
 } from './input';
 import {
+  attemptKey,
   newAttemptRecord,
   newRolloutRecord,
   newWorker,
@@ -299,7 +300,7 @@ export function* addSpansRule(t: RuleContext, prepared: PreparedSpans): Rule<Spa
   const groups = new Map<string, { rolloutId: string; attemptId: string }>();
   const maxSeq = new Map<string, number>();
   for (const span of prepared.spans) {
-    groups.set(`${span.rolloutId}\u0000${span.attemptId}`, { rolloutId: span.rolloutId, attemptId: span.attemptId });
+    groups.set(attemptKey(span), { rolloutId: span.rolloutId, attemptId: span.attemptId });
     maxSeq.set(span.rolloutId, Math.max(maxSeq.get(span.rolloutId) ?? 0, span.sequenceId));
   }
   const context = new Map<string, { rollout: Rollout; attempt: Attempt }>();
@@ -320,7 +321,7 @@ export function* addSpansRule(t: RuleContext, prepared: PreparedSpans): Rule<Spa
   const inserted = prepared.serialized
     ? (yield* call('insertSerializedSpans', prepared.serialized))!
     : yield* call('insertSpans', prepared.spans);
-  const beat = new Set(inserted.map((s) => `${s.rolloutId}\u0000${s.attemptId}`));
+  const beat = new Set(inserted.map(attemptKey));
   for (const key of [...beat].sort()) {
     const ctx = context.get(key);
     if (ctx) yield* heartbeat(t, ctx.rollout, ctx.attempt);
