@@ -1,5 +1,5 @@
 import type { Trajectory } from '@agl/core';
-import type { RolloutInfo } from '@agl/core/transitions';
+import { taskIdOf, type RolloutInfo } from '@agl/core/transitions';
 
 /** One token-level turn of {@link tokenTrajectory}. */
 export interface TokenTurn {
@@ -11,15 +11,16 @@ export interface TokenTurn {
 }
 
 /**
- * The one-turn, train-mode trajectory a GRPO test's adapter returns for a claimed rollout: its task id from
- * `metadata.task_id`, the prompt and response token ids, and the final reward (no per-step reward).
+ * The one-turn, train-mode trajectory a GRPO test's adapter returns for a claimed rollout: its task id by `taskIdOf`
+ * (the GRPO algorithm records it as `metadata.task_id`), the prompt and response token ids, and the final reward (no
+ * per-step reward).
  */
 export function tokenTrajectory(rollout: RolloutInfo | undefined, turn: TokenTurn): Trajectory {
   if (!rollout) throw new Error('tokenTrajectory: the adapter was called without its rollout');
   return {
     rolloutId: rollout.rolloutId,
     attemptId: 'a',
-    taskId: String(rollout.metadata?.task_id),
+    taskId: taskIdOf({ input: rollout.input, metadata: rollout.metadata ?? null }),
     mode: 'train',
     transitions: [
       {
