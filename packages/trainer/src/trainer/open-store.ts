@@ -53,7 +53,8 @@ function shownPath(path: string): string {
 
 /** Where a store instance keeps its data, when it says: a SQLite file or a server URL. */
 function instanceLocation(store: LightningStore): string | null {
-  if (store instanceof SqliteStore) return store.path === ':memory:' ? null : shownPath(store.path);
+  const file = store.capabilities.sqliteFile;
+  if (file !== undefined) return shownPath(file);
   if (store instanceof StoreClient) return store.url;
   return null;
 }
