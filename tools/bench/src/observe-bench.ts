@@ -58,10 +58,11 @@ async function startService(recordTo: string | null, llmBaseUrl: string): Promis
   };
 }
 
-/** Resident set size of a live process in MB (Linux `VmRSS`), or NaN. */
-function rssMbOf(pid: number | undefined): number {
+/** Resident set size of a live process in MB (Linux `VmRSS`, or its peak so far `VmHWM`), or NaN. */
+function rssMbOf(pid: number | undefined, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
   try {
-    return Number(/VmRSS:\s+(\d+)\s+kB/u.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return Number(new RegExp(`${field}:\\s+(\\d+)\\s+kB`, 'u').exec(status)?.[1]) / 1024;
   } catch {
     return NaN;
   }
@@ -133,6 +134,9 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
   const dir = mkdtempSync(join(tmpdir(), 'agl-bench-observe-'));
   const llm = await startOpenAiTestServer({
     latencyMs: LLM_LATENCY_MS,
+    // A hosted API keeps connections open for a minute or more; at the test server's default (1 s) undici's fetch
+    // would open a new connection for every LLM call, a cost no production service pays.
+    keepAliveTimeoutMs: 65_000,
     respond: () => ({ content: 'Order A-1002 is shipped, arriving 2026-12-07.' }),
   });
   const store = await serveStore({ dbPath: join(dir, 'store.sqlite') });
@@ -187,6 +191,8 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
     const downStats = await stats(recorded);
     const bufferMb = BUFFER_BYTE_LIMIT / 1024 / 1024;
     const unrecordedRssMb = rssMbOf(plain.proc.pid);
+    // The unrecorded service's peak under the same load (its legs at concurrency 32): what the service itself takes.
+    const unrecordedPeakRssMb = rssMbOf(plain.proc.pid, 'VmHWM');
     // Measured after the RSS figures (a full collection changes what RSS would have shown).
     const heapAfterGc = { unrecorded: await heapAfterGcMb(plain), recordedStoreDown: await heapAfterGcMb(recorded) };
     log(
@@ -215,6 +221,10 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
         requestsPerSecond: round(down.rps, 1),
         rssBeforeMb: round(rssBeforeMb, 1),
         unrecordedServiceRssMb: round(unrecordedRssMb, 1),
+        unrecordedServicePeakRssMb: round(unrecordedPeakRssMb, 1),
+        // What recording adds to the service's memory during the outage: the recorded peak over the unrecorded one.
+        overUnrecordedMb: round(peakRssMb - unrecordedPeakRssMb, 1),
+        overUnrecordedWithinBudget: peakRssMb - unrecordedPeakRssMb < bufferMb + 50,
         peakRssMb: round(peakRssMb, 1),
         bufferByteLimitMb: round(bufferMb, 1),
         budgetMb: round(bufferMb + 50, 1),

@@ -94,7 +94,7 @@ export function reportTable(results: ResultTree): string {
     figure: 'live service peak RSS, store down',
     value: `${fmt(getPath(results, 'observe.storeDown.peakRssMb'), 0)} MB`,
     target: `< ${fmt(getPath(results, 'observe.storeDown.budgetMb'), 0)} MB`,
-    note: `${fmt(getPath(results, 'observe.storeDown.seconds'), 0)} s down; ${fmt(getPath(results, 'observe.storeDown.rssBeforeMb'), 0)} MB before`,
+    note: `${fmt(getPath(results, 'observe.storeDown.seconds'), 0)} s down; ${fmt(getPath(results, 'observe.storeDown.rssBeforeMb'), 0)} MB before; +${fmt(getPath(results, 'observe.storeDown.overUnrecordedMb'), 0)} MB over the unrecorded peak`,
   });
   for (const [key, figure, target] of [
     ['demo', 'training: Calc-X reward after GRPO', undefined],

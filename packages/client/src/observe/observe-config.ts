@@ -3,7 +3,13 @@ import { ValidationError } from '@agl/core/errors';
 import { fromWire, newAttemptId, newRolloutId } from '@agl/core/schema';
 import { DEFAULT_LLM_CALL_MATCH } from '@agl/core/semconv';
 import { applyRecords, type LightningStore, type ProductionRecord } from '@agl/core/store';
-import { getAglTracer, installExitFlush, setUnownedSpanHandler, type RolloutContext } from '@agl/core/tracer';
+import {
+  getAglTracer,
+  installExitFlush,
+  preciseNowMs,
+  setUnownedSpanHandler,
+  type RolloutContext,
+} from '@agl/core/tracer';
 import { StoreClient } from '../store-client';
 import { emptyStats, Recorder, type ObserveLogger, type ObserveStats } from './recorder';
 import { redactSecrets, type RedactFn } from './redact';
@@ -203,10 +209,16 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
     const rolloutId = newRolloutId();
     const attemptId = newAttemptId();
     const metadata = { source: 'unscoped', ...(options.agentName ? { agent_name: options.agentName } : {}) };
-    const startTime = Date.now() / 1000;
+    const startTime = preciseNowMs() / 1000;
     if (!recorder.start({ rolloutId, attemptId, input: null, metadata, startTime }, { unscoped: true }))
       return undefined;
-    return { rolloutId, attemptId, store: recorder.store, mode: null } satisfies RolloutContext;
+    return {
+      rolloutId,
+      attemptId,
+      store: recorder.store,
+      spanSink: recorder.spanSink,
+      mode: null,
+    } satisfies RolloutContext;
   });
   const exitMs = options.exitFlushTimeoutMs ?? 5_000;
   const observer: Observer = { ...base, recorder, store, resources, uninstall: () => {} };

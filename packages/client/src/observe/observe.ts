@@ -1,7 +1,7 @@
 import { ValidationError } from '@agl/core/errors';
 import { newAttemptId, newRolloutId, type JsonObject, type JsonValue, type NamedResources } from '@agl/core/schema';
 import { recordFeedback, type FeedbackOptions } from '@agl/core/store';
-import { emitException, getAglTracer, withRolloutContext, type RolloutContext } from '@agl/core/tracer';
+import { emitException, getAglTracer, preciseNowMs, withRolloutContext, type RolloutContext } from '@agl/core/tracer';
 import type { Span } from '@agl/core/schema';
 import { StoreClient } from '../store-client';
 import { flushObserve, getObserver, unrecorded, warnOnce } from './observe-config';
@@ -97,7 +97,8 @@ export async function observeLazily<T>(
     input: await input(),
     metadata,
     resourcesId: resourcesId ?? null,
-    startTime: Date.now() / 1000,
+    // The tracer's clock (sub-millisecond): the rollout starts before, and ends after, its spans.
+    startTime: preciseNowMs() / 1000,
   });
   const rollout: ObservedRollout = { rolloutId, attemptId, recorded, resources: latest?.resources, resourcesId };
   if (!recorded) return unrecorded.run(true, () => fn(rollout));
@@ -105,13 +106,14 @@ export async function observeLazily<T>(
     rolloutId,
     attemptId,
     store: recorder.store,
+    spanSink: recorder.spanSink,
     mode: null,
     resourcesId: resourcesId ?? null,
   };
   const finish = (status: 'succeeded' | 'failed'): void => {
-    const endTime = Date.now() / 1000;
-    // The end goes after the spans the tracer still holds, on the tracer's normal export schedule: one export serves
-    // many requests (forcing one per request would cost the service a batch per request).
+    const endTime = preciseNowMs() / 1000;
+    // The end goes after the spans the tracer still holds (handed to the recorder on the next turn of the event loop,
+    // or, with a tracer that has no span sinks, on its normal export schedule: never one export per request).
     const tracer = ctx.tracer ?? getAglTracer();
     void (tracer.whenExported ? tracer.whenExported() : tracer.forceFlush())
       .catch(() => undefined)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Recorder, type RecorderSettings } from './recorder';
 
-function recorder(send: RecorderSettings['send']): Recorder {
+function recorder(send: RecorderSettings['send'], settings: Partial<RecorderSettings> = {}): Recorder {
   return new Recorder({
     send,
     maxBufferedRecords: 100_000,
@@ -13,8 +13,11 @@ function recorder(send: RecorderSettings['send']): Recorder {
     maxBackoffMs: 400,
     redact: null,
     logger: { warn: () => undefined },
+    ...settings,
   });
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const start = (i: number) => ({
   rolloutId: `ro-${i}`,
@@ -55,5 +58,56 @@ describe('Recorder export loop', () => {
     expect(await rec.flush(5_000)).toBe(true);
     expect(applied).toEqual(Array.from({ length: 2_000 }, (_, i) => `ro-${i}`));
     expect(rec.stats()).toMatchObject({ exported: 2_000, buffered: 0, dropped: 0 });
+  });
+
+  it('sends what trickles in as full batches or once per flush delay, not one request per record', async () => {
+    const batches: number[] = [];
+    const rec = recorder(
+      async (records) => {
+        batches.push(records.length);
+        return { applied: records.length, rejected: [] };
+      },
+      { flushDelayMs: 40, maxBatchRecords: 1_000 },
+    );
+    for (let i = 0; i < 200; i += 1) {
+      rec.start(start(i));
+      await sleep(1);
+    }
+    expect(await rec.flush(5_000)).toBe(true);
+    expect(batches.reduce((a, b) => a + b, 0)).toBe(200);
+    // 200 records over at least 200 ms, sent at most once per 40 ms (and by the final flush).
+    expect(batches.length).toBeLessThanOrEqual(Math.ceil(200 / 40) * 2 + 2);
+    expect(Math.max(...batches)).toBeGreaterThan(5);
+  });
+
+  it('a full batch goes out without waiting for the flush delay, and flush sends a partial one at once', async () => {
+    const sent: number[] = [];
+    const rec = recorder(
+      async (records) => {
+        sent.push(records.length);
+        return { applied: records.length, rejected: [] };
+      },
+      { flushDelayMs: 60_000, maxBatchRecords: 10 },
+    );
+    for (let i = 0; i < 25; i += 1) rec.start(start(i));
+    await sleep(20);
+    expect(sent).toEqual([10, 10]);
+    expect(await rec.flush(1_000)).toBe(true);
+    expect(sent).toEqual([10, 10, 5]);
+  });
+
+  it('keeps nothing of a rollout it dropped (a long outage does not grow its memory)', async () => {
+    const rec = recorder(
+      async () => {
+        throw new Error('connect ECONNREFUSED');
+      },
+      { maxBufferedRecords: 3, minBackoffMs: 60_000, maxBackoffMs: 60_000 },
+    );
+    for (let i = 0; i < 1_000; i += 1) rec.start(start(i));
+    expect(rec.stats()).toMatchObject({ recorded: 3, dropped: 997, buffered: 3 });
+    expect(rec.openRollouts).toBe(3);
+    for (let i = 0; i < 3; i += 1) rec.end(`ro-${i}`, `at-${i}`, 'succeeded', 1_700_000_100);
+    expect(rec.openRollouts).toBe(0);
+    rec.close();
   });
 });

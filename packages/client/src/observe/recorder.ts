@@ -59,7 +59,7 @@ export interface RecorderSettings {
   maxBufferedBytes: number;
   maxBatchRecords: number;
   maxBatchBytes: number;
-  /** Delay before a partial batch goes out, ms. */
+  /** Delay before a partial batch goes out (also between two exports while records trickle in), ms. */
   flushDelayMs: number;
   /** Backoff after a failed export: starts here, doubles, capped at `maxBackoffMs`. */
   minBackoffMs: number;
@@ -73,8 +73,6 @@ export interface RecorderSettings {
 interface LiveRollout {
   attemptId: string;
   nextSequenceId: number;
-  /** Dropped whole (buffer full at its start): its spans and end are dropped too. */
-  dropped: boolean;
   /** One-call rollout of an LLM call outside any rollout: it ends with its span. */
   unscoped: boolean;
 }
@@ -98,6 +96,10 @@ export class Recorder {
   #pumping: Promise<void> | null = null;
   #backoffMs = 0;
   #wake: (() => void) | null = null;
+  /** `flush` calls waiting: the export loop sends at once instead of letting a partial batch fill up. */
+  #flushing = 0;
+  /** The loop waits for a partial batch to fill (a full one wakes it), as opposed to backing off. */
+  #filling = false;
   #closed = false;
   /** The facade given to the tracer as the rollout context's store. */
   readonly store: LightningStore;
@@ -114,6 +116,11 @@ export class Recorder {
 
   stats(): ObserveStats {
     return { ...this.#stats, buffered: this.#buffer.length, bufferedBytes: this.#buffer.bytes };
+  }
+
+  /** Rollouts started and not ended yet (what the recorder tracks per rollout). */
+  get openRollouts(): number {
+    return this.#live.size;
   }
 
   /** Counts a request that `sampleRate` left unrecorded. */
@@ -140,20 +147,13 @@ export class Recorder {
     },
     options: { unscoped?: boolean } = {},
   ): boolean {
-    const live: LiveRollout = {
-      attemptId: record.attemptId,
-      nextSequenceId: 1,
-      dropped: false,
-      unscoped: options.unscoped ?? false,
-    };
-    this.#live.set(record.rolloutId, live);
     const json = encode({ kind: 'start', ...record });
     if (
       this.#closed ||
       this.#buffer.length + 1 > this.#settings.maxBufferedRecords ||
       this.#buffer.bytes + json.length > this.#settings.maxBufferedBytes
     ) {
-      live.dropped = true;
+      // Not tracked: a dropped rollout's request runs unrecorded, so none of its spans nor its end come here.
       this.#stats.dropped += 1;
       this.#warn(
         'dropped',
@@ -163,6 +163,11 @@ export class Recorder {
       );
       return false;
     }
+    this.#live.set(record.rolloutId, {
+      attemptId: record.attemptId,
+      nextSequenceId: 1,
+      unscoped: options.unscoped ?? false,
+    });
     this.#stats.recorded += 1;
     this.#push(json);
     return true;
@@ -170,22 +175,24 @@ export class Recorder {
 
   /** Queues a rollout's end (after every span the tracer handed over so far). */
   end(rolloutId: string, attemptId: string, status: 'succeeded' | 'failed', endTime: number): void {
-    const live = this.#live.get(rolloutId);
     this.#live.delete(rolloutId);
-    if (live?.dropped) return;
     this.#push(encode({ kind: 'end', rolloutId, attemptId, status, endTime }));
   }
+
+  /**
+   * The rollout contexts' `spanSink` (the tracer hands each finished span over on the next turn of the event loop):
+   * numbers the spans per rollout in end order, then queues them as {@link addSpans} does.
+   */
+  readonly spanSink = (spans: SpanInput[]): void => {
+    for (const span of spans) span.sequenceId = this.#nextSequenceId(span.rolloutId, span.attemptId);
+    this.addSpans(spans);
+  };
 
   /** The facade's `addSpans`: redacts, then queues one `spans` record per rollout. */
   addSpans(spans: SpanInput[]): Span[] {
     const byRollout = new Map<string, SpanInput[]>();
     const accepted: Span[] = [];
     for (const span of spans) {
-      const live = this.#live.get(span.rolloutId);
-      if (live?.dropped) {
-        this.#stats.droppedSpans += 1;
-        continue;
-      }
       const redacted = this.#redact(span);
       const list = byRollout.get(span.rolloutId);
       if (list) list.push(redacted);
@@ -220,16 +227,21 @@ export class Recorder {
    */
   async flush(timeoutMs = 5_000): Promise<boolean> {
     const deadline = this.#now() + timeoutMs;
-    while (this.#buffer.length > 0) {
-      const left = deadline - this.#now();
-      if (left <= 0) return false;
-      this.#wake?.();
-      const pump = this.#pump();
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([pump, new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))]);
-      clearTimeout(timer);
+    this.#flushing += 1;
+    try {
+      while (this.#buffer.length > 0) {
+        const left = deadline - this.#now();
+        if (left <= 0) return false;
+        this.#wake?.();
+        const pump = this.#pump();
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([pump, new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))]);
+        clearTimeout(timer);
+      }
+      return true;
+    } finally {
+      this.#flushing -= 1;
     }
-    return true;
   }
 
   /** Stops taking records (later ones are dropped and counted). */
@@ -245,7 +257,7 @@ export class Recorder {
     let live = this.#live.get(rolloutId);
     if (!live) {
       // A span that ended after its rollout did: numbered after anything the rollout could have had.
-      live = { attemptId, nextSequenceId: 1_000_000, dropped: false, unscoped: false };
+      live = { attemptId, nextSequenceId: 1_000_000, unscoped: false };
       this.#live.set(rolloutId, live);
       queueMicrotask(() => {
         if (this.#live.get(rolloutId) === live) this.#live.delete(rolloutId);
@@ -272,6 +284,7 @@ export class Recorder {
     this.#buffer.push(json);
     // A full batch goes out at once, unless the loop is backing off from a failed export (only a flush cuts that short).
     if (this.#buffer.length >= this.#settings.maxBatchRecords) {
+      if (this.#filling) this.#wake?.();
       void this.#pump();
     } else if (!this.#timer && !this.#pumping) {
       this.#timer = setTimeout(() => {
@@ -321,6 +334,12 @@ export class Recorder {
           `[agl observe] the store refused a '${r.kind}' record (${r.errorType}: ${r.detail}); ` +
             `further ${r.errorType} refusals are only counted (observeStats().rejected).`,
         );
+      }
+      // What arrived meanwhile waits for a full batch or the flush delay: one request for many records.
+      if (this.#buffer.length > 0 && this.#buffer.length < s.maxBatchRecords && this.#flushing === 0) {
+        this.#filling = true;
+        await this.#sleep(s.flushDelayMs);
+        this.#filling = false;
       }
     }
   }

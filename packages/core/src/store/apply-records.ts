@@ -68,16 +68,52 @@ async function addSpansGrouped(store: LightningStore, spans: SpanInput[]): Promi
   }
 }
 
+type ParsedRecord = z.output<typeof ProductionRecord>;
+
+async function applyOne(store: LightningStore, record: ParsedRecord): Promise<void> {
+  if (record.kind === 'start') {
+    const started = await store.startRollout({
+      rolloutId: record.rolloutId,
+      attemptId: record.attemptId,
+      input: record.input,
+      metadata: record.metadata,
+      startTime: record.startTime,
+      ...(record.resourcesId !== undefined ? { resourcesId: record.resourcesId } : {}),
+    });
+    if (started.attempt.status === 'preparing') {
+      await store.updateAttempt(record.rolloutId, record.attemptId, { status: 'running' });
+    }
+  } else if (record.kind === 'spans') {
+    if (record.spans.length > 0) await addSpansGrouped(store, record.spans as SpanInput[]);
+  } else {
+    await store.updateAttempt(record.rolloutId, record.attemptId, { status: record.status, endTime: record.endTime });
+  }
+}
+
+/** The rollouts a record touches (a `spans` record may hold several). */
+function rolloutsOf(record: ParsedRecord): string[] {
+  if (record.kind !== 'spans') return [record.rolloutId];
+  return [...new Set(record.spans.map((span) => span.rolloutId))];
+}
+
 /**
- * Applies production records to a store, in order. Idempotent, so a recorder may resend a batch whose answer it never
- * saw: a start of an existing rollout (same attempt) changes nothing, spans already stored are skipped, and an end
- * repeats the same status and time. A start creates the rollout with mode `null` and its attempt `running`.
+ * Applies production records to a store, each rollout's in order. Idempotent, so a recorder may resend a batch whose
+ * answer it never saw: a start of an existing rollout (same attempt) changes nothing, spans already stored are skipped,
+ * and an end repeats the same status and time. A start creates the rollout with mode `null` and its attempt `running`.
  *
- * A record the store refuses (bad shape, unknown rollout, conflicting ids) is reported in `rejected` and the rest still
- * apply, so one bad record never blocks a recorder's queue; a store fault (not an `AglError`) is thrown.
+ * The records of different rollouts are applied side by side (a record waits only for the earlier records of the
+ * rollouts it touches), so a store that commits the writes of one event-loop turn together (SQLite) commits a batch's
+ * rollouts in a few transactions, not one per record.
+ *
+ * A record the store refuses (bad shape, unknown rollout, conflicting ids) is reported in `rejected` (by index) and the
+ * rest still apply, so one bad record never blocks a recorder's queue; a store fault (not an `AglError`) is thrown
+ * once every record has settled.
  */
 export async function applyRecords(store: LightningStore, records: readonly unknown[]): Promise<ApplyRecordsResult> {
   const result: ApplyRecordsResult = { applied: 0, rejected: [] };
+  /** Per rollout, the last record applied to it (settled either way). */
+  const tails = new Map<string, Promise<unknown>>();
+  const runs: Array<Promise<void>> = [];
   for (const [index, raw] of records.entries()) {
     const parsed = ProductionRecord.safeParse(raw);
     const kind = typeof (raw as { kind?: unknown })?.kind === 'string' ? String((raw as { kind: string }).kind) : '?';
@@ -93,31 +129,25 @@ export async function applyRecords(store: LightningStore, records: readonly unkn
       continue;
     }
     const record = parsed.data;
-    try {
-      if (record.kind === 'start') {
-        const started = await store.startRollout({
-          rolloutId: record.rolloutId,
-          attemptId: record.attemptId,
-          input: record.input,
-          metadata: record.metadata,
-          startTime: record.startTime,
-          ...(record.resourcesId !== undefined ? { resourcesId: record.resourcesId } : {}),
-        });
-        if (started.attempt.status === 'preparing') {
-          await store.updateAttempt(record.rolloutId, record.attemptId, { status: 'running' });
-        }
-      } else if (record.kind === 'spans') {
-        if (record.spans.length > 0) await addSpansGrouped(store, record.spans as SpanInput[]);
-      } else {
-        await store.updateAttempt(record.rolloutId, record.attemptId, {
-          status: record.status,
-          endTime: record.endTime,
-        });
-      }
-      result.applied += 1;
-    } catch (error) {
-      result.rejected.push({ index, kind: record.kind, ...describe(error) });
-    }
+    const owners = rolloutsOf(record);
+    const before = owners.flatMap((id) => tails.get(id) ?? []);
+    const run = (before.length === 0 ? Promise.resolve() : Promise.all(before))
+      .then(() => applyOne(store, record))
+      .then(
+        () => {
+          result.applied += 1;
+        },
+        (error: unknown) => {
+          result.rejected.push({ index, kind: record.kind, ...describe(error) });
+        },
+      );
+    const settled = run.catch(() => undefined);
+    for (const id of owners) tails.set(id, settled);
+    runs.push(run);
   }
+  const outcomes = await Promise.allSettled(runs);
+  const fault = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (fault) throw fault.reason;
+  result.rejected.sort((a, b) => a.index - b.index);
   return result;
 }

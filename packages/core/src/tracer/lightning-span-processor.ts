@@ -103,6 +103,9 @@ export class LightningSpanProcessor implements SpanProcessor {
   /** Stores already seen by {@link #warm}. */
   readonly #warmedStores = new WeakSet<LightningStore>();
   #queue: QueuedSpan[] = [];
+  /** Ended spans of contexts with a `spanSink`, handed over on the next turn of the event loop. */
+  #sinkQueue: QueuedSpan[] = [];
+  #sinkTimer: ReturnType<typeof setImmediate> | null = null;
   readonly #maxQueueSize: number;
   readonly #maxBatch: number;
   readonly #delay: number;
@@ -140,7 +143,7 @@ export class LightningSpanProcessor implements SpanProcessor {
 
   /** Current counters. */
   stats(): SpanProcessorStats {
-    return { queued: this.#queue.length, ...this.#stats };
+    return { queued: this.#queue.length + this.#sinkQueue.length, ...this.#stats };
   }
 
   onStart(span: SdkSpan, parentContext: Context): void {
@@ -172,6 +175,11 @@ export class LightningSpanProcessor implements SpanProcessor {
       this.#drop(span, ctx);
       return;
     }
+    if (ctx.spanSink) {
+      this.#sinkQueue.push({ span, ctx, ...preciseTimes(span) });
+      this.#sinkTimer ??= setImmediate(() => this.#drainSinks());
+      return;
+    }
     this.#queue.push({ span, ctx, ...preciseTimes(span) });
     this.#queuedTotal += 1;
     this.#warm(ctx.store);
@@ -184,6 +192,7 @@ export class LightningSpanProcessor implements SpanProcessor {
    * export runs share the next one, so many rollouts finishing at once cost one store round trip, not one each.
    */
   async forceFlush(): Promise<void> {
+    this.#drainSinks();
     this.#clearTimer();
     const target = this.#queuedTotal;
     while (this.#takenTotal < target) await this.#scheduleExport();
@@ -198,6 +207,7 @@ export class LightningSpanProcessor implements SpanProcessor {
    * rollout's end after its spans while keeping one export for many requests.
    */
   async whenExported(): Promise<void> {
+    this.#drainSinks();
     const target = this.#queuedTotal;
     if (this.#takenTotal < target) {
       await new Promise<void>((resolve) => this.#exportWaiters.push({ target, resolve }));
@@ -249,6 +259,7 @@ export class LightningSpanProcessor implements SpanProcessor {
    * handed over; an error is reported through the logger.
    */
   exportPendingSync(timeoutMs: number): number {
+    this.#drainSinks();
     this.#clearTimer();
     const queued = this.#queue.splice(0);
     this.#takenTotal += queued.length;
@@ -271,6 +282,32 @@ export class LightningSpanProcessor implements SpanProcessor {
     if (error) this.#fail(count, error);
     else this.#stats.exported += count;
     return count;
+  }
+
+  /** Hands the spans waiting for a `spanSink` to their sinks, converted, one call per sink, in end order. */
+  #drainSinks(): void {
+    if (this.#sinkTimer) clearImmediate(this.#sinkTimer);
+    this.#sinkTimer = null;
+    if (this.#sinkQueue.length === 0) return;
+    const items = this.#sinkQueue;
+    this.#sinkQueue = [];
+    const bySink = new Map<NonNullable<RolloutContext['spanSink']>, SpanInput[]>();
+    for (const item of items) {
+      const owner = { rolloutId: item.ctx.rolloutId, attemptId: item.ctx.attemptId, sequenceId: 0 };
+      const span = spanFromOpenTelemetry(item.span, owner, { startTime: item.startTime, endTime: item.endTime });
+      const sink = item.ctx.spanSink!;
+      const list = bySink.get(sink);
+      if (list) list.push(span);
+      else bySink.set(sink, [span]);
+    }
+    for (const [sink, spans] of bySink) {
+      try {
+        sink(spans);
+        this.#stats.exported += spans.length;
+      } catch (error) {
+        this.#fail(spans.length, error);
+      }
+    }
   }
 
   /** A store that can be reopened from another thread gets the exit exporter ready (once per store). */

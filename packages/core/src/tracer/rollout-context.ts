@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Tracer } from '@opentelemetry/api';
 import { UserError } from '../errors/index';
-import type { Span } from '../schema/index';
+import type { Span, SpanInput } from '../schema/index';
 import type { LightningStore } from '../store/index';
 
 /**
@@ -28,6 +28,13 @@ export interface RolloutContext {
   readonly workerId?: string | null;
   /** Called with the spans the store accepted for this rollout, after each export batch. */
   readonly onSpans?: (spans: Span[]) => void;
+  /**
+   * Takes this context's finished spans itself, in place of the span processor's batched export to `store` (no
+   * `getNextSpanSequenceIds` / `addSpans` calls): the production recorder, whose store is its own buffer. It is called
+   * on the next turn of the event loop after the spans end (off the request's path), in end order, with `sequenceId`
+   * 0 on each: the sink numbers them. `onSpans` is not called. It must not throw (a throw is counted as failed).
+   */
+  readonly spanSink?: (spans: SpanInput[]) => void;
 }
 
 /** The part of `AglTracer` the rollout context needs (avoids an import cycle). */

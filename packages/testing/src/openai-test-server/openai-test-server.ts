@@ -130,7 +130,7 @@ export async function startOpenAiTestServer(options: OpenAiTestServerOptions = {
       else res.end();
     });
   });
-  server.keepAliveTimeout = 1000;
+  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 1000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());

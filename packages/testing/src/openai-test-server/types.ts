@@ -66,6 +66,12 @@ export interface OpenAiTestServerOptions {
   chunkDelayMs?: number;
   /** Delay before every response in milliseconds (default 0). */
   latencyMs?: number;
+  /**
+   * How long an idle keep-alive connection stays open, ms (default 1,000, so tests end quickly). undici's `fetch` (the
+   * `openai` client's) reuses a connection only when the server announces more than 1 s, so a server that stands in
+   * for a hosted API in a benchmark sets more (hosted APIs keep connections for a minute or more).
+   */
+  keepAliveTimeoutMs?: number;
   /** When set, requests must carry `Authorization: Bearer <apiKey>` or `x-api-key: <apiKey>`. */
   apiKey?: string;
   /** Model ids `GET /v1/models` lists (default `['test-model']`). */

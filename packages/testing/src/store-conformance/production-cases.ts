@@ -91,6 +91,52 @@ export function productionCases(h: Harness): void {
       expect((await h.store.getRolloutById('ro-ok'))?.status).toBe('failed');
     });
 
+    it("applyRecords keeps each rollout's order across a batch of interleaved rollouts, bad records included", async () => {
+      const n = 40;
+      const id = (i: number) => `ro-many-${i}`;
+      const at = (i: number) => `at-many-${i}`;
+      const records: unknown[] = [];
+      for (let i = 0; i < n; i += 1) {
+        records.push({ kind: 'start', rolloutId: id(i), attemptId: at(i), input: i, startTime: 200 + i });
+      }
+      records.push({ kind: 'bogus' });
+      for (let i = 0; i < n; i += 1) {
+        const spans = [1, 2].map((seq) => makeSpan(id(i), at(i), { sequenceId: seq, startTime: 300, endTime: 301 }));
+        records.push(
+          { kind: 'spans', spans },
+          { kind: 'end', rolloutId: id(i), attemptId: at(i), status: 'succeeded', endTime: 400 + i },
+        );
+      }
+      // One record that touches two rollouts (after both their ends), and an orphan end in the middle of it all.
+      records.splice(n + 10, 0, {
+        kind: 'end',
+        rolloutId: 'ro-many-missing',
+        attemptId: 'at-x',
+        status: 'failed',
+        endTime: 9,
+      });
+      records.push({
+        kind: 'spans',
+        spans: [makeSpan(id(0), at(0), { sequenceId: 3 }), makeSpan(id(1), at(1), { sequenceId: 3 })],
+      });
+      const result = await applyRecords(h.store, records);
+      expect(result.rejected.map((r) => [r.index, r.errorType])).toEqual([
+        [n, 'AGL_ValidationError'],
+        [n + 10, 'AGL_NotFoundError'],
+      ]);
+      expect(result.applied).toBe(records.length - 2);
+      const rollouts = await h.store.queryRollouts({
+        rolloutIdIn: Array.from({ length: n }, (_, i) => id(i)),
+        limit: n,
+      });
+      expect(rollouts.total).toBe(n);
+      for (const rollout of rollouts.items) {
+        const i = Number(rollout.rolloutId.slice('ro-many-'.length));
+        expect(rollout).toMatchObject({ status: 'succeeded', startTime: 200 + i, endTime: 400 + i, input: i });
+        expect((await h.store.querySpans({ rolloutId: rollout.rolloutId })).total).toBe(i < 2 ? 3 : 2);
+      }
+    });
+
     it('feedback is kept, sorts after the rollout, and wins over the agent reward in transitions', async () => {
       const r = await h.store.startRollout({ input: 'q', rolloutId: 'ro-fb', attemptId: 'at-fb' });
       await h.store.addSpans([

@@ -1,0 +1,86 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { SpanInput } from '../schema/index';
+import { ATTR_MESSAGE_BODY } from '../semconv';
+import type { LightningStore } from '../store/index';
+import { AglTracer } from './agl-tracer';
+import { emitMessage } from './emitters';
+import { withRolloutContext, type RolloutContext } from './rollout-context';
+
+const tracers: AglTracer[] = [];
+afterEach(async () => {
+  for (const t of tracers.splice(0)) await t.shutdown();
+});
+
+/** A tracer, and a context whose spans go to a sink; the store fails the test if the processor calls it. */
+function sinkContext(
+  rolloutId: string,
+  sink: (spans: SpanInput[]) => void,
+): { tracer: AglTracer; ctx: RolloutContext } {
+  const tracer = new AglTracer({ exitHooks: false, scheduledDelayMillis: 10_000 });
+  tracers.push(tracer);
+  const refuse = (): never => {
+    throw new Error('the processor called the store of a context that has a span sink');
+  };
+  const store = { getNextSpanSequenceIds: refuse, addSpans: refuse } as unknown as LightningStore;
+  return { tracer, ctx: { rolloutId, attemptId: `${rolloutId}-at`, store, tracer, spanSink: sink } };
+}
+
+describe('a rollout context with a spanSink', () => {
+  it('gets its spans converted, in end order, on the next turn of the event loop, without a store call', async () => {
+    const got: SpanInput[][] = [];
+    const { tracer, ctx } = sinkContext('ro-sink', (spans) => got.push(spans));
+    withRolloutContext(ctx, () => {
+      emitMessage('first');
+      emitMessage('second');
+    });
+    // Not on the caller's path: nothing is handed over while the code that ended the spans still runs.
+    expect(got).toEqual([]);
+    expect(tracer.stats().queued).toBe(2);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(got).toHaveLength(1);
+    expect(got[0]!.map((s) => [s.rolloutId, s.attemptId, s.sequenceId, s.attributes?.[ATTR_MESSAGE_BODY]])).toEqual([
+      ['ro-sink', 'ro-sink-at', 0, 'first'],
+      ['ro-sink', 'ro-sink-at', 0, 'second'],
+    ]);
+    expect(got[0]![0]!.startTime).toBeGreaterThan(0);
+    expect(tracer.stats()).toMatchObject({ queued: 0, exported: 2, failed: 0 });
+  });
+
+  it('whenExported and forceFlush hand waiting spans over at once', async () => {
+    const got: string[] = [];
+    const { tracer, ctx } = sinkContext('ro-flush', (spans) => got.push(...spans.map((s) => s.name)));
+    withRolloutContext(ctx, () => emitMessage('a'));
+    await tracer.whenExported();
+    expect(got).toEqual(['agentlightning.message']);
+    withRolloutContext(ctx, () => emitMessage('b'));
+    await tracer.forceFlush();
+    expect(got).toHaveLength(2);
+  });
+
+  it('a sink that throws loses only its own spans, counted as failed and reported', async () => {
+    const warn = vi.fn();
+    const tracer = new AglTracer({ exitHooks: false, scheduledDelayMillis: 10_000, logger: { warn } });
+    tracers.push(tracer);
+    const good: string[] = [];
+    const base = { store: {} as LightningStore, tracer };
+    withRolloutContext(
+      {
+        ...base,
+        rolloutId: 'ro-bad',
+        attemptId: 'at',
+        spanSink: () => {
+          throw new Error('full');
+        },
+      },
+      () => emitMessage('lost'),
+    );
+    withRolloutContext(
+      { ...base, rolloutId: 'ro-good', attemptId: 'at', spanSink: (s) => good.push(...s.map((x) => x.rolloutId)) },
+      () => emitMessage('kept'),
+    );
+    await tracer.whenExported();
+    expect(good).toEqual(['ro-good']);
+    expect(tracer.stats()).toMatchObject({ exported: 1, failed: 1 });
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('could not export 1 span(s) to the store: full'));
+  });
+});
