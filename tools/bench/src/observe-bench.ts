@@ -20,19 +20,28 @@ interface Service {
 }
 
 /**
- * Starts `observe-service-main.mjs` with plain `node` on the built packages (`npm ci` builds them; after changing
- * sources, `npm run build`), recorded (preload + observeHandler + AGL_STORE_URL) or plain.
+ * How a bench service runs: `plain` (nothing of AGL), `asyncContext` (plain, each request inside an
+ * `AsyncLocalStorage`: the cost of Node 20's async hooks alone), `traced` (the `@agl/openai/register` preload and no
+ * store: AGL's tracer writes an LLM span per call, nothing recorded), `recorded` (preload + `observeHandler` +
+ * `AGL_STORE_URL`).
  */
-async function startService(recordTo: string | null, llmBaseUrl: string): Promise<Service> {
-  const preload = recordTo ? ['--import', '@agl/openai/register'] : [];
+type ServiceKind = 'plain' | 'asyncContext' | 'traced' | 'recorded';
+
+/**
+ * Starts `observe-service-main.mjs` with plain `node` on the built packages (`npm ci` builds them; after changing
+ * sources, `npm run build`).
+ */
+async function startService(kind: ServiceKind, llmBaseUrl: string, storeUrl: string): Promise<Service> {
+  const preload = kind === 'traced' || kind === 'recorded' ? ['--import', '@agl/openai/register'] : [];
   const proc = spawn(process.execPath, ['--expose-gc', ...preload, 'tools/bench/src/observe-service-main.mjs'], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
       NODE_OPTIONS: '',
       OPENAI_BASE_URL: llmBaseUrl,
-      BENCH_RECORDED: recordTo ? '1' : '',
-      AGL_STORE_URL: recordTo ?? '',
+      BENCH_RECORDED: kind === 'recorded' ? '1' : '',
+      BENCH_ASYNC_CONTEXT: kind === 'asyncContext' ? '1' : '',
+      AGL_STORE_URL: kind === 'recorded' ? storeUrl : '',
       AGL_SAMPLE_RATE: '',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -121,6 +130,8 @@ async function heapAfterGcMb(service: Service): Promise<number> {
  * completion through the instrumented `openai` client) against a 5 ms fake LLM, recorded (`observeHandler`, the
  * `@agl/openai/register` preload, `agl store serve` on SQLite) against unrecorded, in the same run:
  * - throughput at concurrency 32, median of A/B pairs whose order alternates;
+ * - where the recorded service's CPU goes: the same service plain, with an `AsyncLocalStorage` around each request,
+ *   traced (the preload without a store) and recorded, in interleaved rounds;
  * - added p50 latency one call at a time (the gateway bench's convention) and at concurrency 32;
  * - the recorded service's RSS while the store is down for 60 s (15 s with `--quick`) under the same load, against
  *   the recorder's buffer byte limit plus 50 MB.
@@ -140,10 +151,14 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
     respond: () => ({ content: 'Order A-1002 is shipped, arriving 2026-12-07.' }),
   });
   const store = await serveStore({ dbPath: join(dir, 'store.sqlite') });
-  const plain = await startService(null, llm.baseURL);
-  const recorded = await startService(store.url, llm.baseURL);
+  const plain = await startService('plain', llm.baseURL, store.url);
+  const recorded = await startService('recorded', llm.baseURL, store.url);
+  const asyncContext = await startService('asyncContext', llm.baseURL, store.url);
+  const traced = await startService('traced', llm.baseURL, store.url);
   try {
-    for (const s of [plain, recorded]) await load(s.url, { concurrency: CONCURRENCY, count: 1000 }); // warm-up
+    for (const s of [plain, recorded, asyncContext, traced]) {
+      await load(s.url, { concurrency: CONCURRENCY, count: 1000 }); // warm-up
+    }
     const rows: ResultTree[] = [];
     for (let i = 0; i < pairs; i += 1) {
       const order = i % 2 === 0 ? [plain, recorded] : [recorded, plain];
@@ -169,6 +184,27 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
         `  observe pair ${i + 1}/${pairs}: unrecorded ${a.rps.toFixed(0)} req/s p50 ${a.p50.toFixed(2)} ms, recorded ${b.rps.toFixed(0)} req/s p50 ${b.p50.toFixed(2)} ms, ratio ${(b.rps / a.rps).toFixed(3)}; service CPU ${a.cpuUs.toFixed(0)} → ${b.cpuUs.toFixed(0)} µs/request`,
       );
     }
+    // Where the recorded service's CPU goes: the four kinds of service in interleaved rounds, the same load.
+    const cpuOf = new Map<Service, number[]>();
+    // The two extra kinds have had only the warm-up so far; the JIT settles over a few thousand requests.
+    for (const s of [asyncContext, traced]) await load(s.url, { concurrency: CONCURRENCY, count: 4000 });
+    for (let round = 0; round < (options.quick ? 1 : 3); round += 1) {
+      for (const s of [plain, asyncContext, traced, recorded]) {
+        const cpu0 = cpuSecondsOf(s.proc.pid) ?? NaN;
+        const measured = await load(s.url, { concurrency: CONCURRENCY, ms: options.quick ? 2000 : 4000 });
+        const cpuUs = (((cpuSecondsOf(s.proc.pid) ?? NaN) - cpu0) / measured.latencies.length) * 1e6;
+        cpuOf.set(s, [...(cpuOf.get(s) ?? []), cpuUs]);
+      }
+    }
+    const cpuBreakdown = {
+      plain: round(median(cpuOf.get(plain)!), 0),
+      asyncContext: round(median(cpuOf.get(asyncContext)!), 0),
+      traced: round(median(cpuOf.get(traced)!), 0),
+      recorded: round(median(cpuOf.get(recorded)!), 0),
+    };
+    await Promise.allSettled([asyncContext.stop(), traced.stop()]);
+    log(`  observe: service CPU per request by kind (medians), µs: ${JSON.stringify(cpuBreakdown)}`);
+
     // One call at a time, in alternating slices so both sides see the same host.
     const serial = { plain: [] as number[], recorded: [] as number[] };
     for (let done = 0; done < serialCalls; done += 100) {
@@ -215,6 +251,8 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
         unrecorded: round(median(pick('unrecordedCpuMicrosPerRequest')), 0),
         recorded: round(median(pick('recordedCpuMicrosPerRequest')), 0),
       },
+      // The same service plain, with an AsyncLocalStorage around each request, traced (preload, no store), recorded.
+      cpuMicrosPerRequestByKind: cpuBreakdown,
       pairs: rows,
       storeDown: {
         seconds: downSeconds,
@@ -239,7 +277,14 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
       targets: { throughputRatio: 0.9, p50AddedMs: 0.3 },
     };
   } finally {
-    await Promise.allSettled([plain.stop(), recorded.stop(), store.stop(), llm.close()]);
+    await Promise.allSettled([
+      plain.stop(),
+      recorded.stop(),
+      asyncContext.stop(),
+      traced.stop(),
+      store.stop(),
+      llm.close(),
+    ]);
     rmSync(dir, { recursive: true, force: true });
   }
 }

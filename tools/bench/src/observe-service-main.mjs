@@ -2,8 +2,10 @@
 // whose agent makes one chat completion through the `openai` client. Plain JavaScript run by plain `node` on the built
 // packages, as a service runs in production (no TypeScript loader in the process). With `BENCH_RECORDED=1` (the parent
 // also adds `--import @agl/openai/register` and `AGL_STORE_URL`) the handler is wrapped by `observeHandler`, as a user
-// would; without it, nothing of AGL is loaded. Prints `SERVICE_URL=...`; `GET /stats` answers `observeStats()` (or
+// would; with the preload alone (no store) AGL traces each LLM call and records nothing; with neither, nothing of AGL
+// is loaded. Prints `SERVICE_URL=...`; `GET /stats` answers `observeStats()` (or
 // `{}`); `GET /heap` answers the V8 heap in use after a full collection (the parent starts it with `--expose-gc`).
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createServer } from 'node:http';
 import OpenAI from 'openai';
 
@@ -26,7 +28,13 @@ const chat = async (req, res) => {
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 };
-const handler = client ? client.observeHandler(chat, { agentName: 'bench-support' }) : chat;
+// BENCH_ASYNC_CONTEXT=1: nothing of AGL, each request inside an AsyncLocalStorage (what Node 20's async hooks cost).
+const asyncContext = process.env.BENCH_ASYNC_CONTEXT === '1' ? new AsyncLocalStorage() : null;
+const handler = client
+  ? client.observeHandler(chat, { agentName: 'bench-support' })
+  : asyncContext
+    ? (req, res) => asyncContext.run({ req }, () => chat(req, res))
+    : chat;
 
 const server = createServer((req, res) => {
   if (req.url === '/stats' || req.url === '/heap') {

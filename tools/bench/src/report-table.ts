@@ -82,7 +82,11 @@ export function reportTable(results: ResultTree): string {
     target: '≥ 90 %',
     note:
       reason(results, 'observe') ??
-      `${fmt(getPath(results, 'observe.recordedRps'), 0)} against ${fmt(getPath(results, 'observe.unrecordedRps'), 0)} req/s, 5 ms LLM`,
+      `${fmt(getPath(results, 'observe.recordedRps'), 0)} against ${fmt(getPath(results, 'observe.unrecordedRps'), 0)} req/s, 5 ms LLM; ` +
+        `service µs/request plain ${fmt(getPath(results, 'observe.cpuMicrosPerRequestByKind.plain'), 0)}, ` +
+        `async context ${fmt(getPath(results, 'observe.cpuMicrosPerRequestByKind.asyncContext'), 0)}, ` +
+        `traced ${fmt(getPath(results, 'observe.cpuMicrosPerRequestByKind.traced'), 0)}, ` +
+        `recorded ${fmt(getPath(results, 'observe.cpuMicrosPerRequestByKind.recorded'), 0)}`,
   });
   rows.push({
     figure: 'live service added p50 (concurrency 1)',
