@@ -19,6 +19,14 @@ function recorder(send: RecorderSettings['send'], settings: Partial<RecorderSett
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A store that applies everything, noting each batch's size. */
+const applyAll =
+  (sizes: number[]): RecorderSettings['send'] =>
+  async (records) => {
+    sizes.push(records.length);
+    return { applied: records.length, rejected: [] };
+  };
+
 const start = (i: number) => ({
   rolloutId: `ro-${i}`,
   attemptId: `at-${i}`,
@@ -62,13 +70,7 @@ describe('Recorder export loop', () => {
 
   it('sends what trickles in as full batches or once per flush delay, not one request per record', async () => {
     const batches: number[] = [];
-    const rec = recorder(
-      async (records) => {
-        batches.push(records.length);
-        return { applied: records.length, rejected: [] };
-      },
-      { flushDelayMs: 40, maxBatchRecords: 1_000 },
-    );
+    const rec = recorder(applyAll(batches), { flushDelayMs: 40, maxBatchRecords: 1_000 });
     for (let i = 0; i < 200; i += 1) {
       rec.start(start(i));
       await sleep(1);
@@ -82,13 +84,7 @@ describe('Recorder export loop', () => {
 
   it('a full batch goes out without waiting for the flush delay, and flush sends a partial one at once', async () => {
     const sent: number[] = [];
-    const rec = recorder(
-      async (records) => {
-        sent.push(records.length);
-        return { applied: records.length, rejected: [] };
-      },
-      { flushDelayMs: 60_000, maxBatchRecords: 10 },
-    );
+    const rec = recorder(applyAll(sent), { flushDelayMs: 60_000, maxBatchRecords: 10 });
     for (let i = 0; i < 25; i += 1) rec.start(start(i));
     await sleep(20);
     expect(sent).toEqual([10, 10]);
