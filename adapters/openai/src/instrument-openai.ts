@@ -6,6 +6,7 @@ import {
   fromOpenAiResponsesRequest,
   fromOpenAiResponsesResponse,
   getAglTracer,
+  isRecordingOff,
   llmRequestAttributes,
   onProcessEnd,
   recordSpanError,
@@ -160,6 +161,8 @@ function observeResult(result: PromiseLike<unknown>, kind: OpenAiApiKind, span: 
 export function wrapCreate(original: CreateFn, kind: OpenAiApiKind, options: InstrumentOpenAIOptions = {}): CreateFn {
   if ((original as unknown as Record<symbol, unknown>)[WRAPPED]) return original;
   const wrapped: CreateFn = function (this: unknown, body, requestOptions) {
+    // A request `observe` does not record (sampled out, buffer full): the bare SDK call, no span, no headers.
+    if (!options.tracer && isRecordingOff()) return original.call(this, body, requestOptions);
     const tracer = options.tracer ?? getAglTracer().getTracer('@agl/openai');
     const request =
       kind === 'chat'

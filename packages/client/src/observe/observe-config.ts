@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { ValidationError } from '@agl/core/errors';
 import { fromWire, newAttemptId, newRolloutId } from '@agl/core/schema';
 import { DEFAULT_LLM_CALL_MATCH } from '@agl/core/semconv';
@@ -65,9 +64,6 @@ const warnedOnce = new Set<string>();
 /** A buffered record (wire JSON) back as a record, for a store in this process. */
 const decodeRecord = (json: string): ProductionRecord =>
   fromWire('productionRecord', JSON.parse(json)) as ProductionRecord;
-
-/** Set around a request that `sampleRate` left unrecorded, so its LLM calls are not taken for unscoped ones. */
-export const unrecorded = new AsyncLocalStorage<true>();
 
 /** Logs `message` the first time `key` is seen. */
 export function warnOnce(logger: ObserveLogger, key: string, message: string): void {
@@ -195,7 +191,7 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
   });
   const unscoped = options.unscoped ?? env.AGL_UNSCOPED !== '0';
   const previousHandler = setUnownedSpanHandler((span) => {
-    if (!DEFAULT_LLM_CALL_MATCH.test(span.name) || unrecorded.getStore()) return undefined;
+    if (!DEFAULT_LLM_CALL_MATCH.test(span.name)) return undefined;
     recorder.countUnscoped();
     if (!unscoped) {
       warnOnce(

@@ -1,10 +1,17 @@
 import { ValidationError } from '@agl/core/errors';
 import { newAttemptId, newRolloutId, type JsonObject, type JsonValue, type NamedResources } from '@agl/core/schema';
 import { recordFeedback, type FeedbackOptions } from '@agl/core/store';
-import { emitException, getAglTracer, preciseNowMs, withRolloutContext, type RolloutContext } from '@agl/core/tracer';
+import {
+  emitException,
+  getAglTracer,
+  preciseNowMs,
+  withoutRecording,
+  withRolloutContext,
+  type RolloutContext,
+} from '@agl/core/tracer';
 import type { Span } from '@agl/core/schema';
 import { StoreClient } from '../store-client';
-import { flushObserve, getObserver, unrecorded, warnOnce } from './observe-config';
+import { flushObserve, getObserver, warnOnce } from './observe-config';
 
 /** Options of {@link observe}. */
 export interface ObserveOptions {
@@ -72,7 +79,9 @@ export async function observeLazily<T>(
       '[agl observe] no store configured: requests are not recorded. Set AGL_STORE_URL (and AGL_STORE_TOKEN) or call ' +
         'configureObserve({ store }).',
     );
-    return fn({ rolloutId, attemptId, recorded: false, resources: undefined, resourcesId: undefined });
+    return withoutRecording(() =>
+      fn({ rolloutId, attemptId, recorded: false, resources: undefined, resourcesId: undefined }),
+    );
   }
   const latest = observer.resources ? await observer.resources.get() : undefined;
   if (observer.sampleRate < 1 && Math.random() >= observer.sampleRate) {
@@ -85,7 +94,7 @@ export async function observeLazily<T>(
       resources: latest?.resources,
       resourcesId: latest?.resourcesId,
     };
-    return unrecorded.run(true, () => fn(rollout));
+    return withoutRecording(() => fn(rollout));
   }
   const agentName = options.agentName ?? observer.agentName;
   const metadata: JsonObject = { source: 'production', ...options.metadata };
@@ -101,7 +110,7 @@ export async function observeLazily<T>(
     startTime: preciseNowMs() / 1000,
   });
   const rollout: ObservedRollout = { rolloutId, attemptId, recorded, resources: latest?.resources, resourcesId };
-  if (!recorded) return unrecorded.run(true, () => fn(rollout));
+  if (!recorded) return withoutRecording(() => fn(rollout));
   const ctx: RolloutContext = {
     rolloutId,
     attemptId,

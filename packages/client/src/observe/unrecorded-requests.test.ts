@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { emitMessage, emitReward, getAglTracer, operation } from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -85,6 +86,19 @@ describe.each([
     configure();
     expect(await observe({ input: 1 }, (rollout) => rollout.recorded)).toBe(false);
     expect(observeStats().recorded).toBe(0);
+  });
+
+  it("the app's emitters and operations only run (they throw outside a rollout), and make no span", async () => {
+    configure();
+    const before = getAglTracer().stats();
+    const value = await observe({}, async () => {
+      emitReward(1);
+      emitMessage('hello');
+      return operation('step', async () => 'done');
+    });
+    expect(value).toBe('done');
+    expect(getAglTracer().stats()).toEqual(before);
+    expect(() => emitReward(1)).toThrow(/outside a rollout/); // the same call outside observe
   });
 });
 

@@ -19,7 +19,7 @@ import {
   rewardValueKey,
 } from '../semconv';
 import { getAglTracer } from './agl-tracer';
-import { requireRolloutContext } from './rollout-context';
+import { isRecordingOff, requireRolloutContext } from './rollout-context';
 import { preciseNowMs } from './span-conversion';
 
 /** An attribute value after sanitising. */
@@ -66,7 +66,7 @@ function emit(
     startTime: now,
     endTime: now,
   };
-  if (options.propagate === false) return built;
+  if (options.propagate === false || isRecordingOff()) return built;
   const ctx = requireRolloutContext(what);
   const tracer = (ctx.tracer ?? getAglTracer()).getTracer('agentlightning');
   const span = tracer.startSpan(name, { attributes: merged as OtelAttributes, startTime: nowMs }, context.active());

@@ -4,6 +4,8 @@
  */
 export {
   withRolloutContext,
+  withoutRecording,
+  isRecordingOff,
   getRolloutContext,
   requireRolloutContext,
   setProcessRolloutContext,

@@ -4,7 +4,7 @@ import type { Span, SpanInput } from '../schema/index';
 import { ConcurrencyLimit } from '../concurrency-limit';
 import type { LightningStore } from '../store/index';
 import { exportSpansSync, storeReopenSpec, warmExitExporter, type ExitExportGroup } from './exit-export';
-import { getRolloutContext, type RolloutContext } from './rollout-context';
+import { getRolloutContext, isRecordingOff, type RolloutContext } from './rollout-context';
 import { hrTimeToSeconds, spanFromOpenTelemetry } from './span-conversion';
 
 /** Where the processor reports drops and export failures. */
@@ -147,6 +147,8 @@ export class LightningSpanProcessor implements SpanProcessor {
   }
 
   onStart(span: SdkSpan, parentContext: Context): void {
+    // Inside withoutRecording nothing owns a span (a framework's own span, say): it ends unowned, never unscoped.
+    if (isRecordingOff()) return;
     let ctx = getRolloutContext();
     if (!ctx) {
       // A span started outside the async context but under a live span of a rollout inherits that rollout.

@@ -8,7 +8,7 @@ import {
 import { toSpanAttributes } from '../transitions/otel-attributes';
 import { ATTR_OPERATION_INPUT, ATTR_OPERATION_NAME, ATTR_OPERATION_OUTPUT, SPAN_OPERATION } from '../semconv';
 import { getAglTracer } from './agl-tracer';
-import { getRolloutContext, requireRolloutContext } from './rollout-context';
+import { getRolloutContext, isRecordingOff, requireRolloutContext } from './rollout-context';
 import { preciseNowMs } from './span-conversion';
 
 /** Options of {@link operation}. */
@@ -58,7 +58,7 @@ export async function operation<T>(
   fn: (op: OperationHandle) => T | Promise<T>,
   options: OperationOptions = {},
 ): Promise<T> {
-  if (options.propagate === false && !getRolloutContext()) return fn(NOOP_HANDLE);
+  if ((options.propagate === false && !getRolloutContext()) || isRecordingOff()) return fn(NOOP_HANDLE);
   const ctx = requireRolloutContext(`operation(${JSON.stringify(name)})`);
   const tracer = (ctx.tracer ?? getAglTracer()).getTracer('agentlightning');
   const span = tracer.startSpan(

@@ -49,7 +49,9 @@ export interface RolloutTracer {
   closeOpenSpans?(message: string, owner?: { rolloutId: string; attemptId: string }): number;
 }
 
-const storage = new AsyncLocalStorage<RolloutContext>();
+/** Marks a scope where nothing is recorded (see {@link withoutRecording}). */
+const NOT_RECORDED = Symbol('agl.not-recorded');
+const storage = new AsyncLocalStorage<RolloutContext | typeof NOT_RECORDED>();
 
 /**
  * Runs `fn` inside a rollout context: every span started (and every emitter called) within it, including in awaited
@@ -76,9 +78,29 @@ export function setProcessRolloutContext(ctx: RolloutContext | undefined): void 
   processRolloutContext = ctx;
 }
 
-/** The rollout context of the caller (else the process-wide one), or `undefined` outside any rollout. */
+/**
+ * Runs `fn` with recording off, even inside a rollout or a process agent: the AGL adapters make no spans in it (an
+ * instrumented call runs as the bare SDK call), emitters and `operation` only run (`propagate: false`), and an LLM call
+ * there is never taken for an unscoped one. `@agl/client`'s `observe` runs the requests it does not record in it
+ * (sampled out, buffer full, no store), so they cost what they cost without AGL, less the async context.
+ */
+export function withoutRecording<T>(fn: () => T): T {
+  return storage.run(NOT_RECORDED, fn);
+}
+
+/** True inside {@link withoutRecording}. */
+export function isRecordingOff(): boolean {
+  return storage.getStore() === NOT_RECORDED;
+}
+
+/**
+ * The rollout context of the caller (else the process-wide one), or `undefined` outside any rollout and inside
+ * {@link withoutRecording}.
+ */
 export function getRolloutContext(): RolloutContext | undefined {
-  return storage.getStore() ?? processRolloutContext;
+  const store = storage.getStore();
+  if (store === NOT_RECORDED) return undefined;
+  return store ?? processRolloutContext;
 }
 
 /** The rollout context of the caller; throws a `UserError` naming `what` outside a rollout. */

@@ -1,7 +1,7 @@
 import { getAglTracer } from './agl-tracer';
 import { llmRequestAttributes, llmResponseAttributes } from './llm-span';
 import { fromOpenAiChatRequest, fromOpenAiChatResponse } from './openai-payload';
-import { getRolloutContext } from './rollout-context';
+import { getRolloutContext, isRecordingOff } from './rollout-context';
 import { recordSpanError } from './span-error';
 
 /** Options of {@link traceOpenAiChat}. */
@@ -23,6 +23,7 @@ export async function traceOpenAiChat<R>(
   send: () => Promise<R>,
   options: TraceOpenAiChatOptions = {},
 ): Promise<R> {
+  if (isRecordingOff()) return send();
   const tracer = (getRolloutContext()?.tracer ?? getAglTracer()).getTracer(options.tracerName ?? 'agl');
   return tracer.startActiveSpan('openai.chat.completion', async (span) => {
     try {

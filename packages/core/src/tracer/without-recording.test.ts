@@ -1,0 +1,64 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { SpanInput } from '../schema/index';
+import type { LightningStore } from '../store/index';
+import { AglTracer } from './agl-tracer';
+import { emitReward } from './emitters';
+import { setUnownedSpanHandler } from './lightning-span-processor';
+import { operation } from './operation';
+import {
+  getRolloutContext,
+  isRecordingOff,
+  setProcessRolloutContext,
+  withoutRecording,
+  withRolloutContext,
+} from './rollout-context';
+import { traceOpenAiChat } from './trace-openai-chat';
+
+const tracers: AglTracer[] = [];
+afterEach(async () => {
+  setUnownedSpanHandler(undefined);
+  setProcessRolloutContext(undefined);
+  for (const t of tracers.splice(0)) await t.shutdown();
+});
+
+describe('withoutRecording', () => {
+  it('turns recording off inside a rollout and a process agent: no context, no span, emitters only run', async () => {
+    const tracer = new AglTracer({ exitHooks: false, scheduledDelayMillis: 10_000 });
+    tracers.push(tracer);
+    const got: SpanInput[] = [];
+    const ctx = {
+      rolloutId: 'ro-1',
+      attemptId: 'at-1',
+      store: {} as LightningStore,
+      tracer,
+      spanSink: (spans: SpanInput[]) => got.push(...spans),
+    };
+    setProcessRolloutContext(ctx);
+    const unowned = vi.fn(() => ctx);
+    setUnownedSpanHandler(unowned);
+    const result = await withRolloutContext(ctx, () =>
+      withoutRecording(async () => {
+        expect(isRecordingOff()).toBe(true);
+        expect(getRolloutContext()).toBeUndefined();
+        emitReward(0.5);
+        const answer = await traceOpenAiChat({ model: 'm', messages: [] }, async () => ({ choices: [] }));
+        // A framework's own span (any tracer of the provider) is not owned and not offered as an unscoped call.
+        tracer.getTracer('framework').startSpan('openai.chat.completion').end();
+        return operation('step', async (op) => {
+          op.setOutput('x');
+          return answer;
+        });
+      }),
+    );
+    expect(result).toEqual({ choices: [] });
+    await tracer.forceFlush();
+    expect(got).toEqual([]);
+    expect(unowned).not.toHaveBeenCalled();
+    expect(tracer.stats()).toMatchObject({ exported: 0, unowned: 1 });
+    // Outside the scope, the same rollout records again.
+    withRolloutContext(ctx, () => emitReward(1));
+    await tracer.forceFlush();
+    expect(got).toHaveLength(1);
+    expect(isRecordingOff()).toBe(false);
+  });
+});
