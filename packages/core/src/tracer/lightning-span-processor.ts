@@ -177,12 +177,13 @@ export class LightningSpanProcessor implements SpanProcessor {
       this.#drop(span, ctx);
       return;
     }
+    const item = { span, ctx, ...preciseTimes(span) };
     if (ctx.spanSink) {
-      this.#sinkQueue.push({ span, ctx, ...preciseTimes(span) });
+      this.#sinkQueue.push(item);
       this.#sinkTimer ??= setImmediate(() => this.#drainSinks());
       return;
     }
-    this.#queue.push({ span, ctx, ...preciseTimes(span) });
+    this.#queue.push(item);
     this.#queuedTotal += 1;
     this.#warm(ctx.store);
     if (this.#queue.length >= this.#maxBatch) this.#scheduleNow();

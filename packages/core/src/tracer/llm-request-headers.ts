@@ -1,14 +1,16 @@
 import { trace, type Context, context as otelContext } from '@opentelemetry/api';
 import { HEADER_ATTEMPT_ID, HEADER_ROLLOUT_ID } from '../semconv';
-import { getRolloutContext } from './rollout-context';
+import { getRolloutContext, isRecordingOff } from './rollout-context';
 
 /**
  * Headers an adapter adds to an outgoing LLM request so the gateway's span joins the adapter's (Contract 2): a W3C
  * `traceparent` for the span active in `ctx`, plus `x-rollout-id` / `x-attempt-id` from the rollout context (or the
- * `AGL_ROLLOUT_ID` / `AGL_ATTEMPT_ID` env vars of a process agent). Empty when there is nothing to propagate.
+ * `AGL_ROLLOUT_ID` / `AGL_ATTEMPT_ID` env vars of a process agent). Empty when there is nothing to propagate, and
+ * inside `withoutRecording`.
  */
 export function llmRequestHeaders(ctx: Context = otelContext.active()): Record<string, string> {
   const headers: Record<string, string> = {};
+  if (isRecordingOff()) return headers;
   const spanContext = trace.getSpanContext(ctx);
   if (spanContext && trace.isSpanContextValid(spanContext)) {
     const flags = (spanContext.traceFlags & 0xff).toString(16).padStart(2, '0');

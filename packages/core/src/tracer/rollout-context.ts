@@ -79,9 +79,9 @@ export function setProcessRolloutContext(ctx: RolloutContext | undefined): void 
 }
 
 /**
- * Runs `fn` with recording off, even inside a rollout or a process agent: the AGL adapters make no spans in it (an
- * instrumented call runs as the bare SDK call), emitters and `operation` only run (`propagate: false`), and an LLM call
- * there is never taken for an unscoped one. `@agl/client`'s `observe` runs the requests it does not record in it
+ * Runs `fn` with recording off, even inside a rollout or a process agent: no span started in it is recorded (nor
+ * taken for an unscoped LLM call), adapters send no trace headers (`@agl/openai` makes the bare SDK call, no span at
+ * all), and emitters and `operation` only run (`propagate: false`). `@agl/client`'s `observe` runs the requests it does not record in it
  * (sampled out, buffer full, no store), so they cost what they cost without AGL, less the async context.
  */
 export function withoutRecording<T>(fn: () => T): T {

@@ -1,9 +1,11 @@
+import { context, trace } from '@opentelemetry/api';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SpanInput } from '../schema/index';
 import type { LightningStore } from '../store/index';
 import { AglTracer } from './agl-tracer';
 import { emitReward } from './emitters';
 import { setUnownedSpanHandler } from './lightning-span-processor';
+import { llmRequestHeaders } from './llm-request-headers';
 import { operation } from './operation';
 import {
   getRolloutContext,
@@ -41,6 +43,10 @@ describe('withoutRecording', () => {
         expect(isRecordingOff()).toBe(true);
         expect(getRolloutContext()).toBeUndefined();
         emitReward(0.5);
+        // Under an active span, in a process agent: still nothing to propagate to an LLM server.
+        const active = tracer.getTracer('framework').startSpan('framework.step');
+        expect(llmRequestHeaders(trace.setSpan(context.active(), active))).toEqual({});
+        active.end();
         const answer = await traceOpenAiChat({ model: 'm', messages: [] }, async () => ({ choices: [] }));
         // A framework's own span (any tracer of the provider) is not owned and not offered as an unscoped call.
         tracer.getTracer('framework').startSpan('openai.chat.completion').end();
@@ -54,9 +60,13 @@ describe('withoutRecording', () => {
     await tracer.forceFlush();
     expect(got).toEqual([]);
     expect(unowned).not.toHaveBeenCalled();
-    expect(tracer.stats()).toMatchObject({ exported: 0, unowned: 1 });
+    expect(tracer.stats()).toMatchObject({ exported: 0, unowned: 2 });
     // Outside the scope, the same rollout records again.
     withRolloutContext(ctx, () => emitReward(1));
+    expect(withRolloutContext(ctx, () => llmRequestHeaders())).toEqual({
+      'x-rollout-id': 'ro-1',
+      'x-attempt-id': 'at-1',
+    });
     await tracer.forceFlush();
     expect(got).toHaveLength(1);
     expect(isRecordingOff()).toBe(false);
