@@ -1,5 +1,6 @@
 import { defineConfig, mergeConfig, type ViteUserConfig } from 'vitest/config';
 import { isCi } from '../packages/testing/src/ci-env';
+import { UnhandledErrorsReporter } from './unhandled-errors-reporter';
 
 /**
  * Shared per-package vitest settings: resolve workspace packages to their TypeScript sources (the `@agl/source`
@@ -17,8 +18,21 @@ export function aglVitestProject(name: string, overrides: ViteUserConfig = {}): 
       testTimeout: 30_000,
       hookTimeout: 30_000,
       allowOnly: !isCi(),
-      reporters: ['default', ['json', { outputFile: 'test-artifacts/vitest-results.json' }]],
+      reporters: aglReporters('vitest'),
     },
   });
   return mergeConfig(base, overrides);
+}
+
+/**
+ * The reporters of a run whose reports `.ci/run` sums: the console, `test-artifacts/<prefix>-results.json` (vitest's
+ * JSON report) and `test-artifacts/<prefix>-unhandled.json` (errors outside any test, which fail a run whose tests all
+ * passed).
+ */
+export function aglReporters(prefix: string): NonNullable<NonNullable<ViteUserConfig['test']>['reporters']> {
+  return [
+    'default',
+    ['json', { outputFile: `test-artifacts/${prefix}-results.json` }],
+    new UnhandledErrorsReporter({ outputFile: `test-artifacts/${prefix}-unhandled.json` }),
+  ];
 }

@@ -1,5 +1,5 @@
 import { defineConfig, mergeConfig } from 'vitest/config';
-import { aglVitestProject } from '../vitest-preset';
+import { aglReporters, aglVitestProject } from '../vitest-preset';
 
 // `npm run test:build`: the packaging check needs built dist/ folders, so it runs after `nx run-many -t build`.
 // (mergeConfig concatenates arrays, so `include` is set after the merge.)
@@ -9,5 +9,5 @@ const config = mergeConfig(
 );
 config.test!.include = ['src/**/*.pack.test.ts'];
 config.test!.exclude = ['**/node_modules/**'];
-config.test!.reporters = ['default', ['json', { outputFile: 'test-artifacts/vitest-pack-results.json' }]];
+config.test!.reporters = aglReporters('vitest-pack');
 export default config;
