@@ -11,6 +11,7 @@ import {
   fromOpenAiChatRequest,
   fromOpenAiChatResponse,
   getAglTracer,
+  isRecordingOff,
   llmRequestAttributes,
   llmResponseAttributes,
   toolSpanAttributes,
@@ -105,6 +106,11 @@ export class AglCallbackHandler extends BaseCallbackHandler {
     this.#provider = options.provider;
   }
 
+  /** Inside `withoutRecording` (a request `observe` leaves unrecorded), with no tracer of the caller's: do nothing. */
+  #off(): boolean {
+    return !this.#tracer && isRecordingOff();
+  }
+
   #start(
     name: string,
     runId: string,
@@ -139,6 +145,7 @@ export class AglCallbackHandler extends BaseCallbackHandler {
     _runType?: string,
     runName?: string,
   ): void {
+    if (this.#off()) return;
     const cls = Array.isArray(chain?.id) ? chain.id[chain.id.length - 1] : undefined;
     const name = runName ?? (typeof chain?.name === 'string' ? chain.name : undefined) ?? String(cls ?? 'chain');
     const parentAgent = parentRunId ? (this.#runs.get(parentRunId)?.agent ?? null) : null;
@@ -175,6 +182,7 @@ export class AglCallbackHandler extends BaseCallbackHandler {
     _tags?: string[],
     metadata?: Obj,
   ): void {
+    if (this.#off()) return;
     const params = isRecord(extraParams?.invocation_params) ? extraParams.invocation_params : {};
     const provider = this.#provider ?? (typeof metadata?.ls_provider === 'string' ? metadata.ls_provider : undefined);
     const request = fromOpenAiChatRequest({ ...params, messages: [] }, provider);
@@ -191,6 +199,7 @@ export class AglCallbackHandler extends BaseCallbackHandler {
     parentRunId?: string,
     extraParams?: Obj,
   ): void {
+    if (this.#off()) return;
     const params = isRecord(extraParams?.invocation_params) ? extraParams.invocation_params : {};
     const request = fromOpenAiChatRequest(params, this.#provider);
     request.messages = prompts.map((p) => ({ role: 'user', content: p }));
@@ -199,6 +208,7 @@ export class AglCallbackHandler extends BaseCallbackHandler {
   }
 
   override handleLLMEnd(output: LLMResult, runId: string): void {
+    if (!this.#runs.has(runId)) return;
     this.#end(runId, llmResponseAttributes(fromLangChainResult(output)));
   }
 
@@ -216,6 +226,7 @@ export class AglCallbackHandler extends BaseCallbackHandler {
     runName?: string,
     toolCallId?: string,
   ): void {
+    if (this.#off()) return;
     const name = runName ?? 'tool';
     this.#start(
       `tool ${name}`,
@@ -227,6 +238,7 @@ export class AglCallbackHandler extends BaseCallbackHandler {
   }
 
   override handleToolEnd(output: unknown, runId: string): void {
+    if (!this.#runs.has(runId)) return;
     const content = isRecord(output) && 'content' in output ? output.content : output;
     this.#end(runId, { 'tool.output': contentText(content) ?? '' });
   }

@@ -8,6 +8,7 @@ import {
   fromOpenAiResponsesResponse,
   fromResponsesItems,
   getAglTracer,
+  isRecordingOff,
   llmRequestAttributes,
   llmResponseAttributes,
   toolSpanAttributes,
@@ -118,11 +119,17 @@ export class AglTraceProcessor implements TracingProcessor {
     this.#options = options;
   }
 
+  /** Inside `withoutRecording` (a request `observe` leaves unrecorded), with no tracer of the caller's: do nothing. */
+  #off(): boolean {
+    return !this.#options.tracer && isRecordingOff();
+  }
+
   #tracer(): Tracer {
     return this.#options.tracer ?? getAglTracer().getTracer('@agl/openai-agents');
   }
 
   async onTraceStart(t: Trace): Promise<void> {
+    if (this.#off()) return;
     const attributes: LlmSpanAttributes = { 'agents.trace.id': t.traceId, 'agents.workflow.name': t.name };
     if (t.groupId) attributes['agents.group.id'] = t.groupId;
     this.#spans.set(t.traceId, this.#tracer().startSpan(`workflow ${t.name}`, { attributes }, context.active()));
@@ -140,6 +147,7 @@ export class AglTraceProcessor implements TracingProcessor {
    * `Agent.getSystemPrompt`.
    */
   noteSystemPrompt(spanId: string, prompt: string): void {
+    if (this.#off()) return;
     this.#systemPrompts.set(spanId, prompt);
   }
 
@@ -160,6 +168,7 @@ export class AglTraceProcessor implements TracingProcessor {
   }
 
   async onSpanStart(span: AgentsSpan<SpanData>): Promise<void> {
+    if (this.#off()) return;
     this.#parents.set(span.spanId, span.parentId ?? span.traceId);
     const parent = this.#spans.get(span.parentId ?? span.traceId);
     const ctx = parent ? trace.setSpan(context.active(), parent) : context.active();

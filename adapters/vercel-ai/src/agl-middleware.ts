@@ -5,6 +5,7 @@ import {
   fromOpenAiChatResponse,
   fromOpenAiResponsesResponse,
   getAglTracer,
+  isRecordingOff,
   llmRequestAttributes,
   llmRequestHeaders,
   llmResponseAttributes,
@@ -24,6 +25,8 @@ export function aglMiddleware(options: { tracer?: Tracer } = {}): LanguageModelM
   return {
     specificationVersion: 'v3',
     async wrapGenerate({ doGenerate, params, model }) {
+      // Inside withoutRecording (a request `observe` leaves unrecorded): the bare call, as without AGL.
+      if (!options.tracer && isRecordingOff()) return doGenerate();
       const tracer = options.tracer ?? getAglTracer().getTracer('@agl/vercel-ai');
       const request = {
         provider: model.provider.split('.')[0],

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { createOpenAI } from '@ai-sdk/openai';
 import { TraceToTransitions } from '@agl/core/transitions';
-import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
+import { getAglTracer, withoutRecording, withRolloutContext } from '@agl/core/tracer';
 import { MemoryStore } from '@agl/store';
 import { createStoreServer } from '@agl/store/server';
 import { describeAdapterConformance, memoryStoreServing, startOpenAiTestServer } from '@agl/testing';
@@ -70,6 +70,19 @@ describe('aglMiddleware (explicit wrapLanguageModel option)', () => {
       const headers = llm.requests.at(-1)!.headers;
       expect(headers['x-rollout-id']).toBe(rollout.rolloutId);
       expect(own.map((s) => s.spanId)).toContain(String(headers.traceparent).split('-')[2]);
+
+      // Inside withoutRecording (a request observe leaves unrecorded): the bare model call, no span, no header.
+      const unowned = getAglTracer().stats().unowned;
+      const bare = await withRolloutContext(
+        { rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store },
+        () => withoutRecording(() => generateText({ model, prompt: 'What is 2 + 3?', maxRetries: 0 })),
+      );
+      await getAglTracer().forceFlush();
+      expect(bare.text).toBe('5');
+      expect((await store.querySpans({ rolloutId: rollout.rolloutId })).items).toHaveLength(spans.length);
+      expect(getAglTracer().stats().unowned).toBe(unowned);
+      expect(llm.requests.at(-1)!.headers.traceparent).toBeUndefined();
+      expect(llm.requests.at(-1)!.headers['x-rollout-id']).toBeUndefined();
     } finally {
       await llm.close();
     }

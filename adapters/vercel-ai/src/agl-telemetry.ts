@@ -10,6 +10,7 @@ import {
   fromOpenAiResponsesRequest,
   fromOpenAiResponsesResponse,
   getAglTracer,
+  isRecordingOff,
   llmRequestAttributes,
   llmResponseAttributes,
   toolSpanAttributes,
@@ -199,7 +200,7 @@ function endSpan(span: Span | undefined, error?: unknown): void {
 export function createAglTelemetryIntegration(options: AglTelemetryOptions = {}): TelemetryIntegration {
   const tracer = (): Tracer => options.tracer ?? getAglTracer().getTracer('@agl/vercel-ai');
   const current = (): CallState | undefined => live(calls.getStore()) ?? open[open.length - 1];
-  return {
+  return skippedWhenNotRecording(options, {
     onStart(event) {
       const parent = live(calls.getStore());
       const parentSpan = parent ? ([...parent.tools.values()].at(-1) ?? parent.agent) : undefined;
@@ -271,7 +272,26 @@ export function createAglTelemetryIntegration(options: AglTelemetryOptions = {})
       // `onError` and finished anyway. Close the step and the agent with an error.
       if (state) close(state, state.step ? new Error(STEP_FAILED) : undefined);
     },
-  };
+  });
+}
+
+/**
+ * The integration with every callback skipped inside `withoutRecording` (a request `observe` leaves unrecorded), unless
+ * the caller passed its own tracer: no span, no call state (which a recorded call could otherwise pick up).
+ */
+function skippedWhenNotRecording(
+  options: AglTelemetryOptions,
+  integration: TelemetryIntegration,
+): TelemetryIntegration {
+  if (options.tracer) return integration;
+  const skipped: Record<string, unknown> = {};
+  for (const [name, callback] of Object.entries(integration)) {
+    skipped[name] =
+      typeof callback === 'function'
+        ? (...args: unknown[]) => (isRecordingOff() ? undefined : (callback as (...a: unknown[]) => unknown)(...args))
+        : callback;
+  }
+  return skipped as TelemetryIntegration;
 }
 
 let registered: TelemetryIntegration | null = null;

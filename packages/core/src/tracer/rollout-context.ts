@@ -80,9 +80,10 @@ export function setProcessRolloutContext(ctx: RolloutContext | undefined): void 
 
 /**
  * Runs `fn` with recording off, even inside a rollout or a process agent: no span started in it is recorded (nor
- * taken for an unscoped LLM call), adapters send no trace headers (`@agl/openai` makes the bare SDK call, no span at
- * all), and emitters and `operation` only run (`propagate: false`). `@agl/client`'s `observe` runs the requests it does not record in it
- * (sampled out, buffer full, no store), so they cost what they cost without AGL, less the async context.
+ * taken for an unscoped LLM call), the AGL adapters start no span and send no trace headers (the framework runs as
+ * without AGL), and emitters and `operation` only run (`propagate: false`). `@agl/client`'s `observe` runs the requests
+ * it does not record in it (sampled out, buffer full, no store), so they cost what they cost without AGL, less the
+ * async context.
  */
 export function withoutRecording<T>(fn: () => T): T {
   return storage.run(NOT_RECORDED, fn);

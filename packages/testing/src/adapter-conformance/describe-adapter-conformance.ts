@@ -7,7 +7,7 @@ import {
   ATTR_TOOL_NAME,
   SPAN_CHAT_COMPLETION,
 } from '@agl/core/semconv';
-import { getAglTracer, withRolloutContext } from '@agl/core/tracer';
+import { getAglTracer, withoutRecording, withRolloutContext } from '@agl/core/tracer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAiTestServer } from '../openai-test-server/openai-test-server';
 import type { OpenAiTestServer } from '../openai-test-server/types';
@@ -180,6 +180,31 @@ export function describeAdapterConformance(options: AdapterConformanceOptions): 
             }
           }
         });
+      }
+      if (target.explicit) {
+        const run = target.explicit;
+        // What `observe` does with a request it leaves unrecorded (sampled out, buffer full, no store).
+        it(
+          `${target.name}: inside withoutRecording the agent runs as without AGL (no span started, no trace header)`,
+          { timeout },
+          async () => {
+            const store = options.createStore();
+            const rollout = await store.startRollout({ input: { task: WEATHER_TASK.user } });
+            const ctx = { rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store };
+            const before = llm.requests.length;
+            const unowned = getAglTracer().stats().unowned;
+            await withRolloutContext(ctx, () => withoutRecording(() => run(env)));
+            await getAglTracer().forceFlush();
+            expect((await store.querySpans({ rolloutId: rollout.rolloutId })).items).toEqual([]);
+            expect(getAglTracer().stats().unowned, 'spans the adapter started and nothing owned').toBe(unowned);
+            const sent = llm.requests.slice(before);
+            expect(sent, 'the tool call, then the answer').toHaveLength(2);
+            for (const request of sent) {
+              expect(request.headers.traceparent).toBeUndefined();
+              expect(request.headers['x-rollout-id']).toBeUndefined();
+            }
+          },
+        );
       }
       const preload = target.preload;
       const serve = options.serveStore;
