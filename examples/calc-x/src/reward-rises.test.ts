@@ -13,27 +13,27 @@ describe('Calc-X GRPO (fixed seed, about 2 minutes)', () => {
     { timeout: 420_000 },
     async () => {
       const workDir = await tempDirs.make('calc-x-rl-');
-      // The demo's settings, with 10 GRPO rounds instead of 40 (validation before and after, on 64 held-out tasks).
-      const result = await runCalcX({ seed: 1, rounds: 10, valEvery: 10, workDir });
+      // The demo's settings, with 6 GRPO rounds instead of 40 (validation before and after, on 64 held-out tasks).
+      const result = await runCalcX({ seed: 1, rounds: 6, valEvery: 6, workDir });
       const [before, after] = [result.baselineReward, result.trainedReward];
       console.log(
         `calc-x reward-rises: held-out reward ${before.toFixed(3)} → ${after.toFixed(3)} in ${result.seconds.toFixed(0)} s`,
       );
-      expect(result.validations.map((v) => v.round)).toEqual([0, 10]);
+      expect(result.validations.map((v) => v.round)).toEqual([0, 6]);
       expect(before).toBeLessThanOrEqual(0.45); // the warm start alone leaves room
-      // Seed 1 measures 0.172 → 0.609, the same under load as on a quiet machine: sampling seeds follow the prompts, not
+      // Seed 1 measures 0.172 → 0.531, the same under load as on a quiet machine: sampling seeds follow the prompts, not
       // the arrival order, and GRPO orders each round's trajectories by content. The margin allows for other CPUs' floats.
       expect(after - before).toBeGreaterThanOrEqual(0.1);
-      // The training reward, too: the mean of the last five rounds beats that of the first three.
+      // The training reward, too: the mean of the last three rounds beats that of the first three.
       const train = result.rounds.map((r) => r.trainReward);
       const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-      expect(mean(train.slice(-5))).toBeGreaterThan(mean(train.slice(0, 3)));
+      expect(mean(train.slice(-3))).toBeGreaterThan(mean(train.slice(0, 3)));
       // Every round trained on samples built from the gateway's spans.
       const metrics = (await readFile(join(workDir, 'grpo', 'metrics.jsonl'), 'utf8'))
         .trim()
         .split('\n')
         .map((l) => JSON.parse(l) as { nSamples: number });
-      expect(metrics).toHaveLength(10);
+      expect(metrics).toHaveLength(6);
       for (const m of metrics) expect(m.nSamples).toBeGreaterThanOrEqual(128);
     },
   );
