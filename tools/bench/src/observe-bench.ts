@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { startOpenAiTestServer } from '@agl/testing';
+import { startOpenAiTestServer, type TestLlmReply, type TestLlmRequest } from '@agl/testing';
 import { cpuSecondsOf, REPO_ROOT, serveStore } from './child-processes';
 import { median, round, type ResultTree } from './results';
 
@@ -31,8 +31,14 @@ type ServiceKind = 'plain' | 'asyncContext' | 'traced' | 'recorded';
  * Starts `observe-service-main.mjs` with plain `node` on the built packages (`npm ci` builds them; after changing
  * sources, `npm run build`).
  */
-async function startService(kind: ServiceKind, llmBaseUrl: string, storeUrl: string): Promise<Service> {
-  const preload = kind === 'traced' || kind === 'recorded' ? ['--import', '@agl/openai/register'] : [];
+async function startService(
+  kind: ServiceKind,
+  llmBaseUrl: string,
+  storeUrl: string,
+  agent: 'openai' | 'langchain' = 'openai',
+): Promise<Service> {
+  const register = agent === 'langchain' ? '@agl/langchain/register' : '@agl/openai/register';
+  const preload = kind === 'traced' || kind === 'recorded' ? ['--import', register] : [];
   const proc = spawn(process.execPath, ['--expose-gc', ...preload, 'tools/bench/src/observe-service-main.mjs'], {
     cwd: REPO_ROOT,
     env: {
@@ -41,6 +47,7 @@ async function startService(kind: ServiceKind, llmBaseUrl: string, storeUrl: str
       OPENAI_BASE_URL: llmBaseUrl,
       BENCH_RECORDED: kind === 'recorded' ? '1' : '',
       BENCH_ASYNC_CONTEXT: kind === 'asyncContext' ? '1' : '',
+      BENCH_AGENT: agent,
       AGL_STORE_URL: kind === 'recorded' ? storeUrl : '',
       AGL_SAMPLE_RATE: '',
     },
@@ -79,6 +86,18 @@ function rssMbOf(pid: number | undefined, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): n
 
 const dispatcher = new Agent({ connections: CONCURRENCY * 2, pipelining: 1, keepAliveTimeout: 60_000 });
 const payload = JSON.stringify({ message: 'Where is my order A-1002?' });
+
+/**
+ * The fake LLM: the one-call agent gets its answer; the LangChain agent (it offers `order_status`) first gets a call of
+ * that tool, then, with the tool's result in the conversation, that result as its answer.
+ */
+function supportModel(request: TestLlmRequest): TestLlmReply {
+  const toolResult = request.messages.findLast((m) => m.role === 'tool')?.content;
+  if (toolResult !== undefined) return { content: toolResult };
+  if (request.tools.some((t) => t.name === 'order_status'))
+    return { toolCalls: [{ name: 'order_status', arguments: { orderId: 'A-1002' } }] };
+  return { content: 'Order A-1002 is shipped, arriving 2026-12-07.' };
+}
 
 /** Closed-loop load: `concurrency` workers for `ms` (or `count` calls); per-call latencies in ms and calls/s. */
 async function load(
@@ -125,6 +144,97 @@ async function heapAfterGcMb(service: Service): Promise<number> {
   return round((await stats(service, '/heap')).heapUsed! / 1024 / 1024, 1);
 }
 
+/** A/B pairs at concurrency 32, the order alternating: each side's requests/s, p50 and service CPU per request. */
+async function abPairs(
+  plain: Service,
+  recorded: Service,
+  o: { pairs: number; legMs: number; log: (line: string) => void; label: string },
+): Promise<ResultTree[]> {
+  const rows: ResultTree[] = [];
+  for (let i = 0; i < o.pairs; i += 1) {
+    const order = i % 2 === 0 ? [plain, recorded] : [recorded, plain];
+    const got = new Map<Service, Awaited<ReturnType<typeof load>> & { cpuUs: number }>();
+    for (const s of order) {
+      const cpu0 = cpuSecondsOf(s.proc.pid) ?? NaN;
+      const measured = await load(s.url, { concurrency: CONCURRENCY, ms: o.legMs });
+      const cpuUs = (((cpuSecondsOf(s.proc.pid) ?? NaN) - cpu0) / measured.latencies.length) * 1e6;
+      got.set(s, { ...measured, cpuUs });
+    }
+    const a = got.get(plain)!;
+    const b = got.get(recorded)!;
+    rows.push({
+      unrecordedRps: round(a.rps, 1),
+      recordedRps: round(b.rps, 1),
+      ratio: round(b.rps / a.rps, 4),
+      unrecordedP50Ms: round(a.p50, 3),
+      recordedP50Ms: round(b.p50, 3),
+      unrecordedCpuMicrosPerRequest: round(a.cpuUs, 0),
+      recordedCpuMicrosPerRequest: round(b.cpuUs, 0),
+    });
+    o.log(
+      `  ${o.label} pair ${i + 1}/${o.pairs}: unrecorded ${a.rps.toFixed(0)} req/s p50 ${a.p50.toFixed(2)} ms, recorded ${b.rps.toFixed(0)} req/s p50 ${b.p50.toFixed(2)} ms, ratio ${(b.rps / a.rps).toFixed(3)}; service CPU ${a.cpuUs.toFixed(0)} → ${b.cpuUs.toFixed(0)} µs/request`,
+    );
+  }
+  return rows;
+}
+
+/** One call at a time, `calls` a side, in alternating slices of 100 so both sides see the same host. */
+async function serialLatencies(
+  plain: Service,
+  recorded: Service,
+  calls: number,
+): Promise<{ plain: number[]; recorded: number[] }> {
+  const serial = { plain: [] as number[], recorded: [] as number[] };
+  for (let done = 0; done < calls; done += 100) {
+    serial.plain.push(...(await load(plain.url, { concurrency: 1, count: 100 })).latencies);
+    serial.recorded.push(...(await load(recorded.url, { concurrency: 1, count: 100 })).latencies);
+  }
+  return serial;
+}
+
+/** The medians of A/B pairs: throughput ratio, requests/s and service CPU per request on each side. */
+function pairMedians(rows: ResultTree[]): ResultTree {
+  const pick = (key: string): number[] => rows.map((r) => r[key] as number);
+  return {
+    throughputRatio: round(median(pick('ratio')), 4),
+    unrecordedRps: round(median(pick('unrecordedRps')), 1),
+    recordedRps: round(median(pick('recordedRps')), 1),
+    cpuMicrosPerRequest: {
+      unrecorded: round(median(pick('unrecordedCpuMicrosPerRequest')), 0),
+      recorded: round(median(pick('recordedCpuMicrosPerRequest')), 0),
+    },
+  };
+}
+
+/**
+ * The support-bot's own agent (LangChain.js `createAgent` with a tool: two LLM calls and a tool call per request),
+ * recorded (`observeHandler`, `@agl/langchain/register`) against unrecorded: A/B pairs at concurrency 32 and one call
+ * at a time. Its own CPU per request is many times the one-call agent's, so recording weighs less in it.
+ */
+async function langChainShape(
+  llmBaseUrl: string,
+  storeUrl: string,
+  o: { pairs: number; legMs: number; serialCalls: number; log: (line: string) => void },
+): Promise<ResultTree> {
+  const plain = await startService('plain', llmBaseUrl, storeUrl, 'langchain');
+  const recorded = await startService('recorded', llmBaseUrl, storeUrl, 'langchain');
+  try {
+    for (const s of [plain, recorded]) await load(s.url, { concurrency: CONCURRENCY, count: 400 }); // warm-up
+    const rows = await abPairs(plain, recorded, { ...o, label: 'observe (LangChain agent)' });
+    await waitDrained(recorded);
+    const serial = await serialLatencies(plain, recorded, o.serialCalls);
+    await waitDrained(recorded);
+    return {
+      ...pairMedians(rows),
+      p50AddedMs: round(median(serial.recorded) - median(serial.plain), 3),
+      serialP50Ms: { unrecorded: round(median(serial.plain), 3), recorded: round(median(serial.recorded), 3) },
+      pairs: rows,
+    };
+  } finally {
+    await Promise.allSettled([plain.stop(), recorded.stop()]);
+  }
+}
+
 /**
  * The live-service bench (issue 37): the support-bot's shape of service (node:http + an agent making one chat
  * completion through the instrumented `openai` client) against a 5 ms fake LLM, recorded (`observeHandler`, the
@@ -133,6 +243,7 @@ async function heapAfterGcMb(service: Service): Promise<number> {
  * - where the recorded service's CPU goes: the same service plain, with an `AsyncLocalStorage` around each request,
  *   traced (the preload without a store) and recorded, in interleaved rounds;
  * - added p50 latency one call at a time (the gateway bench's convention) and at concurrency 32;
+ * - the same figures for the support-bot's own agent, LangChain.js with a tool (`langchain`);
  * - the recorded service's RSS while the store is down for 60 s (15 s with `--quick`) under the same load, against
  *   the recorder's buffer byte limit plus 50 MB.
  */
@@ -148,7 +259,7 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
     // A hosted API keeps connections open for a minute or more; at the test server's default (1 s) undici's fetch
     // would open a new connection for every LLM call, a cost no production service pays.
     keepAliveTimeoutMs: 65_000,
-    respond: () => ({ content: 'Order A-1002 is shipped, arriving 2026-12-07.' }),
+    respond: supportModel,
   });
   const store = await serveStore({ dbPath: join(dir, 'store.sqlite') });
   const plain = await startService('plain', llm.baseURL, store.url);
@@ -159,31 +270,7 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
     for (const s of [plain, recorded, asyncContext, traced]) {
       await load(s.url, { concurrency: CONCURRENCY, count: 1000 }); // warm-up
     }
-    const rows: ResultTree[] = [];
-    for (let i = 0; i < pairs; i += 1) {
-      const order = i % 2 === 0 ? [plain, recorded] : [recorded, plain];
-      const got = new Map<Service, Awaited<ReturnType<typeof load>> & { cpuUs: number }>();
-      for (const s of order) {
-        const cpu0 = cpuSecondsOf(s.proc.pid) ?? NaN;
-        const measured = await load(s.url, { concurrency: CONCURRENCY, ms: legMs });
-        const cpuUs = (((cpuSecondsOf(s.proc.pid) ?? NaN) - cpu0) / measured.latencies.length) * 1e6;
-        got.set(s, { ...measured, cpuUs });
-      }
-      const a = got.get(plain)!;
-      const b = got.get(recorded)!;
-      rows.push({
-        unrecordedRps: round(a.rps, 1),
-        recordedRps: round(b.rps, 1),
-        ratio: round(b.rps / a.rps, 4),
-        unrecordedP50Ms: round(a.p50, 3),
-        recordedP50Ms: round(b.p50, 3),
-        unrecordedCpuMicrosPerRequest: round(a.cpuUs, 0),
-        recordedCpuMicrosPerRequest: round(b.cpuUs, 0),
-      });
-      log(
-        `  observe pair ${i + 1}/${pairs}: unrecorded ${a.rps.toFixed(0)} req/s p50 ${a.p50.toFixed(2)} ms, recorded ${b.rps.toFixed(0)} req/s p50 ${b.p50.toFixed(2)} ms, ratio ${(b.rps / a.rps).toFixed(3)}; service CPU ${a.cpuUs.toFixed(0)} → ${b.cpuUs.toFixed(0)} µs/request`,
-      );
-    }
+    const rows = await abPairs(plain, recorded, { pairs, legMs, log, label: 'observe' });
     // Where the recorded service's CPU goes: the four kinds of service in interleaved rounds, the same load.
     const cpuOf = new Map<Service, number[]>();
     // The two extra kinds have had only the warm-up so far; the JIT settles over a few thousand requests.
@@ -205,12 +292,11 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
     await Promise.allSettled([asyncContext.stop(), traced.stop()]);
     log(`  observe: service CPU per request by kind (medians), µs: ${JSON.stringify(cpuBreakdown)}`);
 
-    // One call at a time, in alternating slices so both sides see the same host.
-    const serial = { plain: [] as number[], recorded: [] as number[] };
-    for (let done = 0; done < serialCalls; done += 100) {
-      serial.plain.push(...(await load(plain.url, { concurrency: 1, count: 100 })).latencies);
-      serial.recorded.push(...(await load(recorded.url, { concurrency: 1, count: 100 })).latencies);
-    }
+    // One call at a time, in alternating slices so both sides see the same host, once the recorder has sent what the
+    // legs at concurrency 32 left in its buffer (else the store ingesting that backlog would weigh on the recorded side).
+    await waitDrained(recorded);
+    const serial = await serialLatencies(plain, recorded, serialCalls);
+    const langchain = await langChainShape(llm.baseURL, store.url, { pairs, legMs, serialCalls: serialCalls / 4, log });
     const drained = await waitDrained(recorded);
     log(`  observe: recorder drained, counters ${JSON.stringify(drained)}`);
 
@@ -234,26 +320,21 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
     log(
       `  observe: store down ${downSeconds} s at ${down.rps.toFixed(0)} req/s: RSS ${rssBeforeMb.toFixed(0)} → peak ${peakRssMb.toFixed(0)} MB (buffer limit ${bufferMb.toFixed(0)} MB), counters ${JSON.stringify(downStats)}`,
     );
-    const pick = (key: string): number[] => rows.map((r) => r[key] as number);
     return {
       profile: { concurrency: CONCURRENCY, llmLatencyMs: LLM_LATENCY_MS, pairs, legSeconds: legMs / 1000, serialCalls },
-      throughputRatio: round(median(pick('ratio')), 4),
-      unrecordedRps: round(median(pick('unrecordedRps')), 1),
-      recordedRps: round(median(pick('recordedRps')), 1),
+      // throughputRatio, unrecordedRps, recordedRps and cpuMicrosPerRequest (the service process's CPU per request,
+      // load-independent; the store's work is not in it).
+      ...pairMedians(rows),
       p50AddedMs: round(median(serial.recorded) - median(serial.plain), 3),
       p50AddedMsAtConcurrency: round(
         median(rows.map((r) => (r.recordedP50Ms as number) - (r.unrecordedP50Ms as number))),
         3,
       ),
       serialP50Ms: { unrecorded: round(median(serial.plain), 3), recorded: round(median(serial.recorded), 3) },
-      // Load-independent: the service process's CPU per request (the store's work is not in it).
-      cpuMicrosPerRequest: {
-        unrecorded: round(median(pick('unrecordedCpuMicrosPerRequest')), 0),
-        recorded: round(median(pick('recordedCpuMicrosPerRequest')), 0),
-      },
       // The same service plain, with an AsyncLocalStorage around each request, traced (preload, no store), recorded.
       cpuMicrosPerRequestByKind: cpuBreakdown,
       pairs: rows,
+      langchain,
       storeDown: {
         seconds: downSeconds,
         requestsPerSecond: round(down.rps, 1),

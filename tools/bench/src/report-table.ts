@@ -95,6 +95,17 @@ export function reportTable(results: ResultTree): string {
     note: `at concurrency 32: ${fmt(getPath(results, 'observe.p50AddedMsAtConcurrency'), 3)} ms`,
   });
   rows.push({
+    figure: 'live service, LangChain agent + tool (c=32)',
+    value: pct(getPath(results, 'observe.langchain.throughputRatio')),
+    target: '≥ 90 %',
+    note:
+      reason(results, 'observe') ??
+      `${fmt(getPath(results, 'observe.langchain.recordedRps'), 0)} against ${fmt(getPath(results, 'observe.langchain.unrecordedRps'), 0)} req/s; ` +
+        `service µs/request ${fmt(getPath(results, 'observe.langchain.cpuMicrosPerRequest.unrecorded'), 0)} → ` +
+        `${fmt(getPath(results, 'observe.langchain.cpuMicrosPerRequest.recorded'), 0)}; added p50 (c=1) ` +
+        `${fmt(getPath(results, 'observe.langchain.p50AddedMs'), 3)} ms`,
+  });
+  rows.push({
     figure: 'live service peak RSS, store down',
     value: `${fmt(getPath(results, 'observe.storeDown.peakRssMb'), 0)} MB`,
     target: `< ${fmt(getPath(results, 'observe.storeDown.budgetMb'), 0)} MB`,
