@@ -2,22 +2,19 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SpanInput } from '../schema/index';
 import { ATTR_MESSAGE_BODY } from '../semconv';
 import type { LightningStore } from '../store/index';
-import { AglTracer } from './agl-tracer';
+import type { AglTracer } from './agl-tracer';
 import { emitMessage } from './emitters';
 import { withRolloutContext, type RolloutContext } from './rollout-context';
+import { newTracer, shutdownTracers } from './__fixtures__/recording-store';
 
-const tracers: AglTracer[] = [];
-afterEach(async () => {
-  for (const t of tracers.splice(0)) await t.shutdown();
-});
+afterEach(shutdownTracers);
 
 /** A tracer, and a context whose spans go to a sink; the store fails the test if the processor calls it. */
 function sinkContext(
   rolloutId: string,
   sink: (spans: SpanInput[]) => void,
 ): { tracer: AglTracer; ctx: RolloutContext } {
-  const tracer = new AglTracer({ exitHooks: false, scheduledDelayMillis: 10_000 });
-  tracers.push(tracer);
+  const tracer = newTracer();
   const refuse = (): never => {
     throw new Error('the processor called the store of a context that has a span sink');
   };
@@ -59,8 +56,7 @@ describe('a rollout context with a spanSink', () => {
 
   it('a sink that throws loses only its own spans, counted as failed and reported', async () => {
     const warn = vi.fn();
-    const tracer = new AglTracer({ exitHooks: false, scheduledDelayMillis: 10_000, logger: { warn } });
-    tracers.push(tracer);
+    const tracer = newTracer({ logger: { warn } });
     const good: string[] = [];
     const base = { store: {} as LightningStore, tracer };
     withRolloutContext(

@@ -8,10 +8,10 @@ import { emitAnnotation, emitException, emitMessage, emitObject, emitReward } fr
 import { operation } from './operation';
 import { getRolloutContext, withRolloutContext } from './rollout-context';
 import { traceOpenAiChat } from './trace-openai-chat';
-
 import { newTracer, RecordingStore, shutdownTracers } from './__fixtures__/recording-store';
 
 afterEach(shutdownTracers);
+
 describe('emitters outside a rollout', () => {
   it('throw a UserError that says how to fix it', () => {
     expect(getRolloutContext()).toBeUndefined();

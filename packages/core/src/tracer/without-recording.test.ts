@@ -2,7 +2,6 @@ import { context, trace } from '@opentelemetry/api';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SpanInput } from '../schema/index';
 import type { LightningStore } from '../store/index';
-import { AglTracer } from './agl-tracer';
 import { emitReward } from './emitters';
 import { setUnownedSpanHandler } from './lightning-span-processor';
 import { llmRequestHeaders } from './llm-request-headers';
@@ -15,18 +14,17 @@ import {
   withRolloutContext,
 } from './rollout-context';
 import { traceOpenAiChat } from './trace-openai-chat';
+import { newTracer, shutdownTracers } from './__fixtures__/recording-store';
 
-const tracers: AglTracer[] = [];
 afterEach(async () => {
   setUnownedSpanHandler(undefined);
   setProcessRolloutContext(undefined);
-  for (const t of tracers.splice(0)) await t.shutdown();
+  await shutdownTracers();
 });
 
 describe('withoutRecording', () => {
   it('turns recording off inside a rollout and a process agent: no context, no span, emitters only run', async () => {
-    const tracer = new AglTracer({ exitHooks: false, scheduledDelayMillis: 10_000 });
-    tracers.push(tracer);
+    const tracer = newTracer();
     const got: SpanInput[] = [];
     const ctx = {
       rolloutId: 'ro-1',
