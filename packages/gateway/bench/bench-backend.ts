@@ -6,6 +6,8 @@ if (toyPieces(reply).length !== 200) throw new Error('the bench reply must be ex
 const llm = await startOpenAiTestServer({
   latencyMs: Number(process.env.BENCH_LATENCY_MS ?? 20),
   respond: () => ({ content: reply }),
+  // The bench never reads them; kept, they would grow this process's heap all run long.
+  keepRequests: false,
 });
 process.send?.({ type: 'ready', baseURL: llm.baseURL });
 process.on('message', (m: { type: string }) => {

@@ -144,21 +144,39 @@ async function heapAfterGcMb(service: Service): Promise<number> {
   return round((await stats(service, '/heap')).heapUsed! / 1024 / 1024, 1);
 }
 
-/** A/B pairs at concurrency 32, the order alternating: each side's requests/s, p50 and service CPU per request. */
+/** CPU seconds of the store process, and of this process (the fake LLM and the load generator), so far. */
+interface HostCpu {
+  store: () => number | null;
+}
+
+/**
+ * A/B pairs at concurrency 32, the order alternating: each side's requests/s, p50 and service CPU per request, and the
+ * host's: the service, the store and this process (the fake LLM and the load generator) together, which share the
+ * host's cores, so that at saturation the throughput ratio follows it.
+ */
 async function abPairs(
   plain: Service,
   recorded: Service,
-  o: { pairs: number; legMs: number; log: (line: string) => void; label: string },
+  o: { pairs: number; legMs: number; log: (line: string) => void; label: string; host: HostCpu },
 ): Promise<ResultTree[]> {
   const rows: ResultTree[] = [];
   for (let i = 0; i < o.pairs; i += 1) {
     const order = i % 2 === 0 ? [plain, recorded] : [recorded, plain];
-    const got = new Map<Service, Awaited<ReturnType<typeof load>> & { cpuUs: number }>();
+    const got = new Map<
+      Service,
+      Awaited<ReturnType<typeof load>> & { cpuUs: number; storeUs: number; hostUs: number }
+    >();
     for (const s of order) {
       const cpu0 = cpuSecondsOf(s.proc.pid) ?? NaN;
+      const store0 = o.host.store() ?? NaN;
+      const own0 = process.cpuUsage();
       const measured = await load(s.url, { concurrency: CONCURRENCY, ms: o.legMs });
-      const cpuUs = (((cpuSecondsOf(s.proc.pid) ?? NaN) - cpu0) / measured.latencies.length) * 1e6;
-      got.set(s, { ...measured, cpuUs });
+      const own = process.cpuUsage(own0);
+      const perRequest = (seconds: number): number => (seconds / measured.latencies.length) * 1e6;
+      const cpuUs = perRequest((cpuSecondsOf(s.proc.pid) ?? NaN) - cpu0);
+      const storeUs = perRequest((o.host.store() ?? NaN) - store0);
+      const hostUs = cpuUs + storeUs + perRequest((own.user + own.system) / 1e6);
+      got.set(s, { ...measured, cpuUs, storeUs, hostUs });
     }
     const a = got.get(plain)!;
     const b = got.get(recorded)!;
@@ -170,9 +188,12 @@ async function abPairs(
       recordedP50Ms: round(b.p50, 3),
       unrecordedCpuMicrosPerRequest: round(a.cpuUs, 0),
       recordedCpuMicrosPerRequest: round(b.cpuUs, 0),
+      recordedStoreCpuMicrosPerRequest: round(b.storeUs, 0),
+      unrecordedHostCpuMicrosPerRequest: round(a.hostUs, 0),
+      recordedHostCpuMicrosPerRequest: round(b.hostUs, 0),
     });
     o.log(
-      `  ${o.label} pair ${i + 1}/${o.pairs}: unrecorded ${a.rps.toFixed(0)} req/s p50 ${a.p50.toFixed(2)} ms, recorded ${b.rps.toFixed(0)} req/s p50 ${b.p50.toFixed(2)} ms, ratio ${(b.rps / a.rps).toFixed(3)}; service CPU ${a.cpuUs.toFixed(0)} → ${b.cpuUs.toFixed(0)} µs/request`,
+      `  ${o.label} pair ${i + 1}/${o.pairs}: unrecorded ${a.rps.toFixed(0)} req/s p50 ${a.p50.toFixed(2)} ms, recorded ${b.rps.toFixed(0)} req/s p50 ${b.p50.toFixed(2)} ms, ratio ${(b.rps / a.rps).toFixed(3)}; service CPU ${a.cpuUs.toFixed(0)} → ${b.cpuUs.toFixed(0)} µs/request, host CPU ${a.hostUs.toFixed(0)} → ${b.hostUs.toFixed(0)} µs/request (store ${b.storeUs.toFixed(0)})`,
     );
   }
   return rows;
@@ -203,6 +224,21 @@ function pairMedians(rows: ResultTree[]): ResultTree {
       unrecorded: round(median(pick('unrecordedCpuMicrosPerRequest')), 0),
       recorded: round(median(pick('recordedCpuMicrosPerRequest')), 0),
     },
+    // The store's CPU per recorded request, and the whole host's (service + store + fake LLM and load generator): on a
+    // host whose cores they all share, the throughput ratio at saturation is about the host CPU ratio.
+    storeCpuMicrosPerRequest: round(median(pick('recordedStoreCpuMicrosPerRequest')), 0),
+    hostCpuMicrosPerRequest: {
+      unrecorded: round(median(pick('unrecordedHostCpuMicrosPerRequest')), 0),
+      recorded: round(median(pick('recordedHostCpuMicrosPerRequest')), 0),
+    },
+    hostCpuRatio: round(
+      median(
+        rows.map(
+          (r) => (r.unrecordedHostCpuMicrosPerRequest as number) / (r.recordedHostCpuMicrosPerRequest as number),
+        ),
+      ),
+      4,
+    ),
   };
 }
 
@@ -214,7 +250,7 @@ function pairMedians(rows: ResultTree[]): ResultTree {
 async function langChainShape(
   llmBaseUrl: string,
   storeUrl: string,
-  o: { pairs: number; legMs: number; serialCalls: number; log: (line: string) => void },
+  o: { pairs: number; legMs: number; serialCalls: number; log: (line: string) => void; host: HostCpu },
 ): Promise<ResultTree> {
   const plain = await startService('plain', llmBaseUrl, storeUrl, 'langchain');
   const recorded = await startService('recorded', llmBaseUrl, storeUrl, 'langchain');
@@ -259,6 +295,9 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
     // A hosted API keeps connections open for a minute or more; at the test server's default (1 s) undici's fetch
     // would open a new connection for every LLM call, a cost no production service pays.
     keepAliveTimeoutMs: 65_000,
+    // Hundreds of thousands of calls: kept, they would grow this process's heap (and its collector's pauses, which
+    // stall the LLM for both sides) all run long.
+    keepRequests: false,
     respond: supportModel,
   });
   const store = await serveStore({ dbPath: join(dir, 'store.sqlite') });
@@ -270,7 +309,8 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
     for (const s of [plain, recorded, asyncContext, traced]) {
       await load(s.url, { concurrency: CONCURRENCY, count: 1000 }); // warm-up
     }
-    const rows = await abPairs(plain, recorded, { pairs, legMs, log, label: 'observe' });
+    const host: HostCpu = { store: () => store.cpuSeconds() };
+    const rows = await abPairs(plain, recorded, { pairs, legMs, log, label: 'observe', host });
     // Where the recorded service's CPU goes: the four kinds of service in interleaved rounds, the same load.
     const cpuOf = new Map<Service, number[]>();
     // The two extra kinds have had only the warm-up so far; the JIT settles over a few thousand requests.
@@ -296,7 +336,13 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
     // legs at concurrency 32 left in its buffer (else the store ingesting that backlog would weigh on the recorded side).
     await waitDrained(recorded);
     const serial = await serialLatencies(plain, recorded, serialCalls);
-    const langchain = await langChainShape(llm.baseURL, store.url, { pairs, legMs, serialCalls: serialCalls / 4, log });
+    const langchain = await langChainShape(llm.baseURL, store.url, {
+      pairs,
+      legMs,
+      serialCalls: serialCalls / 4,
+      log,
+      host,
+    });
     const drained = await waitDrained(recorded);
     log(`  observe: recorder drained, counters ${JSON.stringify(drained)}`);
 

@@ -86,7 +86,10 @@ export function reportTable(results: ResultTree): string {
         `service µs/request plain ${fmt(getPath(results, 'observe.cpuMicrosPerRequestByKind.plain'), 0)}, ` +
         `async context ${fmt(getPath(results, 'observe.cpuMicrosPerRequestByKind.asyncContext'), 0)}, ` +
         `traced ${fmt(getPath(results, 'observe.cpuMicrosPerRequestByKind.traced'), 0)}, ` +
-        `recorded ${fmt(getPath(results, 'observe.cpuMicrosPerRequestByKind.recorded'), 0)}`,
+        `recorded ${fmt(getPath(results, 'observe.cpuMicrosPerRequestByKind.recorded'), 0)}; ` +
+        `host µs/request (service + store + LLM and load) ${fmt(getPath(results, 'observe.hostCpuMicrosPerRequest.unrecorded'), 0)} → ` +
+        `${fmt(getPath(results, 'observe.hostCpuMicrosPerRequest.recorded'), 0)}, of which the store ` +
+        `${fmt(getPath(results, 'observe.storeCpuMicrosPerRequest'), 0)} (ratio ${pct(getPath(results, 'observe.hostCpuRatio'))})`,
   });
   rows.push({
     figure: 'live service added p50 (concurrency 1)',

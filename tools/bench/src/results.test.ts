@@ -53,6 +53,13 @@ describe('bench-results.json shape', () => {
     expect(withFloor).toMatch(
       /gateway added p50 \(concurrency 1\) +1\.5 ms +< 1 ms +bare pass-through proxy: 0\.92 ms/,
     );
+    // The live-service row names the whole host's CPU per request beside the service's, with the store's share.
+    setPath(r, 'observe.hostCpuMicrosPerRequest', { unrecorded: 834, recorded: 1595 });
+    setPath(r, 'observe.storeCpuMicrosPerRequest', 261);
+    setPath(r, 'observe.hostCpuRatio', 0.5537);
+    expect(reportTable(r)).toMatch(
+      /live service recorded \/ unrecorded \(c=32\) .*host µs\/request \(service \+ store \+ LLM and load\) 834 → 1,595, of which the store 261 \(ratio 55\.4 %\)/,
+    );
     const lines = formatTable([
       { figure: 'a', value: '1' },
       { figure: 'long figure', value: '100' },

@@ -251,3 +251,21 @@ describe('startOpenAiTestServer', () => {
     }
   });
 });
+
+describe('startOpenAiTestServer({ keepRequests: false })', () => {
+  it('answers as usual and keeps no request', async () => {
+    const llm = await startOpenAiTestServer({ keepRequests: false });
+    try {
+      const openai = new OpenAI({ baseURL: llm.baseURL, apiKey: 'x', maxRetries: 0 });
+      const res = await openai.chat.completions.create({
+        model: 'test-model',
+        messages: [{ role: 'user', content: 'What is 6 * 7?' }],
+      });
+      expect(res.choices[0]!.message.content).toBe('42');
+      expect((await openai.models.list()).data.map((m) => m.id)).toEqual(['test-model']);
+      expect(llm.requests).toEqual([]);
+    } finally {
+      await llm.close();
+    }
+  });
+});

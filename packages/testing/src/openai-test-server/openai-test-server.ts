@@ -52,13 +52,16 @@ function errorBody(
 export async function startOpenAiTestServer(options: OpenAiTestServerOptions = {}): Promise<OpenAiTestServer> {
   const respond = options.respond ?? defaultRespond;
   const requests: RecordedRequest[] = [];
+  const keep = (request: RecordedRequest): void => {
+    if (options.keepRequests !== false) requests.push(request);
+  };
   const models = options.models ?? ['test-model'];
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const api = ROUTES[path];
     if (req.method === 'GET' && path === '/v1/models') {
-      requests.push({ method: 'GET', path, headers: req.headers, body: undefined });
+      keep({ method: 'GET', path, headers: req.headers, body: undefined });
       if (!authorized(req, options.apiKey))
         return sendJson(res, 401, errorBody(undefined, 401, 'Incorrect API key provided.', 'invalid_request_error'));
       return sendJson(res, 200, {
@@ -88,7 +91,7 @@ export async function startOpenAiTestServer(options: OpenAiTestServerOptions = {
         errorBody(api, 400, `Request body is not valid JSON: ${String(err)}`, 'invalid_request_error'),
       );
     }
-    requests.push({ method: 'POST', path, headers: req.headers, body });
+    keep({ method: 'POST', path, headers: req.headers, body });
     if (!authorized(req, options.apiKey))
       return sendJson(res, 401, errorBody(api, 401, 'Incorrect API key provided.', 'authentication_error'));
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {

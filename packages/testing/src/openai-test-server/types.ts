@@ -76,6 +76,11 @@ export interface OpenAiTestServerOptions {
   apiKey?: string;
   /** Model ids `GET /v1/models` lists (default `['test-model']`). */
   models?: string[];
+  /**
+   * Keep every request in `requests` (default true). A benchmark that sends hundreds of thousands of calls turns it
+   * off, so the server's heap (and its garbage collector's pauses) stays the same size all run long.
+   */
+  keepRequests?: boolean;
 }
 
 /** One request the server received. */
@@ -92,6 +97,7 @@ export interface OpenAiTestServer {
   url: string;
   /** OpenAI-style base URL: `${url}/v1`. */
   baseURL: string;
+  /** The requests received so far, in order (always empty with `keepRequests: false`). */
   requests: RecordedRequest[];
   close(): Promise<void>;
 }
