@@ -144,11 +144,6 @@ async function heapAfterGcMb(service: Service): Promise<number> {
   return round((await stats(service, '/heap')).heapUsed! / 1024 / 1024, 1);
 }
 
-/** CPU seconds of the store process, and of this process (the fake LLM and the load generator), so far. */
-interface HostCpu {
-  store: () => number | null;
-}
-
 /**
  * A/B pairs at concurrency 32, the order alternating: each side's requests/s, p50 and service CPU per request, and the
  * host's: the service, the store and this process (the fake LLM and the load generator) together, which share the
@@ -157,7 +152,7 @@ interface HostCpu {
 async function abPairs(
   plain: Service,
   recorded: Service,
-  o: { pairs: number; legMs: number; log: (line: string) => void; label: string; host: HostCpu },
+  o: { pairs: number; legMs: number; log: (line: string) => void; label: string; storeCpuSeconds: () => number | null },
 ): Promise<ResultTree[]> {
   const rows: ResultTree[] = [];
   for (let i = 0; i < o.pairs; i += 1) {
@@ -168,13 +163,13 @@ async function abPairs(
     >();
     for (const s of order) {
       const cpu0 = cpuSecondsOf(s.proc.pid) ?? NaN;
-      const store0 = o.host.store() ?? NaN;
+      const store0 = o.storeCpuSeconds() ?? NaN;
       const own0 = process.cpuUsage();
       const measured = await load(s.url, { concurrency: CONCURRENCY, ms: o.legMs });
       const own = process.cpuUsage(own0);
       const perRequest = (seconds: number): number => (seconds / measured.latencies.length) * 1e6;
       const cpuUs = perRequest((cpuSecondsOf(s.proc.pid) ?? NaN) - cpu0);
-      const storeUs = perRequest((o.host.store() ?? NaN) - store0);
+      const storeUs = perRequest((o.storeCpuSeconds() ?? NaN) - store0);
       const hostUs = cpuUs + storeUs + perRequest((own.user + own.system) / 1e6);
       got.set(s, { ...measured, cpuUs, storeUs, hostUs });
     }
@@ -250,7 +245,13 @@ function pairMedians(rows: ResultTree[]): ResultTree {
 async function langChainShape(
   llmBaseUrl: string,
   storeUrl: string,
-  o: { pairs: number; legMs: number; serialCalls: number; log: (line: string) => void; host: HostCpu },
+  o: {
+    pairs: number;
+    legMs: number;
+    serialCalls: number;
+    log: (line: string) => void;
+    storeCpuSeconds: () => number | null;
+  },
 ): Promise<ResultTree> {
   const plain = await startService('plain', llmBaseUrl, storeUrl, 'langchain');
   const recorded = await startService('recorded', llmBaseUrl, storeUrl, 'langchain');
@@ -309,8 +310,8 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
     for (const s of [plain, recorded, asyncContext, traced]) {
       await load(s.url, { concurrency: CONCURRENCY, count: 1000 }); // warm-up
     }
-    const host: HostCpu = { store: () => store.cpuSeconds() };
-    const rows = await abPairs(plain, recorded, { pairs, legMs, log, label: 'observe', host });
+    const storeCpuSeconds = (): number | null => store.cpuSeconds();
+    const rows = await abPairs(plain, recorded, { pairs, legMs, log, label: 'observe', storeCpuSeconds });
     // Where the recorded service's CPU goes: the four kinds of service in interleaved rounds, the same load.
     const cpuOf = new Map<Service, number[]>();
     // The two extra kinds have had only the warm-up so far; the JIT settles over a few thousand requests.
@@ -341,7 +342,7 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
       legMs,
       serialCalls: serialCalls / 4,
       log,
-      host,
+      storeCpuSeconds,
     });
     const drained = await waitDrained(recorded);
     log(`  observe: recorder drained, counters ${JSON.stringify(drained)}`);
