@@ -60,6 +60,12 @@ describe('bench-results.json shape', () => {
     expect(reportTable(r)).toMatch(
       /live service recorded \/ unrecorded \(c=32\) .*host µs\/request \(service \+ store \+ LLM and load\) 834 → 1,595, of which the store 261 \(ratio 55\.4 %\)/,
     );
+    setPath(r, 'observe.langchain.hostCpuMicrosPerRequest', { unrecorded: 8327, recorded: 14129 });
+    setPath(r, 'observe.langchain.storeCpuMicrosPerRequest', 1073);
+    setPath(r, 'observe.langchain.hostCpuRatio', 0.6468);
+    expect(reportTable(r)).toMatch(
+      /LangChain agent \+ tool \(c=32\) .*added p50 \(c=1\) .* ms; host µs\/request \(service \+ store \+ LLM and load\) 8,327 → 14,129, of which the store 1,073 \(ratio 64\.7 %\)/,
+    );
     const lines = formatTable([
       { figure: 'a', value: '1' },
       { figure: 'long figure', value: '100' },
