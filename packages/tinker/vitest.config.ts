@@ -1,0 +1,3 @@
+import { aglVitestProject } from '../../tools/vitest-preset';
+
+export default aglVitestProject('tinker');
