@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { AglError } from '@agl/core/errors';
 import * as registry from './commands/registry';
 import { processIo, type CliIo } from './commands/output';
@@ -9,6 +9,9 @@ export type CommandFactory = (io: CliIo) => Command;
 function configure(command: Command): void {
   command.showSuggestionAfterError(true).showHelpAfterError('(run with --help for usage)');
   command.allowExcessArguments(false);
+  // Commander exits by itself after --help, --version or a usage error; it throws instead, so that every exit of the
+  // CLI goes through `exitCli` (which lets stdout drain first).
+  command.exitOverride();
   for (const sub of command.commands) configure(sub);
 }
 
@@ -31,6 +34,8 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     await createProgram({ io }).parseAsync([...argv]);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
+    // Commander already printed its message (usage error) or the help text.
+    if (error instanceof CommanderError) return error.exitCode;
     const message = AglError.isInstance(error) || error instanceof Error ? error.message : String(error);
     io.err(`error: ${message}`);
     return 1;

@@ -1,3 +1,4 @@
+import { exitCli } from '../exit-cli';
 import type { CliIo } from './output';
 
 /**
@@ -19,7 +20,8 @@ export function serveUntilSignal(options: {
     const stop = (signal: NodeJS.Signals): void => {
       if (stopping) {
         io.err(`${label}: ${signal} again, exiting without waiting.`);
-        process.exit(130);
+        void exitCli(130);
+        return;
       }
       stopping = true;
       io.err(`${label}: ${signal} received, ${options.stopping}...`);
