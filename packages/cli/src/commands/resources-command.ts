@@ -52,7 +52,7 @@ async function requireResources(store: LightningStore, id: string): Promise<Reso
   return update;
 }
 
-/** `agl resources publish|list|show`: versioned resources (prompt templates, LLM endpoints) in a store. */
+/** `agl resources publish|list|show|latest`: versioned resources (prompt templates, LLM endpoints) in a store. */
 export function resourcesCommand(io: CliIo = processIo): Command {
   const cmd = new Command('resources').description('publish and inspect resources (prompt templates, LLMs)');
 
@@ -116,6 +116,23 @@ export function resourcesCommand(io: CliIo = processIo): Command {
   ).action(async (id: string, flags: StoreFlags) => {
     await withCliStore(flags, async (store) => {
       io.out(JSON.stringify(shown(await requireResources(store, id)), null, 2));
+    });
+  });
+  storeCommand(
+    'latest',
+    'print the latest resources version (API keys masked): what a rollout that names none runs with',
+    (c) => c.option('--id', 'print only its resources id'),
+    cmd,
+  ).action(async (flags: StoreFlags & { id?: boolean }) => {
+    await withCliStore(flags, async (store) => {
+      const latest = await store.getLatestResources();
+      if (!latest)
+        throw new NotFoundError(
+          'resources',
+          'latest',
+          'No resources published in this store yet; publish a JSON file with `agl resources publish <file>`.',
+        );
+      io.out(flags.id ? latest.resourcesId : JSON.stringify(shown(latest), null, 2));
     });
   });
   return cmd;
