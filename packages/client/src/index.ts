@@ -3,7 +3,7 @@
  * `observeFetch`), send late user feedback (`feedback`), and talk to an AGL store server (`StoreClient`), with no
  * native module, server framework or database driver.
  */
-export { StoreClient, type StoreClientOptions } from './store-client';
+export { StoreClient, type StoreClientOptions, type RolloutSpansOptions } from './store-client';
 export {
   HttpTransport,
   errorFromResponse,

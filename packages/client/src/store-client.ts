@@ -66,6 +66,17 @@ const readSpan = (value: unknown): Span =>
   fastParseSpan(fromWire('span', value)) ?? parseWire(Span, 'span', value, 'span');
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
+/** Options of {@link StoreClient.getRolloutSpans}. */
+export interface RolloutSpansOptions {
+  /** One attempt's spans only; `'latest'` is the rollout's latest attempt. Default: every attempt's. */
+  attemptId?: string;
+  /** At most this many spans (default: all). */
+  limit?: number;
+  offset?: number;
+  /** By sequence id; default `asc`. */
+  sortOrder?: 'asc' | 'desc';
+}
+
 /**
  * Most spans {@link StoreClient.addSpans} sends in one request: well under the store server's defaults (10,000 spans,
  * 150,000 JSON values per request) for spans of up to ~100 attributes.
@@ -361,6 +372,22 @@ export class StoreClient implements LightningStore {
       'nameContains',
     ]);
     return readPage(await this.#post(`${P}/spans/search`, body), readSpan, options.limit);
+  }
+
+  /**
+   * The spans of one rollout in sequence order (`GET /v1/agl/rollouts/{id}/spans`): of every attempt, or of one
+   * (`attemptId`; `'latest'` is the rollout's latest attempt). Unlike {@link querySpans}, which answers an empty page,
+   * an unknown rollout throws `NotFoundError` naming it.
+   */
+  async getRolloutSpans(rolloutId: string, options: RolloutSpansOptions = {}): Promise<PaginatedResult<Span>> {
+    const query = new URLSearchParams({
+      limit: String(options.limit === 0 ? 1 : (options.limit ?? -1)),
+      offset: String(options.offset ?? 0),
+      sort_order: options.sortOrder ?? 'asc',
+    });
+    if (options.attemptId !== undefined) query.set('attempt_id', options.attemptId);
+    const path = `${P}/rollouts/${enc(rolloutId)}/spans?${query.toString()}`;
+    return readPage(await this.#get(path), readSpan, options.limit);
   }
 
   async addResources(resources: NamedResourcesInput): Promise<ResourcesUpdate> {

@@ -2,6 +2,7 @@
 export {
   StoreClient,
   type StoreClientOptions,
+  type RolloutSpansOptions,
   HttpTransport,
   errorFromResponse,
   type TransportOptions,

@@ -25,6 +25,7 @@ import { registerProductionRoutes } from './routes/production-routes';
 import { otlpRoutesPlugin } from './routes/otlp-routes';
 import { registerResourceWorkerRoutes } from './routes/resource-worker-routes';
 import { registerRolloutRoutes } from './routes/rollout-routes';
+import { registerRolloutSpansRoute } from './routes/rollout-spans-route';
 import { registerSpanRoutes } from './routes/span-routes';
 import { RolloutSummaries } from './routes/ext-rollout-summaries';
 import { watchSpanWrites } from './span-write-watch';
@@ -269,6 +270,7 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
   registerMiscRoutes(app, ctx);
   registerRolloutRoutes(app, ctx);
   registerSpanRoutes(app, ctx);
+  registerRolloutSpansRoute(app, ctx);
   registerResourceWorkerRoutes(app, ctx);
   registerEventRoutes(app, ctx);
   registerProductionRoutes(app, ctx);

@@ -62,7 +62,7 @@ function spanQueryOptions(raw: unknown): QuerySpansOptions {
  * (`toWireJson` renames the known keys and copies attributes byte for byte): parsing and re-serialising the spans was
  * the largest cost of `querySpans` on the server.
  */
-async function answerSpanQuery(ctx: RouteContext, reply: FastifyReply, raw: unknown): Promise<FastifyReply> {
+export async function answerSpanQuery(ctx: RouteContext, reply: FastifyReply, raw: unknown): Promise<FastifyReply> {
   const options = spanQueryOptions(raw);
   const docs = hasSpanDocs(ctx.store) ? await ctx.store.querySpanDocs(options) : null;
   if (docs !== null) {
