@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { AglError } from '@agl/core/errors';
+import { cliErrorMessage } from './cli-error-message';
 import * as registry from './commands/registry';
 import { processIo, type CliIo } from './commands/output';
 
@@ -36,8 +36,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
   } catch (error) {
     // Commander already printed its message (usage error) or the help text.
     if (error instanceof CommanderError) return error.exitCode;
-    const message = AglError.isInstance(error) || error instanceof Error ? error.message : String(error);
-    io.err(`error: ${message}`);
+    io.err(`error: ${cliErrorMessage(error)}`);
     return 1;
   }
 }

@@ -3,6 +3,7 @@ import { UserError } from '@agl/core/errors';
 import { isRecord } from '@agl/core/guards';
 import { fineTuneOpenAi, type FineTuningClient, type FineTuningMethod } from '@agl/trainer/finetune';
 import { numberFlag } from './flag-values';
+import { providerFetch } from './provider-fetch';
 import { processIo, type CliIo } from './output';
 import { withCliStore, withStoreFlags, type StoreFlags } from './store-options';
 
@@ -73,7 +74,9 @@ async function openAiClient(baseURL: string | undefined): Promise<FineTuningClie
   const { default: OpenAI } = await import('openai').catch(() => {
     throw new UserError('agl finetune needs the `openai` package; run `npm install openai`.');
   });
-  return new OpenAI({ apiKey, ...(baseURL ? { baseURL } : {}) });
+  // Network failures name the URL and the flag that sets it (the SDK alone says only "Connection error.").
+  const fetch = providerFetch('the fine-tuning provider', 'check --base-url (or OPENAI_BASE_URL)');
+  return new OpenAI({ apiKey, fetch, ...(baseURL ? { baseURL } : {}) });
 }
 
 /**
