@@ -36,6 +36,7 @@ export type { Algorithm, AlgorithmRunOptions, TraceAdapter } from './algorithms/
 export { openStore, DEFAULT_STORE_PATH, type OpenedStore } from './trainer/open-store';
 export { progressSnapshot, watchProgress, finalRewardOf, type ProgressSnapshot } from './trainer/progress';
 export { formatProgress, formatRunSummary, storeFlagsFor, type RunSummary } from './trainer/run-summary';
+export { trackRunRollouts, type RunRollouts } from './trainer/run-rollouts';
 export { loadDataset, type DatasetSource } from './dataset/load-dataset';
 export {
   buildDataset,

@@ -14,6 +14,7 @@ import { defaultAdapter } from './default-adapter';
 import { openStore } from './open-store';
 import { watchProgress, type ProgressSnapshot } from './progress';
 import { formatRunSummary, periodicProgressLines } from './run-summary';
+import { trackRunRollouts } from './run-rollouts';
 
 /** Options of {@link Trainer}. */
 export interface TrainerOptions {
@@ -57,6 +58,8 @@ export interface FitResult {
   durationSeconds: number;
   /** The SQLite file or URL the run wrote to; `null` for a store instance that does not say (memory, PostgreSQL). */
   storeLocation: string | null;
+  /** The ids of the rollouts this run made (its algorithm enqueued), which its progress and summary count. */
+  rolloutIds: string[];
 }
 
 /**
@@ -132,7 +135,11 @@ export class Trainer {
       pollIntervalSeconds: o.pollIntervalSeconds ?? 0.05,
       heartbeatIntervalSeconds: o.heartbeatIntervalSeconds,
     });
+    // The run's own rollouts: progress and the summary count these, not what the store held before (production traffic,
+    // earlier runs) or what other processes add meanwhile.
+    const made = trackRunRollouts(opened.store);
     const watcher = watchProgress({
+      rolloutIds: made.ids,
       store: opened.store,
       intervalSeconds: o.progressIntervalSeconds ?? (o.onProgress ? 1 : 5),
       onProgress,
@@ -147,7 +154,7 @@ export class Trainer {
     let progress: ProgressSnapshot | null = null;
     try {
       await algorithm.run({
-        store: opened.store,
+        store: made.store,
         train,
         val,
         adapter: o.adapter ?? (await defaultAdapter()),
@@ -166,6 +173,7 @@ export class Trainer {
       progress,
       durationSeconds: (Date.now() - started) / 1000,
       storeLocation: opened.location,
+      rolloutIds: [...made.ids],
     };
     if (!o.quiet)
       for (const line of formatRunSummary({
