@@ -3,7 +3,8 @@
  * production traffic (`agl dataset build`), with the LLM judge and `rubric.md` as the reward (no reward function), and
  * publishes the winner as the latest resources version, which the running service picks up on its next request.
  *
- *   npx agl train examples/support-bot/src/apo-entry.ts --algorithm apo --train tasks.jsonl --val tasks.val.jsonl
+ *   npx agl train src/apo-entry.ts --algorithm apo --train tasks.jsonl --val tasks.val.jsonl
+ *   (from examples/support-bot, as every command of its README)
  *
  * Models: `SUPPORT_BOT_MODEL` (the agent), `JUDGE_MODEL`, `CRITIC_MODEL`, `EDITOR_MODEL` (defaults: the offline
  * test LLM's `gpt-4o-mini`, `judge-model`, `critic-model`, `editor-model`), all at `OPENAI_BASE_URL`.

@@ -1,11 +1,27 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The repository root (examples/support-bot/src → ../../..). */
+/** The repository root (examples/support-bot/src → ../../..), when this example sits in the AGL monorepo. */
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-/** Node flags that run workspace TypeScript sources. */
-export const SOURCE_FLAGS = ['--conditions=@agl/source', '--import', 'tsx'];
+/** This example's folder: where its README's commands run, in the monorepo or copied out. */
+export const EXAMPLE_DIR = fileURLToPath(new URL('../', import.meta.url));
+const MONOREPO_CLI = join(REPO_ROOT, 'packages/cli/src/bin.ts');
+/**
+ * True inside the AGL monorepo (the CLI's sources next door); false in a copy of this folder that installed the packed
+ * packages, which then run from their `dist/`.
+ */
+export const IN_MONOREPO = existsSync(MONOREPO_CLI);
+/** Node flags that run this example's TypeScript (and, in the monorepo, the workspace packages' sources). */
+export const SOURCE_FLAGS = IN_MONOREPO ? ['--conditions=@agl/source', '--import', 'tsx'] : ['--import', 'tsx'];
+
+/** The `agl` command as node arguments: the CLI's sources in the monorepo, else the installed `@agl/cli` bin. */
+function aglArgs(): string[] {
+  if (IN_MONOREPO) return [...SOURCE_FLAGS, MONOREPO_CLI];
+  return [join(dirname(fileURLToPath(import.meta.resolve('@agl/cli/package.json'))), 'bin', 'agl.js')];
+}
 
 /** A child process that printed its `NAME=url` line. */
 export interface ChildService {
@@ -18,7 +34,7 @@ export interface ChildService {
 }
 
 /**
- * Spawns `node <args>` in the repository root and resolves once a stdout line matches `urlLine` (its first group is
+ * Spawns `node <args>` in this example's folder and resolves once a stdout line matches `urlLine` (its first group is
  * the URL); rejects if it exits first or stays silent for `timeoutMs`.
  */
 export function startChildService(options: {
@@ -28,7 +44,7 @@ export function startChildService(options: {
   timeoutMs?: number;
 }): Promise<ChildService> {
   const child = spawn(process.execPath, options.args, {
-    cwd: REPO_ROOT,
+    cwd: EXAMPLE_DIR,
     env: { ...process.env, NODE_OPTIONS: '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -59,19 +75,10 @@ export function startChildService(options: {
   });
 }
 
-/** `agl store serve --port <port> --db <db>` (the CLI, from source); port 0 picks a free one. */
+/** `agl store serve --port <port> --db <db>` (in the monorepo the CLI's sources); port 0 picks a free one. */
 export function startStoreServe(options: { db: string; port?: number }): Promise<ChildService> {
   return startChildService({
-    args: [
-      ...SOURCE_FLAGS,
-      'packages/cli/src/bin.ts',
-      'store',
-      'serve',
-      '--port',
-      String(options.port ?? 0),
-      '--db',
-      options.db,
-    ],
+    args: [...aglArgs(), 'store', 'serve', '--port', String(options.port ?? 0), '--db', options.db],
     urlLine: /^AGL_STORE_URL=(\S+)/mu,
   });
 }
@@ -82,7 +89,7 @@ export function startStoreServe(options: { db: string; port?: number }): Promise
  */
 export function startSupportBotProcess(env: NodeJS.ProcessEnv): Promise<ChildService> {
   return startChildService({
-    args: [...SOURCE_FLAGS, '--import', '@agl/langchain/register', 'examples/support-bot/src/main.ts'],
+    args: [...SOURCE_FLAGS, '--import', '@agl/langchain/register', join(EXAMPLE_DIR, 'src/main.ts')],
     urlLine: /^SUPPORT_BOT_URL=(\S+)/mu,
     env: { PORT: '0', OPENAI_API_KEY: 'sk-test', ...env },
   });

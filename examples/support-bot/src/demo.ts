@@ -1,5 +1,5 @@
 /**
- * `npm run demo -w examples/support-bot`: the whole loop offline in one command. Starts the scripted test LLM,
+ * `npm run demo` (from examples/support-bot): the whole loop offline in one command. Starts the scripted test LLM,
  * `agl store serve` on `.agl/store.sqlite` (relative to where npm was typed) and the support service as `npm start`
  * runs it; sends a few customer chats, gives three of them feedback through the service's `POST /feedback`, waits
  * until the recorder has delivered everything, stops, and says how to look at it.

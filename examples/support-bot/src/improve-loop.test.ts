@@ -16,14 +16,7 @@ import {
   type FineTuningTestServer,
   type OpenAiTestServer,
 } from '@agl/testing';
-import {
-  REPO_ROOT,
-  SOURCE_FLAGS,
-  startStoreServe,
-  startSupportBotProcess,
-  waitFor,
-  type ChildService,
-} from './child-service';
+import { SOURCE_FLAGS, startStoreServe, startSupportBotProcess, waitFor, type ChildService } from './child-service';
 import { SEED_PROMPT } from './support-agent';
 import { loopRuleLlm, THANKS } from './support-rule-llm';
 
@@ -69,7 +62,11 @@ describe('support-bot: the whole improvement loop from the README', () => {
       .replaceAll('http://127.0.0.1:4001/v1', ft.baseURL)
       .replaceAll('http://127.0.0.1:4747', storeServe.url)
       .replaceAll('http://127.0.0.1:3000', bot.url)
-      .replaceAll('examples/support-bot/', `${EXAMPLE}/`);
+      // The README's paths are relative to the example's folder; this test's commands run in a scratch folder.
+      .replace(
+        / (--rubric )?(rubric\.md|src\/apo-entry\.ts) /u,
+        (_m, flag: string | undefined, path: string) => ` ${flag ?? ''}${join(EXAMPLE, path)} `,
+      );
 
   async function agl(line: string): Promise<string> {
     const out: string[] = [];
@@ -122,18 +119,18 @@ describe('support-bot: the whole improvement loop from the README', () => {
       expect(found, `a README line starting with ${start}`).toBeDefined();
       return found!;
     };
-    expect(lines[0]).toBe('npm run test-servers -w examples/support-bot');
+    expect(lines[0]).toBe('npm run test-servers');
     expect(line('npx agl store serve')).toBeTruthy();
     expect(line('export AGL_STORE_URL=')).toContain('OPENAI_BASE_URL=http://127.0.0.1:4000/v1');
-    expect(line('npm start')).toBe('npm start -w examples/support-bot');
+    expect(line('npm start')).toBe('npm start');
 
     // 1. Record: the traffic script's requests become 30 production rollouts.
     const traffic = line('npm run traffic');
     const trafficArgs = argv(traffic.split(' -- ')[1]!);
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      [...SOURCE_FLAGS, 'examples/support-bot/src/traffic.ts', ...trafficArgs, '--url', bot.url],
-      { cwd: REPO_ROOT, env: { ...process.env, NODE_OPTIONS: '' } },
+      [...SOURCE_FLAGS, 'src/traffic.ts', ...trafficArgs, '--url', bot.url],
+      { cwd: EXAMPLE, env: { ...process.env, NODE_OPTIONS: '' } },
     );
     const ids = stdout.trim().split('\n');
     expect(ids).toHaveLength(30);
@@ -179,9 +176,15 @@ describe('support-bot: the whole improvement loop from the README', () => {
     lap('dataset');
     // 5. APO with the judge as reward publishes its best prompt as the latest resources version.
     const before = (await store.queryResources({})).items.length;
-    await agl(line('npx agl train'));
+    const trained = await agl(line('npx agl train'));
     const apoBest = await store.getLatestResources();
     expect(apoBest?.resourcesId).toBe('support-bot-apo-best');
+    // The name the README gives is the one the run prints and publishes.
+    const published = /published as the latest resources version (\S+):/u.exec(trained)?.[1];
+    expect(published).toBe(apoBest?.resourcesId);
+    expect(readFileSync(join(EXAMPLE, 'README.md'), 'utf8')).toContain(
+      `\`agl train\` ends with \`published as the latest resources version ${published}\``,
+    );
     const bestPrompt = (apoBest!.resources.system_prompt as { template: string }).template;
     expect(bestPrompt).not.toBe(SEED_PROMPT);
     expect(bestPrompt).toContain(THANKS);

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, SOURCE_FLAGS, waitFor } from './child-service';
+import { EXAMPLE_DIR, SOURCE_FLAGS, waitFor } from './child-service';
 import { markedChats, markersIn, readStore, sendChats, serviceStats } from './live-traffic';
 import { startSupportStack, type SupportStack } from './support-stack';
 
@@ -51,11 +51,11 @@ describe('support-bot recorded live', () => {
     for (const r of rated.slice(0, 5)) expect((await summary(r.rolloutId)).final_reward).toBeNull();
 
     // A third process: a script calling feedback() from @agl/client, as a support tool would, minutes later.
-    const sender = spawn(
-      process.execPath,
-      [...SOURCE_FLAGS, 'examples/support-bot/src/send-feedback-main.ts', JSON.stringify(rated)],
-      { cwd: REPO_ROOT, env: { ...process.env, AGL_STORE_URL: stack.store.url, NODE_OPTIONS: '' }, stdio: 'inherit' },
-    );
+    const sender = spawn(process.execPath, [...SOURCE_FLAGS, 'src/send-feedback-main.ts', JSON.stringify(rated)], {
+      cwd: EXAMPLE_DIR,
+      env: { ...process.env, AGL_STORE_URL: stack.store.url, NODE_OPTIONS: '' },
+      stdio: 'inherit',
+    });
     const [code] = (await once(sender, 'exit')) as [number | null];
     expect(code).toBe(0);
 

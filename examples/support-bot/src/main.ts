@@ -1,5 +1,5 @@
 /**
- * `npm start -w examples/support-bot`: the support service on `PORT` (default 3000; 0 picks a free port), recorded
+ * `npm start` (from examples/support-bot): the support service on `PORT` (default 3000; 0 picks a free port), recorded
  * into the AGL store at `AGL_STORE_URL` (the `@agl/langchain/register` preload traces the agent). Prints
  * `SUPPORT_BOT_URL=...` once it listens; SIGINT / SIGTERM stop it after flushing the recordings.
  */

@@ -1,5 +1,5 @@
 /**
- * `npm run test-llm -w examples/support-bot`: a scripted OpenAI-compatible LLM on 127.0.0.1:`PORT` (default 4000) that
+ * `npm run test-llm` (from examples/support-bot): a scripted OpenAI-compatible LLM on 127.0.0.1:`PORT` (default 4000) that
  * plays the support agent's model offline (see `supportRuleLlm`). Prints `OPENAI_BASE_URL=...`; Ctrl-C stops it.
  */
 import { startOpenAiTestServer } from '@agl/testing';

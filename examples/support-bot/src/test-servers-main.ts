@@ -1,5 +1,5 @@
 /**
- * `npm run test-servers -w examples/support-bot`: the two offline stand-ins of the improvement loop, on 127.0.0.1:
+ * `npm run test-servers` (from examples/support-bot): the two offline stand-ins of the improvement loop, on 127.0.0.1:
  * the scripted OpenAI-compatible LLM (`loopRuleLlm`: the agent, the judge, APO's critic and editor) on `PORT`
  * (default 4000), and the OpenAI files + fine-tuning API (`startFineTuningTestServer`) on `FT_PORT` (default 4001),
  * whose jobs run through queued, running and succeeded as the client polls. Prints `OPENAI_BASE_URL=...` and

@@ -1,5 +1,5 @@
 /**
- * `npm run traffic -w examples/support-bot -- --n 30 [--url http://127.0.0.1:3000]`: plays `n` customers asking the
+ * `npm run traffic -- --n 30 [--url http://127.0.0.1:3000]`: plays `n` customers asking the
  * running service about their orders (`POST /chat`), prints one `rolloutId` per line, and, when `AGL_STORE_URL` is
  * set, waits until the store holds every one of those rollouts, finished (the service records in the background).
  */

@@ -22,8 +22,13 @@ export interface ApoResult {
   bestScore: number;
   /** Full-val score of the seed (null without initial validation). */
   seedScore: number | null;
-  /** The resources id holding the best prompt; also published as `${runId}-best`. */
+  /** The candidate's resources id that holds the best prompt (`${runId}-v<n>`). */
   bestResourcesId: string;
+  /**
+   * The resources id the best prompt is published under as the latest version, `${runId}-best`: what services and
+   * later runs read.
+   */
+  publishedResourcesId: string;
   roundsCompleted: number;
   candidates: CandidateReport[];
   rejectedWorseChildren: RejectedChild[];
@@ -104,7 +109,8 @@ export class APO implements Algorithm {
     await (o.apoStrategy === 'reflective' ? reflectiveSearch(state) : beamSearch(state));
 
     const bestResourcesId = candidateResourcesId(o.runId, state.best.version);
-    await store.updateResources(`${o.runId}-best`, {
+    const publishedResourcesId = `${o.runId}-best`;
+    await store.updateResources(publishedResourcesId, {
       ...base,
       [resourceName]: { resourceType: 'prompt_template', template: state.best.template, engine: 'f-string' },
     });
@@ -115,6 +121,7 @@ export class APO implements Algorithm {
       bestScore: state.bestScore,
       seedScore: state.seedScore,
       bestResourcesId,
+      publishedResourcesId,
       roundsCompleted: state.roundsCompleted,
       candidates: [...state.candidates.values()].map((c) => ({
         ...c,

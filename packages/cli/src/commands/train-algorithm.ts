@@ -58,7 +58,7 @@ export function reportTrainAlgorithm(algorithm: Algorithm | undefined, io: CliIo
   if (!(algorithm instanceof APO) || !algorithm.result) return;
   const r = algorithm.result;
   io.out(
-    `best prompt ${r.bestVersion} (val ${r.bestScore.toFixed(3)}, seed ${r.seedScore === null ? 'n/a' : r.seedScore.toFixed(3)}; resources ${r.bestResourcesId}):`,
+    `best prompt ${r.bestVersion} (val ${r.bestScore.toFixed(3)}, seed ${r.seedScore === null ? 'n/a' : r.seedScore.toFixed(3)}; candidate ${r.bestResourcesId}), published as the latest resources version ${r.publishedResourcesId}:`,
   );
   io.out(r.bestPrompt);
 }
