@@ -72,36 +72,43 @@ describe.each([
     await server.close();
   });
 
+  type Page = {
+    items: Array<{ name: string } & Record<string, unknown>>;
+    total: number;
+    limit: number;
+    offset: number;
+  };
+  const page = async (path: string): Promise<Page> => (await (await get(path)).json()) as Page;
   const get = (path: string, token: string | null = TOKEN): Promise<Response> =>
     fetch(`${server.url}${path}`, { headers: token === null ? {} : { authorization: `Bearer ${token}` } });
 
   it("answers the rollout's spans of every attempt in sequence order, in wire form, and no other rollout's", async () => {
     const response = await get(`/v1/agl/rollouts/${rolloutId}/spans`);
     expect(response.status).toBe(200);
-    const page = (await response.json()) as { items: Array<Record<string, unknown>>; total: number };
-    expect(page.total).toBe(3);
-    expect(page.items.map((s) => s.name)).toEqual(['a1', 'a2', 'b1']);
-    expect(page.items[0]).toMatchObject({ rollout_id: rolloutId, attempt_id: first, sequence_id: 1 });
-    expect((await (await get(`/v1/agl/rollouts/${other}/spans`)).json()).total).toBe(1);
+    const all = (await response.json()) as Page;
+    expect(all.total).toBe(3);
+    expect(all.items.map((s) => s.name)).toEqual(['a1', 'a2', 'b1']);
+    expect(all.items[0]).toMatchObject({ rollout_id: rolloutId, attempt_id: first, sequence_id: 1 });
+    expect((await page(`/v1/agl/rollouts/${other}/spans`)).total).toBe(1);
   });
 
   it('filters by attempt (an id, or latest), pages and sorts like the span query', async () => {
-    const one = await (await get(`/v1/agl/rollouts/${rolloutId}/spans?attempt_id=${first}`)).json();
-    expect(one.items.map((s: { name: string }) => s.name)).toEqual(['a1', 'a2']);
-    const latest = await (await get(`/v1/agl/rollouts/${rolloutId}/spans?attempt_id=latest`)).json();
-    expect(latest.items.map((s: { name: string }) => s.name)).toEqual(['b1']);
-    const paged = await (await get(`/v1/agl/rollouts/${rolloutId}/spans?limit=1&offset=1&sort_order=desc`)).json();
+    const one = await page(`/v1/agl/rollouts/${rolloutId}/spans?attempt_id=${first}`);
+    expect(one.items.map((s) => s.name)).toEqual(['a1', 'a2']);
+    const latest = await page(`/v1/agl/rollouts/${rolloutId}/spans?attempt_id=latest`);
+    expect(latest.items.map((s) => s.name)).toEqual(['b1']);
+    const paged = await page(`/v1/agl/rollouts/${rolloutId}/spans?limit=1&offset=1&sort_order=desc`);
     expect(paged).toMatchObject({ total: 3, limit: 1, offset: 1 });
-    expect(paged.items.map((s: { name: string }) => s.name)).toEqual(['a2']);
+    expect(paged.items.map((s) => s.name)).toEqual(['a2']);
   });
 
   it('is a 404 naming an unknown rollout, a 400 naming a bad page field, a 401 without the token', async () => {
     const missing = await get('/v1/agl/rollouts/ro-nope/spans');
     expect(missing.status).toBe(404);
-    expect(await missing.json()).toMatchObject({ detail: expect.stringContaining('"ro-nope"') });
+    expect((await missing.json()) as unknown).toMatchObject({ detail: expect.stringContaining('"ro-nope"') });
     const bad = await get(`/v1/agl/rollouts/${rolloutId}/spans?limit=0`);
     expect(bad.status).toBe(400);
-    expect((await bad.json()).detail).toMatch(/limit/i);
+    expect(((await bad.json()) as { detail: string }).detail).toMatch(/limit/i);
     expect((await get(`/v1/agl/rollouts/${rolloutId}/spans`, null)).status).toBe(401);
   });
 
