@@ -145,10 +145,10 @@ export function App({ baseUrl = '' }: AppProps) {
         </div>
       ) : null}
       <main>
+        {/* The page fetches its data at once, in parallel with the store check: a first paint shows the page (its own
+            loading state, then its data), never a connection screen; a 401 on the check swaps in the token form. */}
         {auth === 'needed' || auth === 'refused' ? (
           <TokenForm onSave={save} failed={auth === 'refused'} />
-        ) : auth === 'checking' && !offline ? (
-          <p className="state loading">Connecting…</p>
         ) : (
           <Page client={client} path={location.path} query={location.query} />
         )}
