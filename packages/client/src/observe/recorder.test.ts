@@ -97,13 +97,15 @@ describe('Recorder export loop', () => {
       async () => {
         throw new Error('connect ECONNREFUSED');
       },
-      { maxBufferedRecords: 3, minBackoffMs: 60_000, maxBackoffMs: 60_000 },
+      // Room for three rollouts: each start, and its end kept aside.
+      { maxBufferedRecords: 6, minBackoffMs: 60_000, maxBackoffMs: 60_000 },
     );
     for (let i = 0; i < 1_000; i += 1) rec.start(start(i));
     expect(rec.stats()).toMatchObject({ recorded: 3, dropped: 997, buffered: 3 });
     expect(rec.openRollouts).toBe(3);
     for (let i = 0; i < 3; i += 1) rec.end(`ro-${i}`, `at-${i}`, 'succeeded', 1_700_000_100);
     expect(rec.openRollouts).toBe(0);
+    expect(rec.stats().buffered, 'the ends fit in the room kept for them').toBe(6);
     rec.close();
   });
 });
