@@ -177,7 +177,12 @@ export class StoreClient implements LightningStore {
   async #post(
     path: string,
     body?: unknown,
-    options: { headers?: Record<string, string>; retry?: boolean; json?: string; signal?: AbortSignal } = {},
+    options: {
+      headers?: Record<string, string>;
+      retry?: boolean;
+      json?: string;
+      signal?: AbortSignal;
+    } = {},
   ): Promise<unknown> {
     this.#open();
     return (await this.#http.call({ method: 'POST', path, body, ...options })).body ?? null;

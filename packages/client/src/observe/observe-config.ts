@@ -168,16 +168,17 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
   if (target === undefined) return { ...base, recorder: null, store: null, resources: null, uninstall: () => {} };
   const token = options.token ?? (env.AGL_STORE_TOKEN || undefined);
   // No retries inside the client: the recorder retries with its own backoff, and a resources read must stay short.
-  const client =
-    typeof target === 'string'
-      ? new StoreClient({ url: target, ...(token ? { token } : {}), retryDelays: [], healthRetryDelays: [] })
-      : null;
+  const clientOptions = { url: String(target), ...(token ? { token } : {}), retryDelays: [], healthRetryDelays: [] };
+  const client = typeof target === 'string' ? new StoreClient(clientOptions) : null;
+  // The recorder's exports and the resources reads run in the background: they never keep the process alive (the exit
+  // path flushes with its own deadline). `feedback` uses `client`, whose requests a script awaits.
+  const background = typeof target === 'string' ? new StoreClient({ ...clientOptions, unrefRequests: true }) : null;
   const store: LightningStore = client ?? (target as LightningStore);
   const redact = options.redact === false ? null : (options.redact ?? redactSecrets);
   const reopen = client ? storeReopenSpec(client as LightningStore) : undefined;
   const recorder = new Recorder({
-    send: client
-      ? (records, signal) => client.applyEncodedRecords(records, { retry: false, signal })
+    send: background
+      ? (records, signal) => background.applyEncodedRecords(records, { retry: false, signal })
       : (records) => applyRecords(store, records.map(decodeRecord)),
     maxBufferedRecords: positive('maxBufferedRecords', options.maxBufferedRecords, 10_000),
     maxBufferedBytes: positive('maxBufferedBytes', options.maxBufferedBytes, 64 * 1024 * 1024),
@@ -192,7 +193,7 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
     ...(reopen ? { onFirstRecord: () => warmExitExporter(reopen) } : {}),
   });
   const resources = new ResourcesCache({
-    load: () => store.getLatestResources(),
+    load: () => (background ?? store).getLatestResources(),
     ttlMs: options.resourcesTtlMs ?? 5_000,
     firstWaitMs: options.resourcesFirstWaitMs ?? 100,
     onError: (error) =>
@@ -220,7 +221,12 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
     const metadata = { source: 'unscoped', ...(options.agentName ? { agent_name: options.agentName } : {}) };
     const startTime = preciseNowMs() / 1000;
     const rootSpanId = span.spanContext().spanId;
-    if (!recorder.start({ rolloutId, attemptId, input: null, metadata, startTime }, { unscoped: true, rootSpanId, deferred: !llmCall }))
+    if (
+      !recorder.start(
+        { rolloutId, attemptId, input: null, metadata, startTime },
+        { unscoped: true, rootSpanId, deferred: !llmCall },
+      )
+    )
       return undefined;
     return {
       rolloutId,
