@@ -27,8 +27,10 @@ export function runNode(args: string[], env: NodeJS.ProcessEnv, cwd?: string): P
 /** Node flags that run the TypeScript sources of the workspace (`@agl/source` condition, tsx). */
 export const SOURCE_NODE_FLAGS = ['--conditions=@agl/source', '--import', 'tsx'] as const;
 
-/** What differs between two runs of one program for reasons of their own: drawn ids and the clock. */
+/** What differs between two runs of one program for reasons of their own: drawn ids, the clock and the PID. */
 const VOLATILE: [RegExp, string][] = [
+  // Node's warning lines, e.g. `(node:4242) Warning: The 'NO_COLOR' env is ignored due to the 'FORCE_COLOR' env…`
+  [/\((node|[\w.-]+):\d+\) /g, '($1:<pid>) '],
   [/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, '<uuid>'], // e.g. LangGraph's pregelTaskId
   [/\b(call|chatcmpl|resp)[-_][0-9a-z]+/gi, '$1_<id>'], // ids the test server draws
   [/\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d \w{3} \d{4} \d\d:\d\d:\d\d GMT/g, '<date>'], // an HTTP Date header
