@@ -13,6 +13,7 @@ import { startOpenAiTestServer } from '../openai-test-server/openai-test-server'
 import type { OpenAiTestServer } from '../openai-test-server/types';
 import { updatingFixtures, writeJsonFixture } from '../fixture-files';
 import { assertFailingRunSpans, failingWeatherRespond } from './failing-run';
+import { describeFailureCases, hangingWeatherRespond } from './failure-modes';
 import { runPreloaded, runUntraced, withServedStore, type PreloadProgram, type StoreServing } from './preload-runs';
 import { stableRun, type NodeRun } from './run-node';
 import {
@@ -110,21 +111,33 @@ type ServeStore = NonNullable<AdapterConformanceOptions['serveStore']>;
 export function describeAdapterConformance(options: AdapterConformanceOptions): void {
   const timeout = options.timeoutMs ?? 120_000;
   let untracedChecked = false;
+  // The failure cases (five ways to end badly, three runs each) run for the suite's first preload target.
+  let failureCasesAdded = false;
   describe(`adapter conformance: ${options.name}`, () => {
     let llm: OpenAiTestServer;
     let failingLlm: OpenAiTestServer;
+    let hangingLlm: OpenAiTestServer;
+    let sigterm: (() => void) | null = null;
     let env: AdapterConformanceEnv;
     let failingEnv: AdapterConformanceEnv;
 
     beforeAll(async () => {
       llm = await startOpenAiTestServer({ respond: weatherRespond });
       failingLlm = await startOpenAiTestServer({ respond: failingWeatherRespond });
+      hangingLlm = await startOpenAiTestServer({
+        respond: hangingWeatherRespond(() => {
+          const kill = sigterm;
+          sigterm = null;
+          kill?.();
+        }),
+      });
       env = { baseURL: llm.baseURL, apiKey: 'sk-agl-test', model: WEATHER_TASK.model };
       failingEnv = { ...env, baseURL: failingLlm.baseURL };
     });
     afterAll(async () => {
       await llm.close();
       await failingLlm.close();
+      await hangingLlm.close();
     });
 
     /** The environment of the agent file: the test model at `baseURL`. */
@@ -245,6 +258,20 @@ export function describeAdapterConformance(options: AdapterConformanceOptions): 
             assertFailingRunSpans((await store.querySpans({ rolloutId: rollout.rolloutId })).items, target.agentName);
           },
         );
+      }
+      if (preload && serve && !failureCasesAdded) {
+        failureCasesAdded = true;
+        describeFailureCases({
+          name: target.name,
+          agentName: target.agentName,
+          preload,
+          serving: { createStore: options.createStore, serveStore: serve },
+          agentEnv,
+          failingLlm: () => failingLlm,
+          hangingLlm: () => hangingLlm,
+          armSigterm: (kill) => (sigterm = kill),
+          timeoutMs: timeout,
+        });
       }
       if (preload && serve) {
         it(

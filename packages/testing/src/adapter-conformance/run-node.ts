@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 
 /** What a child Node process did: exit code, and everything it printed. */
 export interface NodeRun {
@@ -7,14 +7,23 @@ export interface NodeRun {
   stderr: string;
 }
 
-/** Runs `node <args>` with `env` added to this process's environment and collects its exit code and output. */
-export function runNode(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<NodeRun> {
+/**
+ * Runs `node <args>` with `env` added to this process's environment and collects its exit code and output.
+ * `onSpawn` gets the child (to signal it).
+ */
+export function runNode(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+  onSpawn?: (child: ChildProcess) => void,
+): Promise<NodeRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, {
       env: { ...process.env, ...env },
       cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    onSpawn?.(child);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
