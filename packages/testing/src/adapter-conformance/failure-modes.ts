@@ -87,7 +87,8 @@ export function describeFailureCases(setup: FailureCaseSetup): void {
           return [result, llm.requests.length - before];
         };
         const [plain] = await counted(() => runUntraced(program));
-        expect(plain.code, `the untraced ${mode} run fails: ${plain.stderr}`).not.toBe(0);
+        // (On SIGTERM an app's own handler may end the process with 0: the OpenAI Agents SDK's does.)
+        if (mode !== 'sigterm') expect(plain.code, `the untraced ${mode} run fails: ${plain.stderr}`).not.toBe(0);
 
         const [runner, runnerCalls] = await counted(() =>
           withServedStore(setup.serving, (served) => runPreloaded(program, served, { task: WEATHER_TASK.user })),
