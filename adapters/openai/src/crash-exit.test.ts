@@ -135,7 +135,7 @@ describe('openai-node programs in production mode (preload, AGL_STORE_URL only)'
       const { run, rollouts } = await runProduction(mode);
       expect(run.code).toBe(0);
       expect(rollouts).toHaveLength(1);
-      expect(rollouts[0]!.rollout.metadata.source).toBe('unscoped');
+      expect(rollouts[0]!.rollout.metadata?.source).toBe('unscoped');
       const calls = llmSpans(rollouts[0]!.spans);
       expect(calls).toHaveLength(1);
       expect(calls[0]!.attributes[ATTR_STREAM_UNREAD]).toBe(true);

@@ -103,7 +103,7 @@ describe('failing calls: the same script untraced and with --import @agl/vercel-
       // The store is shared with the runner-mode tests: this run's rollouts are the unscoped ones.
       const byAgent = (name: string) =>
         rollouts.find(
-          (r) => r.rollout.metadata.source === 'unscoped' && r.spans.some((s) => s.name === `agent ${name}`),
+          (r) => r.rollout.metadata?.source === 'unscoped' && r.spans.some((s) => s.name === `agent ${name}`),
         );
       const failed = byAgent('first');
       expect(failed?.rollout.status).toBe('failed');

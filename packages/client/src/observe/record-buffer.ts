@@ -7,7 +7,7 @@ export type BufferedRecord = string;
 /** What V8 adds to every string it keeps (header, hash, length) and the queue's slot for it, bytes (rounded up). */
 const RECORD_OVERHEAD_BYTES = 32;
 /** A character V8 cannot keep in a one-byte (Latin-1) string: the whole string is then stored two bytes a character. */
-const TWO_BYTE = /[^\u0000-\u00ff]/;
+const TWO_BYTE = /[\u0100-\uffff]/;
 
 /**
  * The memory a queued record really holds, bytes: V8 keeps a string one byte a character when every character is

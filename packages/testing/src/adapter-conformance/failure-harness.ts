@@ -23,6 +23,7 @@ if (mode === 'crash') {
   );
 } else if (mode === 'exit-in-catch') {
   run().catch((error: unknown) => {
+    // eslint-disable-next-line no-console -- what the app prints is part of what the tests compare
     console.error('agent failed:', error instanceof Error ? error.message : error);
     process.exit(1);
   });
