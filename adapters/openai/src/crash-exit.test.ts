@@ -10,6 +10,7 @@ import {
   runInProduction,
   runUntraced,
   runUntracedAndPreloaded,
+  scriptedWeatherRespond,
   stableRun,
   useOpenAiTestServer,
   useServedStore,
@@ -115,6 +116,9 @@ describe('openai-node programs that end badly, with and without the preload', ()
 // unscoped rollout, and what the process leaves at its end (an unread stream, process.exit(0)) is still recorded.
 describe('openai-node programs in production mode (preload, AGL_STORE_URL only)', () => {
   const working = useOpenAiTestServer({ respond: weatherRespond });
+  const failingFirst = useOpenAiTestServer({
+    respond: scriptedWeatherRespond({ failPrefix: 'fail', answer: () => 'unused' }),
+  });
   const served = useServedStore(memoryStoreServing({ MemoryStore, createStoreServer }));
   const program = (mode: string) => ({
     args: [agentFile, mode],
@@ -141,6 +145,25 @@ describe('openai-node programs in production mode (preload, AGL_STORE_URL only)'
       expect(calls[0]!.attributes[ATTR_STREAM_UNREAD]).toBe(true);
     });
   }
+
+  it(
+    'responses.stream() failing: the printed stack has the same frames as without AGL; the call is recorded failed',
+    { timeout: 60_000 },
+    async () => {
+      const fails = { ...program('responses-stream-fails') };
+      fails.env = { ...fails.env, OPENAI_BASE_URL: failingFirst().baseURL };
+      const before = new Set((await served.store.queryRollouts()).items.map((r) => r.rolloutId));
+      const plain = await runUntraced(fails);
+      const { run, rollouts } = await runInProduction(fails, served);
+      expect(plain.code).toBe(1);
+      const frames = (text: string): string[] => text.split('\n').filter((line) => /^\s+at /.test(line));
+      expect(frames(plain.stderr).length).toBeGreaterThan(0);
+      expect(frames(run.stderr), 'stack frames').toEqual(frames(plain.stderr));
+      expect(stableRun(run)).toEqual(stableRun(plain));
+      const mine = rollouts.filter((r) => !before.has(r.rollout.rolloutId));
+      expect(mine.map((r) => r.rollout.status)).toEqual(['failed']);
+    },
+  );
 
   it(
     'responses.stream(): read by finalResponse() and by iteration, each call recorded',

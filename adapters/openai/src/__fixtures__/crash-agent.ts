@@ -8,6 +8,7 @@
 //   unread-stream  asks for a stream, never reads it, prints it, and ends normally
 //   unread-stream-exit0  the same, then process.exit(0)
 //   responses-stream  responses.stream() twice: read by finalResponse(), then by iteration
+//   responses-stream-fails  responses.stream() whose model answers 400, awaited at top level (its stack is printed)
 import OpenAI from 'openai';
 import { inspect } from 'node:util';
 
@@ -48,7 +49,9 @@ async function main(): Promise<void> {
   }
 }
 
-if (mode === 'responses-stream') {
+if (mode === 'responses-stream-fails') {
+  await client.responses.stream({ model, input: 'fail: weather in Paris?' }).finalResponse();
+} else if (mode === 'responses-stream') {
   const final = await client.responses.stream({ model, input: 'What is the weather in Paris?' }).finalResponse();
   console.log('final:', final.status);
   const types: string[] = [];
