@@ -14,7 +14,14 @@ import type { OpenAiTestServer } from '../openai-test-server/types';
 import { updatingFixtures, writeJsonFixture } from '../fixture-files';
 import { assertFailingRunSpans, failingWeatherRespond } from './failing-run';
 import { describeFailureCases, hangingWeatherRespond } from './failure-modes';
-import { runPreloaded, runUntraced, withServedStore, type PreloadProgram, type StoreServing } from './preload-runs';
+import {
+  runInProduction,
+  runPreloaded,
+  runUntraced,
+  withServedStore,
+  type PreloadProgram,
+  type StoreServing,
+} from './preload-runs';
 import { stableRun, type NodeRun } from './run-node';
 import {
   ancestorsOf,
@@ -256,6 +263,29 @@ export function describeAdapterConformance(options: AdapterConformanceOptions): 
             });
             await getAglTracer().forceFlush();
             assertFailingRunSpans((await store.querySpans({ rolloutId: rollout.rolloutId })).items, target.agentName);
+          },
+        );
+      }
+      if (preload && serve) {
+        it(
+          `${target.name}: in production mode (--import ${preload.register}, AGL_STORE_URL only) the run is one rollout with the same transitions`,
+          { timeout },
+          async () => {
+            const { run, rollouts } = await withServedStore(
+              { createStore: options.createStore, serveStore: serve },
+              (served) => runInProduction(program(preload, env.baseURL), served),
+            );
+            expect(run.code, run.stderr).toBe(0);
+            expect(run.stdout).toContain(WEATHER_TASK.answer);
+            for (const r of rollouts) {
+              expect(r.rollout).toMatchObject({ status: 'succeeded', mode: null, metadata: { source: 'unscoped' } });
+            }
+            // An agent run is one rollout holding all its calls; a plain client's calls are a rollout each.
+            expect(rollouts).toHaveLength(target.agentName === null ? 2 : 1);
+            assertWeatherSpans(
+              rollouts.flatMap((r) => r.spans),
+              target,
+            );
           },
         );
       }
