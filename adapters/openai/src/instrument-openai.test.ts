@@ -80,3 +80,39 @@ describe('responses.create streaming', () => {
     }
   });
 });
+
+describe('responses.stream() (the helper)', () => {
+  for (const how of ['finalResponse', 'iteration'] as const) {
+    it(`is recorded like responses.create streaming, read by ${how}`, { timeout: 30_000 }, async () => {
+      const llm = await startOpenAiTestServer({ respond: weatherRespond });
+      try {
+        const openai = client({ baseURL: llm.baseURL, apiKey: 'k' });
+        const store = new MemoryStore();
+        const rollout = await store.startRollout({ input: {} });
+        await withRolloutContext(
+          { rolloutId: rollout.rolloutId, attemptId: rollout.attempt.attemptId, store },
+          async () => {
+            const stream = openai.responses.stream({ model: 'm', input: 'What is the weather in Paris?' });
+            if (how === 'finalResponse') {
+              expect((await stream.finalResponse()).status).toBe('completed');
+            } else {
+              const types: string[] = [];
+              for await (const event of stream) types.push(event.type);
+              expect(types.at(-1)).toBe('response.completed');
+            }
+          },
+        );
+        await getAglTracer().forceFlush();
+        const spans = (await store.querySpans({ rolloutId: rollout.rolloutId })).items;
+        expect(spans).toHaveLength(1);
+        expect(spans[0]!.attributes).toMatchObject({
+          'gen_ai.request.streaming': true,
+          'gen_ai.prompt.0.content': 'What is the weather in Paris?',
+          'gen_ai.completion.0.tool_calls.0.name': 'get_weather',
+        });
+      } finally {
+        await llm.close();
+      }
+    });
+  }
+});

@@ -6,6 +6,7 @@ import { MemoryStore } from '@agl/store';
 import { createStoreServer } from '@agl/store/server';
 import {
   memoryStoreServing,
+  runInProduction,
   runUntracedAndPreloaded,
   scriptedWeatherRespond,
   startOpenAiTestServer,
@@ -75,6 +76,7 @@ describe('failing calls: the same script untraced and with --import @agl/vercel-
   const failingApis = [
     { api: 'generateText', mode: 'generate-400', failure: 'first failed: context length exceeded' },
     { api: 'streamText', mode: 'stream-400', failure: 'stream error: context length exceeded' },
+    { api: 'ToolLoopAgent.generate', mode: 'agent-400', failure: 'first failed: context length exceeded' },
   ];
   for (const { api, mode, failure } of failingApis) {
     it(`${api}: the model answers 400; the agent and step spans end with the error`, { timeout: 60_000 }, async () => {
@@ -84,6 +86,35 @@ describe('failing calls: the same script untraced and with --import @agl/vercel-
       expectFailedThenSibling(spans);
     });
   }
+
+  it(
+    'ToolLoopAgent.generate failing in production mode: one failed rollout with its agent and step spans, then the next',
+    { timeout: 60_000 },
+    async () => {
+      const { run, rollouts } = await runInProduction(
+        {
+          args: [script, 'agent-400'],
+          register: '@agl/vercel-ai/register',
+          env: { OPENAI_BASE_URL: llm().baseURL, OPENAI_API_KEY: 'sk-agl-test', AGL_TEST_MODEL: 'test-model' },
+        },
+        served,
+      );
+      expect(run.code, run.stderr).toBe(0);
+      // The store is shared with the runner-mode tests: this run's rollouts are the unscoped ones.
+      const byAgent = (name: string) =>
+        rollouts.find(
+          (r) => r.rollout.metadata?.source === 'unscoped' && r.spans.some((s) => s.name === `agent ${name}`),
+        );
+      const failed = byAgent('first');
+      expect(failed?.rollout.status).toBe('failed');
+      const agent = agentSpan(failed!.spans, 'first');
+      expect(agent.status.statusCode).toBe('ERROR');
+      expect(children(failed!.spans, agent).map((s) => [s.name, s.status.statusCode])).toEqual([
+        ['openai.chat.completion', 'ERROR'],
+      ]);
+      expect(byAgent('second')?.rollout.status).toBe('succeeded');
+    },
+  );
 
   it('a tool throws: the tool span ends with the error and the call goes on', { timeout: 60_000 }, async () => {
     const { stdout, spans } = await runBoth('tool-throws');

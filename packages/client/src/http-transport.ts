@@ -39,6 +39,12 @@ export interface TransportOptions {
    * dispatcher.
    */
   agent?: HttpAgent;
+  /**
+   * No request of this client keeps the process alive (each socket is unref'ed while in use): for background work
+   * such as the production recorder's exports and resources reads, which the process end flushes with a deadline of
+   * its own. Default false.
+   */
+  unrefRequests?: boolean;
 }
 
 /** One HTTP exchange's raw answer. */
@@ -70,6 +76,11 @@ export interface TransportRequest {
   signal?: AbortSignal;
   /** More request headers (e.g. `x-agl-reveal-secrets`). */
   headers?: Record<string, string>;
+  /**
+   * The request does not keep the process alive (its socket is unref'ed): background exports, which the process end
+   * flushes with a deadline of its own.
+   */
+  unref?: boolean;
 }
 
 const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -134,6 +145,7 @@ export class HttpTransport {
   /** The agent in use per protocol; only the client's own are destroyed by `close`. */
   readonly #agents: { http?: HttpAgent; https?: HttpsAgent } = {};
   readonly #ownsAgent: boolean;
+  readonly #unref: boolean;
 
   constructor(options: TransportOptions) {
     this.#urls = [...options.url.split(','), ...(options.fallbackUrls ?? [])]
@@ -147,6 +159,7 @@ export class HttpTransport {
     this.#sleep = options.sleep ?? defaultSleep;
     this.#connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
     this.#ownsAgent = options.agent === undefined;
+    this.#unref = options.unrefRequests ?? false;
     if (options.agent) this.#agents = { http: options.agent, https: options.agent as HttpsAgent };
   }
 
@@ -183,7 +196,7 @@ export class HttpTransport {
     }
     const timeout = request.timeoutMs ?? this.#timeoutMs;
     const url = new URL(`${this.baseUrl}${request.path}`);
-    const options = { method: request.method, headers, signal: request.signal };
+    const options = { method: request.method, headers, signal: request.signal, unref: request.unref ?? this.#unref };
     let response: Exchanged;
     try {
       response = await this.#exchange(url, options, payload, timeout, true);
@@ -206,7 +219,7 @@ export class HttpTransport {
   /** One HTTP exchange over the keep-alive agent: connect timeout, idle timeout, abort signal. */
   #exchange(
     url: URL,
-    options: { method: string; headers: Record<string, string>; signal?: AbortSignal },
+    { unref, ...options }: { method: string; headers: Record<string, string>; signal?: AbortSignal; unref?: boolean },
     payload: string | undefined,
     timeoutMs: number,
     keepAlive: boolean,
@@ -233,6 +246,8 @@ export class HttpTransport {
         req.destroy(timeoutError(REQUEST_TIMEOUT, `no answer from the store for ${timeoutMs} ms`)),
       );
       req.on('socket', (socket) => {
+        // (A kept-alive socket taken from the pool is ref'ed again by the agent for the next request.)
+        if (unref) socket.unref();
         if (!socket.connecting) return;
         const timer = setTimeout(
           () =>

@@ -188,7 +188,12 @@ export class StoreClient implements LightningStore {
   async #post(
     path: string,
     body?: unknown,
-    options: { headers?: Record<string, string>; retry?: boolean; json?: string } = {},
+    options: {
+      headers?: Record<string, string>;
+      retry?: boolean;
+      json?: string;
+      signal?: AbortSignal;
+    } = {},
   ): Promise<unknown> {
     this.#open();
     return (await this.#http.call({ method: 'POST', path, body, ...options })).body ?? null;
@@ -521,15 +526,17 @@ export class StoreClient implements LightningStore {
 
   /**
    * {@link applyRecords} for records already encoded as wire JSON, each `JSON.stringify(toWire('productionRecord',
-   * record))`: the production recorder keeps its buffer in that form and sends it without encoding again.
+   * record))`: the production recorder keeps its buffer in that form and sends it without encoding again. `signal`
+   * aborts the request (the recorder's exit deadline).
    */
   async applyEncodedRecords(
     records: readonly string[],
-    options: { retry?: boolean } = {},
+    options: { retry?: boolean; signal?: AbortSignal } = {},
   ): Promise<ApplyRecordsResult> {
     const answer = (await this.#post(`${P}/records`, undefined, {
       json: `{"records":[${records.join(',')}]}`,
       retry: options.retry,
+      ...(options.signal ? { signal: options.signal } : {}),
     })) as { applied?: unknown; rejected?: unknown } | null;
     const rejected = Array.isArray(answer?.rejected) ? (answer.rejected as Array<Record<string, unknown>>) : [];
     return {

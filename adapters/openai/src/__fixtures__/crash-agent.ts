@@ -6,6 +6,9 @@
 //   exit-mid-call  process.exit(3) from a timer while a call is still in flight
 //   sigterm-mid-call  SIGTERM (no handler of its own) while a call is still in flight
 //   unread-stream  asks for a stream, never reads it, prints it, and ends normally
+//   unread-stream-exit0  the same, then process.exit(0)
+//   responses-stream  responses.stream() twice: read by finalResponse(), then by iteration
+//   responses-stream-fails  responses.stream() whose model answers 400, awaited at top level (its stack is printed)
 import OpenAI from 'openai';
 import { inspect } from 'node:util';
 
@@ -46,13 +49,24 @@ async function main(): Promise<void> {
   }
 }
 
-if (mode === 'unread-stream') {
+if (mode === 'responses-stream-fails') {
+  await client.responses.stream({ model, input: 'fail: weather in Paris?' }).finalResponse();
+} else if (mode === 'responses-stream') {
+  const final = await client.responses.stream({ model, input: 'What is the weather in Paris?' }).finalResponse();
+  console.log('final:', final.status);
+  const types: string[] = [];
+  for await (const event of client.responses.stream({ model, input: 'What is the weather in Rome?' })) {
+    types.push(event.type);
+  }
+  console.log('last event:', types.at(-1));
+} else if (mode === 'unread-stream' || mode === 'unread-stream-exit0') {
   const stream = await client.chat.completions.create({
     model,
     messages: [{ role: 'user', content: 'hi' }],
     stream: true,
   });
   console.log(inspect(stream, { depth: 0 }), stream instanceof Object, Object.keys(stream).join(','));
+  if (mode === 'unread-stream-exit0') process.exit(0);
 } else if (mode === 'exit-in-catch') {
   main().catch((error: unknown) => {
     console.error('agent failed:', error instanceof Error ? error.message : error);

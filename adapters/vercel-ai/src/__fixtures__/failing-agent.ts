@@ -2,7 +2,7 @@
 // the model answers 400, a stream errors, a tool throws. Each makes a second, successful call after the failure.
 // The failing-run tests run each one untraced and with `node --import @agl/vercel-ai/register`.
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateText, stepCountIs, streamText, tool } from 'ai';
+import { generateText, stepCountIs, streamText, tool, ToolLoopAgent } from 'ai';
 import { z } from 'zod';
 
 const openai = createOpenAI({ baseURL: process.env.OPENAI_BASE_URL, apiKey: process.env.OPENAI_API_KEY });
@@ -28,6 +28,16 @@ const call = (prompt: string, functionId: string) => ({
 });
 
 async function first(): Promise<string> {
+  if (mode === 'agent-400') {
+    const agent = new ToolLoopAgent({
+      model,
+      tools: { get_weather: weather },
+      stopWhen: stepCountIs(3),
+      maxRetries: 0,
+      experimental_telemetry: { functionId: 'first' },
+    });
+    return (await agent.generate({ prompt: 'fail: weather in Paris?' })).text;
+  }
   if (mode === 'stream-400') {
     const result = streamText({
       ...call('fail: weather in Paris?', 'first'),

@@ -4,13 +4,15 @@ import { DEFAULT_LLM_CALL_MATCH } from '@agl/core/semconv';
 import { applyRecords, type LightningStore, type ProductionRecord } from '@agl/core/store';
 import {
   getAglTracer,
-  installExitFlush,
   preciseNowMs,
   setUnownedSpanHandler,
+  storeReopenSpec,
+  warmExitExporter,
   type RolloutContext,
 } from '@agl/core/tracer';
 import { StoreClient } from '../store-client';
 import { emptyStats, Recorder, type ObserveLogger, type ObserveStats } from './recorder';
+import { installRecorderExit } from './recorder-exit';
 import { redactSecrets, type RedactFn } from './redact';
 import { ResourcesCache } from './resources-cache';
 
@@ -42,7 +44,11 @@ export interface ConfigureObserveOptions {
   resourcesTtlMs?: number;
   /** How long the first request waits for the first resources read, ms (later ones never wait). Default 100. */
   resourcesFirstWaitMs?: number;
-  /** Flush on SIGTERM / SIGINT / `beforeExit`, at most this long, ms. Default 5,000; `0` installs no hook. */
+  /**
+   * How long the process end may wait for the store, ms, however the process ends (`beforeExit`, `process.exit`, an
+   * uncaught exception or unhandled rejection, SIGTERM / SIGINT): past it the request in flight is aborted and the rest
+   * is dropped. Default 5,000; `0` installs no hook.
+   */
   exitFlushTimeoutMs?: number;
   /** Where warnings go. Default `console`. */
   logger?: ObserveLogger;
@@ -162,15 +168,17 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
   if (target === undefined) return { ...base, recorder: null, store: null, resources: null, uninstall: () => {} };
   const token = options.token ?? (env.AGL_STORE_TOKEN || undefined);
   // No retries inside the client: the recorder retries with its own backoff, and a resources read must stay short.
-  const client =
-    typeof target === 'string'
-      ? new StoreClient({ url: target, ...(token ? { token } : {}), retryDelays: [], healthRetryDelays: [] })
-      : null;
+  const clientOptions = { url: String(target), ...(token ? { token } : {}), retryDelays: [], healthRetryDelays: [] };
+  const client = typeof target === 'string' ? new StoreClient(clientOptions) : null;
+  // The recorder's exports and the resources reads run in the background: they never keep the process alive (the exit
+  // path flushes with its own deadline). `feedback` uses `client`, whose requests a script awaits.
+  const background = typeof target === 'string' ? new StoreClient({ ...clientOptions, unrefRequests: true }) : null;
   const store: LightningStore = client ?? (target as LightningStore);
   const redact = options.redact === false ? null : (options.redact ?? redactSecrets);
+  const reopen = client ? storeReopenSpec(client as LightningStore) : undefined;
   const recorder = new Recorder({
-    send: client
-      ? (records) => client.applyEncodedRecords(records, { retry: false })
+    send: background
+      ? (records, signal) => background.applyEncodedRecords(records, { retry: false, signal })
       : (records) => applyRecords(store, records.map(decodeRecord)),
     maxBufferedRecords: positive('maxBufferedRecords', options.maxBufferedRecords, 10_000),
     maxBufferedBytes: positive('maxBufferedBytes', options.maxBufferedBytes, 64 * 1024 * 1024),
@@ -181,9 +189,11 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
     maxBackoffMs: 3_000,
     redact,
     logger,
+    // The exit path's exporter thread loads the store client once something is recorded, not at exit.
+    ...(reopen ? { onFirstRecord: () => warmExitExporter(reopen) } : {}),
   });
   const resources = new ResourcesCache({
-    load: () => store.getLatestResources(),
+    load: () => (background ?? store).getLatestResources(),
     ttlMs: options.resourcesTtlMs ?? 5_000,
     firstWaitMs: options.resourcesFirstWaitMs ?? 100,
     onError: (error) =>
@@ -191,8 +201,12 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
   });
   const unscoped = options.unscoped ?? env.AGL_UNSCOPED !== '0';
   const previousHandler = setUnownedSpanHandler((span) => {
-    if (!DEFAULT_LLM_CALL_MATCH.test(span.name)) return undefined;
-    recorder.countUnscoped();
+    // An LLM call, or an agent run (its root span: agent, workflow, chain), outside any rollout: one rollout holds it
+    // and every span under it (agent, tool, handoff and LLM spans alike), ended with the root span.
+    const llmCall = DEFAULT_LLM_CALL_MATCH.test(span.name);
+    if (!unscoped && !llmCall) return undefined;
+    // An agent run is counted (and recorded) once it makes an LLM call (`deferred` below).
+    if (llmCall) recorder.countUnscoped();
     if (!unscoped) {
       warnOnce(
         logger,
@@ -206,7 +220,13 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
     const attemptId = newAttemptId();
     const metadata = { source: 'unscoped', ...(options.agentName ? { agent_name: options.agentName } : {}) };
     const startTime = preciseNowMs() / 1000;
-    if (!recorder.start({ rolloutId, attemptId, input: null, metadata, startTime }, { unscoped: true }))
+    const rootSpanId = span.spanContext().spanId;
+    if (
+      !recorder.start(
+        { rolloutId, attemptId, input: null, metadata, startTime },
+        { unscoped: true, rootSpanId, deferred: !llmCall },
+      )
+    )
       return undefined;
     return {
       rolloutId,
@@ -218,14 +238,13 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
   });
   const exitMs = options.exitFlushTimeoutMs ?? 5_000;
   const observer: Observer = { ...base, recorder, store, resources, uninstall: () => {} };
-  // One try per process end: `beforeExit` fires again after each flush, and a store that stays down must not keep
-  // the process alive for ever.
-  let exitFlush: Promise<void> | null = null;
-  // The AGL tracer's own exit hook must be installed first: on a signal the last hook to run re-raises it once its
-  // flush is done, and ours (tracer flush, then the buffer) is the one that must finish.
+  // The AGL tracer's own exit hook must be installed first: on `exit` it closes the open spans and hands them to the
+  // recorder before ours exports the buffer, and on a signal the last hook to run (ours) re-raises it once done.
   getAglTracer();
   const uninstallExit =
-    exitMs > 0 ? installExitFlush(() => (exitFlush ??= flushRecorder(observer, exitMs).then(() => undefined))) : null;
+    exitMs > 0
+      ? installRecorderExit(recorder, { timeoutMs: exitMs, reopen, flush: (ms) => flushRecorder(observer, ms) })
+      : null;
   observer.uninstall = () => {
     uninstallExit?.();
     setUnownedSpanHandler(previousHandler);

@@ -1,6 +1,7 @@
 import { toWire, type JsonObject, type JsonValue, type Span, type SpanInput } from '@agl/core/schema';
 import type { ApplyRecordsResult, LightningStore, ProductionRecord } from '@agl/core/store';
-import { RecordBuffer } from './record-buffer';
+import { DEFAULT_LLM_CALL_MATCH } from '@agl/core/semconv';
+import { RecordBuffer, recordBytes } from './record-buffer';
 import type { RedactFn } from './redact';
 
 /** Where the recorder reports drops, export failures and rejected records. */
@@ -16,7 +17,10 @@ export interface ObserveStats {
   sampledOut: number;
   /** Records waiting in the buffer. */
   buffered: number;
-  /** Bytes (characters of wire JSON) waiting in the buffer. */
+  /**
+   * Memory the records waiting in the buffer hold, bytes: their wire JSON as V8 keeps it (one byte a character, two
+   * when a record holds a character beyond Latin-1) plus a small overhead per record.
+   */
   bufferedBytes: number;
   /** Rollouts dropped whole because the buffer was full (nothing of them reaches the store). */
   dropped: number;
@@ -28,7 +32,10 @@ export interface ObserveStats {
   failedExports: number;
   /** Records the store refused (`rejected` in its answer); not retried. */
   rejected: number;
-  /** LLM calls made outside any rollout (recorded as one-call rollouts, or only counted with `unscoped: false`). */
+  /**
+   * LLM calls and agent runs made outside any rollout (each recorded as a rollout of its own holding all its spans, or,
+   * with `unscoped: false`, LLM calls only counted).
+   */
   unscoped: number;
 }
 
@@ -52,9 +59,9 @@ export function emptyStats(): ObserveStats {
 export interface RecorderSettings {
   /**
    * Sends a batch of records, each already encoded as wire JSON (`JSON.stringify(toWire('productionRecord', r))`);
-   * throws when the store cannot be reached (the batch is retried).
+   * throws when the store cannot be reached (the batch is retried). `signal` aborts the request ({@link Recorder.halt}).
    */
-  send: (records: readonly string[]) => Promise<ApplyRecordsResult>;
+  send: (records: readonly string[], signal: AbortSignal) => Promise<ApplyRecordsResult>;
   maxBufferedRecords: number;
   maxBufferedBytes: number;
   maxBatchRecords: number;
@@ -68,14 +75,28 @@ export interface RecorderSettings {
   logger: ObserveLogger;
   /** Clock (epoch ms), injectable for tests. */
   now?: () => number;
+  /** Called once, when the first record is queued. */
+  onFirstRecord?: () => void;
 }
 
 interface LiveRollout {
   attemptId: string;
   nextSequenceId: number;
-  /** One-call rollout of an LLM call outside any rollout: it ends with its span. */
+  /** A rollout of work done outside any rollout (an LLM call, an agent run): it ends with its root span. */
   unscoped: boolean;
+  /** The unscoped rollout's root span (its end ends the rollout); without one, the first span handed over does. */
+  rootSpanId?: string;
+  /** Started through {@link Recorder.start}: room for its end record is kept in the buffer. */
+  started: boolean;
+  /**
+   * An unscoped agent run not known yet to make an LLM call: its start record and spans are held here, queued once an
+   * LLM span of it arrives, and forgotten if its root span ends without one.
+   */
+  deferred?: { start: string; bytes: number; held: SpanInput[] };
 }
+
+/** Room kept in the buffer for the end record of each started rollout, bytes (an end record is about 150). */
+const END_RESERVE_BYTES = 256;
 
 const WARN_INTERVAL_MS = 60_000;
 
@@ -101,6 +122,13 @@ export class Recorder {
   /** The loop waits for a partial batch to fill (a full one wakes it), as opposed to backing off. */
   #filling = false;
   #closed = false;
+  /** {@link halt} was called: the export loop stopped, the request in flight was aborted. */
+  #halted = false;
+  /** Aborts the request in flight. */
+  #inFlight: AbortController | null = null;
+  /** Started rollouts whose end is not queued yet: each keeps room for its end record in the buffer. */
+  #reservedEnds = 0;
+  #firstRecordSeen = false;
   /** The facade given to the tracer as the rollout context's store. */
   readonly store: LightningStore;
 
@@ -145,14 +173,34 @@ export class Recorder {
       resourcesId?: string | null;
       startTime: number;
     },
-    options: { unscoped?: boolean } = {},
+    options: { unscoped?: boolean; rootSpanId?: string; deferred?: boolean } = {},
   ): boolean {
     const json = encode({ kind: 'start', ...record });
-    if (
-      this.#closed ||
-      this.#buffer.length + 1 > this.#settings.maxBufferedRecords ||
-      this.#buffer.bytes + json.length > this.#settings.maxBufferedBytes
-    ) {
+    const bytes = recordBytes(json);
+    if (options.deferred && !this.#closed) {
+      this.#live.set(record.rolloutId, {
+        attemptId: record.attemptId,
+        nextSequenceId: 1,
+        unscoped: true,
+        ...(options.rootSpanId ? { rootSpanId: options.rootSpanId } : {}),
+        started: false,
+        deferred: { start: json, bytes, held: [] },
+      });
+      return true;
+    }
+    return this.#admit(record.rolloutId, json, bytes, {
+      attemptId: record.attemptId,
+      nextSequenceId: 1,
+      unscoped: options.unscoped ?? false,
+      ...(options.rootSpanId ? { rootSpanId: options.rootSpanId } : {}),
+      started: true,
+    });
+  }
+
+  /** Queues a start record (with room kept for its end) and tracks the rollout; false when the buffer is full. */
+  #admit(rolloutId: string, json: string, bytes: number, live: LiveRollout): boolean {
+    // The start and, kept aside until it comes, its end: an end record is never refused for want of room.
+    if (this.#closed || !this.#fits(2, bytes + END_RESERVE_BYTES)) {
       // Not tracked: a dropped rollout's request runs unrecorded, so none of its spans nor its end come here.
       this.#stats.dropped += 1;
       this.#warn(
@@ -163,20 +211,36 @@ export class Recorder {
       );
       return false;
     }
-    this.#live.set(record.rolloutId, {
-      attemptId: record.attemptId,
-      nextSequenceId: 1,
-      unscoped: options.unscoped ?? false,
-    });
+    this.#live.set(rolloutId, live);
+    this.#reservedEnds += 1;
     this.#stats.recorded += 1;
-    this.#push(json);
+    this.#push(json, bytes);
     return true;
   }
 
-  /** Queues a rollout's end (after every span the tracer handed over so far). */
+  /**
+   * Queues a rollout's end (after every span the tracer handed over so far). The end of a rollout started here always
+   * fits: its room was kept when it started.
+   */
   end(rolloutId: string, attemptId: string, status: 'succeeded' | 'failed', endTime: number): void {
+    const live = this.#live.get(rolloutId);
     this.#live.delete(rolloutId);
-    this.#push(encode({ kind: 'end', rolloutId, attemptId, status, endTime }));
+    const json = encode({ kind: 'end', rolloutId, attemptId, status, endTime });
+    if (live?.started) {
+      this.#reservedEnds -= 1;
+      this.#push(json);
+    } else if (!this.#closed && this.#fits(1, recordBytes(json))) {
+      this.#push(json);
+    }
+  }
+
+  /** The rollouts started and not ended yet (what the exit path ends `failed`). */
+  liveRollouts(): Array<{ rolloutId: string; attemptId: string; unscoped: boolean }> {
+    const out: Array<{ rolloutId: string; attemptId: string; unscoped: boolean }> = [];
+    for (const [rolloutId, live] of this.#live) {
+      if (live.started) out.push({ rolloutId, attemptId: live.attemptId, unscoped: live.unscoped });
+    }
+    return out;
   }
 
   /**
@@ -199,9 +263,28 @@ export class Recorder {
       else byRollout.set(span.rolloutId, [redacted]);
       accepted.push(redacted as Span);
     }
-    for (const [rolloutId, list] of byRollout) {
+    for (const [rolloutId, spansOfRollout] of byRollout) {
+      let list = spansOfRollout;
+      const deferred = this.#live.get(rolloutId)?.deferred;
+      if (deferred) {
+        const live = this.#live.get(rolloutId)!;
+        deferred.held.push(...list);
+        const endsNow = live.rootSpanId !== undefined && list.some((s) => s.spanId === live.rootSpanId);
+        if (!deferred.held.some((s) => DEFAULT_LLM_CALL_MATCH.test(s.name))) {
+          // No LLM call (yet): nothing of it is recorded unless one comes before its root span ends.
+          if (endsNow) this.#live.delete(rolloutId);
+          continue;
+        }
+        delete live.deferred;
+        live.started = true;
+        this.#live.delete(rolloutId);
+        if (!this.#admit(rolloutId, deferred.start, deferred.bytes, live)) continue;
+        this.#stats.unscoped += 1;
+        list = deferred.held;
+      }
       const json = encode({ kind: 'spans', spans: list });
-      if (this.#closed || this.#buffer.bytes + json.length > this.#settings.maxBufferedBytes) {
+      const bytes = recordBytes(json);
+      if (this.#closed || !this.#fits(1, bytes)) {
         this.#stats.droppedSpans += list.length;
         this.#warn(
           'droppedSpans',
@@ -209,11 +292,14 @@ export class Recorder {
             `so far (observeStats().droppedSpans). Raise maxBufferedBytes or check the store.`,
         );
       } else {
-        this.#push(json);
+        this.#push(json, bytes);
       }
       const live = this.#live.get(rolloutId);
-      if (live?.unscoped) {
-        const failed = list.some((s) => (s.status as { statusCode?: string } | undefined)?.statusCode === 'ERROR');
+      if (live?.unscoped && (live.rootSpanId === undefined || list.some((s) => s.spanId === live.rootSpanId))) {
+        const root = list.find((s) => s.spanId === live.rootSpanId);
+        const failed = (root ? [root] : list).some(
+          (s) => (s.status as { statusCode?: string } | undefined)?.statusCode === 'ERROR',
+        );
         const endTime = Math.max(...list.map((s) => (typeof s.endTime === 'number' ? s.endTime : 0)));
         this.end(rolloutId, live.attemptId, failed ? 'failed' : 'succeeded', endTime > 0 ? endTime : this.#now());
       }
@@ -231,7 +317,7 @@ export class Recorder {
     try {
       while (this.#buffer.length > 0) {
         const left = deadline - this.#now();
-        if (left <= 0) return false;
+        if (left <= 0 || this.#halted) return false;
         this.#wake?.();
         const pump = this.#pump();
         let timer: ReturnType<typeof setTimeout> | undefined;
@@ -249,15 +335,54 @@ export class Recorder {
     this.#closed = true;
   }
 
+  /**
+   * Stops the export loop for good and aborts the request in flight, so nothing of the recorder keeps the process
+   * alive (a store that accepts connections and never answers included). What is still buffered stays for
+   * {@link exportSync}.
+   */
+  halt(): void {
+    this.#halted = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#inFlight?.abort(new Error('the recorder was halted (process exit deadline)'));
+    this.#wake?.();
+  }
+
+  /**
+   * Hands every buffered record (the batch in flight included: records are idempotent) to `send`, a synchronous
+   * sender (the exit path), and empties the buffer when it succeeds. Returns the error message, or `null`.
+   */
+  exportSync(send: (records: string[]) => string | null): string | null {
+    const records = this.#buffer.all();
+    if (records.length === 0) return null;
+    const error = send(records);
+    if (error !== null) {
+      this.#stats.failedExports += 1;
+      return error;
+    }
+    this.#buffer.shift(records.length);
+    this.#stats.exported += records.length;
+    return null;
+  }
+
   #now(): number {
     return (this.#settings.now ?? Date.now)();
+  }
+
+  /** True when `records` more records of `bytes` fit beside those queued and the room kept for the open rollouts' ends. */
+  #fits(records: number, bytes: number): boolean {
+    const s = this.#settings;
+    return (
+      this.#buffer.length + this.#reservedEnds + records <= s.maxBufferedRecords &&
+      this.#buffer.bytes + this.#reservedEnds * END_RESERVE_BYTES + bytes <= s.maxBufferedBytes
+    );
   }
 
   #nextSequenceId(rolloutId: string, attemptId: string): number {
     let live = this.#live.get(rolloutId);
     if (!live) {
       // A span that ended after its rollout did: numbered after anything the rollout could have had.
-      live = { attemptId, nextSequenceId: 1_000_000, unscoped: false };
+      live = { attemptId, nextSequenceId: 1_000_000, unscoped: false, started: false };
       this.#live.set(rolloutId, live);
       queueMicrotask(() => {
         if (this.#live.get(rolloutId) === live) this.#live.delete(rolloutId);
@@ -280,8 +405,13 @@ export class Recorder {
     }
   }
 
-  #push(json: string): void {
-    this.#buffer.push(json);
+  #push(json: string, bytes?: number): void {
+    if (this.#settings.onFirstRecord && !this.#firstRecordSeen) {
+      this.#firstRecordSeen = true;
+      this.#settings.onFirstRecord();
+    }
+    this.#buffer.push(json, bytes);
+    if (this.#halted) return;
     // A full batch goes out at once, unless the loop is backing off from a failed export (only a flush cuts that short).
     if (this.#buffer.length >= this.#settings.maxBatchRecords) {
       if (this.#filling) this.#wake?.();
@@ -299,6 +429,7 @@ export class Recorder {
   #pump(): Promise<void> {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
+    if (this.#halted) return this.#pumping ?? Promise.resolve();
     this.#pumping ??= this.#run().finally(() => {
       this.#pumping = null;
     });
@@ -307,12 +438,15 @@ export class Recorder {
 
   async #run(): Promise<void> {
     const s = this.#settings;
-    while (this.#buffer.length > 0) {
+    while (this.#buffer.length > 0 && !this.#halted) {
       const batch = this.#buffer.peek(s.maxBatchRecords, s.maxBatchBytes);
       let result: ApplyRecordsResult;
+      const controller = new AbortController();
+      this.#inFlight = controller;
       try {
-        result = await s.send(batch);
+        result = await s.send(batch, controller.signal);
       } catch (error) {
+        if (this.#halted) return;
         this.#stats.failedExports += 1;
         this.#backoffMs = Math.min(s.maxBackoffMs, Math.max(s.minBackoffMs, this.#backoffMs * 2));
         this.#warn(
@@ -322,6 +456,8 @@ export class Recorder {
         );
         await this.#sleep(this.#backoffMs);
         continue;
+      } finally {
+        this.#inFlight = null;
       }
       this.#backoffMs = 0;
       this.#buffer.shift(batch.length);
@@ -336,7 +472,7 @@ export class Recorder {
         );
       }
       // What arrived meanwhile waits for a full batch or the flush delay: one request for many records.
-      if (this.#buffer.length > 0 && this.#buffer.length < s.maxBatchRecords && this.#flushing === 0) {
+      if (this.#buffer.length > 0 && this.#buffer.length < s.maxBatchRecords && this.#flushing === 0 && !this.#halted) {
         this.#filling = true;
         await this.#sleep(s.flushDelayMs);
         this.#filling = false;

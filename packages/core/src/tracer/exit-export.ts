@@ -39,6 +39,15 @@ export interface ExitExportGroup {
   spans: SpanInput[];
 }
 
+/**
+ * A production recorder's records (each already wire JSON) for one store, applied with its
+ * `applyEncodedRecords(records, { retry: false })` (the HTTP `StoreClient`).
+ */
+export interface ExitRecordsGroup {
+  spec: StoreReopenSpec;
+  records: string[];
+}
+
 // Runs in the exporter thread: imports store modules when asked to warm up, and on a job numbers and adds each group's
 // spans through a fresh store, answers on the port, then wakes the main thread (blocked in Atomics.wait).
 const WORKER_SOURCE = `
@@ -60,6 +69,10 @@ port.on('message', async (message) => {
   for (const group of message.groups) {
     try {
       const store = new (await load(group.spec.module))[group.spec.exportName](group.spec.options);
+      if (group.records) {
+        await store.applyEncodedRecords(group.records, { retry: false });
+        continue;
+      }
       const ids = await store.getNextSpanSequenceIds(group.spans.map((s) => [s.rolloutId, s.attemptId]));
       group.spans.forEach((s, i) => { if (typeof ids[i] === 'number') s.sequenceId = ids[i]; });
       await store.addSpans(group.spans);
@@ -117,7 +130,21 @@ export function warmExitExporter(spec: StoreReopenSpec): void {
  * Returns the error message, or `null` when every group reached its store.
  */
 export function exportSpansSync(groups: ExitExportGroup[], timeoutMs: number): string | null {
+  return runExitJob(groups, timeoutMs);
+}
+
+/**
+ * Sends a production recorder's records synchronously, for `process.on('exit')`: the same exporter thread as
+ * {@link exportSpansSync} opens the store again and applies them while this thread blocks, at most `timeoutMs` (the
+ * thread is abandoned then, whatever its socket does: the process exits). Returns the error message, or `null`.
+ */
+export function exportRecordsSync(groups: ExitRecordsGroup[], timeoutMs: number): string | null {
+  return runExitJob(groups, timeoutMs);
+}
+
+function runExitJob(groups: Array<ExitExportGroup | ExitRecordsGroup>, timeoutMs: number): string | null {
   if (groups.length === 0) return null;
+  if (timeoutMs <= 0) return 'no time was left before the exit deadline';
   const flag = new Int32Array(new SharedArrayBuffer(4));
   const id = (jobs += 1);
   let thread: NonNullable<typeof exporter>;

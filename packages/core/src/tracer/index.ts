@@ -22,7 +22,14 @@ export {
 } from './lightning-span-processor';
 export { AglTracer, getAglTracer, setAglTracer, ensureContextManager, type AglTracerOptions } from './agl-tracer';
 export { installExitFlush, onProcessEnd, type ExitFlushHooks } from './exit-flush';
-export { STORE_REOPEN, type StoreReopenSpec } from './exit-export';
+export {
+  exportRecordsSync,
+  storeReopenSpec,
+  STORE_REOPEN,
+  warmExitExporter,
+  type ExitRecordsGroup,
+  type StoreReopenSpec,
+} from './exit-export';
 export { spanFromOpenTelemetry, hrTimeToSeconds, preciseNowMs } from './span-conversion';
 export {
   emitReward,

@@ -33,9 +33,13 @@ export interface LightningSpanProcessorOptions {
 
 /**
  * Chooses an owner for a span that starts outside any rollout context (and not under a span of one): `@agl/client`
- * records an LLM call made outside any rollout as a one-call rollout. Returns `undefined` to leave the span unowned.
+ * records an LLM call or an agent run made outside any rollout as a rollout of its own (the span's children inherit
+ * it). Returns `undefined` to leave the span unowned.
  */
-export type UnownedSpanHandler = (span: { readonly name: string }) => RolloutContext | undefined;
+export type UnownedSpanHandler = (span: {
+  readonly name: string;
+  spanContext(): { readonly spanId: string };
+}) => RolloutContext | undefined;
 
 let unownedSpanHandler: UnownedSpanHandler | undefined;
 

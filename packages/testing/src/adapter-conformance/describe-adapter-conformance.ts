@@ -13,7 +13,15 @@ import { startOpenAiTestServer } from '../openai-test-server/openai-test-server'
 import type { OpenAiTestServer } from '../openai-test-server/types';
 import { updatingFixtures, writeJsonFixture } from '../fixture-files';
 import { assertFailingRunSpans, failingWeatherRespond } from './failing-run';
-import { runPreloaded, runUntraced, withServedStore, type PreloadProgram, type StoreServing } from './preload-runs';
+import { describeFailureCases, hangingWeatherRespond } from './failure-modes';
+import {
+  runInProduction,
+  runPreloaded,
+  runUntraced,
+  withServedStore,
+  type PreloadProgram,
+  type StoreServing,
+} from './preload-runs';
 import { stableRun, type NodeRun } from './run-node';
 import {
   ancestorsOf,
@@ -110,21 +118,33 @@ type ServeStore = NonNullable<AdapterConformanceOptions['serveStore']>;
 export function describeAdapterConformance(options: AdapterConformanceOptions): void {
   const timeout = options.timeoutMs ?? 120_000;
   let untracedChecked = false;
+  // The failure cases (five ways to end badly, three runs each) run for the suite's first preload target.
+  let failureCasesAdded = false;
   describe(`adapter conformance: ${options.name}`, () => {
     let llm: OpenAiTestServer;
     let failingLlm: OpenAiTestServer;
+    let hangingLlm: OpenAiTestServer;
+    let sigterm: (() => void) | null = null;
     let env: AdapterConformanceEnv;
     let failingEnv: AdapterConformanceEnv;
 
     beforeAll(async () => {
       llm = await startOpenAiTestServer({ respond: weatherRespond });
       failingLlm = await startOpenAiTestServer({ respond: failingWeatherRespond });
+      hangingLlm = await startOpenAiTestServer({
+        respond: hangingWeatherRespond(() => {
+          const kill = sigterm;
+          sigterm = null;
+          kill?.();
+        }),
+      });
       env = { baseURL: llm.baseURL, apiKey: 'sk-agl-test', model: WEATHER_TASK.model };
       failingEnv = { ...env, baseURL: failingLlm.baseURL };
     });
     afterAll(async () => {
       await llm.close();
       await failingLlm.close();
+      await hangingLlm.close();
     });
 
     /** The environment of the agent file: the test model at `baseURL`. */
@@ -245,6 +265,43 @@ export function describeAdapterConformance(options: AdapterConformanceOptions): 
             assertFailingRunSpans((await store.querySpans({ rolloutId: rollout.rolloutId })).items, target.agentName);
           },
         );
+      }
+      if (preload && serve) {
+        it(
+          `${target.name}: in production mode (--import ${preload.register}, AGL_STORE_URL only) the run is one rollout with the same transitions`,
+          { timeout },
+          async () => {
+            const { run, rollouts } = await withServedStore(
+              { createStore: options.createStore, serveStore: serve },
+              (served) => runInProduction(program(preload, env.baseURL), served),
+            );
+            expect(run.code, run.stderr).toBe(0);
+            expect(run.stdout).toContain(WEATHER_TASK.answer);
+            for (const r of rollouts) {
+              expect(r.rollout).toMatchObject({ status: 'succeeded', mode: null, metadata: { source: 'unscoped' } });
+            }
+            // An agent run is one rollout holding all its calls; a plain client's calls are a rollout each.
+            expect(rollouts).toHaveLength(target.agentName === null ? 2 : 1);
+            assertWeatherSpans(
+              rollouts.flatMap((r) => r.spans),
+              target,
+            );
+          },
+        );
+      }
+      if (preload && serve && !failureCasesAdded) {
+        failureCasesAdded = true;
+        describeFailureCases({
+          name: target.name,
+          agentName: target.agentName,
+          preload,
+          serving: { createStore: options.createStore, serveStore: serve },
+          agentEnv,
+          failingLlm: () => failingLlm,
+          hangingLlm: () => hangingLlm,
+          armSigterm: (kill) => (sigterm = kill),
+          timeoutMs: timeout,
+        });
       }
       if (preload && serve) {
         it(

@@ -19,9 +19,17 @@ export {
   FAILING_MODEL_MESSAGE,
   scriptedWeatherRespond,
 } from './failing-run';
+export {
+  describeFailureCases,
+  FAILURE_MODES,
+  FAILURE_HARNESS,
+  hangingWeatherRespond,
+  type FailureMode,
+} from './failure-modes';
 export { runNode, stableRun, SOURCE_NODE_FLAGS, type NodeRun } from './run-node';
 export {
   memoryStoreServing,
+  runInProduction,
   runPreloaded,
   runUntraced,
   runUntracedAndPreloaded,

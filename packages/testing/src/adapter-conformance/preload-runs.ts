@@ -1,4 +1,5 @@
-import type { LightningStore, Span } from '@agl/core';
+import type { ChildProcess } from 'node:child_process';
+import type { LightningStore, Rollout, Span } from '@agl/core';
 import type { JsonValue } from '@agl/core/schema';
 import { useSuiteResource } from '../suite-resource';
 import { runNode, SOURCE_NODE_FLAGS, type NodeRun } from './run-node';
@@ -12,6 +13,8 @@ export interface PreloadProgram {
   /** Added to this process's environment (the test model's URL, key, ...). */
   env: NodeJS.ProcessEnv;
   cwd?: string;
+  /** Gets each child process as it starts (to signal it). */
+  onSpawn?: (child: ChildProcess) => void;
 }
 
 /** A store and the URL it is served at, where preloaded runs record. */
@@ -45,7 +48,28 @@ export function memoryStoreServing(store: {
 
 /** Runs the program untraced. */
 export function runUntraced(program: PreloadProgram): Promise<NodeRun> {
-  return runNode([...SOURCE_NODE_FLAGS, ...program.args], program.env, program.cwd);
+  return runNode([...SOURCE_NODE_FLAGS, ...program.args], program.env, program.cwd, program.onSpawn);
+}
+
+/**
+ * Runs the program with `--import <register>` in production mode: `AGL_STORE_URL` of `served` and no runner rollout
+ * (the preload records on its own). The run, and every rollout of the store with its spans.
+ */
+export async function runInProduction(
+  program: PreloadProgram,
+  served: ServedStore,
+): Promise<{ run: NodeRun; rollouts: Array<{ rollout: Rollout; spans: Span[] }> }> {
+  const run = await runNode(
+    [...SOURCE_NODE_FLAGS, '--import', program.register, ...program.args],
+    { ...program.env, AGL_STORE_URL: served.url, AGL_ROLLOUT_ID: '', AGL_ATTEMPT_ID: '' },
+    program.cwd,
+    program.onSpawn,
+  );
+  const rollouts = [];
+  for (const rollout of (await served.store.queryRollouts()).items) {
+    rollouts.push({ rollout, spans: (await served.store.querySpans({ rolloutId: rollout.rolloutId })).items });
+  }
+  return { run, rollouts };
 }
 
 /**
@@ -67,6 +91,7 @@ export async function runPreloaded(
       AGL_ATTEMPT_ID: rollout.attempt.attemptId,
     },
     program.cwd,
+    program.onSpawn,
   );
   return { run, spans: (await served.store.querySpans({ rolloutId: rollout.rolloutId })).items };
 }

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 
 /** What a child Node process did: exit code, and everything it printed. */
 export interface NodeRun {
@@ -7,14 +7,23 @@ export interface NodeRun {
   stderr: string;
 }
 
-/** Runs `node <args>` with `env` added to this process's environment and collects its exit code and output. */
-export function runNode(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<NodeRun> {
+/**
+ * Runs `node <args>` with `env` added to this process's environment and collects its exit code and output.
+ * `onSpawn` gets the child (to signal it).
+ */
+export function runNode(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+  onSpawn?: (child: ChildProcess) => void,
+): Promise<NodeRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, {
       env: { ...process.env, ...env },
       cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    onSpawn?.(child);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -27,8 +36,10 @@ export function runNode(args: string[], env: NodeJS.ProcessEnv, cwd?: string): P
 /** Node flags that run the TypeScript sources of the workspace (`@agl/source` condition, tsx). */
 export const SOURCE_NODE_FLAGS = ['--conditions=@agl/source', '--import', 'tsx'] as const;
 
-/** What differs between two runs of one program for reasons of their own: drawn ids and the clock. */
+/** What differs between two runs of one program for reasons of their own: drawn ids, the clock and the PID. */
 const VOLATILE: [RegExp, string][] = [
+  // Node's warning lines, e.g. `(node:4242) Warning: The 'NO_COLOR' env is ignored due to the 'FORCE_COLOR' env…`
+  [/\((node|[\w.-]+):\d+\) /g, '($1:<pid>) '],
   [/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, '<uuid>'], // e.g. LangGraph's pregelTaskId
   [/\b(call|chatcmpl|resp)[-_][0-9a-z]+/gi, '$1_<id>'], // ids the test server draws
   [/\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d \w{3} \d{4} \d\d:\d\d:\d\d GMT/g, '<date>'], // an HTTP Date header
