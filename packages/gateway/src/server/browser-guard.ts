@@ -59,10 +59,9 @@ export function parseCorsOrigins(origins: readonly string[] | null | undefined):
  *   browser sends `Origin` with every cross-origin POST, even the "simple" ones that skip the preflight;
  * - a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) is answered (204) only for an allowed origin,
  *   for that origin only;
- * - a body whose `Content-Type` is not JSON is refused (415 `unsupported_media_type`) on every route, the control
- *   routes (`/proxy/pause`) included, whoever sends it.
+ * - bodies that are not JSON: {@link refuseNonJsonBody}.
  *
- * Returns true when it answered the request (the caller stops), false when the request goes on; responses to an
+ * Runs before the token check (a preflight carries no credentials). Returns true when it answered the request (the caller stops), false when the request goes on; responses to an
  * allowed origin then carry `Access-Control-Allow-Origin` for it.
  */
 export function guardBrowserRequest(allowed: ReadonlySet<string>, req: IncomingMessage, res: ServerResponse): boolean {
@@ -116,6 +115,14 @@ export function guardBrowserRequest(allowed: ReadonlySet<string>, req: IncomingM
     res.end();
     return true;
   }
+  return false;
+}
+
+/**
+ * Refuses a body whose `Content-Type` is not JSON (415 `unsupported_media_type`), on every route, the control routes
+ * (`/proxy/pause`) included, whoever sends it; runs after the token check. Returns true when it answered.
+ */
+export function refuseNonJsonBody(req: IncomingMessage, res: ServerResponse): boolean {
   if (hasBody(req) && !isJsonContentType(req.headers['content-type'])) {
     const given = req.headers['content-type'];
     // The body is not read: close the connection after the answer rather than drain it.

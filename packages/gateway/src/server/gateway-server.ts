@@ -15,7 +15,7 @@ import { allowedOrigin, BackendEndpoint } from '../upstream/backend-endpoint';
 import { type BackendConfig, BackendResolver, type ConfiguredBackend } from '../upstream/backend-resolver';
 import type { AnthropicMode, TokenIdPolicy, TrainOverrides } from '../upstream/call-plan';
 import { UpstreamClient } from '../upstream/upstream-client';
-import { guardBrowserRequest, parseCorsOrigins } from './browser-guard';
+import { guardBrowserRequest, parseCorsOrigins, refuseNonJsonBody } from './browser-guard';
 import { PauseController, type PauseState } from './pause-controller';
 
 /** Options of {@link startGateway}. */
@@ -234,6 +234,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
           'Missing or wrong gateway key. Send "Authorization: Bearer <token>" or "x-api-key: <token>" with the gateway token (--token, AGL_GATEWAY_TOKEN or AGL_KEY).',
       });
     }
+    if (refuseNonJsonBody(req, res)) return;
     if (pathname.startsWith('/proxy/') && !pathname.startsWith('/proxy/rollout/'))
       return handlePauseRoute(req, res, pathname, pause);
     const path = pathOf(pathname);
