@@ -149,7 +149,8 @@ export async function seedTrafficStore(path: string, n: number, now: number, win
 
 /**
  * The live-traffic benchmark (issue 55): `n` rollouts in a SQLite file, the real `agl store serve` on it, then the
- * dashboard's poll of `GET /v1/agl/ext/traffic` over a 30-day window by the day: uncached polls one at a time (each
+ * dashboard's poll of `GET /v1/agl/ext/traffic` (production sources, the default) over a 30-day window by the day:
+ * uncached polls one at a time (each
  * with a new `since`, as the dashboard sends), cached polls, then four pollers at once for a while with `/health`
  * probed every 100 ms; the server's peak RSS.
  */
@@ -166,15 +167,20 @@ export async function runTrafficBench(options: TrafficBenchOptions): Promise<Res
     log(`  seeded ${options.rollouts.toLocaleString('en-US')} rollouts in ${seedSeconds.toFixed(1)} s`);
     const server = await serveStore({ dbPath: path });
     try {
-      const query = (since: number) => `${server.url}/v1/agl/ext/traffic?bucket=day&scope=all&since=${since}`;
+      // The dashboard's poll: production sources (the default scope), 30 days by the day.
+      const query = (since: number, scope = '') => `${server.url}/v1/agl/ext/traffic?bucket=day${scope}&since=${since}`;
       began = performance.now();
       const firstMs = await timedGet(query(now - windowSeconds));
       log(`  first poll ${firstMs.toFixed(0)} ms`);
-      const body = (await (await fetch(query(now - windowSeconds))).json()) as { total: { count: number } };
-      if (body.total.count !== options.rollouts)
-        throw new Error(`the poll counted ${body.total.count} rollouts, not ${options.rollouts}`);
+      const all = (await (await fetch(query(now - windowSeconds, '&scope=all'))).json()) as {
+        total: { count: number };
+      };
+      if (all.total.count !== options.rollouts)
+        throw new Error(`the poll counted ${all.total.count} rollouts, not ${options.rollouts}`);
       const polls: number[] = [];
       for (let i = 0; i < (options.polls ?? 30); i += 1) polls.push(await timedGet(query(now - windowSeconds + 1 + i)));
+      const allPolls: number[] = [];
+      for (let i = 0; i < 5; i += 1) allPolls.push(await timedGet(query(now - windowSeconds + 50 + i, '&scope=all')));
       const cached: number[] = [];
       for (let i = 0; i < 10; i += 1) cached.push(await timedGet(query(now - windowSeconds)));
       log(`  poll median ${median(polls).toFixed(0)} ms, p95 ${percentile(polls, 0.95).toFixed(0)} ms`);
@@ -205,6 +211,7 @@ export async function runTrafficBench(options: TrafficBenchOptions): Promise<Res
         firstPollMs: round(firstMs, 1),
         pollMs: { median: round(median(polls), 1), p95: round(percentile(polls, 0.95), 1), count: polls.length },
         cachedPollMs: { median: round(median(cached), 1) },
+        allSourcesPollMs: { median: round(median(allPolls), 1) },
         underLoad: {
           pollers: 4,
           polls: underLoad.length,
