@@ -13,6 +13,7 @@ import { StoreClient } from '../store-client';
 import { emptyStats, Recorder, type ObserveLogger, type ObserveStats } from './recorder';
 import { redactSecrets, type RedactFn } from './redact';
 import { ResourcesCache } from './resources-cache';
+import { DEFAULT_UNSCOPED_PER_SECOND, UnscopedLimiter } from './unscoped-limiter';
 
 /** Options of {@link configureObserve} (each falls back to its environment variable, then to its default). */
 export interface ConfigureObserveOptions {
@@ -36,6 +37,14 @@ export interface ConfigureObserveOptions {
    * `AGL_UNSCOPED=0`) only counts it (`observeStats().unscoped`) and warns once. Default true.
    */
   unscoped?: boolean;
+  /**
+   * Most one-call rollouts per second for LLM calls outside any rollout (env `AGL_UNSCOPED_PER_SECOND`). Calls past it
+   * are counted (`observeStats().unscopedFolded`) and recorded as one rollout per minute (`metadata.source =
+   * "unscoped"`, `metadata.folded_calls`: how many). Default 50; 0 folds every such call.
+   */
+  unscopedPerSecond?: number;
+  /** Clock of the unscoped rate bound, epoch ms (for tests). Default `Date.now`. */
+  unscopedClock?: () => number;
   /** Default `metadata.agent_name` of every rollout (`observe`'s `agentName` wins). */
   agentName?: string;
   /** How long `rollout.resources` is served from cache before a background refresh, ms. Default 5,000. */
@@ -57,6 +66,8 @@ export interface Observer {
   resources: ResourcesCache | null;
   logger: ObserveLogger;
   uninstall: () => void;
+  /** Records the current minute's unscoped calls folded by the rate bound now (on shutdown and exit). */
+  drainUnscoped?: () => void;
 }
 
 let current: Observer | null = null;
@@ -124,6 +135,7 @@ export async function shutdownObserve(timeoutMs = 5_000): Promise<void> {
   current = null;
   if (!observer) return;
   observer.uninstall();
+  observer.drainUnscoped?.();
   await flushRecorder(observer, timeoutMs);
   observer.recorder?.close();
 }
@@ -190,6 +202,27 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
       warnOnce(logger, 'resources', `[agl observe] could not read the latest resources: ${String(error)}`),
   });
   const unscoped = options.unscoped ?? env.AGL_UNSCOPED !== '0';
+  const agentMetadata = options.agentName ? { agent_name: options.agentName } : {};
+  const perSecondEnv = env.AGL_UNSCOPED_PER_SECOND;
+  const limiter = new UnscopedLimiter({
+    perSecond: options.unscopedPerSecond ?? (perSecondEnv ? Number(perSecondEnv) : DEFAULT_UNSCOPED_PER_SECOND),
+    now: options.unscopedClock,
+    emit: ({ startMs, calls }) => {
+      const rolloutId = newRolloutId();
+      const attemptId = newAttemptId();
+      const folded = { source: 'unscoped', folded_calls: calls, ...agentMetadata };
+      if (
+        recorder.start({
+          rolloutId,
+          attemptId,
+          input: { folded_calls: calls },
+          metadata: folded,
+          startTime: startMs / 1000,
+        })
+      )
+        recorder.end(rolloutId, attemptId, 'succeeded', (startMs + 60_000) / 1000);
+    },
+  });
   const previousHandler = setUnownedSpanHandler((span) => {
     if (!DEFAULT_LLM_CALL_MATCH.test(span.name)) return undefined;
     recorder.countUnscoped();
@@ -202,9 +235,13 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
       );
       return undefined;
     }
+    if (!limiter.take()) {
+      recorder.countUnscopedFolded();
+      return undefined;
+    }
     const rolloutId = newRolloutId();
     const attemptId = newAttemptId();
-    const metadata = { source: 'unscoped', ...(options.agentName ? { agent_name: options.agentName } : {}) };
+    const metadata = { source: 'unscoped', ...agentMetadata };
     const startTime = preciseNowMs() / 1000;
     if (!recorder.start({ rolloutId, attemptId, input: null, metadata, startTime }, { unscoped: true }))
       return undefined;
@@ -225,7 +262,14 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
   // flush is done, and ours (tracer flush, then the buffer) is the one that must finish.
   getAglTracer();
   const uninstallExit =
-    exitMs > 0 ? installExitFlush(() => (exitFlush ??= flushRecorder(observer, exitMs).then(() => undefined))) : null;
+    exitMs > 0
+      ? installExitFlush(() => {
+          // The current minute's folded calls are recorded before the last flush.
+          limiter.drain();
+          return (exitFlush ??= flushRecorder(observer, exitMs).then(() => undefined));
+        })
+      : null;
+  observer.drainUnscoped = () => limiter.drain();
   observer.uninstall = () => {
     uninstallExit?.();
     setUnownedSpanHandler(previousHandler);

@@ -30,6 +30,11 @@ export interface ObserveStats {
   rejected: number;
   /** LLM calls made outside any rollout (recorded as one-call rollouts, or only counted with `unscoped: false`). */
   unscoped: number;
+  /**
+   * Of those, calls over the rate bound (`unscopedPerSecond`): not recorded as their own rollout, only counted into one
+   * rollout per minute (`metadata.folded_calls`).
+   */
+  unscopedFolded: number;
 }
 
 /** All counters at zero (a process with no store configured reports these). */
@@ -45,6 +50,7 @@ export function emptyStats(): ObserveStats {
     failedExports: 0,
     rejected: 0,
     unscoped: 0,
+    unscopedFolded: 0,
   };
 }
 
@@ -131,6 +137,11 @@ export class Recorder {
   /** Counts an LLM call outside any rollout. */
   countUnscoped(): void {
     this.#stats.unscoped += 1;
+  }
+
+  /** Counts an LLM call outside any rollout that the rate bound folded into its minute's rollout. */
+  countUnscopedFolded(): void {
+    this.#stats.unscopedFolded += 1;
   }
 
   /**
