@@ -48,8 +48,15 @@ export interface TrafficAnnotationRow {
   source: string;
   agent: string;
   sequence_id: number;
-  /** The span's attribute map, as JSON text or parsed (PostgreSQL's JSONB). */
+  /**
+   * The span's attribute map, as JSON text or parsed (PostgreSQL's JSONB); SQLite leaves it null when it read the
+   * common layout into {@link TrafficAnnotationRow.reward} and {@link TrafficAnnotationRow.reward_source}.
+   */
   attributes: string | Record<string, unknown> | null;
+  /** `agentlightning.reward.0.value` when it is a number (SQLite only). */
+  reward?: number | null;
+  /** `agl.reward.source` (SQLite only). */
+  reward_source?: string | null;
 }
 
 /** {@link TrafficGroupRow}s and {@link TrafficAnnotationRow}s of one window. */

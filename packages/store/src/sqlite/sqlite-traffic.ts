@@ -22,13 +22,21 @@ const bump = (x: string): string =>
      ON CONFLICT (${KEY_COLUMNS.join(', ')}) DO UPDATE SET n = n + 1;`;
 const drop = (x: string): string => `UPDATE traffic_hours SET n = n - 1 WHERE ${keyMatches(x)};`;
 const ANNOTATION = `'${SPAN_ANNOTATION}'`;
+/** A span row's attribute map as JSON text (rows from before migration 2 keep it inside `doc`). */
+const attributesOf = (x: string): string => `COALESCE(${x}.attributes, json_extract(${x}.doc, '$.attributes'))`;
+/** The common reward layout: `agentlightning.reward.0.value` when it is a number, else NULL (read in JS then). */
+const rewardOf = (x: string): string =>
+  `(CASE WHEN json_type(${attributesOf(x)}, '$."agentlightning.reward.0.value"') IN ('integer', 'real')
+     THEN json_extract(${attributesOf(x)}, '$."agentlightning.reward.0.value"') END)`;
 /** The columns of a `traffic_annotations` row for span row `x` of rollout row `r` (a SELECT list, FROM follows). */
 const annotationRow = (x: string): string =>
-  `(start_time, span_seq, rollout_id, attempt_seq, sequence_id, mode, source, agent, failed, attributes)
+  `(start_time, span_seq, rollout_id, attempt_seq, sequence_id, mode, source, agent, failed, reward, reward_source,
+    attributes)
    SELECT r.start_time, ${x}.seq, ${x}.rollout_id,
      (SELECT a.sequence_id FROM attempts a WHERE a.rollout_id = ${x}.rollout_id AND a.attempt_id = ${x}.attempt_id),
-     ${x}.sequence_id, ${keyOf('r').slice(1).join(', ')},
-     COALESCE(${x}.attributes, json_extract(${x}.doc, '$.attributes'))`;
+     ${x}.sequence_id, ${keyOf('r').slice(1).join(', ')}, ${rewardOf(x)},
+     json_extract(${attributesOf(x)}, '$."agl.reward.source"'),
+     CASE WHEN ${rewardOf(x)} IS NULL THEN ${attributesOf(x)} END`;
 
 /**
  * Migration 3 of the SQLite store: the live-traffic rollup. `traffic_hours` counts rollouts per hour of start and key
@@ -66,6 +74,8 @@ export const TRAFFIC_MIGRATION_SQL = `
     source TEXT NOT NULL,
     agent TEXT NOT NULL,
     failed INTEGER NOT NULL,
+    reward REAL,
+    reward_source TEXT,
     attributes TEXT,
     PRIMARY KEY (start_time, span_seq)
   ) WITHOUT ROWID;
@@ -133,7 +143,8 @@ export function prepareTraffic(db: Database.Database): TrafficStatements {
     annotations: (sources: boolean) =>
       statement(
         `SELECT t.rollout_id AS rollout_id, t.start_time AS start_time, t.failed AS failed, t.mode AS mode,
-                t.source AS source, t.agent AS agent, t.sequence_id AS sequence_id, t.attributes AS attributes
+                t.source AS source, t.agent AS agent, t.sequence_id AS sequence_id, t.reward AS reward,
+                t.reward_source AS reward_source, t.attributes AS attributes
          FROM traffic_annotations t
          WHERE t.start_time >= ? AND t.start_time < ?
            ${sources ? "AND t.source IN (SELECT ':' || value FROM json_each(?))" : ''}

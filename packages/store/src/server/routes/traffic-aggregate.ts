@@ -1,5 +1,5 @@
-import { findFinalReward, listFeedback, type SpanLike } from '@agl/core/transitions';
-import { SPAN_ANNOTATION } from '@agl/core/semconv';
+import { getRewardSource, getRewardValue, type RewardSource, type SpanLike } from '@agl/core/transitions';
+import { ATTR_REWARD_SOURCE, REWARD_SOURCES, SPAN_ANNOTATION } from '@agl/core/semconv';
 import {
   decodeTrafficKey,
   TRAFFIC_HOUR,
@@ -70,7 +70,38 @@ const keysOf = (row: TrafficGroupRow | TrafficAnnotationRow): TrafficKeys => ({
   failed: row.failed === true || row.failed === 1,
 });
 
-/** Final reward and feedback count of each rollout among the annotation rows (spans sorted by sequence id). */
+/** The primary reward key every AGL emitter writes (`agentlightning.reward.0.value`). */
+const PRIMARY_REWARD = 'agentlightning.reward.0.value';
+
+/**
+ * The reward and its source of one annotation row: the common layout (a finite number at
+ * `agentlightning.reward.0.value`, precomputed by SQLite as `reward`/`reward_source`) is read directly; any other
+ * layout goes through `getRewardValue` / `getRewardSource`, so the answer is theirs either way.
+ */
+function rewardOfRow(row: TrafficAnnotationRow): { value: number | null; source: RewardSource } {
+  if (row.attributes === null && typeof row.reward === 'number')
+    return { value: row.reward, source: sourceOf(row.reward_source ?? null) };
+  const attributes =
+    row.attributes === null
+      ? {}
+      : typeof row.attributes === 'string'
+        ? (JSON.parse(row.attributes) as Record<string, unknown>)
+        : row.attributes;
+  const primary = attributes[PRIMARY_REWARD];
+  if (typeof primary === 'number' && Number.isFinite(primary))
+    return { value: primary, source: sourceOf(attributes[ATTR_REWARD_SOURCE]) };
+  const span: SpanLike = { name: SPAN_ANNOTATION, attributes, sequenceId: row.sequence_id };
+  return { value: getRewardValue(span), source: getRewardSource(span) };
+}
+
+const sourceOf = (value: unknown): RewardSource =>
+  value === REWARD_SOURCES.feedback || value === REWARD_SOURCES.judge ? value : 'agent';
+
+/**
+ * Final reward and feedback count of each rollout among the annotation rows, with the precedence of
+ * `findFinalReward` (spans by sequence id: the latest feedback, else the latest agent reward, else the latest judge
+ * score) and the count of `listFeedback` (feedback spans with a primary reward).
+ */
 export function rewardInfos(annotations: readonly TrafficAnnotationRow[]): TrafficRewardInfo[] {
   const byRollout = new Map<string, TrafficAnnotationRow[]>();
   for (const row of annotations) {
@@ -80,22 +111,25 @@ export function rewardInfos(annotations: readonly TrafficAnnotationRow[]): Traff
   }
   const out: TrafficRewardInfo[] = [];
   for (const rows of byRollout.values()) {
-    rows.sort((a, b) => a.sequence_id - b.sequence_id);
-    const spans: SpanLike[] = rows.map((r) => ({
-      name: SPAN_ANNOTATION,
-      sequenceId: r.sequence_id,
-      attributes:
-        r.attributes === null
-          ? {}
-          : typeof r.attributes === 'string'
-            ? (JSON.parse(r.attributes) as Record<string, unknown>)
-            : r.attributes,
-    }));
+    if (rows.length > 1) rows.sort((a, b) => a.sequence_id - b.sequence_id);
+    let feedback: number | null = null;
+    let agent: number | null = null;
+    let judge: number | null = null;
+    let feedbackCount = 0;
+    for (let i = rows.length - 1; i >= 0; i -= 1) {
+      const { value, source } = rewardOfRow(rows[i]!);
+      if (value === null) continue;
+      if (source === 'feedback') {
+        feedbackCount += 1;
+        feedback ??= value;
+      } else if (source === 'agent') agent ??= value;
+      else judge ??= value;
+    }
     out.push({
       ...keysOf(rows[0]!),
       startTime: rows[0]!.start_time,
-      finalReward: findFinalReward(spans),
-      feedbackCount: listFeedback(spans).length,
+      finalReward: feedback ?? agent ?? judge,
+      feedbackCount,
     });
   }
   return out;
