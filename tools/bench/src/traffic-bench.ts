@@ -172,7 +172,10 @@ export async function runTrafficBench(options: TrafficBenchOptions): Promise<Res
       began = performance.now();
       const firstMs = await timedGet(query(now - windowSeconds));
       log(`  first poll ${firstMs.toFixed(0)} ms`);
-      const all = (await (await fetch(query(now - windowSeconds, '&scope=all'))).json()) as {
+      // A server from before `scope` (the "before" figures) counts every rollout without it.
+      const scoped = (await fetch(query(now - windowSeconds, '&scope=all'))).status !== 400;
+      const allScope = scoped ? '&scope=all' : '';
+      const all = (await (await fetch(query(now - windowSeconds, allScope))).json()) as {
         total: { count: number };
       };
       if (all.total.count !== options.rollouts)
@@ -180,7 +183,7 @@ export async function runTrafficBench(options: TrafficBenchOptions): Promise<Res
       const polls: number[] = [];
       for (let i = 0; i < (options.polls ?? 30); i += 1) polls.push(await timedGet(query(now - windowSeconds + 1 + i)));
       const allPolls: number[] = [];
-      for (let i = 0; i < 5; i += 1) allPolls.push(await timedGet(query(now - windowSeconds + 50 + i, '&scope=all')));
+      for (let i = 0; i < 5; i += 1) allPolls.push(await timedGet(query(now - windowSeconds + 50 + i, allScope)));
       const cached: number[] = [];
       for (let i = 0; i < 10; i += 1) cached.push(await timedGet(query(now - windowSeconds)));
       log(`  poll median ${median(polls).toFixed(0)} ms, p95 ${percentile(polls, 0.95).toFixed(0)} ms`);
