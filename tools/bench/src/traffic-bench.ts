@@ -173,7 +173,7 @@ export async function runTrafficBench(options: TrafficBenchOptions): Promise<Res
       const firstMs = await timedGet(query(now - windowSeconds));
       log(`  first poll ${firstMs.toFixed(0)} ms`);
       // A server from before `scope` (the "before" figures) counts every rollout without it.
-      const scoped = (await fetch(query(now - windowSeconds, '&scope=all'))).status !== 400;
+      const scoped = (await fetch(query(now - windowSeconds, '&scope=all'))).ok;
       const allScope = scoped ? '&scope=all' : '';
       const all = (await (await fetch(query(now - windowSeconds, allScope))).json()) as {
         total: { count: number };
