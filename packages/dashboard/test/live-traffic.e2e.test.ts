@@ -58,6 +58,13 @@ describe.skipIf(CHROMIUM === null && !isCi())('live traffic in the dashboard (ch
     await live('late', T0 + 240, bot, { reward: 0 });
     await live('d', T0 + 2 * HOUR + 5, { source: 'production', agent_name: 'other' }, { feedback: 0.5 });
     await live('e', T0 + 2 * HOUR + 10, { source: 'unscoped' });
+    // A training rollout (APO's train/val rollouts look like this): not a request.
+    const train = await store.startRollout({ input: { q: 'train' }, mode: 'train', startTime: T0 + 30 });
+    await recordRewardSpan(store, train.rolloutId, {
+      'agentlightning.reward.0.name': 'primary',
+      'agentlightning.reward.0.value': 0.1,
+    });
+    await store.updateAttempt(train.rolloutId, train.attempt.attemptId, { status: 'succeeded', endTime: T0 + 31 });
     await store.close();
     served = await serveStore(db, TOKEN);
     browser = await chromium.launch({
@@ -110,6 +117,27 @@ describe.skipIf(CHROMIUM === null && !isCi())('live traffic in the dashboard (ch
     await page.getByLabel('Agent filter').selectOption('');
     await page.getByLabel('Source filter').selectOption('unscoped');
     await expect.poll(() => page.getByTestId('traffic-rollout-row').count()).toBe(1);
+  });
+
+  it('shows production sources over the span of the data by default, with all sources one click away', async () => {
+    const isTraffic = (r: { url(): string }) => new URL(r.url()).pathname === '/v1/agl/ext/traffic';
+    const first = page.waitForResponse(isTraffic);
+    await page.goto(`${served.url}/traffic`);
+    const res = await first;
+    const asked = new URL(res.url()).searchParams;
+    expect(asked.get('since')).toBeNull();
+    expect(asked.get('scope')).toBe('production');
+    const body = (await res.json()) as { since: number; fitted: boolean; scope: string; buckets: unknown[] };
+    // The data starts 3 hours ago: the window is those hours, not 7 days with one bar at the edge.
+    expect(body).toMatchObject({ scope: 'production', fitted: true, since: T0 });
+    expect(body.buckets.length).toBeLessThanOrEqual(4);
+    await expect.poll(() => page.getByTestId('traffic-total-count').textContent()).toBe('6');
+    expect(await page.getByTestId('traffic-scope-production').getAttribute('aria-pressed')).toBe('true');
+    await expect.poll(() => page.getByTestId('traffic-rollout-row').count()).toBe(6);
+    await page.getByTestId('traffic-scope-all').click();
+    await expect.poll(() => page.getByTestId('traffic-total-count').textContent()).toBe('7');
+    await expect.poll(() => page.getByTestId('traffic-rollout-row').count()).toBe(7);
+    expect(await page.getByTestId('traffic-scope-all').getAttribute('aria-pressed')).toBe('true');
   });
 
   it('shows late feedback at once on a rollout page that was already shown', async () => {

@@ -1,5 +1,6 @@
 /**
- * `npm run bench [-- --quick] [--with-training] [--only store,ingest,adapters,gateway,observe,training] [--out file]`:
+ * `npm run bench [-- --quick] [--with-training] [--only store,ingest,adapters,gateway,observe,training,traffic]
+ * [--traffic-rollouts n] [--out file]`:
  * every AGL benchmark in sequence, a table on stdout, the figures in `bench-results.json` at the repo root and the
  * artefacts (CPU profile, sub-bench logs) in `bench-artifacts/`.
  */
@@ -15,9 +16,10 @@ import { reportTable } from './report-table';
 import { machineInfo, missingRequiredKeys, round, type ResultTree } from './results';
 import { runStoreBenchmarks } from './store-benchmarks';
 import { runAdapterBenches, runGatewayBench } from './sub-benches';
+import { runTrafficBench } from './traffic-bench';
 import { trainingFigures } from './training-figures';
 
-const SECTIONS = ['store', 'ingest', 'adapters', 'gateway', 'observe', 'training'] as const;
+const SECTIONS = ['store', 'ingest', 'adapters', 'gateway', 'observe', 'training', 'traffic'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({
@@ -27,6 +29,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     out: { type: 'string' },
     'large-repeats': { type: 'string' },
+    'traffic-rollouts': { type: 'string' },
   },
 });
 const quick = values.quick === true;
@@ -52,6 +55,7 @@ const results: ResultTree = {
   gateway: {},
   observe: {},
   training: { demo: {}, tenMinutes: {} },
+  traffic: {},
   memory: {},
 };
 const save = (): void => writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
@@ -110,6 +114,12 @@ await section('training', async () => {
     demo: await trainingFigures({ artifactsDir, run, log }),
     tenMinutes: await trainingFigures({ artifactsDir, run, which: 'tenMinutes', log }),
   };
+});
+await section('traffic', async () => {
+  const rollouts = Number(values['traffic-rollouts'] ?? (quick ? 100_000 : 1_000_000));
+  if (!Number.isInteger(rollouts) || rollouts < 1)
+    throw new Error(`--traffic-rollouts ${values['traffic-rollouts']}: use a whole number of rollouts ≥ 1`);
+  results.traffic = await runTrafficBench({ rollouts, polls: quick ? 10 : 30, loadSeconds: quick ? 5 : 15, log });
 });
 
 results.machine = { ...(results.machine as ResultTree), loadAverageAtEnd: loadavg().map((v) => round(v, 2)) };

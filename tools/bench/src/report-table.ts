@@ -124,6 +124,27 @@ export function reportTable(results: ResultTree): string {
     target: `< ${fmt(getPath(results, 'observe.storeDown.budgetMb'), 0)} MB`,
     note: `${fmt(getPath(results, 'observe.storeDown.seconds'), 0)} s down; ${fmt(getPath(results, 'observe.storeDown.rssBeforeMb'), 0)} MB before; +${fmt(getPath(results, 'observe.storeDown.overUnrecordedMb'), 0)} MB over the unrecorded peak`,
   });
+  if (getPath(results, 'traffic.rollouts') !== undefined) {
+    const n = `${fmt(getPath(results, 'traffic.rollouts'), 0)} rollouts, ${fmt(getPath(results, 'traffic.windowDays'), 0)}-day window`;
+    rows.push({
+      figure: 'traffic poll (uncached), median / p95',
+      value: `${fmt(getPath(results, 'traffic.pollMs.median'), 0)} / ${fmt(getPath(results, 'traffic.pollMs.p95'), 0)} ms`,
+      target: '≤ 200 ms',
+      note: reason(results, 'traffic') ?? `${n}; cached ${fmt(getPath(results, 'traffic.cachedPollMs.median'), 1)} ms`,
+    });
+    rows.push({
+      figure: 'traffic: health under 4 pollers, p95',
+      value: `${fmt(getPath(results, 'traffic.underLoad.healthMsP95'), 1)} ms`,
+      target: '≤ 50 ms',
+      note: `median ${fmt(getPath(results, 'traffic.underLoad.healthMsMedian'), 1)} ms, max ${fmt(getPath(results, 'traffic.underLoad.healthMsMax'), 1)} ms; poll p95 under load ${fmt(getPath(results, 'traffic.underLoad.pollMsP95'), 0)} ms`,
+    });
+    rows.push({
+      figure: 'traffic: store server peak RSS',
+      value: `${fmt(getPath(results, 'traffic.peakRssMb'), 0)} MiB`,
+      target: '≤ 300 MiB',
+      note: n,
+    });
+  }
   for (const [key, figure, target] of [
     ['demo', 'training: Calc-X reward after GRPO', undefined],
     ['tenMinutes', 'training: Calc-X, 10-minute settings', '≥ 0.8 from ≤ 0.3 in 600 s'],

@@ -28,6 +28,8 @@ export interface GatewayServeFlags {
   allowBackend: string[];
   /** `--allowed-host` (repeatable). */
   allowedHost: string[];
+  /** `--cors-origin` (repeatable). */
+  corsOrigin: string[];
 }
 
 /** Commander accumulator of a repeatable flag. */
@@ -78,6 +80,7 @@ export async function serveGateway(flags: GatewayServeFlags, io: CliIo = process
       allowBackends: flags.allowBackend,
       host: flags.host,
       allowedHosts: flags.allowedHost,
+      corsOrigins: flags.corsOrigin ?? [],
       port: flags.port,
       token: flags.token ?? process.env.AGL_GATEWAY_TOKEN ?? process.env.AGL_KEY ?? null,
       model: flags.model ?? null,
@@ -142,6 +145,12 @@ export function gatewayCommand(io: CliIo = processIo): Command {
     .option(
       '--allowed-host <host>',
       'a Host name to answer besides localhost, 127.0.0.1 and [::1] when bound to loopback; repeatable',
+      repeatable,
+      [],
+    )
+    .option(
+      '--cors-origin <origin>',
+      'a web page origin (http://localhost:5173) that may call the gateway from a browser; repeatable. Requests from any other page are refused (403), as are non-JSON bodies (415)',
       repeatable,
       [],
     )

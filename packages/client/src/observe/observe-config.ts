@@ -15,6 +15,7 @@ import { emptyStats, Recorder, type ObserveLogger, type ObserveStats } from './r
 import { installRecorderExit } from './recorder-exit';
 import { redactSecrets, type RedactFn } from './redact';
 import { ResourcesCache } from './resources-cache';
+import { DEFAULT_UNSCOPED_PER_SECOND, UnscopedLimiter } from './unscoped-limiter';
 
 /** Options of {@link configureObserve} (each falls back to its environment variable, then to its default). */
 export interface ConfigureObserveOptions {
@@ -38,6 +39,14 @@ export interface ConfigureObserveOptions {
    * `AGL_UNSCOPED=0`) only counts it (`observeStats().unscoped`) and warns once. Default true.
    */
   unscoped?: boolean;
+  /**
+   * Most one-call rollouts per second for LLM calls outside any rollout (env `AGL_UNSCOPED_PER_SECOND`). Calls past it
+   * are counted (`observeStats().unscopedFolded`) and recorded as one rollout per minute (`metadata.source =
+   * "unscoped"`, `metadata.folded_calls`: how many). Default 50; 0 folds every such call.
+   */
+  unscopedPerSecond?: number;
+  /** Clock of the unscoped rate bound, epoch ms (for tests). Default `Date.now`. */
+  unscopedClock?: () => number;
   /** Default `metadata.agent_name` of every rollout (`observe`'s `agentName` wins). */
   agentName?: string;
   /** How long `rollout.resources` is served from cache before a background refresh, ms. Default 5,000. */
@@ -63,6 +72,8 @@ export interface Observer {
   resources: ResourcesCache | null;
   logger: ObserveLogger;
   uninstall: () => void;
+  /** Records the current minute's unscoped calls folded by the rate bound now (on shutdown and exit). */
+  drainUnscoped?: () => void;
 }
 
 let current: Observer | null = null;
@@ -130,6 +141,7 @@ export async function shutdownObserve(timeoutMs = 5_000): Promise<void> {
   current = null;
   if (!observer) return;
   observer.uninstall();
+  observer.drainUnscoped?.();
   await flushRecorder(observer, timeoutMs);
   observer.recorder?.close();
 }
@@ -200,6 +212,27 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
       warnOnce(logger, 'resources', `[agl observe] could not read the latest resources: ${String(error)}`),
   });
   const unscoped = options.unscoped ?? env.AGL_UNSCOPED !== '0';
+  const agentMetadata = options.agentName ? { agent_name: options.agentName } : {};
+  const perSecondEnv = env.AGL_UNSCOPED_PER_SECOND;
+  const limiter = new UnscopedLimiter({
+    perSecond: options.unscopedPerSecond ?? (perSecondEnv ? Number(perSecondEnv) : DEFAULT_UNSCOPED_PER_SECOND),
+    now: options.unscopedClock,
+    emit: ({ startMs, calls }) => {
+      const rolloutId = newRolloutId();
+      const attemptId = newAttemptId();
+      const folded = { source: 'unscoped', folded_calls: calls, ...agentMetadata };
+      if (
+        recorder.start({
+          rolloutId,
+          attemptId,
+          input: { folded_calls: calls },
+          metadata: folded,
+          startTime: startMs / 1000,
+        })
+      )
+        recorder.end(rolloutId, attemptId, 'succeeded', (startMs + 60_000) / 1000);
+    },
+  });
   const previousHandler = setUnownedSpanHandler((span) => {
     // An LLM call, or an agent run (its root span: agent, workflow, chain), outside any rollout: one rollout holds it
     // and every span under it (agent, tool, handoff and LLM spans alike), ended with the root span.
@@ -216,9 +249,13 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
       );
       return undefined;
     }
+    if (!limiter.take()) {
+      recorder.countUnscopedFolded();
+      return undefined;
+    }
     const rolloutId = newRolloutId();
     const attemptId = newAttemptId();
-    const metadata = { source: 'unscoped', ...(options.agentName ? { agent_name: options.agentName } : {}) };
+    const metadata = { source: 'unscoped', ...agentMetadata };
     const startTime = preciseNowMs() / 1000;
     const rootSpanId = span.spanContext().spanId;
     if (
@@ -243,8 +280,17 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
   getAglTracer();
   const uninstallExit =
     exitMs > 0
-      ? installRecorderExit(recorder, { timeoutMs: exitMs, reopen, flush: (ms) => flushRecorder(observer, ms) })
+      ? installRecorderExit(recorder, {
+          timeoutMs: exitMs,
+          reopen,
+          flush: (ms) => {
+            // The current minute's folded unscoped calls are recorded before the last flush.
+            limiter.drain();
+            return flushRecorder(observer, ms);
+          },
+        })
       : null;
+  observer.drainUnscoped = () => limiter.drain();
   observer.uninstall = () => {
     uninstallExit?.();
     setUnownedSpanHandler(previousHandler);

@@ -37,6 +37,11 @@ export interface ObserveStats {
    * with `unscoped: false`, LLM calls only counted).
    */
   unscoped: number;
+  /**
+   * Of those, calls over the rate bound (`unscopedPerSecond`): not recorded as their own rollout, only counted into one
+   * rollout per minute (`metadata.folded_calls`).
+   */
+  unscopedFolded: number;
 }
 
 /** All counters at zero (a process with no store configured reports these). */
@@ -52,6 +57,7 @@ export function emptyStats(): ObserveStats {
     failedExports: 0,
     rejected: 0,
     unscoped: 0,
+    unscopedFolded: 0,
   };
 }
 
@@ -159,6 +165,11 @@ export class Recorder {
   /** Counts an LLM call outside any rollout. */
   countUnscoped(): void {
     this.#stats.unscoped += 1;
+  }
+
+  /** Counts an LLM call outside any rollout that the rate bound folded into its minute's rollout. */
+  countUnscopedFolded(): void {
+    this.#stats.unscopedFolded += 1;
   }
 
   /**

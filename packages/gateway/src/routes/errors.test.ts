@@ -73,7 +73,11 @@ describe('gateway error mapping', () => {
     const store = new MemoryStore();
     const dead = await startGateway({ store, backend: 'http://127.0.0.1:9/v1', port: 0 });
     try {
-      const res = await fetch(`${dead.url}/v1/chat/completions`, { method: 'POST', body: chat('hi') });
+      const res = await fetch(`${dead.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: chat('hi'),
+      });
       expect(res.status).toBe(502);
       const body = (await res.json()) as { error_type: string; detail: string };
       expect(body.error_type).toBe('upstream_unreachable');
@@ -111,7 +115,7 @@ describe('gateway error mapping', () => {
     }
     const header = await fetch(`${fx.gateway.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'x-rollout-id': fx.rollout.rolloutId },
+      headers: { 'content-type': 'application/json', 'x-rollout-id': fx.rollout.rolloutId },
       body: chat('hi'),
     });
     expect(header.status).toBe(400);
@@ -142,10 +146,15 @@ describe('gateway error mapping', () => {
     try {
       const r = await store.startRollout({ input: null, mode: 'train' });
       const base = `${gateway.url}/rollout/${r.rolloutId}/attempt/${r.attempt.attemptId}/v1`;
-      const res = await fetch(`${base}/chat/completions`, { method: 'POST', body: chat('hi') });
+      const res = await fetch(`${base}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: chat('hi'),
+      });
       await expectRefusal(res, 503, 'store_unavailable', 'disk full');
       const stream = await fetch(`${base}/chat/completions`, {
         method: 'POST',
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
       });
       const text = await stream.text().catch(() => '');
@@ -173,6 +182,7 @@ describe('gateway error mapping', () => {
       for (const stream of [false, true]) {
         const res = await fetch(`${base}/chat/completions`, {
           method: 'POST',
+          headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ model: 'm', stream, messages: [{ role: 'user', content: 'hi' }] }),
         });
         expect(res.status).toBe(200);

@@ -87,6 +87,7 @@ describe('gateway pause / drain', () => {
   it('rejects a malformed pause request', async () => {
     const res = await fetch(`${fx.gateway.url}/proxy/pause`, {
       method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ retry_after_seconds: 'soon' }),
     });
     expect(res.status).toBe(400);
@@ -102,6 +103,7 @@ describe('gateway pause / drain', () => {
     try {
       const res = await fetch(`${late.baseURL}/chat/completions`, {
         method: 'POST',
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: '4 + 4' }] }),
       });
       expect(res.status).toBe(200);

@@ -85,7 +85,7 @@ describe('span write modes', () => {
         const traceparent = `00-${'a'.repeat(32)}-${String(calls).padStart(16, '0')}-01`;
         const res = await fetch(`${fx.baseURL}/chat/completions`, {
           method: 'POST',
-          headers: { traceparent },
+          headers: { 'content-type': 'application/json', traceparent },
           body: JSON.stringify({ model: 'm', stream, messages: [{ role: 'user', content: '2 + 2' }] }),
         });
         expect(res.status).toBe(200);

@@ -15,6 +15,7 @@ import { allowedOrigin, BackendEndpoint } from '../upstream/backend-endpoint';
 import { type BackendConfig, BackendResolver, type ConfiguredBackend } from '../upstream/backend-resolver';
 import type { AnthropicMode, TokenIdPolicy, TrainOverrides } from '../upstream/call-plan';
 import { UpstreamClient } from '../upstream/upstream-client';
+import { guardBrowserRequest, parseCorsOrigins, refuseNonJsonBody } from './browser-guard';
 import { PauseController, type PauseState } from './pause-controller';
 
 /** Options of {@link startGateway}. */
@@ -50,6 +51,12 @@ export interface GatewayOptions {
    * Ignored when `host` is not a loopback address.
    */
   allowedHosts?: readonly string[];
+  /**
+   * Web page origins (`http://localhost:5173`) that may call the gateway from a browser (`--cors-origin`): their CORS
+   * preflights are answered and their responses carry `Access-Control-Allow-Origin`. Requests from any other page
+   * (an `Origin` header) are refused with 403. Default: none. `*` and `null` are refused.
+   */
+  corsOrigins?: readonly string[];
   /** When set, every route but `/healthz` needs `Authorization: Bearer <token>` or `x-api-key: <token>`. */
   token?: string | null;
   /** When to ask the backend for token ids and logprobs: `train` (default), `scoped` (every rollout call) or `never`. */
@@ -161,6 +168,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const allowedOrigins = options.allowBackends?.length ? new Set(options.allowBackends.map(allowedOrigin)) : null;
   const host = options.host ?? '127.0.0.1';
   const allowedHosts = options.allowedHosts ?? [];
+  const corsOrigins = parseCorsOrigins(options.corsOrigins);
   let self: BackendEndpoint | null = null;
   let trainOverrides: TrainOverrides = { ...(options.trainOverrides ?? {}) };
   const pause = new PauseController();
@@ -217,6 +225,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       });
     }
     if (pathname === '/healthz' || pathname === '/health') return sendJson(res, 200, { status: 'ok' });
+    if (guardBrowserRequest(corsOrigins, req, res)) return;
     if (token !== null && !tokenMatches(token, req)) {
       return sendError(res, {
         status: 401,
@@ -225,6 +234,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
           'Missing or wrong gateway key. Send "Authorization: Bearer <token>" or "x-api-key: <token>" with the gateway token (--token, AGL_GATEWAY_TOKEN or AGL_KEY).',
       });
     }
+    if (refuseNonJsonBody(req, res)) return;
     if (pathname.startsWith('/proxy/') && !pathname.startsWith('/proxy/rollout/'))
       return handlePauseRoute(req, res, pathname, pause);
     const path = pathOf(pathname);

@@ -52,6 +52,7 @@ import {
   queryWorkers,
 } from './queries';
 import type { SerializedSpans } from './storage';
+import type { TrafficRows, TrafficRowsQuery } from './traffic-rows';
 import { call, type Rule } from './storage-ops';
 import {
   addResourcesRule,
@@ -230,6 +231,14 @@ export abstract class RuleStore implements LightningStore {
 
   async querySpansOfAttempts(attempts: readonly AttemptRef[], options: { name: string }): Promise<Span[][]> {
     return this.read('watched', () => querySpansOfAttempts(attempts, options));
+  }
+
+  /**
+   * The live-traffic counts and annotation spans of a window (see `traffic-rows.ts`), or null when this backend cannot
+   * aggregate them itself. Used by the store server's `GET /v1/agl/ext/traffic`.
+   */
+  async queryTraffic(query: TrafficRowsQuery): Promise<TrafficRows | null> {
+    return this.read('unwatched', () => call('trafficRows', query));
   }
 
   async addResources(resources: NamedResourcesInput): Promise<ResourcesUpdate> {

@@ -1,5 +1,6 @@
 import type { Attempt, ResourcesUpdate, Rollout, RolloutMode, RolloutStatus, Span, Worker } from '@agl/core/schema';
 import type { AttemptRef, FilterLogic, SortOrder } from '@agl/core/store';
+import type { TrafficRows, TrafficRowsQuery } from './traffic-rows';
 
 /** One stored span as JSON text, with the sequence id spans are sorted by. */
 export interface SpanDoc {
@@ -79,6 +80,11 @@ export interface StoreStorage {
    * on that field; the engine then filters in process.
    */
   pageRollouts?(query: RolloutPageQuery): { items: Rollout[]; total: number } | null;
+  /**
+   * Optional: the live-traffic counts and annotation spans of a window (`traffic-rows.ts`), aggregated by the backend
+   * without reading every rollout. Storages without it leave the traffic view to the generic path.
+   */
+  trafficRows?(query: TrafficRowsQuery): TrafficRows;
 
   // Attempts
   getAttempt(rolloutId: string, attemptId: string): Attempt | null;

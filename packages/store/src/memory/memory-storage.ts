@@ -11,6 +11,8 @@ import {
 import type { AttemptRef } from '@agl/core/store';
 import { cloneData } from '../engine/clone-data';
 import type { StoreStorage } from '../engine/storage';
+import { memoryTrafficRows } from '../engine/traffic-rows';
+import type { TrafficRows, TrafficRowsQuery } from '../engine/traffic-rows';
 
 /** Span eviction settings of {@link MemoryStorage} (AGL 0.3 §2.9). */
 export interface SpanEvictionOptions {
@@ -136,6 +138,16 @@ export class MemoryStorage implements StoreStorage {
   getAttempt(rolloutId: string, attemptId: string): Attempt | null {
     const a = this.#attempts.get(rolloutId)?.find((x) => x.attemptId === attemptId);
     return a ? cloneData(a) : null;
+  }
+
+  /** The live-traffic rows of a window, counted over the rollouts in place (nothing is copied but the rows). */
+  trafficRows(query: TrafficRowsQuery): TrafficRows {
+    return memoryTrafficRows(
+      this.#rollouts.values(),
+      (rolloutId) => this.#attempts.get(rolloutId)?.at(-1)?.attemptId ?? null,
+      (rolloutId) => this.#spans.get(rolloutId)?.values() ?? [],
+      query,
+    );
   }
 
   getLatestAttempt(rolloutId: string): Attempt | null {

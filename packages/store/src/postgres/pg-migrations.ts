@@ -1,5 +1,6 @@
 import type { PoolClient } from 'pg';
 import { UserError } from '@agl/core/errors';
+import { PG_TRAFFIC_MIGRATION } from './pg-traffic';
 
 /** One schema migration of the PostgreSQL store; `sql` receives the quoted schema name. */
 export interface PgMigration {
@@ -73,6 +74,12 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
       CREATE TABLE ${s}.store_meta (key TEXT PRIMARY KEY, value TEXT);
     `,
+  },
+  {
+    version: 2,
+    name: 'traffic-columns',
+    // The live-traffic view counts a window from an index on start time, never reading every rollout.
+    sql: PG_TRAFFIC_MIGRATION,
   },
 ];
 

@@ -15,7 +15,9 @@ import {
 import type { AttemptRef } from '@agl/core/store';
 import type { RolloutPageQuery } from '../engine/storage';
 import { ROLLOUT_SORT_COLUMNS as SORT_COLUMNS, readDoc, readDocs, type DocRow as Row } from '../engine/stored-docs';
+import type { TrafficRows, TrafficRowsQuery } from '../engine/traffic-rows';
 import type { AsyncStorageTx } from './async-storage';
+import { readPgTraffic } from './pg-traffic';
 
 const V = SCHEMA_VERSION;
 /** Rows per multi-row span INSERT (10 parameters a row; PostgreSQL allows 65 535 per statement). */
@@ -312,6 +314,11 @@ export class PgStorageTx implements AsyncStorageTx {
             [rolloutId, attemptId],
           );
     return readDocs<Span>(rows);
+  }
+
+  /** The live-traffic rows of a window (`pg-traffic.ts`). */
+  trafficRows(query: TrafficRowsQuery): Promise<TrafficRows> {
+    return readPgTraffic((sql, params) => this.#rows(sql, params), this.#s, query);
   }
 
   async listNamedSpansOfAttempts(attempts: readonly AttemptRef[], name: string): Promise<Span[]> {

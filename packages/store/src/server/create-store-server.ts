@@ -29,6 +29,7 @@ import { registerRolloutSpansRoute } from './routes/rollout-spans-route';
 import { registerSpanRoutes } from './routes/span-routes';
 import { RolloutSummaries } from './routes/ext-rollout-summaries';
 import { watchSpanWrites } from './span-write-watch';
+import { countStoreWrites } from './store-write-counter';
 import { registerMetricsRoute } from './metrics';
 import { registerRequestLog, type RequestLogOption } from './request-log';
 
@@ -175,12 +176,17 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
   });
   // Every span written through the server drops that rollout's cached summary, so late feedback shows at once.
   let summaries: RolloutSummaries | null = null;
-  const store = watchSpanWrites(options.store, (ids) => ids.forEach((id) => summaries?.invalidate(id)));
+  // Every write through the server bumps the counter the traffic view's answer cache keys on.
+  const counted = countStoreWrites(
+    watchSpanWrites(options.store, (ids) => ids.forEach((id) => summaries?.invalidate(id))),
+  );
+  const store = counted.store;
   const clock = options.clock ?? systemClock;
   summaries = new RolloutSummaries({ store, clock });
   const ctx: RouteContext = {
     store,
     summaries,
+    writes: counted.writes,
     clock,
     maxWaitSeconds: options.maxWaitSeconds ?? DEFAULT_MAX_WAIT_SECONDS,
     closing,

@@ -11,6 +11,8 @@ export interface RouteContext {
   store: LightningStore;
   /** Rollout summaries (reward, feedback, duration) of the ext routes; told of every span write through `store`. */
   summaries: RolloutSummaries;
+  /** How many writes went through `store` so far (answer caches key on it); absent: every answer is computed afresh. */
+  writes?: () => number;
   clock: Clock;
   /** Longest server-side wait of one `POST /waits/rollouts`, in seconds. */
   maxWaitSeconds: number;

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { UserError } from '@agl/core/errors';
+import { TRAFFIC_MIGRATION_SQL } from './sqlite-traffic';
 
 /** One schema migration of the SQLite store. Applied in order, each in its own transaction, recorded in `schema_migrations`. */
 export interface Migration {
@@ -68,6 +69,12 @@ export const MIGRATIONS: readonly Migration[] = [
     // A span's attribute map as JSON text, apart from the rest of its document, so reads parse it only when used.
     // Rows written before this migration keep NULL here and their attributes inside `doc`.
     sql: 'ALTER TABLE spans ADD COLUMN attributes TEXT;',
+  },
+  {
+    version: 3,
+    name: 'traffic-rollup',
+    // The live-traffic view reads hourly counts and an index of annotation spans (kept by triggers), never every rollout.
+    sql: TRAFFIC_MIGRATION_SQL,
   },
 ];
 

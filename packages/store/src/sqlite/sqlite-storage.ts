@@ -18,7 +18,9 @@ import {
   WRITE_LOCK_BUSY,
 } from '../engine/storage';
 import { ROLLOUT_SORT_COLUMNS as SORT_COLUMNS, readDoc, readDocs, type DocRow as Row } from '../engine/stored-docs';
+import type { TrafficRows, TrafficRowsQuery } from '../engine/traffic-rows';
 import { withLazyAttributes } from './lazy-attributes';
+import { prepareTraffic, readSqliteTraffic, type TrafficStatements } from './sqlite-traffic';
 
 /** A span row: the document without the attribute map, which is in `attributes` (NULL in rows from before migration 2). */
 type SpanRow = Row & { sequence_id: number; attributes: string | null };
@@ -142,6 +144,7 @@ export class SqliteStorage implements StoreStorage {
   readonly #tx: Database.Transaction<(fn: () => unknown) => unknown>;
   readonly #dynamic = new Map<string, Database.Statement>();
   #dataVersion: number | null = null;
+  #traffic: TrafficStatements | null = null;
   /** The connection's busy timeout, switched off only while `tryTransaction` begins. */
   readonly #busyTimeoutMs: number;
 
@@ -221,6 +224,12 @@ export class SqliteStorage implements StoreStorage {
       JSON.stringify(rollout),
       rollout.rolloutId,
     );
+  }
+
+  /** The live-traffic rows of a window, from the rollup tables of migration 3 (`sqlite-traffic.ts`). */
+  trafficRows(query: TrafficRowsQuery): TrafficRows {
+    this.#traffic ??= prepareTraffic(this.#db);
+    return readSqliteTraffic(this.#traffic, query);
   }
 
   /** One page of rollouts, filtered, sorted and cut in SQL (only the page's documents are parsed). */

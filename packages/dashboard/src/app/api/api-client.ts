@@ -78,6 +78,10 @@ const TrafficWire = z.object({
   bucket_seconds: z.number(),
   since: z.number(),
   until: z.number(),
+  /** `production` (sources `production` and `unscoped`) or `all`. */
+  scope: z.enum(['production', 'all']).optional(),
+  /** True when the window was narrowed to the span of the data. */
+  fitted: z.boolean().optional(),
   buckets: z.array(TrafficBucketWire),
   total: TrafficBucketWire,
   sources: z.array(z.string()),
@@ -88,6 +92,8 @@ export type Traffic = z.infer<typeof TrafficWire>;
 
 /** Filters of the live traffic view, shared by the traffic chart and its rollout list. */
 export interface TrafficFilters {
+  /** `production`: sources `production` and `unscoped` only (the view's default); `all`: every rollout. */
+  scope?: 'production' | 'all' | null;
   source?: string | null;
   agent?: string | null;
   feedback?: 'with' | 'without' | null;
@@ -101,6 +107,7 @@ export interface TrafficFilters {
 
 function trafficParams(f: TrafficFilters): Record<string, string | number | null | undefined> {
   return {
+    scope: f.scope,
     source: f.source,
     agent: f.agent,
     feedback: f.feedback,

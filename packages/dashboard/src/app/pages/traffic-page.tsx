@@ -11,8 +11,12 @@ import { TableHead } from '../components/table-head';
 
 const WIDTH = 560;
 const HEIGHT = 240;
-/** Time windows offered, in seconds, with the bucket each is shown in. */
+/**
+ * Time windows offered, in seconds, with the bucket each is shown in. The first (the default) sends no `since`: the
+ * server takes the last 7 days, starting later when the data does.
+ */
 const WINDOWS = [
+  { label: 'span of the data (≤ 7 days)', seconds: null, bucket: 'hour' },
   { label: 'last 24 hours', seconds: 86_400, bucket: 'hour' },
   { label: 'last 7 days', seconds: 7 * 86_400, bucket: 'hour' },
   { label: 'last 30 days', seconds: 30 * 86_400, bucket: 'day' },
@@ -46,9 +50,12 @@ export interface TrafficPageProps {
 export function TrafficPage({ client, query = new URLSearchParams(), pollMs = 5000 }: TrafficPageProps) {
   const pinnedSince = numberOrNull(query.get('since') ?? '');
   const pinnedUntil = numberOrNull(query.get('until') ?? '');
-  const [windowIndex, setWindowIndex] = useState(1);
+  const [windowIndex, setWindowIndex] = useState(0);
   const [bucket, setBucket] = useState<'hour' | 'day'>((query.get('bucket') as 'hour' | 'day' | null) ?? 'hour');
-  const [filters, setFilters] = useState<TrafficFilters>({ mode: query.get('mode') ?? null });
+  const [filters, setFilters] = useState<TrafficFilters>({
+    mode: query.get('mode') ?? null,
+    scope: query.get('scope') === 'all' ? 'all' : 'production',
+  });
   const [minText, setMinText] = useState('');
   const [maxText, setMaxText] = useState('');
   const window = WINDOWS[windowIndex]!;
@@ -58,7 +65,7 @@ export function TrafficPage({ client, query = new URLSearchParams(), pollMs = 50
       ...filters,
       minReward: numberOrNull(minText),
       maxReward: numberOrNull(maxText),
-      since: pinnedSince ?? Math.floor(Date.now() / 1000 - window.seconds),
+      since: pinnedSince ?? (window.seconds === null ? null : Math.floor(Date.now() / 1000 - window.seconds)),
       until: pinnedUntil,
     }),
     [filters, minText, maxText, pinnedSince, pinnedUntil, window],
@@ -99,6 +106,25 @@ export function TrafficPage({ client, query = new URLSearchParams(), pollMs = 50
         <h1>Live traffic</h1>
       </header>
       <div className="filters" data-testid="traffic-filters">
+        <div role="group" aria-label="Sources" className="segmented" data-testid="traffic-scope">
+          {(
+            [
+              ['production', 'Production', 'recorded requests and unscoped LLM calls (sources production, unscoped)'],
+              ['all', 'All sources', 'every rollout: training, validation and jobs too'],
+            ] as const
+          ).map(([scope, label, title]) => (
+            <button
+              key={scope}
+              type="button"
+              title={title}
+              aria-pressed={filters.scope === scope}
+              data-testid={`traffic-scope-${scope}`}
+              onClick={() => set({ scope })}
+            >
+              {label}
+            </button>
+          ))}
+        </div>
         <label>
           Window
           <select
@@ -146,7 +172,13 @@ export function TrafficPage({ client, query = new URLSearchParams(), pollMs = 50
           ]}
           onChange={(feedback) => set({ feedback: feedback as TrafficFilters['feedback'] })}
         />
-        <FilterSelect label="Mode" value={filters.mode} choices={MODES} onChange={(mode) => set({ mode })} />
+        <FilterSelect
+          label="Mode"
+          value={filters.mode}
+          choices={MODES}
+          // Training modes have no production source: picking one shows all sources.
+          onChange={(mode) => set(mode ? { mode, scope: 'all' } : { mode })}
+        />
         {(
           [
             ['Reward from', 'Minimum reward', minText, setMinText],

@@ -6,6 +6,8 @@ import type { RolloutSummary } from './ext-rollout-summaries';
 
 /** Query fields that narrow the dashboard's rollout list and traffic chart (all optional, all must match). */
 export const TRAFFIC_FILTER_FIELDS = {
+  /** `production`: only the production sources (`production`, `unscoped`); `all`: every rollout. */
+  scope: z.enum(['production', 'all']).optional(),
   /** `metadata.source` equals this (`production`, `unscoped`, ...). */
   source: z.string().min(1).max(200).optional(),
   /** `metadata.agent_name` equals this. */
@@ -20,8 +22,13 @@ export const TRAFFIC_FILTER_FIELDS = {
   until: z.union([z.number(), z.string()]).optional(),
 };
 
+/** Sources counted as production traffic: recorded requests and LLM calls outside any request (Contract 1b). */
+export const PRODUCTION_SOURCES: readonly string[] = ['production', 'unscoped'];
+
 /** The parsed filter. */
 export interface TrafficFilter {
+  /** `production` keeps only {@link PRODUCTION_SOURCES}; null or `all`: no such narrowing. */
+  scope: 'production' | 'all' | null;
   source: string | null;
   agent: string | null;
   feedback: 'with' | 'without' | null;
@@ -50,6 +57,7 @@ export function timeField(value: number | string | undefined, field: string): nu
 
 /** {@link TrafficFilter} of a parsed query holding {@link TRAFFIC_FILTER_FIELDS}. */
 export function trafficFilter(q: {
+  scope?: 'production' | 'all';
   source?: string;
   agent?: string;
   feedback?: 'with' | 'without';
@@ -59,6 +67,7 @@ export function trafficFilter(q: {
   until?: number | string;
 }): TrafficFilter {
   return {
+    scope: q.scope ?? null,
     source: q.source ?? null,
     agent: q.agent ?? null,
     feedback: q.feedback ?? null,
@@ -71,7 +80,7 @@ export function trafficFilter(q: {
 
 /** True when the filter narrows anything. */
 export function isFiltering(f: TrafficFilter): boolean {
-  return Object.values(f).some((v) => v !== null);
+  return Object.entries(f).some(([k, v]) => v !== null && !(k === 'scope' && v === 'all'));
 }
 
 function metadataString(rollout: Rollout, key: string): string | null {
@@ -88,6 +97,7 @@ export const agentOf = (rollout: Rollout): string | null => metadataString(rollo
 export function matchesRollout(f: TrafficFilter, rollout: Rollout): boolean {
   if (f.since !== null && rollout.startTime < f.since) return false;
   if (f.until !== null && rollout.startTime >= f.until) return false;
+  if (f.scope === 'production' && !PRODUCTION_SOURCES.includes(sourceOf(rollout) ?? '')) return false;
   if (f.source !== null && sourceOf(rollout) !== f.source) return false;
   if (f.agent !== null && agentOf(rollout) !== f.agent) return false;
   return true;

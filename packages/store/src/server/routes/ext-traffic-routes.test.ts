@@ -146,10 +146,40 @@ describe.each(backends)('live traffic routes (%s store)', (_name, makeStore) => 
       agents: ['bot', 'other'],
       total: { count: 5 },
     });
-    const daily = await get(`/v1/agl/ext/traffic?bucket=day&${window}`);
+    const daily = await get(`/v1/agl/ext/traffic?bucket=day&scope=all&${window}`);
     expect(daily.body.buckets).toEqual([
       expect.objectContaining({ start: T0, count: 6, rewarded: 4, mean_reward: (1 + 1 + 0.5 + 0.25) / 4 }),
     ]);
+    expect(daily.body.scope).toBe('all');
+  });
+
+  it('counts production sources by default (the training rollout only with scope=all or a mode)', async () => {
+    const byDefault = await get(`/v1/agl/ext/traffic?bucket=day&${window}`);
+    expect(byDefault.body).toMatchObject({ scope: 'production', total: { count: 5, rewarded: 3 } });
+    expect((await get(`/v1/agl/ext/traffic?bucket=day&scope=all&${window}`)).body.total).toMatchObject({ count: 6 });
+    expect((await get(`/v1/agl/ext/traffic?bucket=day&mode=train&${window}`)).body).toMatchObject({
+      scope: 'all',
+      total: { count: 1, mean_reward: 0.25 },
+    });
+    // The rollout list narrows the same way when asked.
+    const listed = await get('/v1/agl/ext/rollouts?scope=production&sort_by=start_time&sort_order=asc');
+    expect(listed.body.items.map((r) => r.rollout_id)).toEqual([ids.a, ids.b, ids.c, ids.d, ids.e]);
+  });
+
+  it('without since, starts the window at the span of the data when that is shorter than the default', async () => {
+    // The server's clock is the system clock: the data (hours 0-2 after T0) is older than 7 days only after
+    // 2026-12-08, so the window is pinned by `until` instead.
+    const until = T0 + 5 * HOUR + 600;
+    const res = await get(`/v1/agl/ext/traffic?bucket=hour&until=${until}`);
+    expect(res.body).toMatchObject({ since: T0, until, fitted: true, total: { count: 5 } });
+    expect((res.body.buckets as unknown[]).length).toBe(6);
+    const daily = await get(`/v1/agl/ext/traffic?bucket=day&until=${until}`);
+    expect(daily.body).toMatchObject({ since: T0, fitted: true });
+    expect((daily.body.buckets as unknown[]).length).toBe(1);
+    // A pinned since is kept as asked.
+    const pinned = await get(`/v1/agl/ext/traffic?bucket=hour&since=${T0 - 10 * HOUR}&until=${until}`);
+    expect(pinned.body).toMatchObject({ since: T0 - 10 * HOUR, fitted: false });
+    expect((pinned.body.buckets as unknown[]).length).toBe(16);
   });
 
   it('filters the chart and the rollout list by source, agent, feedback, reward and time', async () => {

@@ -1,27 +1,37 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import type { Rollout, RolloutMode } from '@agl/core/schema';
+import { encodeTrafficKey, TRAFFIC_HOUR, type TrafficRows, type TrafficRowsQuery } from '../../engine/traffic-rows';
 import { fieldError } from '../http-errors';
 import { normalizeQuery, parseEnvelope } from '../request-schemas';
 import { API_PREFIX, sendJson, type RouteContext } from '../route-context';
 import {
   MODE_FILTER,
   modeSelection,
-  agentOf,
-  matchesRollout,
-  matchesSummary,
-  sourceOf,
+  PRODUCTION_SOURCES,
   TRAFFIC_FILTER_FIELDS,
   trafficFilter,
 } from './ext-traffic-filter';
+import {
+  aggregateTraffic,
+  aggregateTrafficRows,
+  type TrafficAggregate,
+  type TrafficAggregateOptions,
+  type TrafficBucket,
+  type TrafficScope,
+} from './traffic-aggregate';
 
 /** `GET /v1/agl/ext/traffic`: recorded rollouts per hour or day, for the dashboard's live traffic view. */
 export const TRAFFIC_ROUTE = `${API_PREFIX}/ext/traffic`;
 
 const BUCKET_SECONDS = { hour: 3600, day: 86_400 } as const;
-/** Default window: the last 2 days by the hour, the last 30 days by the day. */
-const DEFAULT_WINDOW = { hour: 2 * 86_400, day: 30 * 86_400 } as const;
+/** Default window: the last 7 days by the hour, the last 30 days by the day (narrowed to the data's span). */
+export const DEFAULT_TRAFFIC_WINDOW = { hour: 7 * 86_400, day: 30 * 86_400 } as const;
 /** At most this many buckets per answer (about 83 days by the hour, 5 years by the day). */
 export const MAX_TRAFFIC_BUCKETS = 2000;
+/** A cached answer is reused at most this long (writes by other processes on the same database show within it). */
+export const TRAFFIC_CACHE_SECONDS = 10;
+const CACHE_ENTRIES = 64;
 
 const TrafficQuery = z.strictObject({
   bucket: z.enum(['hour', 'day']).optional(),
@@ -29,21 +39,35 @@ const TrafficQuery = z.strictObject({
   ...TRAFFIC_FILTER_FIELDS,
 });
 
-interface Bucket {
-  start: number;
-  count: number;
-  failed: number;
-  withFeedback: number;
-  feedbackCount: number;
-  rewarded: number;
-  rewardSum: number;
+/** A store that aggregates traffic itself (`RuleStore.queryTraffic`: SQLite, PostgreSQL, memory). */
+interface TrafficStore {
+  queryTraffic(query: TrafficRowsQuery): Promise<TrafficRows | null>;
+}
+const aggregates = (store: unknown): store is TrafficStore =>
+  typeof (store as Partial<TrafficStore>).queryTraffic === 'function';
+
+/** Annotation rows are read a slice of the window at a time, the event loop served between slices. */
+export const TRAFFIC_SLICE_SECONDS = 86_400;
+
+/**
+ * The counts of the window in one read (a few thousand rows at most), then its annotation rows one
+ * {@link TRAFFIC_SLICE_SECONDS} slice at a time, yielding to the event loop between slices so that health checks and
+ * other requests are answered while a poll runs on a synchronous store (SQLite).
+ */
+async function readRows(store: TrafficStore, query: TrafficRowsQuery): Promise<TrafficRows | null> {
+  const counts = await store.queryTraffic({ ...query, omit: 'annotations' });
+  if (counts === null) return null;
+  const annotations: TrafficRows['annotations'] = [];
+  for (let from = query.since; from < query.until; from += TRAFFIC_SLICE_SECONDS) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const until = Math.min(query.until, from + TRAFFIC_SLICE_SECONDS);
+    const part = await store.queryTraffic({ ...query, since: from, until, omit: 'groups' });
+    for (const row of part?.annotations ?? []) annotations.push(row);
+  }
+  return { groups: counts.groups, annotations };
 }
 
-function emptyBucket(start: number): Bucket {
-  return { start, count: 0, failed: 0, withFeedback: 0, feedbackCount: 0, rewarded: 0, rewardSum: 0 };
-}
-
-function bucketWire(b: Bucket): Record<string, number | null> {
+function bucketWire(b: TrafficBucket): Record<string, number | null> {
   return {
     start: b.start,
     count: b.count,
@@ -57,74 +81,118 @@ function bucketWire(b: Bucket): Record<string, number | null> {
 }
 
 /**
+ * The window's rows the generic way, for a store that cannot aggregate (a remote `StoreClient`): every rollout is read
+ * and summarised through the server's summary cache.
+ */
+async function genericRows(ctx: RouteContext, since: number, until: number) {
+  const page = await ctx.store.queryRollouts({ limit: -1, sortBy: 'startTime', sortOrder: 'asc' });
+  const inWindow = page.items.filter((r: Rollout) => r.startTime >= since && r.startTime < until);
+  const metadata = (r: Rollout, key: string) =>
+    encodeTrafficKey((r.metadata as Record<string, unknown> | null | undefined)?.[key]);
+  const groups = inWindow.map((r) => ({
+    hour: Math.floor(r.startTime / TRAFFIC_HOUR),
+    mode: r.mode ?? '',
+    source: metadata(r, 'source'),
+    agent: metadata(r, 'agent_name'),
+    failed: r.status === 'failed' ? 1 : 0,
+    n: 1,
+  }));
+  const summaries = await ctx.summaries.summarizeAll(inWindow);
+  const infos = summaries.map((s, i) => {
+    const g = groups[i]!;
+    return {
+      mode: s.rollout.mode,
+      source: g.source === '' ? null : g.source.slice(1),
+      agent: g.agent === '' ? null : g.agent.slice(1),
+      failed: s.rollout.status === 'failed',
+      startTime: s.rollout.startTime,
+      finalReward: s.finalReward,
+      feedbackCount: s.feedback.length,
+    };
+  });
+  return { groups, infos };
+}
+
+/**
  * Registers {@link TRAFFIC_ROUTE}: per hour or day (UTC) of the rollouts' start, the count, failed count and rate,
  * feedback (rollouts with any, and entries), and the mean final reward (feedback, else the agent's, else a judge's).
- * Filters: `mode`, `source` (`metadata.source`), `agent` (`metadata.agent_name`), `feedback=with|without`,
- * `min_reward`/`max_reward`, `since`/`until` (epoch seconds or ISO; default the last 2 days by the hour, 30 by the day).
- * Also answers the distinct sources and agents of the window, for filter menus. Summaries come from the server's
- * bounded cache, so a poll reads one rollout query plus the annotation spans of rollouts it has not summarised yet.
+ *
+ * Filters: `scope` (`production`: sources `production` and `unscoped`, the default when neither `source` nor `mode`
+ * is given; `all`), `mode`, `source` (`metadata.source`), `agent` (`metadata.agent_name`), `feedback=with|without`,
+ * `min_reward`/`max_reward`, `since`/`until` (epoch seconds or ISO). Without `since`, the window is the last 7 days by
+ * the hour or 30 by the day, starting later when the matching data does (the span of the data). Also answers the
+ * distinct sources and agents of the window, for filter menus.
+ *
+ * Cost: SQLite, PostgreSQL and memory stores aggregate the window themselves (hourly counts from a rollup or an index,
+ * and the annotation spans of the window's rewarded rollouts), never reading every rollout; answers are cached by
+ * query and the server's write counter for at most {@link TRAFFIC_CACHE_SECONDS}.
  */
 export function registerTrafficRoute(app: FastifyInstance, ctx: RouteContext): void {
+  const cache = new Map<string, { writes: number; at: number; body: unknown }>();
   app.get(TRAFFIC_ROUTE, async (request, reply) => {
     const q = parseEnvelope(TrafficQuery, normalizeQuery(request.query, []), 'traffic query');
+    const now = ctx.clock.now();
+    const writes = ctx.writes?.() ?? null;
+    const cacheKey = JSON.stringify(q);
+    const hit = cache.get(cacheKey);
+    if (writes !== null && hit !== undefined && hit.writes === writes && now - hit.at < TRAFFIC_CACHE_SECONDS)
+      return sendJson(reply, 200, hit.body);
+
     const bucket = q.bucket ?? 'hour';
     const size = BUCKET_SECONDS[bucket];
     const filter = trafficFilter(q);
-    const until = filter.until ?? ctx.clock.now();
-    const since = filter.since ?? until - DEFAULT_WINDOW[bucket];
+    const scope: TrafficScope = q.scope ?? (q.source === undefined && q.mode === undefined ? 'production' : 'all');
+    const until = filter.until ?? now;
+    let since = filter.since ?? until - DEFAULT_TRAFFIC_WINDOW[bucket];
     if (!(since < until)) throw fieldError('since', `since (${since}) must be before until (${until})`, 400);
-    const first = Math.floor(since / size) * size;
-    const n = Math.ceil((until - first) / size);
+    const n = Math.ceil((until - Math.floor(since / size) * size) / size);
     if (n > MAX_TRAFFIC_BUCKETS)
       throw fieldError(
         'since',
         `the window holds ${n} ${bucket}s; at most ${MAX_TRAFFIC_BUCKETS} per request (use bucket=day or a later since)`,
         400,
       );
-    const window = { ...filter, since, until };
     const modes = modeSelection(q.mode === undefined ? undefined : [q.mode]);
-    const page = await ctx.store.queryRollouts({
-      modeIn: modes.modeIn,
-      limit: -1,
-      sortBy: 'startTime',
-      sortOrder: 'asc',
+    const options = (from: number): TrafficAggregateOptions => ({
+      filter,
+      scope,
+      modeMatches: (mode) => modes.matches(mode as RolloutMode),
+      since: from,
+      until,
+      bucketSeconds: size,
     });
-    const inWindow = page.items.filter((r) => r.startTime >= since && r.startTime < until && modes.matches(r.mode));
-    const sources = new Set<string>();
-    const agents = new Set<string>();
-    for (const r of inWindow) {
-      const source = sourceOf(r);
-      const agent = agentOf(r);
-      if (source !== null) sources.add(source);
-      if (agent !== null) agents.add(agent);
+    const sources = filter.source !== null ? [filter.source] : scope === 'production' ? PRODUCTION_SOURCES : null;
+    const rows = aggregates(ctx.store)
+      ? await readRows(ctx.store, { since, until, bucketSeconds: size, sources })
+      : null;
+    const generic = rows === null ? await genericRows(ctx, since, until) : null;
+    const run = (from: number): TrafficAggregate =>
+      rows !== null
+        ? aggregateTrafficRows(rows, options(from))
+        : aggregateTraffic(generic!.groups, generic!.infos, options(from));
+    let result = run(since);
+    // No `since`: a window longer than the data starts at the bucket of the earliest matching rollout.
+    const fitted = filter.since === null && result.earliest !== null && result.earliest > since;
+    if (fitted) {
+      since = Math.max(since, Math.floor(result.earliest! / size) * size);
+      result = run(since);
     }
-    const buckets: Bucket[] = Array.from({ length: n }, (_, i) => emptyBucket(first + i * size));
-    const total = emptyBucket(first);
-    const summaries = await ctx.summaries.summarizeAll(inWindow.filter((r) => matchesRollout(window, r)));
-    for (const s of summaries) {
-      if (!matchesSummary(window, s)) continue;
-      const b = buckets[Math.floor((s.rollout.startTime - first) / size)];
-      if (b === undefined) continue;
-      for (const acc of [b, total]) {
-        acc.count += 1;
-        if (s.rollout.status === 'failed') acc.failed += 1;
-        if (s.feedback.length > 0) acc.withFeedback += 1;
-        acc.feedbackCount += s.feedback.length;
-        if (s.finalReward !== null) {
-          acc.rewarded += 1;
-          acc.rewardSum += s.finalReward;
-        }
-      }
-    }
-    return sendJson(reply, 200, {
+    const body = {
       bucket,
       bucket_seconds: size,
       since,
       until,
-      buckets: buckets.map(bucketWire),
-      total: { ...bucketWire(total), start: since },
-      sources: [...sources].sort(),
-      agents: [...agents].sort(),
-    });
+      scope,
+      fitted,
+      buckets: result.buckets.map(bucketWire),
+      total: { ...bucketWire(result.total), start: since },
+      sources: result.sources,
+      agents: result.agents,
+    };
+    if (writes !== null) {
+      if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+      cache.set(cacheKey, { writes, at: now, body });
+    }
+    return sendJson(reply, 200, body);
   });
 }
