@@ -70,7 +70,11 @@ export function describeTinkerServerConformance(
 
     beforeAll(async () => {
       server = await factory();
-      service = new ServiceClient({ baseUrl: server.baseUrl, apiKey: server.apiKey ?? 'tml-conformance', ...options.client });
+      service = new ServiceClient({
+        baseUrl: server.baseUrl,
+        apiKey: server.apiKey ?? 'tml-conformance',
+        ...options.client,
+      });
     });
     afterAll(async () => {
       await service?.close();
@@ -171,7 +175,9 @@ export function describeTinkerServerConformance(
     });
 
     it('refuses bad input: an unknown base model (the service) and a datum missing its loss inputs (the client)', async () => {
-      const refused = await service.createLoraTrainingClient({ baseModel: 'no-such/model-xyz' }).catch((e: unknown) => e);
+      const refused = await service
+        .createLoraTrainingClient({ baseModel: 'no-such/model-xyz' })
+        .catch((e: unknown) => e);
       expect(TinkerApiError.isInstance(refused) && refused.status >= 400 && refused.status < 500).toBe(true);
       expect((refused as Error).message).toContain('create_model');
       const training = await service.createLoraTrainingClient({ baseModel: server.baseModel, rank: 8 });
