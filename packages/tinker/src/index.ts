@@ -29,3 +29,6 @@ export {
   decodeForwardBackwardOutput,
 } from './proto/response-codec';
 export { PROTOBUF_CONTENT_TYPE } from './proto/tinker-public-proto';
+
+// Chat templates and tokenizers: messages → exact token ids, sampled ids → OpenAI messages.
+export * from './chat/index';
