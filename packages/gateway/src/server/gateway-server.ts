@@ -164,7 +164,9 @@ export function spanWriteFor(
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const log = options.log ?? (() => undefined);
   if (options.tinker && options.backend)
-    throw new UserError('Give either a backend (--backend) or Tinker (--tinker), not both: Tinker calls need no backend.');
+    throw new UserError(
+      'Give either a backend (--backend) or Tinker (--tinker), not both: Tinker calls need no backend.',
+    );
   const tinker = options.tinker ? await startGatewayTinker(options.tinker, log) : null;
   const backend = tinker ? { endpoint: tinker.endpoint, apiKey: null } : backendOf(options);
   const clock = options.clock ?? systemClock;

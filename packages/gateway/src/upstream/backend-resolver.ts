@@ -187,7 +187,8 @@ export class BackendResolver {
       const [name, llm] = picked;
       model = llm.model;
       sampling = llm.samplingParameters;
-      const viaTinker = llm.resourceType === 'llm' ? (this.#o.tinker ?? noTinkerRoute)(llm.endpoint, llm.model, name) : null;
+      const viaTinker =
+        llm.resourceType === 'llm' ? (this.#o.tinker ?? noTinkerRoute)(llm.endpoint, llm.model, name) : null;
       if (viaTinker !== null) {
         endpoint = viaTinker;
         apiKey = null;

@@ -53,7 +53,12 @@ export function tinkerChatRequest(
   const n = numberField(body, 'n', (v) => Number.isInteger(v) && v >= 1 && v <= 128, 'an integer from 1 to 128') ?? 1;
   const temperature = numberField(body, 'temperature', (v) => v >= 0, 'a number ≥ 0');
   const topP = numberField(body, 'top_p', (v) => v > 0 && v <= 1, 'a number in (0, 1]');
-  const topK = numberField(body, 'top_k', (v) => Number.isInteger(v) && (v === -1 || v > 0), '-1 or a positive integer');
+  const topK = numberField(
+    body,
+    'top_k',
+    (v) => Number.isInteger(v) && (v === -1 || v > 0),
+    '-1 or a positive integer',
+  );
   const seed = numberField(body, 'seed', Number.isInteger, 'an integer');
   let stop: SampleOptions['stop'] = [...tokenizer.stopTokenIds];
   if (body.stop !== undefined && body.stop !== null) {
@@ -112,7 +117,8 @@ function logprobsContent(tokenizer: ChatTokenizer, ids: readonly number[], logpr
 function choicesOf(s: TinkerSampled): ChoiceParts[] {
   return s.response.sequences.map((seq, index) => {
     const parsed = s.tokenizer.parseOutput(seq.tokens);
-    const finishReason = seq.stop_reason === 'length' ? 'length' : parsed.finishReason === 'length' ? 'stop' : parsed.finishReason;
+    const finishReason =
+      seq.stop_reason === 'length' ? 'length' : parsed.finishReason === 'length' ? 'stop' : parsed.finishReason;
     return {
       index,
       message: parsed.message as unknown as JsonRecord,
@@ -190,9 +196,18 @@ export function tinkerCompletionEvents(s: TinkerSampled, head = completionHead(s
     events.push(sse({ ...base, choices: [choice] }));
     const calls = Array.isArray(c.message.tool_calls) ? (c.message.tool_calls as JsonRecord[]) : [];
     calls.forEach((call, i) => {
-      events.push(sse({ ...base, choices: [{ index: c.index, delta: { tool_calls: [{ index: i, ...call }] }, logprobs: null, finish_reason: null }] }));
+      events.push(
+        sse({
+          ...base,
+          choices: [
+            { index: c.index, delta: { tool_calls: [{ index: i, ...call }] }, logprobs: null, finish_reason: null },
+          ],
+        }),
+      );
     });
-    events.push(sse({ ...base, choices: [{ index: c.index, delta: {}, logprobs: null, finish_reason: c.finishReason }] }));
+    events.push(
+      sse({ ...base, choices: [{ index: c.index, delta: {}, logprobs: null, finish_reason: c.finishReason }] }),
+    );
   }
   if (s.request.includeUsage) events.push(sse({ ...base, choices: [], usage: usageOf(s) }));
   events.push('data: [DONE]\n\n');

@@ -47,7 +47,10 @@ export interface GatewayTinker {
 }
 
 /** Starts the Tinker upstream of a gateway. */
-export async function startGatewayTinker(options: TinkerGatewayOptions, log: (line: string) => void): Promise<GatewayTinker> {
+export async function startGatewayTinker(
+  options: TinkerGatewayOptions,
+  log: (line: string) => void,
+): Promise<GatewayTinker> {
   if (options.sampler && !options.sampler.startsWith('tinker://')) {
     throw new UserError(
       `--sampler takes a tinker://…/sampler_weights/… path, got "${options.sampler}"; give a base model with --base-model.`,

@@ -72,7 +72,9 @@ function readBody(req: IncomingMessage): Promise<JsonRecord> {
         if (!isRecord(value)) throw new Error('not a JSON object');
         resolve(value);
       } catch (err) {
-        reject(new ValidationError(`The request body is not a JSON object: ${(err as Error).message}.`, [], { status: 400 }));
+        reject(
+          new ValidationError(`The request body is not a JSON object: ${(err as Error).message}.`, [], { status: 400 }),
+        );
       }
     });
     req.on('error', reject);
@@ -161,7 +163,10 @@ export async function startTinkerUpstream(options: TinkerUpstreamOptions): Promi
     }
     const { sampler, tokenizer } = await routeOf(model);
     const request = tinkerChatRequest(body, tokenizer, { maxTokens });
-    const prompt = tokenizer.renderPrompt(request.messages, { tools: request.tools, templateKwargs: request.templateKwargs });
+    const prompt = tokenizer.renderPrompt(request.messages, {
+      tools: request.tools,
+      templateKwargs: request.templateKwargs,
+    });
     const response = await sampler.sample(prompt.ids, request.sample);
     const sampled: TinkerSampled = { model, promptIds: prompt.ids, response, tokenizer, request };
     const head = completionHead(model);
@@ -196,7 +201,10 @@ export async function startTinkerUpstream(options: TinkerUpstreamOptions): Promi
   const server: Server = createServer((req, res) => {
     route(req, res).catch((err: unknown) => {
       const { status, body } = errorAnswer(err);
-      if (status >= 500) log(`tinker: ${req.method ?? ''} ${req.url ?? ''} → ${status}: ${String(body.error && (body.error as JsonRecord).message)}`);
+      if (status >= 500)
+        log(
+          `tinker: ${req.method ?? ''} ${req.url ?? ''} → ${status}: ${String(body.error && (body.error as JsonRecord).message)}`,
+        );
       if (res.headersSent) res.destroy();
       else sendJson(res, status, body);
     });
@@ -206,7 +214,8 @@ export async function startTinkerUpstream(options: TinkerUpstreamOptions): Promi
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  if (defaultModel !== null) void routeOf(defaultModel).catch((err: unknown) => log(`tinker: ${(err as Error).message}`));
+  if (defaultModel !== null)
+    void routeOf(defaultModel).catch((err: unknown) => log(`tinker: ${(err as Error).message}`));
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     defaultModel,
