@@ -168,7 +168,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       'Give either a backend (--backend) or Tinker (--tinker), not both: Tinker calls need no backend.',
     );
   const tinker = options.tinker ? await startGatewayTinker(options.tinker, log) : null;
-  const backend = tinker ? { endpoint: tinker.endpoint, apiKey: null } : backendOf(options);
+  const backend = tinker ? { endpoint: tinker.endpoint, apiKey: tinker.token } : backendOf(options);
   const clock = options.clock ?? systemClock;
   const token = options.token ? Buffer.from(options.token) : null;
   const allowedOrigins = options.allowBackends?.length ? new Set(options.allowBackends.map(allowedOrigin)) : null;

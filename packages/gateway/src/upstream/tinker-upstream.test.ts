@@ -11,7 +11,7 @@ import {
 } from '@agl/tinker';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Gateway, startGateway } from '../index';
+import { type Gateway, startGateway, startTinkerUpstream } from '../index';
 
 const API_KEY = 'tml-stand-in-key';
 const BASE_MODEL = 'Qwen/Qwen3-8B';
@@ -207,6 +207,19 @@ describe.each(['tinker', 'json'] as const)(
         expect(qwen.renderText(history as never, { tools })).toContain(`<|im_start|>assistant\n${toolText}`);
       } finally {
         recorded.rewrite.next = null;
+      }
+    });
+
+    it('takes calls from its gateway only', async () => {
+      const models = await fetch(`${gateway.url}/v1/models`);
+      expect(((await models.json()) as { data: { id: string }[] }).data.map((m) => m.id)).toEqual([BASE_MODEL]);
+      const upstream = await startTinkerUpstream({ service: recorded.service, baseModel: BASE_MODEL, token: 'sekret' });
+      try {
+        expect((await fetch(`${upstream.baseUrl}/models`)).status).toBe(401);
+        const ok = await fetch(`${upstream.baseUrl}/models`, { headers: { authorization: 'Bearer sekret' } });
+        expect(ok.status).toBe(200);
+      } finally {
+        await upstream.close();
       }
     });
 

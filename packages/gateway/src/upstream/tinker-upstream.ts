@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AglError, UserError, ValidationError } from '@agl/core/errors';
@@ -36,6 +37,8 @@ export interface TinkerUpstreamOptions {
   hub?: boolean;
   /** `max_tokens` of a call that gives none (default 4096). */
   maxTokens?: number;
+  /** When set, every request needs `Authorization: Bearer <token>` (the gateway sets one, so only it can sample). */
+  token?: string | null;
   /** Operational messages. */
   log?: (line: string) => void;
 }
@@ -182,8 +185,24 @@ export async function startTinkerUpstream(options: TinkerUpstreamOptions): Promi
     res.end();
   }
 
+  const token = options.token ? Buffer.from(`Bearer ${options.token}`) : null;
+  const authorized = (req: IncomingMessage): boolean => {
+    if (token === null) return true;
+    const given = Buffer.from(req.headers.authorization ?? '');
+    return given.length === token.length && timingSafeEqual(given, token);
+  };
+
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const pathname = (req.url ?? '/').split('?')[0];
+    if (!authorized(req)) {
+      return sendJson(res, 401, {
+        error: {
+          message: 'The Tinker upstream takes calls from its gateway only.',
+          type: 'unauthorized',
+          code: 'unauthorized',
+        },
+      });
+    }
     if (req.method === 'POST' && pathname === '/v1/chat/completions') return chat(req, res);
     if (req.method === 'GET' && pathname === '/v1/models') {
       const models = defaultModel === null ? [] : [defaultModel];
