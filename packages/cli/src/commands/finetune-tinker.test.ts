@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SqliteStore } from '@agl/store/sqlite';
 import { startTinkerStandIn, type TinkerStandIn } from '@agl/testing';
-import { tokenizerForModel, type ChatTokenizer, type ForwardBackwardRequestFields } from '@agl/tinker';
+import { tokenizerForModel, type ChatTokenizer, type ForwardBackwardRequestFields, type TensorData } from '@agl/tinker';
 import { cli } from './__fixtures__/run-cli';
 import { seedSupportTranscript } from './__fixtures__/seed-support-transcripts';
 
@@ -124,8 +124,8 @@ describe('agl finetune --provider tinker', () => {
     const seen = new Set<string>();
     for (const datum of datums) {
       const input = datum.model_input.chunks.flatMap((c) => c.tokens);
-      const targets = datum.loss_fn_inputs.target_tokens!.data;
-      const weights = datum.loss_fn_inputs.weights!.data;
+      const targets = (datum.loss_fn_inputs.target_tokens as TensorData).data;
+      const weights = (datum.loss_fn_inputs.weights as TensorData).data;
       expect(targets).toHaveLength(input.length);
       expect(targets.slice(0, -1)).toEqual(input.slice(1));
       const tokens = [input[0]!, ...targets];
