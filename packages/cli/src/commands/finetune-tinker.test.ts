@@ -1,9 +1,9 @@
 // `agl finetune --provider tinker … --wait` end to end, offline: a SQLite store of recorded support-bot conversations →
 // Qwen3's real chat template and tokenizer → cross-entropy datums → forward_backward + optim_step on the Tinker stand-in
 // (SDK 0.25 wire, a bigram model that really trains) → sampler weights → one new resources version naming them.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SqliteStore } from '@agl/store/sqlite';
 import { startTinkerStandIn, type TinkerStandIn } from '@agl/testing';
@@ -229,4 +229,22 @@ describe('agl finetune --provider tinker', () => {
     expect(r.err).toContain("--provider tinker supports --method sft only: Tinker's built-in losses");
     expect(server.requests).toHaveLength(0);
   });
+
+  it("runs the root README's commands as written", async () => {
+    await useStandIn();
+    const path = await seededStore('readme');
+    const readme = await readFile(resolve(import.meta.dirname, '../../../../README.md'), 'utf8');
+    const block = readme.split('<!-- tinker-commands')[1]!.split('```bash\n')[1]!.split('```')[0]!;
+    const lines = block
+      .split('\n')
+      .filter((l) => l.startsWith('npx agl '))
+      .map((l) => l.replace(/#.*$/u, '').trim().split(/\s+/u).slice(2));
+    expect(lines.map((l) => l[0])).toEqual(['finetune', 'rollouts']);
+    const r = await cli(...lines[0]!, '--store', path);
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/step 2\/2 loss=/);
+    expect(r.out).toMatch(/^sampler_path=tinker:\/\//m);
+    expect(server.requestsTo('/api/v1/create_model')[0]!.body).toMatchObject({ lora_config: { rank: 32 } });
+    expect((await cli(...lines[1]!, '--store', path)).code).toBe(0);
+  }, 120_000);
 });
