@@ -99,8 +99,11 @@ export interface TinkerStandIn {
   readonly sessions: Map<string, { heartbeats: number; tags: string[] }>;
   readonly models: Map<string, StandInModel>;
   readonly checkpoints: Map<string, StandInCheckpoint>;
-  /** Requests to `path` (e.g. `/api/v1/optim_step`), answered `status` with `{"detail"}` the next `times` times. */
-  failNext(path: string, status: number, times?: number, detail?: string): void;
+  /**
+   * Requests to `path` (e.g. `/api/v1/optim_step`) are answered `status` with `{"detail"}` the next `times` times,
+   * after letting `after` more through first (default 0).
+   */
+  failNext(path: string, status: number, times?: number, detail?: string, after?: number): void;
   /** The next future submitted to `path` fails while it runs with `detail` (`{"error","category"}`; json: HTTP 400). */
   failNextFuture(path: string, detail: string): void;
   /** The recorded requests to one route. */
@@ -135,7 +138,7 @@ export async function startTinkerStandIn(options: TinkerStandInOptions = {}): Pr
   const checkpoints = new Map<string, StandInCheckpoint>();
   const samplers = new Map<string, { model: BigramModel; baseModel: string }>();
   const futures = new Map<string, Future>();
-  const faults = new Map<string, { status: number; times: number; detail: string }>();
+  const faults = new Map<string, { status: number; times: number; detail: string; after: number }>();
   const futureFaults = new Map<string, string>();
   let currentPath = '';
   let futureCounter = 0;
@@ -476,7 +479,8 @@ export async function startTinkerStandIn(options: TinkerStandInOptions = {}): Pr
   async function handle(req: IncomingMessage, res: ServerResponse, record: RecordedTinkerRequest): Promise<number> {
     const path = record.path;
     const fault = faults.get(path);
-    if (fault && fault.times > 0) {
+    if (fault && fault.after > 0) fault.after--;
+    else if (fault && fault.times > 0) {
       fault.times--;
       return send(res, fault.status, { detail: fault.detail });
     }
@@ -560,8 +564,8 @@ export async function startTinkerStandIn(options: TinkerStandInOptions = {}): Pr
     sessions,
     models,
     checkpoints,
-    failNext(path, status, times = 1, detail = `injected HTTP ${status}`) {
-      faults.set(path, { status, times, detail });
+    failNext(path, status, times = 1, detail = `injected HTTP ${status}`, after = 0) {
+      faults.set(path, { status, times, detail, after });
     },
     failNextFuture(path, detail) {
       futureFaults.set(path, detail);
