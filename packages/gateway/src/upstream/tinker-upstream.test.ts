@@ -210,6 +210,20 @@ describe.each(['tinker', 'json'] as const)(
       }
     });
 
+    it('answers Anthropic /v1/messages calls through Tinker too (translated to chat completions)', async () => {
+      const rollout = await store.startRollout({ input: {}, mode: 'train' });
+      const res = await fetch(`${scopedUrl(gateway, rollout)}/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model: 'm', max_tokens: 6, messages: [{ role: 'user', content: 'Hi' }] }),
+      });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { type: string }).type).toBe('message');
+      const [span] = await spansOf(store, rollout.rolloutId);
+      expect(span!.attributes.prompt_token_ids).toEqual(qwen.renderPrompt([{ role: 'user', content: 'Hi' }]).ids);
+      expect(span!.attributes.response_token_ids).toEqual(recorded.samples.at(-1)!.sequences[0]!.tokens);
+    });
+
     it('takes calls from its gateway only', async () => {
       const models = await fetch(`${gateway.url}/v1/models`);
       expect(((await models.json()) as { data: { id: string }[] }).data.map((m) => m.id)).toEqual([BASE_MODEL]);
