@@ -196,6 +196,7 @@ describe.each(['tinker', 'json'] as const)(
           const logprobs = JSON.parse(span.attributes['logprobs.content'] as string) as { logprob: number }[];
           expect(logprobs.map((l) => l.logprob)).toEqual(ids.map((_, i) => -0.25 - i / 64));
           expect(span.attributes['gen_ai.completion.0.tool_calls.0.name']).toBe('get_weather');
+          expect(span.attributes['gen_ai.completion.0.content']).toBeUndefined();
           expect(span.attributes['gen_ai.completion.0.tool_calls.0.arguments']).toBe('{"city": "Paris"}');
         }
         // Sent back as history (reasoning_content included), the reply renders to exactly the text the model sampled.
