@@ -132,6 +132,7 @@ export function standInRoutes(s: StandInState): Record<string, (body: WireBody) 
             proto_compress_fwdbwd: false,
             fwdbwd_max_chunk_len: 1024,
             fwdbwd_max_chunk_bytes_count: 5_000_000,
+            ...s.clientConfig,
           },
     '/api/v1/client/dynamic_config': () => {
       if (json) throw new WireRefusal(404, 'Not Found');

@@ -42,6 +42,8 @@ export interface TinkerStandInOptions {
   baseModels?: Record<string, StandInBaseModel>;
   /** Seed of the sampler's random numbers. Default 1. */
   seed?: number;
+  /** Flags added to (or replacing) the `/api/v1/client/config` answer, e.g. `{ fwdbwd_max_chunk_len: 2 }`. */
+  clientConfig?: Record<string, unknown>;
 }
 
 /** One recorded request. */
@@ -103,6 +105,7 @@ export async function startTinkerStandIn(options: TinkerStandInOptions = {}): Pr
     futureFaults: new Map(),
     currentPath: '',
     futureCounter: 0,
+    clientConfig: options.clientConfig ?? {},
   };
   const routes = standInRoutes(s);
   function answerFuture(b: WireBody, accept: string, res: ServerResponse): number {
