@@ -10,7 +10,7 @@ import {
   type SampleResponse,
 } from '@agl/tinker';
 import { WireRefusal } from './tinker-training-ops';
-import { standInRoutes } from './tinker-stand-in-routes';
+import { consumeRefusedSeq, standInRoutes } from './tinker-stand-in-routes';
 import {
   STAND_IN_BASE_MODELS,
   type PendingAnswer,
@@ -200,8 +200,9 @@ export async function startTinkerStandIn(options: TinkerStandInOptions = {}): Pr
     try {
       return send(res, 200, route(body));
     } catch (error) {
-      if (error instanceof WireRefusal) return send(res, error.status, { detail: error.detail });
-      throw error;
+      if (!(error instanceof WireRefusal)) throw error;
+      if (error.status !== 409) consumeRefusedSeq(s, body);
+      return send(res, error.status, { detail: error.detail });
     }
   }
 
