@@ -1,6 +1,7 @@
 // `agl finetune --provider tinker … --wait` end to end, offline: a SQLite store of recorded support-bot conversations →
 // Qwen3's real chat template and tokenizer → cross-entropy datums → forward_backward + optim_step on the Tinker stand-in
 // (SDK 0.25 wire, a bigram model that really trains) → sampler weights → one new resources version naming them.
+import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -209,6 +210,47 @@ describe('agl finetune --provider tinker', () => {
     const third = await cli(...args(path, '--steps', '1'));
     expect(third.code).toBe(0);
     expect(third.err).toMatch(/started Tinker training run/);
+  }, 180_000);
+
+  it('a process killed with SIGKILL mid-run re-attaches on the next run', async () => {
+    await useStandIn();
+    const path = await seededStore('sigkill');
+    // From step 3 on, forward_backward answers 503, so the child backs off (0.5 s, 1 s, 2 s …) after saving step 2.
+    server.failNext('/api/v1/forward_backward', 503, 1000, 'overloaded (injected)', 2);
+    const child = spawn(
+      process.execPath,
+      [
+        '--conditions=@agl/source',
+        '--import',
+        'tsx',
+        'packages/cli/src/bin.ts',
+        ...args(path, '--steps', '4', '--save-every', '2'),
+      ],
+      {
+        cwd: resolve(import.meta.dirname, '../../../..'),
+        env: { ...process.env, TINKER_API_KEY: 'tml-test-key', TINKER_BASE_URL: server.url },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stderr = '';
+    const closed = new Promise<number | null>((done) => child.on('close', done));
+    await new Promise<void>((saved, failed) => {
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        if (/saved training state \S+agl-sft-state-000002/.test(stderr)) saved();
+      });
+      void closed.then((code) => failed(new Error(`agl exited (${code}) before saving step 2: ${stderr}`)));
+    });
+    child.kill('SIGKILL');
+    await closed;
+    expect(stderr).not.toMatch(/step 3\/4/);
+    server.failNext('/api/v1/forward_backward', 503, 0);
+
+    const again = await cli(...args(path, '--steps', '4', '--save-every', '2'));
+    expect(again.code).toBe(0);
+    expect(again.err).toMatch(/resuming Tinker training run \S+ at step 2\/4 from tinker:\/\/\S+agl-sft-state-000002/);
+    expect([...again.err.matchAll(/step (\d)\/4 loss/g)].map((m) => Number(m[1]))).toEqual([3, 4]);
+    expect(server.requestsTo('/api/v1/save_weights_for_sampler')).toHaveLength(1);
   }, 180_000);
 
   it('refuses DPO, naming what Tinker lacks', async () => {

@@ -12,6 +12,28 @@ import type {
   WireBody,
 } from './tinker-stand-in-types';
 
+/** Runs a model's waiting requests whose turn has come, in seq_id order. */
+function runInOrder(model: StandInModel): void {
+  while (model.waiting.has(model.nextSeq)) {
+    const next = model.waiting.get(model.nextSeq)!;
+    model.waiting.delete(model.nextSeq);
+    model.nextSeq++;
+    next();
+  }
+}
+
+/**
+ * A training request refused at submit still uses up its seq_id, so the model's later requests do not wait for it
+ * forever (a reused seq_id is not marked again).
+ */
+export function consumeRefusedSeq(s: StandInState, body: WireBody): void {
+  const model = typeof body.model_id === 'string' ? s.models.get(body.model_id) : undefined;
+  const seqId: unknown = body.seq_id;
+  if (!model || typeof seqId !== 'number' || seqId < model.nextSeq || model.waiting.has(seqId)) return;
+  model.waiting.set(seqId, () => {});
+  runInOrder(model);
+}
+
 /** The stand-in's routes (all but retrieve_future), each answering a checked body or throwing a {@link WireRefusal}. */
 export function standInRoutes(s: StandInState): Record<string, (body: WireBody) => unknown> {
   const { json, pendingScript, baseModels, random, sessions, models, checkpoints, samplers, futures, futureFaults } = s;
@@ -52,12 +74,7 @@ export function standInRoutes(s: StandInState): Record<string, (body: WireBody) 
         throw new WireRefusal(409, 'Training request sequence number was reused');
       }
       model.waiting.set(seqId, exec);
-      while (model.waiting.has(model.nextSeq)) {
-        const next = model.waiting.get(model.nextSeq)!;
-        model.waiting.delete(model.nextSeq);
-        model.nextSeq++;
-        next();
-      }
+      runInOrder(model);
     }
     return json
       ? { future_id: id, status: 'pending', request_id: id }
@@ -132,6 +149,7 @@ export function standInRoutes(s: StandInState): Record<string, (body: WireBody) 
             proto_compress_fwdbwd: false,
             fwdbwd_max_chunk_len: 1024,
             fwdbwd_max_chunk_bytes_count: 5_000_000,
+            ...s.clientConfig,
           },
     '/api/v1/client/dynamic_config': () => {
       if (json) throw new WireRefusal(404, 'Not Found');

@@ -74,4 +74,6 @@ export interface StandInState {
   /** The route being answered. */
   currentPath: string;
   futureCounter: number;
+  /** Flags added to the `/api/v1/client/config` answer. */
+  clientConfig: Record<string, unknown>;
 }

@@ -48,6 +48,20 @@ describe('Tinker stand-in: seq_id order and refusals', () => {
       });
       const reused = await post('/api/v1/optim_step', { adam_params: {}, model_id: modelId, seq_id: 2 });
       expect(reused).toEqual({ status: 409, body: { detail: 'Training request sequence number was reused' } });
+      // A refused training request uses up its seq_id: the next one runs.
+      const refused = await post('/api/v1/load_weights', {
+        model_id: modelId,
+        path: 'tinker://x/weights/none',
+        seq_id: 3,
+        optimizer: false,
+      });
+      expect(refused.status).toBe(400);
+      const next = await post('/api/v1/save_weights', { model_id: modelId, path: 'c', seq_id: 4 });
+      const done = await post('/api/v1/retrieve_future', {
+        request_id: next.body.request_id,
+        allow_metadata_only: false,
+      });
+      expect(done.body).toEqual({ type: 'save_weights', path: `tinker://${modelId}/weights/c` });
       const bad = await post('/api/v1/optim_step', {
         adam_params: { learning_rate: 'fast' },
         model_id: modelId,

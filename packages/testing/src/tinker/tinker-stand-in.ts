@@ -10,7 +10,7 @@ import {
   type SampleResponse,
 } from '@agl/tinker';
 import { WireRefusal } from './tinker-training-ops';
-import { standInRoutes } from './tinker-stand-in-routes';
+import { consumeRefusedSeq, standInRoutes } from './tinker-stand-in-routes';
 import {
   STAND_IN_BASE_MODELS,
   type PendingAnswer,
@@ -42,6 +42,8 @@ export interface TinkerStandInOptions {
   baseModels?: Record<string, StandInBaseModel>;
   /** Seed of the sampler's random numbers. Default 1. */
   seed?: number;
+  /** Flags added to (or replacing) the `/api/v1/client/config` answer, e.g. `{ fwdbwd_max_chunk_len: 2 }`. */
+  clientConfig?: Record<string, unknown>;
 }
 
 /** One recorded request. */
@@ -103,6 +105,7 @@ export async function startTinkerStandIn(options: TinkerStandInOptions = {}): Pr
     futureFaults: new Map(),
     currentPath: '',
     futureCounter: 0,
+    clientConfig: options.clientConfig ?? {},
   };
   const routes = standInRoutes(s);
   function answerFuture(b: WireBody, accept: string, res: ServerResponse): number {
@@ -197,8 +200,9 @@ export async function startTinkerStandIn(options: TinkerStandInOptions = {}): Pr
     try {
       return send(res, 200, route(body));
     } catch (error) {
-      if (error instanceof WireRefusal) return send(res, error.status, { detail: error.detail });
-      throw error;
+      if (!(error instanceof WireRefusal)) throw error;
+      if (error.status !== 409) consumeRefusedSeq(s, body);
+      return send(res, error.status, { detail: error.detail });
     }
   }
 

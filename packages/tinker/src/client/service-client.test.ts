@@ -150,6 +150,28 @@ describe('ServiceClient against the Tinker stand-in (SDK 0.25 wire)', () => {
     expect(sampled.sequences[0]!.logprobs).toHaveLength(sampled.sequences[0]!.tokens.length);
   });
 
+  it('splits a large forward_backward into chunks with consecutive seq_ids and merges their outputs', async () => {
+    const { server, service } = await setup({ clientConfig: { fwdbwd_max_chunk_len: 2 } });
+    const training = await service.createLoraTrainingClient({ baseModel: 'Qwen/Qwen3-8B' });
+    const data = [1, 2, 3, 4, 5].map((k) => ({
+      model_input: modelInputFromTokens([k, k + 1]),
+      loss_fn_inputs: { target_tokens: [k + 1, k + 2], weights: [1, 1] },
+    }));
+    const out = await training.forwardBackward(data, 'cross_entropy');
+    const fb = server.requestsTo('/api/v1/forward_backward');
+    expect(fb.map((r) => [(r.body as { seq_id: number }).seq_id, (r.body as { data: unknown[] }).data.length])).toEqual(
+      [
+        [1, 2],
+        [2, 2],
+        [3, 1],
+      ],
+    );
+    expect(out.loss_fn_outputs).toHaveLength(5);
+    expect(out.metrics['loss:sum']).toBeCloseTo(10 * Math.log(151_936), 2);
+    await training.optimStep();
+    expect((server.requestsTo('/api/v1/optim_step')[0]!.body as { seq_id: number }).seq_id).toBe(4);
+  });
+
   it('retries 429 and 5xx submits with backoff, 5xx polls at once, and keeps one idempotency key', async () => {
     const { server, service, sleeps } = await setup();
     const training = await service.createLoraTrainingClient({ baseModel: 'Qwen/Qwen3-8B' });
