@@ -1,7 +1,7 @@
 import { toWire, type JsonObject, type JsonValue, type Span, type SpanInput } from '@agl/core/schema';
 import type { ApplyRecordsResult, LightningStore, ProductionRecord } from '@agl/core/store';
 import { RecordBuffer } from './record-buffer';
-import type { RedactFn } from './redact';
+import type { RecordRedaction } from './redact';
 
 /** Where the recorder reports drops, export failures and rejected records. */
 export interface ObserveLogger {
@@ -64,7 +64,8 @@ export interface RecorderSettings {
   /** Backoff after a failed export: starts here, doubles, capped at `maxBackoffMs`. */
   minBackoffMs: number;
   maxBackoffMs: number;
-  redact: RedactFn | null;
+  /** Masks secrets in spans and in rollout input and metadata; `null` = none. */
+  redact: RecordRedaction | null;
   logger: ObserveLogger;
   /** Clock (epoch ms), injectable for tests. */
   now?: () => number;
@@ -147,7 +148,12 @@ export class Recorder {
     },
     options: { unscoped?: boolean } = {},
   ): boolean {
-    const json = encode({ kind: 'start', ...record });
+    const redact = this.#settings.redact;
+    const json = encode({
+      kind: 'start',
+      ...record,
+      ...(redact ? { input: redact.json(record.input), metadata: redact.json(record.metadata) } : {}),
+    });
     if (
       this.#closed ||
       this.#buffer.length + 1 > this.#settings.maxBufferedRecords ||
@@ -270,10 +276,9 @@ export class Recorder {
 
   #redact(span: SpanInput): SpanInput {
     const redact = this.#settings.redact;
-    if (!redact || !span.attributes) return span;
+    if (!redact) return span;
     try {
-      const attributes = redact(span.attributes as Record<string, unknown>, span);
-      return attributes === span.attributes ? span : { ...span, attributes: attributes as SpanInput['attributes'] };
+      return redact.span(span);
     } catch (error) {
       this.#warn('redact', `[agl observe] redact threw (${String(error)}); the span's attributes were dropped.`);
       return { ...span, attributes: {} };
