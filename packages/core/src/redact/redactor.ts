@@ -234,24 +234,19 @@ export class Redactor {
   #mask(text: string, ranges: Found[]): string {
     if (ranges.length === 0) return text;
     ranges.sort((a, b) => a.start - b.start || b.end - a.end);
+    const merged: Found[] = [];
+    for (const range of ranges) {
+      const last = merged[merged.length - 1];
+      if (last && range.start <= last.end) last.end = Math.max(last.end, range.end);
+      else merged.push({ ...range });
+    }
     let out = '';
     let at = 0;
-    let current: Found | null = null;
-    const flush = (): void => {
-      if (!current) return;
-      out += text.slice(at, current.start) + REDACTED;
-      at = current.end;
-      this.#count(current.id);
-    };
-    for (const range of ranges) {
-      if (current && range.start <= current.end) {
-        current = { ...current, end: Math.max(current.end, range.end) };
-        continue;
-      }
-      flush();
-      current = { ...range };
+    for (const range of merged) {
+      out += text.slice(at, range.start) + REDACTED;
+      at = range.end;
+      this.#count(range.id);
     }
-    flush();
     return out + text.slice(at);
   }
 

@@ -23,6 +23,16 @@ describe('built-in secret detectors', () => {
     });
   }
 
+  it('is idempotent: masked text is left as it is and counted once', () => {
+    const redactor = createRedactor();
+    for (const example of DETECTOR_EXAMPLES) {
+      const once = redactor.text(`${example.text} password: pw-${example.detector}`);
+      const before = redactor.counts().total;
+      expect(redactor.text(once)).toBe(once);
+      expect(redactor.counts().total).toBe(before);
+    }
+  });
+
   it('leaves ordinary text alone', () => {
     const redactor = createRedactor();
     for (const text of CLEAN_TEXTS) expect(redactor.text(text)).toBe(text);

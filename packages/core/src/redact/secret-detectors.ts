@@ -23,8 +23,9 @@ const SECRET_KEY_NAMES =
 /** Between a key and its value: an optional closing quote (maybe escaped), `:` or `=`, an optional opening quote. */
 const ASSIGN = `\\\\?["']?\\s*[:=]\\s*\\\\?["']?`;
 
-/** A value: up to the closing quote when quoted (spaces allowed), else up to a delimiter. */
-const value = (min: number): string => `(?:(?<=["'])[^"'\\\\\\r\\n]{${min},512}|[^\\s"'\\\\&,;}\\]<>]{${min},512})`;
+/** A value (not one masked already): up to the closing quote when quoted (spaces allowed), else up to a delimiter. */
+const value = (min: number): string =>
+  `(?!\\[REDACTED\\])(?:(?<=["'])[^"'\\\\\\r\\n]{${min},512}|[^\\s"'\\\\&,;}\\]<>]{${min},512})`;
 
 function hasDigitOrSymbol(candidate: string): boolean {
   return /[0-9._~+/=-]/.test(candidate);

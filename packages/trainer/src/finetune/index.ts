@@ -21,3 +21,11 @@ export {
   type FineTuningJobRecord,
 } from './job-record';
 export { publishTunedModel, tunedResources, type TunedModelTarget } from './publish-tuned-model';
+export {
+  redactFineTuningRecords,
+  trainingDataRedaction,
+  TrainingDataRedaction,
+  describeRedactionSummary,
+  type RedactOption,
+  type RedactionSummary,
+} from '../export/training-data-redaction';
