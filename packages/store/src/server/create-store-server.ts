@@ -28,6 +28,7 @@ import { registerRolloutRoutes } from './routes/rollout-routes';
 import { registerSpanRoutes } from './routes/span-routes';
 import { RolloutSummaries } from './routes/ext-rollout-summaries';
 import { watchSpanWrites } from './span-write-watch';
+import { enforceWriteBounds } from './write-bounds';
 import { registerMetricsRoute } from './metrics';
 import { registerRequestLog, type RequestLogOption } from './request-log';
 import { createRedactor, type RedactPattern } from '@agl/core/redact';
@@ -181,7 +182,9 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
   });
   // Every span written through the server drops that rollout's cached summary, so late feedback shows at once.
   let summaries: RolloutSummaries | null = null;
-  const store = watchSpanWrites(options.store, (ids) => ids.forEach((id) => summaries?.invalidate(id)));
+  const store = watchSpanWrites(enforceWriteBounds(options.store), (ids) =>
+    ids.forEach((id) => summaries?.invalidate(id)),
+  );
   const clock = options.clock ?? systemClock;
   summaries = new RolloutSummaries({ store, clock });
   const ctx: RouteContext = {
