@@ -242,6 +242,11 @@ describe('planted secrets never reach a store, a dataset, an export or an upload
     // The REST-written secrets reached the store in clear, so every reader had something to mask.
     for (const run of runs.slice(0, 3)) expect(run.out).toMatch(/redaction: \d+ secrets? masked/u);
     expect(runs[5]!.out).toMatch(/redaction: \d+ secrets? masked/u);
+    // --no-redact writes what the store holds (the REST-written secrets in clear) and says so.
+    const unredacted = join(dir, 'unredacted.jsonl');
+    const optOut = await cli('export', 'sft', ...store, '--no-redact', '--out', unredacted);
+    expect(optOut.out).toMatch(/redaction: off \(--no-redact\)/u);
+    expect(leaks(readFileSync(unredacted, 'utf8'), needles(REST)).length).toBeGreaterThan(0);
     expect(servers.ft.files.size).toBe(1);
     const uploads = [...servers.ft.files.values()].map((f) => f.text);
     expect(uploads[0]).toContain('[REDACTED]');

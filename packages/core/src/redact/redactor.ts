@@ -38,6 +38,9 @@ interface Found {
 const SECRET_KEY =
   /^[A-Za-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|token|access[_-]?key|private[_-]?key|authorization|credentials?)$/i;
 
+/** Characters on each side of the seam between two adjacent messages scanned joined (longer keys are cut anyway). */
+const SEAM = 1024;
+
 /** `gen_ai.prompt.3.content` → prefix `gen_ai.prompt`, index 3: adjacent messages are scanned joined too. */
 const MESSAGE_CONTENT = /^(.+)\.(\d+)\.content$/u;
 
@@ -83,12 +86,14 @@ export class Redactor {
   texts(texts: readonly string[]): string[] {
     const ranges: Found[][] = texts.map((t) => this.#find(t));
     for (let i = 0; i + 1 < texts.length; i += 1) {
-      const a = texts[i]!;
-      const b = texts[i + 1]!;
+      // Only the seam is scanned again: the end of one message joined to the start of the next.
+      const a = texts[i]!.slice(-SEAM);
+      const b = texts[i + 1]!.slice(0, SEAM);
       if (a === '' || b === '') continue;
+      const offset = texts[i]!.length - a.length;
       for (const found of this.#find(a + b)) {
         if (found.start >= a.length || found.end <= a.length) continue;
-        ranges[i]!.push({ start: found.start, end: a.length, id: found.id });
+        ranges[i]!.push({ start: offset + found.start, end: offset + a.length, id: found.id });
         ranges[i + 1]!.push({ start: 0, end: found.end - a.length, id: found.id });
       }
     }

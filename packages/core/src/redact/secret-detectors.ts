@@ -15,9 +15,12 @@ export interface SecretDetector {
   validate?: (candidate: string) => boolean;
 }
 
-/** Key names whose value is a secret in `key=value`, `key: value` and `"key": "value"` forms. */
+/**
+ * Key names whose value is a secret in `key=value`, `key: value` and `"key": "value"` forms. Matched from the keyword
+ * on (`ANTHROPIC_API_KEY` matches at `API_KEY`; the rest of the name is kept anyway), not from the start of every word.
+ */
 const SECRET_KEY_NAMES =
-  '[A-Za-z0-9_.-]*(?:api[_-]?key|apikey|api[_-]?secret|client[_-]?secret|secret[_-]?key|access[_-]?key|' +
+  '(?:api[_-]?key|apikey|api[_-]?secret|client[_-]?secret|secret[_-]?key|access[_-]?key|' +
   'private[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|session[_-]?token|secret|token|x-api-key)';
 
 /** Between a key and its value: an optional closing quote (maybe escaped), `:` or `=`, an optional opening quote. */
@@ -159,7 +162,8 @@ export const BUILTIN_DETECTORS: readonly SecretDetector[] = [
   {
     id: 'url-credentials',
     description: 'password in a URL (postgres://user:pass@host, any scheme://user:pass@)',
-    pattern: /(?<pre>\b[A-Za-z][A-Za-z0-9+.-]{1,20}:\/\/[^\s:/@'"]{1,128}:)(?<secret>[^\s@/'"]{1,256})(?=@)/,
+    // Anchored on `://` (the scheme before it is kept anyway): scanning for a scheme at every word costs 30 times more.
+    pattern: /(?<pre>:\/\/[^\s:/@'"]{1,128}:)(?<secret>[^\s@/'"]{1,256})(?=@)/,
   },
   {
     id: 'basic-auth',
@@ -181,7 +185,7 @@ export const BUILTIN_DETECTORS: readonly SecretDetector[] = [
   {
     id: 'secret-assignment',
     description: 'value of a secret-named key (api_key=, client_secret=, ANTHROPIC_API_KEY="…", access_token: …)',
-    pattern: new RegExp(`(?<pre>\\b${SECRET_KEY_NAMES}${ASSIGN})(?<secret>${value(4)})`, 'i'),
+    pattern: new RegExp(`(?<pre>${SECRET_KEY_NAMES}${ASSIGN})(?<secret>${value(4)})`, 'i'),
     validate: (candidate) => !/^(?:null|none|true|false|undefined|\[REDACTED\]|[0-9.]+)$/i.test(candidate),
   },
 ];
