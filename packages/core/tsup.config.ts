@@ -15,5 +15,6 @@ export default aglTsupConfig({
     guards: 'src/guards.ts',
     'net/index': 'src/net/index.ts',
     'internal/json-scan': 'src/internal/json-scan.ts',
+    'redact/index': 'src/redact/index.ts',
   },
 });

@@ -29,4 +29,4 @@ export {
   type ConfigureObserveOptions,
 } from './observe/observe-config';
 export type { ObserveStats, ObserveLogger } from './observe/recorder';
-export { redactSecrets, redactText, type RedactFn, type SpanAttributes } from './observe/redact';
+export { redactSecrets, redactText, type RedactFn, type RedactOptions, type SpanAttributes } from './observe/redact';

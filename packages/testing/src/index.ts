@@ -38,3 +38,4 @@ export { startAglStoreServe, type AglStoreServe } from './agl-store-serve';
 export { useOpenAiTestServer, useSuiteResource } from './suite-resource';
 export { tokenTrajectory, type TokenTurn } from './token-trajectory';
 export * from './tinker/index';
+export { plantedSecrets, splitAcrossMessages, type PlantedSecret } from './planted-secrets';

@@ -47,7 +47,14 @@ describe('agl dataset build on a SQLite store file', () => {
     );
     expect(run.err).toBe('');
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.out)).toEqual({ scanned: 4, train: 1, val: 0, out: resolve(out), val_out: null });
+    expect(JSON.parse(run.out)).toEqual({
+      scanned: 4,
+      train: 1,
+      val: 0,
+      out: resolve(out),
+      val_out: null,
+      redaction: { enabled: true, masked: 0, byDetector: {}, tokenIdsDropped: 0 },
+    });
     expect(lines(out)).toEqual([
       {
         q: 'refund?',

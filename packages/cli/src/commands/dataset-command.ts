@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import { buildDataset, parseTimeBound, writeDatasetFiles, type BuildDatasetOptions } from '@agl/trainer';
+import { describeRedactionSummary } from '@agl/trainer/export';
 import { parseStatuses } from './export-filter-flags';
 import { list, numberFlag } from './flag-values';
 import { processIo, type CliIo } from './output';
@@ -17,6 +18,7 @@ interface DatasetFlags
   agent?: string;
   status?: string;
   json?: boolean;
+  redact: boolean;
 }
 
 /** The flags as {@link BuildDatasetOptions}; relative times count back from `nowSeconds`. */
@@ -33,6 +35,7 @@ function datasetOptions(flags: DatasetFlags, nowSeconds: number): BuildDatasetOp
     limit: flags.limit,
     valFraction: flags.valFraction,
     statuses: parseStatuses(flags.status),
+    redact: flags.redact,
   };
 }
 
@@ -73,7 +76,8 @@ export function datasetCommand(io: CliIo = processIo): Command {
           numberFlag('val-fraction', { min: 0, max: 0.99 }),
         )
         .option('--status <statuses>', 'rollout statuses to read, comma-separated (default succeeded,failed)')
-        .option('--json', 'print the counts as JSON'),
+        .option('--json', 'print the counts as JSON')
+        .option('--no-redact', 'write secrets found in inputs as they are (default: mask them, see SECURITY.md)'),
     cmd,
   ).action(async (flags: DatasetFlags) => {
     const options = datasetOptions(flags, Date.now() / 1000);
@@ -88,11 +92,13 @@ export function datasetCommand(io: CliIo = processIo): Command {
             val: built.val.length,
             out: paths.out,
             val_out: paths.valOut,
+            redaction: built.redaction,
           }),
         );
       } else {
         io.out(`wrote ${built.train.length} tasks to ${paths.out} (from ${built.scanned} rollouts)`);
         if (paths.valOut) io.out(`wrote ${built.val.length} validation tasks to ${paths.valOut}`);
+        io.out(describeRedactionSummary(built.redaction));
       }
     });
   });

@@ -11,6 +11,7 @@ import { processIo, type CliIo } from './output';
 import { exportVerlCommand } from './export-verl';
 import { exportSftCommand } from './export-sft';
 import { exportDpoCommand } from './export-dpo';
+import { describeRedactionSummary, redactionSummary, trainingDataRedaction } from '@agl/trainer/export';
 
 interface ExportFlags extends StoreFlags {
   out: string;
@@ -18,6 +19,7 @@ interface ExportFlags extends StoreFlags {
   mode?: string;
   agentMatch?: string;
   rollout?: string[];
+  redact: boolean;
 }
 
 /** One JSONL row of `agl export transitions`: a transition with its trajectory's identity (snake_case). */
@@ -51,10 +53,12 @@ export function exportCommand(io: CliIo = processIo): Command {
         .option('--status <statuses>', 'rollout statuses to export, comma-separated', 'succeeded,failed')
         .addOption(new Option('--mode <mode>', 'only rollouts of this mode').choices(['train', 'val', 'test']))
         .option('--agent-match <regex>', 'only LLM calls made inside agents whose name matches')
-        .option('--rollout <ids...>', 'only these rollout ids'),
+        .option('--rollout <ids...>', 'only these rollout ids')
+        .option('--no-redact', 'write secrets found in the data as they are (default: mask them, see SECURITY.md)'),
     cmd,
   ).action(async (opts: ExportFlags) => {
     const out = resolve(opts.out);
+    const redaction = trainingDataRedaction(opts.redact);
     await withCliStore(opts, async (store) => {
       const page = await store.queryRollouts({
         statusIn: parseStatuses(opts.status),
@@ -68,9 +72,10 @@ export function exportCommand(io: CliIo = processIo): Command {
       const file = createWriteStream(out, { encoding: 'utf8' });
       let rows = 0;
       for (const rollout of page.items as Rollout[]) {
-        const spans = (
+        const stored = (
           await store.querySpans({ rolloutId: rollout.rolloutId, attemptId: 'latest', sortBy: 'sequenceId' })
         ).items;
+        const spans = redaction ? redaction.spans(stored) : stored;
         for (const row of transitionRows(adapter.adapt(spans, rollout))) {
           if (!file.write(`${JSON.stringify(row)}\n`)) await once(file, 'drain');
           rows += 1;
@@ -79,6 +84,7 @@ export function exportCommand(io: CliIo = processIo): Command {
       file.end();
       await once(file, 'close');
       io.out(`wrote ${rows} transitions from ${page.items.length} rollouts to ${out}`);
+      io.out(describeRedactionSummary(redactionSummary(redaction)));
     });
   });
   cmd.addCommand(exportVerlCommand(io));

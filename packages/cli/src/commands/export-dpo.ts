@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { exportDpo } from '@agl/trainer/export';
+import { describeRedactionSummary, exportDpo } from '@agl/trainer/export';
 import { exportAction, exportSubcommand, type ExportFilterFlags } from './export-filter-flags';
 import { numberFlag } from './flag-values';
 import { processIo, type CliIo } from './output';
@@ -27,9 +27,16 @@ export function exportDpoCommand(io: CliIo = processIo): Command {
           out: flags.out,
           filter,
           ...(flags.minRewardGap !== undefined ? { minRewardGap: flags.minRewardGap } : {}),
+          redact: flags.redact,
         });
         if (flags.json) {
-          io.out(JSON.stringify({ out: result.out, rollouts: result.nRollouts, stats: result.stats }, null, 2));
+          io.out(
+            JSON.stringify(
+              { out: result.out, rollouts: result.nRollouts, stats: result.stats, redaction: result.redaction },
+              null,
+              2,
+            ),
+          );
           return;
         }
         const s = result.stats;
@@ -38,6 +45,7 @@ export function exportDpoCommand(io: CliIo = processIo): Command {
           `${s.nTasks} tasks: ${s.nTooFewRewarded} with fewer than two rewarded rollouts, ${s.nNoRewardGap} without a reward gap, ` +
             `${s.nNoSharedPrompt} without a shared prompt, ${s.nIdentical} with identical answers`,
         );
+        io.out(describeRedactionSummary(result.redaction));
       }),
     );
 }

@@ -14,13 +14,15 @@ export interface ExportFilterFlags extends StoreFlags {
   agentMatch?: string;
   status?: string;
   json?: boolean;
+  /** `--no-redact` sets it false; secrets are masked by default. */
+  redact: boolean;
 }
 
 const MODES = ['train', 'val', 'test'] as const;
 
 /**
  * A new `agl export <name>` subcommand with the store flags, the rollout filters (`--mode`, `--resources-id`,
- * `--agent-match`, `--status`, `--json`) and the required `--out` (`outFlag`, e.g. `--out <file>`, described by
+ * `--agent-match`, `--status`, `--json`), `--no-redact` and the required `--out` (`outFlag`, e.g. `--out <file>`, described by
  * `outHelp`), in that order.
  */
 export function exportSubcommand(
@@ -40,6 +42,7 @@ export function exportSubcommand(
     )
     .option('--status <statuses>', `rollout statuses to export, comma-separated (default ${o.defaultStatus})`)
     .option('--json', 'print the export counters as JSON')
+    .option('--no-redact', 'write secrets found in the data as they are (default: mask them, see SECURITY.md)')
     .requiredOption(o.outFlag, o.outHelp);
 }
 

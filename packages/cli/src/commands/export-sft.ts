@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { exportSft } from '@agl/trainer/export';
+import { describeRedactionSummary, exportSft } from '@agl/trainer/export';
 import { exportAction, exportSubcommand, type ExportFilterFlags } from './export-filter-flags';
 import { numberFlag } from './flag-values';
 import { processIo, type CliIo } from './output';
@@ -26,13 +26,21 @@ export function exportSftCommand(io: CliIo = processIo): Command {
           filter: { statusIn: ['succeeded'], ...filter },
           ...(flags.minReward !== undefined ? { minReward: flags.minReward } : {}),
           bestPerTask: flags.bestPerTask === true,
+          redact: flags.redact,
         });
         if (flags.json) {
-          io.out(JSON.stringify({ out: result.out, rollouts: result.nRollouts, stats: result.stats }, null, 2));
+          io.out(
+            JSON.stringify(
+              { out: result.out, rollouts: result.nRollouts, stats: result.stats, redaction: result.redaction },
+              null,
+              2,
+            ),
+          );
           return;
         }
         io.out(`wrote ${result.stats.nRecords} conversations to ${result.out}`);
         io.out(`${result.nRollouts} rollouts, ${result.stats.nFilteredOut} left out by --min-reward / --best-per-task`);
+        io.out(describeRedactionSummary(result.redaction));
       }),
     );
 }

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { exportVerl, type VerlFormat } from '@agl/trainer/export';
+import { describeRedactionSummary, exportVerl, type VerlFormat } from '@agl/trainer/export';
 import { exportAction, exportSubcommand, type ExportFilterFlags } from './export-filter-flags';
 import { numberFlag, parseChoices } from './flag-values';
 import { processIo, type CliIo } from './output';
@@ -82,11 +82,18 @@ export function exportVerlCommand(io: CliIo = processIo): Command {
           },
           ...(flags.maxPromptLength !== undefined ? { maxPromptLength: flags.maxPromptLength } : {}),
           ...(flags.maxResponseLength !== undefined ? { maxResponseLength: flags.maxResponseLength } : {}),
+          redact: flags.redact,
         });
         if (flags.json) {
           io.out(
             JSON.stringify(
-              { files: result.files, info: result.infoPath, rollouts: result.nRollouts, stats: result.stats },
+              {
+                files: result.files,
+                info: result.infoPath,
+                rollouts: result.nRollouts,
+                stats: result.stats,
+                redaction: result.redaction,
+              },
               null,
               2,
             ),
@@ -100,6 +107,7 @@ export function exportVerlCommand(io: CliIo = processIo): Command {
           `${result.nRollouts} rollouts, ${s.nTrajectoriesWithSamples} with token ids, ${s.nTurns} calls, ` +
             `${s.nMismatches} prefix mismatches, ${s.nSkippedNoTokens} calls without token ids`,
         );
+        io.out(describeRedactionSummary(result.redaction));
       }),
     );
 }

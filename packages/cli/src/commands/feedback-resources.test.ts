@@ -110,4 +110,23 @@ describe('agl feedback and agl resources', () => {
     writeFileSync(file, '[1]');
     expect((await agl('resources', 'publish', file, '--store', db)).err).toMatch(/JSON object of named resources/);
   });
+
+  it('refuses a {"__proto__": {…}} file like the REST route (422 naming it) and publishes nothing', async () => {
+    const db = join(dir, 'proto.sqlite');
+    const file = join(dir, 'proto.json');
+    writeFileSync(file, '{"__proto__": {"resource_type": "prompt_template", "template": "x"}}');
+    const bad = await agl('resources', 'publish', file, '--store', db);
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(/resource "__proto__": forbidden resource name/);
+    const listed = await agl('resources', 'list', '--json', '--store', db);
+    const before = (JSON.parse(listed.out) as { total: number }).total;
+    writeFileSync(
+      file,
+      '{"ok": {"resource_type": "prompt_template", "template": "x"}, "constructor": {"resource_type": "prompt_template", "template": "y"}}',
+    );
+    expect((await agl('resources', 'publish', file, '--store', db)).err).toMatch(/resource "constructor"/);
+    expect((JSON.parse((await agl('resources', 'list', '--json', '--store', db)).out) as { total: number }).total).toBe(
+      before,
+    );
+  });
 });

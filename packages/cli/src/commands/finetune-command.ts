@@ -1,7 +1,12 @@
 import { Command, Option } from 'commander';
 import { UserError } from '@agl/core/errors';
 import { isRecord } from '@agl/core/guards';
-import { fineTuneOpenAi, type FineTuningClient, type FineTuningMethod } from '@agl/trainer/finetune';
+import {
+  describeRedactionSummary,
+  fineTuneOpenAi,
+  type FineTuningClient,
+  type FineTuningMethod,
+} from '@agl/trainer/finetune';
 import { numberFlag } from './flag-values';
 import { providerFetch } from './provider-fetch';
 import { runTinkerFinetune } from './finetune-tinker';
@@ -33,6 +38,7 @@ interface FinetuneFlags extends StoreFlags {
   llmResource?: string;
   pollInterval: number;
   json?: boolean;
+  redact: boolean;
 }
 
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
@@ -159,6 +165,7 @@ export function finetuneCommand(io: CliIo = processIo): Command {
     .option('--llm-resource <name>', 'LLM resource to point at the tuned model (default: the first LLM resource)')
     .option('--poll-interval <seconds>', 'seconds between job polls', numberFlag('poll-interval', { min: 0 }), 10)
     .option('--json', 'print the result as JSON')
+    .option('--no-redact', 'upload secrets found in the transcripts as they are (default: mask them, see SECURITY.md)')
     .action(async (flags: FinetuneFlags) => {
       const since = flags.since !== undefined ? parseSince(flags.since) : undefined;
       if (flags.provider === 'tinker') {
@@ -210,11 +217,13 @@ export function finetuneCommand(io: CliIo = processIo): Command {
             pollIntervalMs: flags.pollInterval * 1000,
             ...(flags.llmResource !== undefined ? { llmResourceName: flags.llmResource } : {}),
             onProgress: (line) => io.err(line),
+            redact: flags.redact,
           });
           if (flags.json) {
             io.out(JSON.stringify(result, null, 2));
             return;
           }
+          if (result.redaction) io.out(describeRedactionSummary(result.redaction));
           if (result.published) {
             io.out(`fine_tuned_model=${result.fineTunedModel ?? ''}`);
             io.out(`resources_id=${result.published.resourcesId}`);

@@ -1,16 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
-import { isRecord } from '@agl/core/guards';
+import { isForbiddenKey, isRecord } from '@agl/core/guards';
 import { NotFoundError, UserError, ValidationError } from '@agl/core/errors';
-import { fromWire, NamedResources, toWire, type ResourcesUpdate } from '@agl/core/schema';
+import { NamedResources, toWire, type ResourcesUpdate } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
-import { maskSecrets } from '@agl/store/server';
+import { maskSecrets, parseNamedResourcesBody } from '@agl/store/server';
 import { isoTime, processIo, table, type CliIo } from './output';
 import { storeCommand, withCliStore, type StoreFlags } from './store-options';
 
 /**
- * Named resources read from a JSON file: each value may use the wire spelling (`resource_type`, `api_key`,
- * `sampling_parameters`) or the API's (`resourceType`, ...). Throws `UserError` naming the file and the bad field.
+ * Named resources read from a JSON file, through the same validation as `POST /v1/agl/resources`
+ * (`parseNamedResourcesBody`): each value may use the wire spelling (`resource_type`, `api_key`,
+ * `sampling_parameters`) or the API's (`resourceType`, ...); a name such as `__proto__` is refused, never dropped.
+ * Throws `UserError` / `ValidationError` (422) naming the file and the bad field.
  */
 export function parseResourcesFile(text: string, file: string): NamedResources {
   let value: unknown;
@@ -23,18 +25,22 @@ export function parseResourcesFile(text: string, file: string): NamedResources {
     throw new UserError(
       `${file} must hold a JSON object of named resources, e.g. {"main_prompt": {"resource_type": "prompt_template", "template": "..."}}.`,
     );
-  const camel = Object.fromEntries(Object.entries(value).map(([name, r]) => [name, fromWire('resource', r)]));
-  const parsed = NamedResources.safeParse(camel);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  const [name, field, ...rest] = issue.path.map(String);
-  const spelled =
-    field === undefined ? '' : `.${[field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), ...rest].join('.')}`;
-  throw new ValidationError(
-    `${file}: resource ${JSON.stringify(name)}${spelled}: ${issue.message}. Each resource needs "resource_type" ` +
-      `(llm, proxy_llm or prompt_template); llm needs "endpoint" and "model", prompt_template "template".`,
-    parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
-  );
+  try {
+    return NamedResources.parse(parseNamedResourcesBody(value, { requireOne: true }));
+  } catch (error) {
+    if (!ValidationError.isInstance(error)) throw error;
+    const issue = error.issues[0];
+    const name = Object.keys(value).find((n) => issue?.path === n || issue?.path.startsWith(`${n}.`));
+    const field = name === undefined || issue === undefined ? '' : issue.path.slice(name.length);
+    const where = name === undefined ? '' : ` resource ${JSON.stringify(name)}${field}`;
+    const hint =
+      name !== undefined && isForbiddenKey(name)
+        ? 'Rename it: it names an object prototype key.'
+        : 'Each resource needs "resource_type" (llm, proxy_llm or prompt_template); llm needs "endpoint" and "model", prompt_template "template".';
+    throw new ValidationError(`${file}:${where}: ${issue?.message ?? error.message}. ${hint}`, error.issues, {
+      status: 422,
+    });
+  }
 }
 
 function shown(update: ResourcesUpdate): Record<string, unknown> {

@@ -23,6 +23,8 @@ export interface StoreServeFlags {
   pgPoolSize?: number;
   /** One JSON log line per request on stderr. */
   logJson?: boolean;
+  /** `--redact-otlp`: mask secrets in OTLP spans before storing them. */
+  redactOtlp?: boolean;
   /** `--no-metrics` sets false. */
   metrics?: boolean;
   /** `--no-dashboard` sets false; default: serve @agl/dashboard's build at `/` when it exists. */
@@ -80,6 +82,7 @@ export async function serveStore(flags: StoreServeFlags, io: CliIo = processIo):
       onWarning: (message) => io.err(`warning: ${message}`),
       metrics: flags.metrics !== false,
       requestLog: flags.logJson === true,
+      redactOtlp: flags.redactOtlp === true,
     });
   } catch (error) {
     await store.close();
@@ -158,7 +161,11 @@ function addServeOptions(cmd: Command, { python }: { python: boolean }): Command
       'do not serve the dashboard web app at / (served by default when @agl/dashboard is built)',
     )
     .option('--pg-pool-size <n>', 'PostgreSQL connections of this server (with a postgres:// --db)', parsePositive, 10)
-    .option('--log-json', 'write one JSON log line per request to stderr')
+    .option('--log-json', 'write one JSON log line per request to stderr (secret query parameters left out)')
+    .option(
+      '--redact-otlp',
+      'mask secrets in spans sent over OTLP (/v1/traces, e.g. Python exporters) before storing them (+ $AGL_REDACT_PATTERNS)',
+    )
     .option('--no-metrics', 'do not serve Prometheus metrics at /metrics');
 }
 

@@ -13,7 +13,7 @@ import {
 import { StoreClient } from '../store-client';
 import { emptyStats, Recorder, type ObserveLogger, type ObserveStats } from './recorder';
 import { installRecorderExit } from './recorder-exit';
-import { redactSecrets, type RedactFn } from './redact';
+import { recordRedaction, type RedactFn, type RedactOptions } from './redact';
 import { ResourcesCache } from './resources-cache';
 import { DEFAULT_UNSCOPED_PER_SECOND, UnscopedLimiter } from './unscoped-limiter';
 
@@ -32,8 +32,13 @@ export interface ConfigureObserveOptions {
   maxBufferedRecords?: number;
   /** Most bytes (JSON characters) held while the store is slow or down. Default 64 MiB. */
   maxBufferedBytes?: number;
-  /** Sees every span's attributes before export. Default {@link redactSecrets}; `false` exports them as they are. */
-  redact?: RedactFn | false;
+  /**
+   * Secrets masked before export. Default: the built-in detectors (see SECURITY.md) over spans (prompts, completions,
+   * tool-call arguments, tool definitions, events) and rollout input and metadata, plus the patterns of
+   * `AGL_REDACT_PATTERNS`. `{ patterns }` adds regular expressions; a function sees each span's attributes instead
+   * (input and metadata still get the built-in engine); `false` exports everything as it is.
+   */
+  redact?: RedactFn | RedactOptions | false;
   /**
    * An LLM call made outside any rollout becomes a one-call rollout (`metadata.source = "unscoped"`); `false` (env
    * `AGL_UNSCOPED=0`) only counts it (`observeStats().unscoped`) and warns once. Default true.
@@ -186,7 +191,7 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
   // path flushes with its own deadline). `feedback` uses `client`, whose requests a script awaits.
   const background = typeof target === 'string' ? new StoreClient({ ...clientOptions, unrefRequests: true }) : null;
   const store: LightningStore = client ?? (target as LightningStore);
-  const redact = options.redact === false ? null : (options.redact ?? redactSecrets);
+  const redact = recordRedaction(options.redact, env, (message) => warnOnce(logger, 'redactEnv', message));
   const reopen = client ? storeReopenSpec(client as LightningStore) : undefined;
   const recorder = new Recorder({
     send: background

@@ -2,7 +2,7 @@ import { toWire, type JsonObject, type JsonValue, type Span, type SpanInput } fr
 import type { ApplyRecordsResult, LightningStore, ProductionRecord } from '@agl/core/store';
 import { DEFAULT_LLM_CALL_MATCH } from '@agl/core/semconv';
 import { RecordBuffer, recordBytes } from './record-buffer';
-import type { RedactFn } from './redact';
+import type { RecordRedaction } from './redact';
 
 /** Where the recorder reports drops, export failures and rejected records. */
 export interface ObserveLogger {
@@ -77,7 +77,8 @@ export interface RecorderSettings {
   /** Backoff after a failed export: starts here, doubles, capped at `maxBackoffMs`. */
   minBackoffMs: number;
   maxBackoffMs: number;
-  redact: RedactFn | null;
+  /** Masks secrets in spans and in rollout input and metadata; `null` = none. */
+  redact: RecordRedaction | null;
   logger: ObserveLogger;
   /** Clock (epoch ms), injectable for tests. */
   now?: () => number;
@@ -186,7 +187,12 @@ export class Recorder {
     },
     options: { unscoped?: boolean; rootSpanId?: string; deferred?: boolean } = {},
   ): boolean {
-    const json = encode({ kind: 'start', ...record });
+    const redact = this.#settings.redact;
+    const json = encode({
+      kind: 'start',
+      ...record,
+      ...(redact ? { input: redact.json(record.input), metadata: redact.json(record.metadata) } : {}),
+    });
     const bytes = recordBytes(json);
     if (options.deferred && !this.#closed) {
       this.#live.set(record.rolloutId, {
@@ -406,10 +412,9 @@ export class Recorder {
 
   #redact(span: SpanInput): SpanInput {
     const redact = this.#settings.redact;
-    if (!redact || !span.attributes) return span;
+    if (!redact) return span;
     try {
-      const attributes = redact(span.attributes as Record<string, unknown>, span);
-      return attributes === span.attributes ? span : { ...span, attributes: attributes as SpanInput['attributes'] };
+      return redact.span(span);
     } catch (error) {
       this.#warn('redact', `[agl observe] redact threw (${String(error)}); the span's attributes were dropped.`);
       return { ...span, attributes: {} };

@@ -1,4 +1,5 @@
-import type { SpanInput } from '@agl/core/schema';
+import type { JsonValue, SpanInput } from '@agl/core/schema';
+import { createRedactor, redactPatternsFromEnv, type RedactPattern, type Redactor } from '@agl/core/redact';
 
 /** Attributes of one span, as `redact` sees them. */
 export type SpanAttributes = Record<string, unknown>;
@@ -9,30 +10,73 @@ export type SpanAttributes = Record<string, unknown>;
  */
 export type RedactFn = (attributes: SpanAttributes, span: Readonly<SpanInput>) => SpanAttributes;
 
-const SECRET =
-  /\b(sk-(?:proj-|ant-)?[A-Za-z0-9_-]{8,})|\b(Bearer\s+)[A-Za-z0-9._~+/-]{8,}=*|\b((?:api[_-]?key|x-api-key|access[_-]?token|secret)["']?\s*[=:]\s*["']?)[^\s"'&,;}]{4,}/gi;
+/** `configureObserve`'s `redact: { patterns }`: the built-in detectors plus these regular expressions. */
+export interface RedactOptions {
+  /** More secrets to mask: regular expressions (a named group `secret` limits the mask to it). */
+  patterns?: readonly RedactPattern[];
+}
 
-/** `text` with bearer tokens and API keys (`sk-...`, `Bearer ...`, `api_key=...`) replaced by `[REDACTED]`. */
-export function redactText(text: string): string {
-  if (!/sk-|bearer|key|token|secret/i.test(text)) return text;
-  return text.replace(SECRET, (_match, sk: string | undefined, bearer: string | undefined, key: string | undefined) =>
-    sk ? '[REDACTED]' : `${bearer ?? key ?? ''}[REDACTED]`,
-  );
+/** How the recorder redacts: whole spans, and a rollout's input and metadata. */
+export interface RecordRedaction {
+  span(span: SpanInput): SpanInput;
+  json<T extends JsonValue>(value: T): T;
+}
+
+let builtin: Redactor | null = null;
+function defaultRedactor(): Redactor {
+  builtin ??= createRedactor();
+  return builtin;
 }
 
 /**
- * The default `redact`: masks bearer tokens and API keys in every string attribute (prompts, completions, tool
- * arguments and results). Compose it with your own: `redact: (attrs, span) => myRedact(redactSecrets(attrs, span))`.
+ * `text` with every secret the built-in detectors know masked as `[REDACTED]` (API keys, tokens, passwords, private
+ * keys, URL credentials; see SECURITY.md), also when split by zero-width characters or spelled with lookalike letters.
+ */
+export function redactText(text: string): string {
+  return defaultRedactor().text(text);
+}
+
+/**
+ * The default `redact`: masks secrets in every string attribute (prompts and completions, scanned as one conversation
+ * so a key split across two messages is caught; tool-call arguments and results; tool definitions), and the whole
+ * value of secret-named attributes (`…authorization`, `…api_key`, `…password`). Compose it with your own:
+ * `redact: (attrs, span) => myRedact(redactSecrets(attrs, span))`.
  */
 export function redactSecrets(attributes: SpanAttributes): SpanAttributes {
-  let out: SpanAttributes | null = null;
-  for (const key in attributes) {
-    const value = attributes[key];
-    if (typeof value !== 'string') continue;
-    const masked = redactText(value);
-    if (masked === value) continue;
-    out ??= { ...attributes };
-    out[key] = masked;
+  return defaultRedactor().attributes(attributes);
+}
+
+/**
+ * The recorder's redaction for a `redact` option: `false` = none; a function sees span attributes (and the built-in
+ * engine still masks rollout input and metadata); otherwise the built-in engine with `patterns` and the patterns of
+ * `AGL_REDACT_PATTERNS` (a malformed variable is reported through `warn` and left out: recording never throws).
+ * Throws `ValidationError` for a bad pattern in `options.patterns`.
+ */
+export function recordRedaction(
+  option: RedactFn | RedactOptions | false | undefined,
+  env: NodeJS.ProcessEnv,
+  warn: (message: string) => void,
+): RecordRedaction | null {
+  if (option === false) return null;
+  let envPatterns: string[] = [];
+  try {
+    envPatterns = redactPatternsFromEnv(env);
+    createRedactor({ patterns: envPatterns });
+  } catch (error) {
+    warn(`[agl observe] ${(error as Error).message} The variable's patterns are not used.`);
+    envPatterns = [];
   }
-  return out ?? attributes;
+  const patterns = [...(typeof option === 'object' ? (option.patterns ?? []) : []), ...envPatterns];
+  const redactor = patterns.length > 0 ? createRedactor({ patterns }) : defaultRedactor();
+  if (typeof option === 'function') {
+    return {
+      span: (span) => {
+        if (!span.attributes) return span;
+        const attributes = option(span.attributes as SpanAttributes, span);
+        return attributes === span.attributes ? span : { ...span, attributes: attributes as SpanInput['attributes'] };
+      },
+      json: (value) => redactor.json(value),
+    };
+  }
+  return { span: (span) => redactor.span(span), json: (value) => redactor.json(value) };
 }

@@ -5,3 +5,4 @@
  */
 export { isLoopbackHost, hostHeaderName, hostHeaderAllowed, hostRefusedDetail } from './loopback-host';
 export { utf8Text } from './utf8-text';
+export { urlForLog, SECRET_QUERY_PARAMETERS } from './url-for-log';

@@ -1,5 +1,5 @@
 import { NotFoundError, ValidationError } from '../errors/index';
-import { newSpanId, newTraceId, type Span } from '../schema/index';
+import { checkReward, newSpanId, newTraceId, type Span } from '../schema/index';
 import {
   ATTR_FEEDBACK_COMMENT,
   ATTR_REWARD_SOURCE,
@@ -29,6 +29,7 @@ function finite(value: unknown, field: string): number {
       [{ path: field, message: 'must be a finite number' }],
     );
   }
+  checkReward(value, field);
   return value;
 }
 

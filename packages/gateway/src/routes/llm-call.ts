@@ -31,6 +31,7 @@ import { sendCallError, storeFailure } from './call-errors';
 import type { GatewayPath } from './gateway-path';
 import { type GatewayErrorBody, sendError, sendJson, writeChunk } from './http-io';
 import { emptyBody, LLM_BODY_LIMITS, readJsonBody } from './request-body';
+import { urlForLog } from '@agl/core/net';
 
 /** Response header with the sequence id of the stored span. */
 export const HEADER_SEQUENCE_ID = 'x-agl-sequence-id';
@@ -132,7 +133,7 @@ export async function handleLlmCall(
     if (gone.aborted) return;
     const sent = sendCallError(res, err);
     if (sent.status >= 500)
-      ctx.log(`${req.method ?? ''} ${req.url ?? ''} → ${sent.status} ${sent.errorType}: ${sent.detail}`);
+      ctx.log(`${req.method ?? ''} ${urlForLog(req.url ?? '')} → ${sent.status} ${sent.errorType}: ${sent.detail}`);
   } finally {
     prep?.cancel();
     ctx.pause.leave();

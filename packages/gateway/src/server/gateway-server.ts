@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UserError } from '@agl/core/errors';
-import { hostHeaderAllowed, hostRefusedDetail } from '@agl/core/net';
+import { hostHeaderAllowed, hostRefusedDetail, urlForLog } from '@agl/core/net';
 import { type Clock, type LightningStore, systemClock } from '@agl/core/store';
 import { StoreBatcher } from '../recording/store-batcher';
 import { sendCallError } from '../routes/call-errors';
@@ -278,7 +278,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const server: Server = createServer((req, res) => {
     route(req, res).catch((err: unknown) => {
       const sent = sendCallError(res, err);
-      log(`${req.method ?? ''} ${req.url ?? ''} failed: ${sent.detail}`);
+      log(`${req.method ?? ''} ${urlForLog(req.url ?? '')} failed: ${sent.detail}`);
     });
   });
   server.keepAliveTimeout = 65_000;

@@ -30,8 +30,10 @@ import { registerSpanRoutes } from './routes/span-routes';
 import { RolloutSummaries } from './routes/ext-rollout-summaries';
 import { watchSpanWrites } from './span-write-watch';
 import { countStoreWrites } from './store-write-counter';
+import { enforceWriteBounds } from './write-bounds';
 import { registerMetricsRoute } from './metrics';
 import { registerRequestLog, type RequestLogOption } from './request-log';
+import { createRedactor, type RedactPattern } from '@agl/core/redact';
 
 /** Default store server port (AGL 0.3's). */
 export const DEFAULT_STORE_PORT = 4747;
@@ -94,6 +96,12 @@ export interface StoreServerOptions {
   metrics?: boolean;
   /** One structured JSON log line per request: `true` = stderr, or a function receiving each line; default off. */
   requestLog?: RequestLogOption;
+  /**
+   * Mask secrets in spans that arrive over OTLP (`POST /v1/traces`, e.g. from Python exporters, which do not redact)
+   * before they are stored: the built-in detectors, `patterns`, and `AGL_REDACT_PATTERNS`. Default off (AGL's own
+   * clients redact before sending). `agl store serve --redact-otlp`.
+   */
+  redactOtlp?: boolean | { patterns?: readonly RedactPattern[] };
 }
 
 /** A running store server. */
@@ -178,7 +186,7 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
   let summaries: RolloutSummaries | null = null;
   // Every write through the server bumps the counter the traffic view's answer cache keys on.
   const counted = countStoreWrites(
-    watchSpanWrites(options.store, (ids) => ids.forEach((id) => summaries?.invalidate(id))),
+    watchSpanWrites(enforceWriteBounds(options.store), (ids) => ids.forEach((id) => summaries?.invalidate(id))),
   );
   const store = counted.store;
   const clock = options.clock ?? systemClock;
@@ -194,6 +202,14 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
     storeLabel: options.storeLabel ?? null,
   };
 
+  // Built before anything starts: a bad pattern is a ValidationError here, not a half-started server.
+  const redactOtlp = options.redactOtlp;
+  const otlpRedactor = redactOtlp
+    ? createRedactor({
+        env: process.env,
+        ...(typeof redactOtlp === 'object' && redactOtlp.patterns ? { patterns: redactOtlp.patterns } : {}),
+      })
+    : null;
   const cors = options.corsOrigin === undefined || options.corsOrigin === null ? null : corsOptions(options.corsOrigin);
   const app = Fastify({
     logger: options.logger ?? false,
@@ -282,7 +298,7 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
   registerProductionRoutes(app, ctx);
   registerExtRoutes(app, ctx);
   if (options.staticDir) registerStaticRoutes(app, options.staticDir);
-  await app.register(otlpRoutesPlugin(ctx));
+  await app.register(otlpRoutesPlugin(ctx, { redactor: otlpRedactor }));
 
   await app.listen({ host, port: options.port ?? DEFAULT_STORE_PORT });
   const address = app.server.address();

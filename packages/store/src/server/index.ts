@@ -23,3 +23,4 @@ export { REVEAL_SECRETS_HEADER, maskSecret, maskSecrets } from './resource-secre
 export { isStaticAppRequest } from './routes/ext-static-routes';
 export { StoreMetrics, registerMetricsRoute } from './metrics';
 export { registerRequestLog, type RequestLogLine, type RequestLogOption } from './request-log';
+export { parseNamedResourcesBody } from './named-resources-body';

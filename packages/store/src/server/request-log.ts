@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { urlForLog } from '@agl/core/net';
 
 /** One structured log line: one JSON object per answered request. */
 export interface RequestLogLine {
@@ -8,6 +9,7 @@ export interface RequestLogLine {
   method: string;
   /** Route pattern (`/v1/agl/rollouts/:rollout_id`), `unmatched` for 404s. */
   route: string;
+  /** The request URL without its secret query parameters (`token`, `api_key`, `key`, ...: see `urlForLog`). */
   url: string;
   status: number;
   duration_ms: number;
@@ -19,8 +21,8 @@ export interface RequestLogLine {
 export type RequestLogOption = boolean | ((line: RequestLogLine) => void);
 
 /**
- * Writes one JSON line per answered request (level by status: 5xx error, 4xx warn, else info). The bearer token and
- * request bodies are never logged.
+ * Writes one JSON line per answered request (level by status: 5xx error, 4xx warn, else info). The bearer token,
+ * request bodies and secret query parameters (a dashboard link's `?token=`, `?api_key=`, `?key=`) are never logged.
  */
 export function registerRequestLog(app: FastifyInstance, option: RequestLogOption): void {
   if (option === false) return;
@@ -33,7 +35,7 @@ export function registerRequestLog(app: FastifyInstance, option: RequestLogOptio
       msg: 'request',
       method: request.method,
       route: request.routeOptions.url ?? 'unmatched',
-      url: request.url,
+      url: urlForLog(request.url),
       status,
       duration_ms: Math.round(reply.elapsedTime * 1000) / 1000,
       request_id: String(request.id),

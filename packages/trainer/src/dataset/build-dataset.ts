@@ -6,6 +6,12 @@ import { isRecord } from '@agl/core/guards';
 import type { JsonObject, Rollout, RolloutStatus, Span } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
 import { latestSpans, recordedRollouts } from './recorded-rollouts';
+import {
+  redactionSummary,
+  trainingDataRedaction,
+  type RedactionSummary,
+  type RedactOption,
+} from '../export/training-data-redaction';
 
 /** Options of {@link buildDataset}. Every filter is optional; they all apply together. */
 export interface BuildDatasetOptions {
@@ -35,6 +41,11 @@ export interface BuildDatasetOptions {
   valFraction?: number;
   /** Rollout statuses to read (default `succeeded`, `failed`: finished rollouts). */
   statuses?: readonly RolloutStatus[];
+  /**
+   * Mask secrets in every line (input, feedback comments); default on, `false` = `--no-redact`. The split and
+   * `dedupe` use the stored input, so they do not move when redaction changes.
+   */
+  redact?: RedactOption;
 }
 
 /** The `_agl` key of a dataset line (CONTRACTS.md item E). */
@@ -58,6 +69,8 @@ export interface BuiltDataset {
   val: DatasetLine[];
   /** Rollouts read: those of the statuses and the time window. */
   scanned: number;
+  /** What redaction masked. */
+  redaction: RedactionSummary;
 }
 
 const ANY = 'any';
@@ -121,6 +134,7 @@ export function datasetLine(rollout: Rollout, spans: readonly Span[]): DatasetLi
  */
 export async function buildDataset(store: LightningStore, options: BuildDatasetOptions = {}): Promise<BuiltDataset> {
   check(options);
+  const redaction = trainingDataRedaction(options.redact);
   const rollouts = await recordedRollouts(store, {
     statuses: options.statuses ?? ['succeeded', 'failed'],
     since: options.since,
@@ -151,8 +165,10 @@ export async function buildDataset(store: LightningStore, options: BuildDatasetO
   const fraction = options.valFraction ?? 0;
   const train: DatasetLine[] = [];
   const val: DatasetLine[] = [];
-  for (const { line, input } of lines) (fraction > 0 && inputHashFraction(input) < fraction ? val : train).push(line);
-  return { train, val, scanned: rollouts.length };
+  for (const { line, input } of lines) {
+    (fraction > 0 && inputHashFraction(input) < fraction ? val : train).push(redaction ? redaction.json(line) : line);
+  }
+  return { train, val, scanned: rollouts.length, redaction: redactionSummary(redaction) };
 }
 
 /** `tasks.jsonl` -> `tasks.val.jsonl` (any other name gets `.val.jsonl` appended). */

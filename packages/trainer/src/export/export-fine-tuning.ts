@@ -3,6 +3,12 @@ import { toDpoPairs, type DpoStats } from './dpo-pairs';
 import { writeJsonl } from './jsonl';
 import { loadTrajectories, type LoadedTrajectories, type TrajectoryFilter } from './load-trajectories';
 import { toSftRecords, type SftStats } from './sft-records';
+import {
+  redactionSummary,
+  trainingDataRedaction,
+  type RedactionSummary,
+  type RedactOption,
+} from './training-data-redaction';
 
 /** Options every JSONL fine-tuning export takes. */
 interface JsonlExportOptions {
@@ -11,6 +17,8 @@ interface JsonlExportOptions {
   out: string;
   /** Which rollouts to read; each export documents its default statuses. */
   filter?: TrajectoryFilter;
+  /** Mask secrets (default on; `false` = `--no-redact`). */
+  redact?: RedactOption;
 }
 
 /** What a JSONL fine-tuning export returns. */
@@ -18,6 +26,8 @@ interface JsonlExportResult<S> {
   out: string;
   nRollouts: number;
   stats: S;
+  /** What redaction masked. */
+  redaction: RedactionSummary;
 }
 
 /** Options of {@link exportSft}; the filter's default statuses: `['succeeded']`. */
@@ -37,10 +47,12 @@ async function exportJsonl<S>(
   filter: TrajectoryFilter | undefined,
   toRecords: (loaded: LoadedTrajectories) => { records: readonly unknown[]; stats: S },
 ): Promise<JsonlExportResult<S>> {
-  const loaded = await loadTrajectories({ store: options.store, ...(filter ? { filter } : {}) });
+  const redaction = trainingDataRedaction(options.redact);
+  const loaded = await loadTrajectories({ store: options.store, ...(filter ? { filter } : {}), redaction });
   const { records, stats } = toRecords(loaded);
-  await writeJsonl({ path: options.out, records });
-  return { out: options.out, nRollouts: loaded.nRollouts, stats };
+  // Task inputs and tool definitions reach the lines too: a last pass over each line.
+  await writeJsonl({ path: options.out, records: redaction ? records.map((r) => redaction.json(r)) : records });
+  return { out: options.out, nRollouts: loaded.nRollouts, stats, redaction: redactionSummary(redaction) };
 }
 
 /**

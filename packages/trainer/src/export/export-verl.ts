@@ -11,6 +11,12 @@ import {
 import type { LightningStore } from '@agl/core/store';
 import { loadTrajectories, type TrajectoryFilter } from './load-trajectories';
 import { writeVerlFiles, type VerlFiles, type VerlFormat } from './write-verl-files';
+import {
+  redactionSummary,
+  trainingDataRedaction,
+  type RedactionSummary,
+  type RedactOption,
+} from './training-data-redaction';
 
 /** Options of {@link exportVerl}. */
 export interface ExportVerlOptions {
@@ -28,6 +34,8 @@ export interface ExportVerlOptions {
   formats?: VerlFormat[];
   /** Base file name. Default `verl`. */
   name?: string;
+  /** Mask secrets (default on; `false` = `--no-redact`): calls whose text held one lose their token ids. */
+  redact?: RedactOption;
 }
 
 /** What {@link exportVerl} did. */
@@ -37,6 +45,8 @@ export interface ExportVerlResult {
   infoPath: string;
   nRollouts: number;
   stats: SampleBuildStats;
+  /** What redaction masked (calls holding a secret are written without token ids, so verl skips them). */
+  redaction: RedactionSummary;
   rolloutLevel?: RolloutLevelStats;
 }
 
@@ -46,7 +56,8 @@ export interface ExportVerlResult {
  */
 export async function exportVerl(options: ExportVerlOptions): Promise<ExportVerlResult> {
   const { store, outDir, name = 'verl' } = options;
-  const loaded = await loadTrajectories({ store, ...(options.filter ? { filter: options.filter } : {}) });
+  const redaction = trainingDataRedaction(options.redact);
+  const loaded = await loadTrajectories({ store, ...(options.filter ? { filter: options.filter } : {}), redaction });
   const batch = buildTrainingSamples({
     trajectories: loaded.trajectories,
     ...(options.level ? { level: options.level } : {}),
@@ -76,6 +87,7 @@ export async function exportVerl(options: ExportVerlOptions): Promise<ExportVerl
     nRollouts: loaded.nRollouts,
     stats: batch.stats,
     rolloutLevel: batch.rolloutLevel ?? null,
+    redaction: redactionSummary(redaction),
   };
   await writeFile(infoPath, `${JSON.stringify(info, null, 2)}\n`, 'utf8');
   return {
@@ -84,5 +96,6 @@ export async function exportVerl(options: ExportVerlOptions): Promise<ExportVerl
     nRollouts: loaded.nRollouts,
     stats: batch.stats,
     ...(batch.rolloutLevel ? { rolloutLevel: batch.rolloutLevel } : {}),
+    redaction: info.redaction,
   };
 }

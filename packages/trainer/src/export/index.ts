@@ -11,3 +11,12 @@ export { toSftRecords, type SftRecord, type SftRecordsOptions, type SftStats } f
 export { toDpoPairs, type DpoRecord, type DpoPairsOptions, type DpoStats } from './dpo-pairs';
 export { toOpenAiMessage, type OpenAiMessage, type OpenAiTool } from './openai-messages';
 export { writeJsonl, readJsonl } from './jsonl';
+export {
+  TrainingDataRedaction,
+  trainingDataRedaction,
+  redactionSummary,
+  describeRedactionSummary,
+  redactFineTuningRecords,
+  type RedactOption,
+  type RedactionSummary,
+} from './training-data-redaction';

@@ -3,6 +3,7 @@ import { UserError } from '@agl/core/errors';
 import type { RolloutMode, RolloutStatus, Span, Trajectory } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
 import { isFineTuningJobRecord } from '../finetune/job-record';
+import type { TrainingDataRedaction } from './training-data-redaction';
 
 /** Which rollouts an export reads. Every given filter must match (AND). */
 export interface TrajectoryFilter {
@@ -54,8 +55,10 @@ async function resolveResources(store: LightningStore, ids: string[] | undefined
 export async function loadTrajectories(options: {
   store: LightningStore;
   filter?: TrajectoryFilter;
+  /** Masks secrets in every span before it becomes a transition (token ids of a call holding one are left out). */
+  redaction?: TrainingDataRedaction | null;
 }): Promise<LoadedTrajectories> {
-  const { store, filter = {} } = options;
+  const { store, filter = {}, redaction = null } = options;
   const resourcesIdIn = await resolveResources(store, filter.resourcesIdIn);
   const page = await store.queryRollouts({
     statusIn: filter.statusIn ?? ['succeeded', 'failed'],
@@ -74,8 +77,9 @@ export async function loadTrajectories(options: {
   const tools = new Map<Trajectory, Array<ToolDefinition[] | null>>();
   const trajectories: Trajectory[] = [];
   for (const rollout of rollouts) {
-    const spans = (await store.querySpans({ rolloutId: rollout.rolloutId, attemptId: 'latest' })).items;
-    if (spans.length === 0) continue;
+    const stored = (await store.querySpans({ rolloutId: rollout.rolloutId, attemptId: 'latest' })).items;
+    if (stored.length === 0) continue;
+    const spans = redaction ? redaction.spans(stored) : stored;
     const trajectory = adapter.adapt(spans, {
       rolloutId: rollout.rolloutId,
       input: rollout.input,

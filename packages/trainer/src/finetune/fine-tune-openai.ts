@@ -4,6 +4,7 @@ import type { NamedResourcesInput, ResourcesUpdate } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
 import { sleep as abortableSleep } from '../runner/idle-gate';
 import { buildFineTuningData, type FineTuningSelection } from './fine-tuning-data';
+import { describeRedactionSummary, type RedactionSummary, type RedactOption } from '../export/training-data-redaction';
 import { closeJobRecord, findRunningJobRecord, saveJobRecord, type FineTuningFingerprint } from './job-record';
 import { publishTunedModel, tunedResources, type TunedModelTarget } from './publish-tuned-model';
 import {
@@ -41,6 +42,8 @@ export interface FineTuneOpenAiOptions {
   llmResourceName?: string;
   /** One line per step: upload, job, each provider event. */
   onProgress?: (line: string) => void;
+  /** Mask secrets in the uploaded lines (default on; `false` = `--no-redact`). */
+  redact?: RedactOption;
 }
 
 /** What {@link fineTuneOpenAi} ends with. */
@@ -59,6 +62,8 @@ export interface FineTuneOpenAiResult {
   /** Last training loss the provider reported in a metrics event, and the trained tokens. */
   trainLoss: number | null;
   trainedTokens: number | null;
+  /** What redaction masked in the uploaded lines; `null` when a running job was re-attached (nothing uploaded). */
+  redaction: RedactionSummary | null;
 }
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
@@ -85,20 +90,26 @@ export async function fineTuneOpenAi(options: FineTuneOpenAiOptions): Promise<Fi
   };
   let record = await findRunningJobRecord(store, fingerprint);
   const attached = record !== null;
+  let redaction: RedactionSummary | null = null;
   if (record) progress(`re-attaching to fine-tuning job ${record.jobId} (started by an earlier run)`);
   else {
     const data = await buildFineTuningData({
       store,
       method,
       ...(options.selection ? { selection: options.selection } : {}),
+      ...(options.redact !== undefined ? { redact: options.redact } : {}),
     });
+    redaction = data.redaction;
     validateFineTuningRecords(data.records, method, options.limits);
     const body = data.records.map((r) => JSON.stringify(r)).join('\n') + '\n';
     const file = await client.files.create({
       file: new File([body], `agl-${method}.jsonl`, { type: 'application/jsonl' }),
       purpose: 'fine-tune',
     });
-    progress(`uploaded ${data.records.length} ${method} examples from ${data.nRollouts} rollouts as ${file.id}`);
+    progress(
+      `uploaded ${data.records.length} ${method} examples from ${data.nRollouts} rollouts as ${file.id} ` +
+        `(${describeRedactionSummary(data.redaction)})`,
+    );
     const hyperparameters = options.hyperparameters ?? {};
     const job = await client.fineTuning.jobs
       .create({
@@ -131,6 +142,7 @@ export async function fineTuneOpenAi(options: FineTuneOpenAiOptions): Promise<Fi
     published: null,
     trainLoss: null,
     trainedTokens: null,
+    redaction,
   };
   let job = await client.fineTuning.jobs.retrieve(record.jobId);
   result.status = job.status;

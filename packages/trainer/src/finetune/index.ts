@@ -29,3 +29,11 @@ export {
   type FineTuneTinkerOptions,
   type FineTuneTinkerResult,
 } from './fine-tune-tinker';
+export {
+  redactFineTuningRecords,
+  trainingDataRedaction,
+  TrainingDataRedaction,
+  describeRedactionSummary,
+  type RedactOption,
+  type RedactionSummary,
+} from '../export/training-data-redaction';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '@agl/core/errors';
-import { newSpanId, newTraceId, type Attributes, type SpanInput } from '@agl/core/schema';
+import { newSpanId, newTraceId, rewardProblem, type Attributes, type SpanInput } from '@agl/core/schema';
 import {
   ATTR_TRACER_NAME,
   REWARD_PRIMARY_NAME,
@@ -76,6 +76,8 @@ export function registerEventRoutes(app: FastifyInstance, ctx: RouteContext): vo
           `a reward event needs a finite number in data.value (got ${JSON.stringify(value) ?? 'nothing'})`,
         );
       }
+      const problem = rewardProblem(numeric);
+      if (problem) throw fieldError('data.value', `a reward event's data.value ${problem}`);
       attributes[rewardNameKey(0)] = REWARD_PRIMARY_NAME;
       attributes[rewardValueKey(0)] = numeric;
       delete data.value;

@@ -17,6 +17,7 @@ import { checkJsonStructure } from '../request-limits';
 import { utf8Text } from '@agl/core/net';
 import { HTTP_ERROR_TYPES, toErrorReply } from '../http-errors';
 import type { RouteContext } from '../route-context';
+import type { Redactor } from '@agl/core/redact';
 
 type OtlpFormat = 'protobuf' | 'json';
 
@@ -125,9 +126,11 @@ function convertJson(body: Buffer, limits: IngestLimits): ConversionResult {
 
 /**
  * `POST /v1/traces` (OTLP/HTTP protobuf and JSON, gzip in and out) and the 501 answers for metrics, logs and profiles.
- * Registered as an encapsulated plugin: its content-type parser takes every body as raw bytes.
+ * Registered as an encapsulated plugin: its content-type parser takes every body as raw bytes. With a `redactor`
+ * (`--redact-otlp`), every span's secrets are masked before it is stored.
  */
-export function otlpRoutesPlugin(ctx: RouteContext) {
+export function otlpRoutesPlugin(ctx: RouteContext, options: { redactor?: Redactor | null } = {}) {
+  const redactor = options.redactor ?? null;
   const bodyLimit = ctx.limits.bodyLimit;
   return async function otlpRoutes(app: FastifyInstance): Promise<void> {
     app.removeAllContentTypeParsers();
@@ -165,6 +168,7 @@ export function otlpRoutesPlugin(ctx: RouteContext) {
       }
       try {
         const converted = format === 'protobuf' ? convertProtobuf(body, ctx.limits) : convertJson(body, ctx.limits);
+        if (redactor) for (const item of converted.spans) item.span = redactor.span(item.span);
         const result = await ingestOtlpSpans(ctx.store, converted);
         const partial =
           result.rejected > 0

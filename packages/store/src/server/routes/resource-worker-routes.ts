@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { JsonObject, NamedResources, Resource, camelToSnake, toWire, type NamedResourcesInput } from '@agl/core/schema';
-import { ValidationError } from '@agl/core/errors';
+import { JsonObject, camelToSnake, toWire } from '@agl/core/schema';
 import {
   ResourcesQueryBody,
   WorkerQueryBody,
@@ -12,30 +11,13 @@ import {
   queryFilters,
   rejectNulls,
 } from '../request-schemas';
-import { API_PREFIX, parseWireAt, sendJson, type RouteContext } from '../route-context';
+import { API_PREFIX, sendJson, type RouteContext } from '../route-context';
 import { registerReadRoutes } from './read-routes';
 import { resourcesForCaller } from '../resource-secrets';
-import { forbiddenResourceName } from '../../engine/input';
-import { isForbiddenKey } from '@agl/core/guards';
+import { parseNamedResourcesBody } from '../named-resources-body';
 
 type ResourcesParams = { resources_id: string };
 type WorkerParams = { worker_id: string };
-
-/**
- * A NamedResources body: each value is validated as a resource; error paths keep the resource name verbatim; a name
- * such as `__proto__` is a 422 that names it.
- */
-function parseNamedResources(raw: unknown): NamedResourcesInput {
-  const body = bodyObject(raw, 'resources', false);
-  const out: NamedResourcesInput = {};
-  for (const [name, value] of Object.entries(body)) {
-    if (isForbiddenKey(name)) throw forbiddenResourceName(name);
-    out[name] = parseWireAt(Resource, 'resource', value, name, 'resources');
-  }
-  const check = NamedResources.safeParse(out);
-  if (!check.success) throw new ValidationError(`Invalid resources: ${check.error.message}`, [], { status: 422 });
-  return out;
-}
 
 function workerQuery(ctx: RouteContext, raw: unknown) {
   const body = parseEnvelope(WorkerQueryBody, raw, 'worker query');
@@ -93,7 +75,7 @@ export function registerResourceWorkerRoutes(app: FastifyInstance, ctx: RouteCon
   });
 
   app.post(`${P}/resources`, async (request, reply) => {
-    const update = await ctx.store.addResources(parseNamedResources(request.body));
+    const update = await ctx.store.addResources(parseNamedResourcesBody(request.body));
     return sendJson(reply, 201, toWire('resourcesUpdate', resourcesForCaller(request, update)));
   });
 
@@ -103,7 +85,7 @@ export function registerResourceWorkerRoutes(app: FastifyInstance, ctx: RouteCon
   });
 
   app.post<{ Params: ResourcesParams }>(`${P}/resources/:resources_id`, async (request, reply) => {
-    const update = await ctx.store.updateResources(request.params.resources_id, parseNamedResources(request.body));
+    const update = await ctx.store.updateResources(request.params.resources_id, parseNamedResourcesBody(request.body));
     return sendJson(reply, 200, toWire('resourcesUpdate', resourcesForCaller(request, update)));
   });
 

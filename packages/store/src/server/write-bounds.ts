@@ -1,0 +1,76 @@
+import { ValidationError } from '@agl/core/errors';
+import { rewardProblem, type SpanInput } from '@agl/core/schema';
+import { ATTR_REWARD } from '@agl/core/semconv';
+import type { LightningStore } from '@agl/core/store';
+
+/** `agentlightning.reward.{i}.value` and AGL 0.3's scalar `agentlightning.reward`. */
+const REWARD_KEY = new RegExp(`^${ATTR_REWARD.replace(/\./gu, '\\.')}(?:\\.\\d+\\.value)?$`, 'u');
+
+function refuse(field: string, problem: string): ValidationError {
+  return new ValidationError(`Invalid ${field}: ${problem}.`, [{ path: field, message: problem }], { status: 422 });
+}
+
+function checkRewardAttributes(attributes: unknown, where: string): void {
+  if (typeof attributes !== 'object' || attributes === null) return;
+  for (const [key, value] of Object.entries(attributes)) {
+    if (typeof value !== 'number' || !REWARD_KEY.test(key)) continue;
+    const problem = rewardProblem(value);
+    if (problem) throw refuse(`${where}.attributes["${key}"]`, problem);
+  }
+}
+
+function checkSpan(span: Partial<SpanInput> | undefined, where: string): void {
+  if (!span) return;
+  checkRewardAttributes(span.attributes, where);
+}
+
+/** The attributes of the span batch route's text path: parsed only when they name a reward. */
+function checkAttributeTexts(texts: unknown, where: string): void {
+  if (!Array.isArray(texts)) return;
+  texts.forEach((text, i) => {
+    if (typeof text !== 'string' || !text.includes(ATTR_REWARD)) return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return; // The route refuses malformed attribute text itself.
+    }
+    checkRewardAttributes(parsed, `${where}[${i}]`);
+  });
+}
+
+type Check = (args: unknown[]) => void;
+
+const CHECKS: Record<string, Check> = {
+  addSpan: ([span]) => checkSpan(span as SpanInput, 'span'),
+  addSpans: ([spans]) => (spans as SpanInput[]).forEach((s, i) => checkSpan(s, `spans[${i}]`)),
+  addSpansWithAttributesJson: ([spans, texts]) => {
+    (spans as SpanInput[]).forEach((s, i) => checkSpan(s, `spans[${i}]`));
+    checkAttributeTexts(texts, 'spans');
+  },
+};
+
+/**
+ * `store` with reward bounds enforced on every span the server writes for a client (span routes, OTLP, records,
+ * events, feedback): a reward attribute (`agentlightning.reward.{i}.value`) outside ±1e15 is a 422 `ValidationError`
+ * naming the span and the attribute, before anything of the request is written.
+ */
+export function enforceWriteBounds(store: LightningStore): LightningStore {
+  return new Proxy(store, {
+    get(target, key) {
+      const value = Reflect.get(target, key, target) as unknown;
+      if (typeof value !== 'function') return value;
+      const method = value as (...args: unknown[]) => unknown;
+      const check = typeof key === 'string' ? CHECKS[key] : undefined;
+      if (!check) return method.bind(target);
+      return (...args: unknown[]) => {
+        try {
+          check(args);
+        } catch (error) {
+          return Promise.reject(error);
+        }
+        return method.apply(target, args);
+      };
+    },
+  });
+}
