@@ -1,7 +1,7 @@
 import { UserError } from '@agl/core/errors';
 import type { LightningStore } from '@agl/core/store';
 import { ServiceClient } from '@agl/tinker';
-import { fineTuneTinker, type FineTuningSelection } from '@agl/trainer/finetune';
+import { describeRedactionSummary, fineTuneTinker, type FineTuningSelection } from '@agl/trainer/finetune';
 import type { CliIo } from './output';
 
 /** The `agl finetune` flags the Tinker provider reads. */
@@ -19,6 +19,8 @@ export interface TinkerFinetuneFlags {
   saveEvery?: number;
   tokenizer?: string;
   llmResource?: string;
+  /** `--no-redact` sets it false. */
+  redact?: boolean;
   json?: boolean;
 }
 
@@ -61,6 +63,7 @@ export async function runTinkerFinetune(
       ...(flags.saveEvery !== undefined ? { saveEvery: flags.saveEvery } : {}),
       ...(flags.tokenizer !== undefined ? { tokenizer: flags.tokenizer } : {}),
       ...(flags.llmResource !== undefined ? { llmResourceName: flags.llmResource } : {}),
+      ...(flags.redact === false ? { redact: false } : {}),
       signal,
       onProgress: (line) => io.err(line),
     });
@@ -72,6 +75,7 @@ export async function runTinkerFinetune(
     io.out(`status=${result.status}`);
     if (result.samplerPath) io.out(`sampler_path=${result.samplerPath}`);
     if (result.published) io.out(`resources_id=${result.published.resourcesId}`);
+    io.out(describeRedactionSummary(result.redaction));
   } finally {
     await service.close();
   }

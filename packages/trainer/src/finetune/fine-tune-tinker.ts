@@ -14,6 +14,7 @@ import {
   type TrainingClient,
 } from '@agl/tinker';
 import type { SftRecord } from '../export/sft-records';
+import type { RedactionSummary, RedactOption } from '../export/training-data-redaction';
 import { buildFineTuningData, type FineTuningSelection } from './fine-tuning-data';
 import {
   closeJobRecord,
@@ -49,6 +50,8 @@ export interface FineTuneTinkerOptions {
   saveEvery?: number;
   /** A tokenizer (or `--tokenizer` source) for the chat template; default: the base model's built-in one. */
   tokenizer?: ChatTokenizer | string;
+  /** Mask secrets in the transcripts before they are tokenized and sent (default on; `false` = `--no-redact`). */
+  redact?: RedactOption;
   /** Which LLM resource names the tuned sampler path. */
   llmResourceName?: string;
   /** On abort: save the state, leave the run to be resumed, and return `detached`. */
@@ -73,6 +76,8 @@ export interface FineTuneTinkerResult {
   samplerPath: string | null;
   resources: NamedResourcesInput | null;
   published: ResourcesUpdate | null;
+  /** What redaction masked in the transcripts sent. */
+  redaction: RedactionSummary;
 }
 
 /** A supervised datum from a rendered example: input = tokens[:-1], targets = tokens[1:], weights shifted alike. */
@@ -124,6 +129,7 @@ export async function fineTuneTinker(options: FineTuneTinkerOptions): Promise<Fi
     store,
     method: 'sft',
     ...(options.selection ? { selection: options.selection } : {}),
+    ...(options.redact !== undefined ? { redact: options.redact } : {}),
   });
   const records = data.records as SftRecord[];
   let record = await findRunningJobRecord(store, fingerprint);
@@ -182,6 +188,7 @@ export async function fineTuneTinker(options: FineTuneTinkerOptions): Promise<Fi
     samplerPath: typeof saved.sampler_path === 'string' ? saved.sampler_path : null,
     resources: null,
     published: null,
+    redaction: data.redaction,
   };
   const name = options.suffix ?? 'agl-sft';
   const saveState = async (at: number) => {
