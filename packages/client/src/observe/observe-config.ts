@@ -202,7 +202,7 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
       warnOnce(logger, 'resources', `[agl observe] could not read the latest resources: ${String(error)}`),
   });
   const unscoped = options.unscoped ?? env.AGL_UNSCOPED !== '0';
-  const agentMetadata = options.agentName ? { agent_name: options.agentName } : {};
+  const agentMetadata: Record<string, string> = options.agentName ? { agent_name: options.agentName } : {};
   const perSecondEnv = env.AGL_UNSCOPED_PER_SECOND;
   const limiter = new UnscopedLimiter({
     perSecond: options.unscopedPerSecond ?? (perSecondEnv ? Number(perSecondEnv) : DEFAULT_UNSCOPED_PER_SECOND),
