@@ -66,3 +66,22 @@ export { SCHEMA_VERSION, StoredDocument, toStoredDocument, readStoredDocument } 
 export { MAX_JSON_DEPTH, jsonDepth, jsonStructure, type JsonStructure } from '../internal/json-scan';
 export { emptyRecord } from './empty-record';
 export { fastParseSpan } from './fast-span';
+export {
+  ReleaseState,
+  ReleaseArm,
+  ReleaseDecision,
+  ReleaseArmFigures,
+  Release,
+  DEFAULT_RELEASE_SHARES,
+  DEFAULT_RELEASE_GUARDS,
+  DEFAULT_RELEASE_METRIC,
+  DEFAULT_RELEASE_MIN_REQUESTS,
+  DEFAULT_RELEASE_ALPHA,
+  RELEASE_METADATA,
+  releaseSettingProblem,
+  parseReleaseGuard,
+  releaseArmFor,
+  releaseToWire,
+  type ReleaseSnapshot,
+  type ReleaseGuard,
+} from './release';

@@ -74,6 +74,19 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE TABLE ${s}.store_meta (key TEXT PRIMARY KEY, value TEXT);
     `,
   },
+  {
+    version: 2,
+    name: 'releases',
+    // Guarded releases (Contract 4c): one document per release, its decision log inside.
+    sql: (s) => `
+      CREATE TABLE ${s}.releases (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        release_id TEXT NOT NULL UNIQUE,
+        schema_version INTEGER NOT NULL,
+        doc TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The newest migration version this code knows. */

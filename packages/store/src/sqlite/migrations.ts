@@ -69,6 +69,19 @@ export const MIGRATIONS: readonly Migration[] = [
     // Rows written before this migration keep NULL here and their attributes inside `doc`.
     sql: 'ALTER TABLE spans ADD COLUMN attributes TEXT;',
   },
+  {
+    version: 3,
+    name: 'releases',
+    // Guarded releases (Contract 4c): one document per release, its decision log inside.
+    sql: `
+      CREATE TABLE releases (
+        seq INTEGER PRIMARY KEY,
+        release_id TEXT NOT NULL UNIQUE,
+        schema_version INTEGER NOT NULL,
+        doc TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The newest migration version this code knows. */
