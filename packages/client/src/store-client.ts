@@ -1,4 +1,4 @@
-import { ConnectionError, HttpError, StoreClosedError } from '@agl/core/errors';
+import { ConnectionError, HttpError, NotFoundError, StoreClosedError } from '@agl/core/errors';
 import {
   Attempt,
   AttemptedRollout,
@@ -11,8 +11,10 @@ import {
   parseWire,
   snakeToCamel,
   toWire,
+  releaseFromWire,
   type EnqueueRolloutRequest,
   type NamedResourcesInput,
+  type Release,
   type SpanInput,
 } from '@agl/core/schema';
 import {
@@ -28,6 +30,8 @@ import {
   type QuerySpansOptions,
   type QueryWorkersOptions,
   type RolloutUpdate,
+  type ServingResources,
+  type StartReleaseRequest,
   type StartRolloutRequest,
   type StoreCapabilities,
   type StoreStatistics,
@@ -523,6 +527,79 @@ export class StoreClient implements LightningStore {
     if (options.dimensions !== undefined) body.dimensions = options.dimensions;
     const answer = (await this.#post(`${P}/rollouts/${enc(rolloutId)}/feedback`, body)) as { span?: unknown } | null;
     return readSpan(answer?.span);
+  }
+
+  // ---------------------------------------------------------------- releases (DESIGN.md Contract 4c)
+
+  /** Starts a release (`POST /v1/agl/releases`); see `ReleaseStore.startRelease`. */
+  async startRelease(request: StartReleaseRequest): Promise<Release> {
+    const { candidateResources, maxDurationSeconds, minRequests, candidateId, ...rest } = request;
+    const body: Json = { ...rest };
+    if (candidateResources !== undefined) body.candidate_resources = namedResourcesToWire(candidateResources);
+    if (candidateId !== undefined) body.candidate_id = candidateId;
+    if (minRequests !== undefined) body.min_requests = minRequests;
+    if (maxDurationSeconds !== undefined) body.max_duration_seconds = maxDurationSeconds;
+    return releaseFromWire(await this.#post(`${P}/releases`, body));
+  }
+
+  /** One release (`GET /v1/agl/releases/{id}`), or null when unknown. */
+  async getRelease(releaseId: string): Promise<Release | null> {
+    try {
+      return releaseFromWire(await this.#get(`${P}/releases/${enc(releaseId)}`));
+    } catch (error) {
+      if (NotFoundError.isInstance(error)) return null;
+      throw error;
+    }
+  }
+
+  /** Every release, newest first (`GET /v1/agl/releases`). */
+  async listReleases(): Promise<Release[]> {
+    const value = (await this.#get(`${P}/releases`)) as { items?: unknown[] } | null;
+    return (value?.items ?? []).map(releaseFromWire);
+  }
+
+  /** Promotes a running release by hand: its candidate becomes the latest. */
+  async promoteRelease(releaseId: string, options: { reason?: string } = {}): Promise<Release> {
+    return releaseFromWire(await this.#post(`${P}/releases/${enc(releaseId)}/promote`, { ...options }));
+  }
+
+  /** Aborts a running release by hand: every request gets the baseline again. */
+  async abortRelease(releaseId: string, options: { reason?: string } = {}): Promise<Release> {
+    return releaseFromWire(await this.#post(`${P}/releases/${enc(releaseId)}/abort`, { ...options }));
+  }
+
+  /** Runs the release's sequential test now (the server also runs it after each batch of results). */
+  async evaluateRelease(releaseId: string): Promise<Release> {
+    return releaseFromWire(await this.#post(`${P}/releases/${enc(releaseId)}/evaluate`, {}));
+  }
+
+  /**
+   * The latest resources and the running release's arms in one read (`GET /v1/agl/releases/serving`); a server
+   * without releases answers with the latest alone.
+   */
+  async getServingResources(): Promise<ServingResources> {
+    let value: {
+      latest?: unknown;
+      release?: { id: string; share: number; baseline: unknown; candidate: unknown } | null;
+    };
+    try {
+      value = (await this.#get(`${P}/releases/serving`, REVEAL)) as typeof value;
+    } catch (error) {
+      if (!isMissingRoute(error)) throw error;
+      return { latest: await this.getLatestResources(), release: null };
+    }
+    const release = value.release ?? null;
+    return {
+      latest: value.latest == null ? null : readResources(value.latest),
+      release: release
+        ? {
+            releaseId: release.id,
+            share: release.share,
+            baseline: readResources(release.baseline),
+            candidate: readResources(release.candidate),
+          }
+        : null,
+    };
   }
 
   async statistics(): Promise<StoreStatistics> {

@@ -82,6 +82,7 @@ export {
   parseReleaseGuard,
   releaseArmFor,
   releaseToWire,
+  releaseFromWire,
   type ReleaseSnapshot,
   type ReleaseGuard,
 } from './release';

@@ -215,3 +215,49 @@ export function releaseToWire(release: Release): JsonObject {
     share_history: release.shareHistory.map((h) => ({ ...h })),
   };
 }
+
+/** A release back from its wire JSON ({@link releaseToWire}); a `ValidationError` names what does not fit. */
+export function releaseFromWire(value: unknown): Release {
+  const w = (value ?? {}) as Record<string, unknown>;
+  const arm = (a: unknown): ReleaseArmFigures | null => {
+    if (!a || typeof a !== 'object') return null;
+    const x = a as Record<string, unknown>;
+    return {
+      resourcesId: x.resources_id as string,
+      requests: x.requests as number,
+      stageRequests: x.stage_requests as number,
+      failures: x.failures as number,
+      failureRate: x.failure_rate as number | null,
+      metricCount: x.metric_count as number,
+      metricMean: x.metric_mean as number | null,
+      metricLow: x.metric_low as number | null,
+      metricHigh: x.metric_high as number | null,
+      latencyP95Seconds: x.latency_p95_seconds as number | null,
+      tokensMean: x.tokens_mean as number | null,
+    };
+  };
+  const arms = (w.arms ?? {}) as Record<string, unknown>;
+  const baseline = arm(arms.baseline);
+  const candidate = arm(arms.candidate);
+  return Release.parse({
+    releaseId: w.id,
+    state: w.state,
+    baseline: w.baseline,
+    candidate: w.candidate,
+    shares: w.shares,
+    stage: w.stage,
+    share: w.share,
+    metric: w.metric,
+    guards: w.guards,
+    minRequests: w.min_requests,
+    maxDurationSeconds: w.max_duration_seconds,
+    alpha: w.alpha,
+    createTime: w.create_time,
+    updateTime: w.update_time,
+    endTime: w.end_time,
+    stageStartTime: w.stage_start_time,
+    shareHistory: w.share_history,
+    arms: baseline && candidate ? { baseline, candidate } : null,
+    decisions: w.decisions,
+  });
+}

@@ -25,7 +25,7 @@ type WorkerParams = { worker_id: string };
  * A NamedResources body: each value is validated as a resource; error paths keep the resource name verbatim; a name
  * such as `__proto__` is a 422 that names it.
  */
-function parseNamedResources(raw: unknown): NamedResourcesInput {
+export function parseNamedResourcesBody(raw: unknown): NamedResourcesInput {
   const body = bodyObject(raw, 'resources', false);
   const out: NamedResourcesInput = {};
   for (const [name, value] of Object.entries(body)) {
@@ -93,7 +93,7 @@ export function registerResourceWorkerRoutes(app: FastifyInstance, ctx: RouteCon
   });
 
   app.post(`${P}/resources`, async (request, reply) => {
-    const update = await ctx.store.addResources(parseNamedResources(request.body));
+    const update = await ctx.store.addResources(parseNamedResourcesBody(request.body));
     return sendJson(reply, 201, toWire('resourcesUpdate', resourcesForCaller(request, update)));
   });
 
@@ -103,7 +103,7 @@ export function registerResourceWorkerRoutes(app: FastifyInstance, ctx: RouteCon
   });
 
   app.post<{ Params: ResourcesParams }>(`${P}/resources/:resources_id`, async (request, reply) => {
-    const update = await ctx.store.updateResources(request.params.resources_id, parseNamedResources(request.body));
+    const update = await ctx.store.updateResources(request.params.resources_id, parseNamedResourcesBody(request.body));
     return sendJson(reply, 200, toWire('resourcesUpdate', resourcesForCaller(request, update)));
   });
 
