@@ -1,7 +1,7 @@
 import { ValidationError } from '@agl/core/errors';
 import { fromWire, newAttemptId, newRolloutId } from '@agl/core/schema';
 import { DEFAULT_LLM_CALL_MATCH } from '@agl/core/semconv';
-import { applyRecords, type LightningStore, type ProductionRecord } from '@agl/core/store';
+import { applyRecords, type LightningStore, type ProductionRecord, type ServingResources } from '@agl/core/store';
 import {
   getAglTracer,
   installExitFlush,
@@ -12,6 +12,7 @@ import {
 import { StoreClient } from '../store-client';
 import { emptyStats, Recorder, type ObserveLogger, type ObserveStats } from './recorder';
 import { redactSecrets, type RedactFn } from './redact';
+import { loadServing } from './release-assignment';
 import { ResourcesCache } from './resources-cache';
 
 /** Options of {@link configureObserve} (each falls back to its environment variable, then to its default). */
@@ -54,7 +55,7 @@ export interface Observer {
   store: LightningStore | null;
   sampleRate: number;
   agentName: string | undefined;
-  resources: ResourcesCache | null;
+  resources: ResourcesCache<ServingResources> | null;
   logger: ObserveLogger;
   uninstall: () => void;
 }
@@ -183,7 +184,7 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
     logger,
   });
   const resources = new ResourcesCache({
-    load: () => store.getLatestResources(),
+    load: () => loadServing(store),
     ttlMs: options.resourcesTtlMs ?? 5_000,
     firstWaitMs: options.resourcesFirstWaitMs ?? 100,
     onError: (error) =>
