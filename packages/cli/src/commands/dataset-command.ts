@@ -17,6 +17,8 @@ interface DatasetFlags
   agent?: string;
   status?: string;
   json?: boolean;
+  release?: string;
+  arm?: 'baseline' | 'candidate';
 }
 
 /** The flags as {@link BuildDatasetOptions}; relative times count back from `nowSeconds`. */
@@ -33,6 +35,8 @@ function datasetOptions(flags: DatasetFlags, nowSeconds: number): BuildDatasetOp
     limit: flags.limit,
     valFraction: flags.valFraction,
     statuses: parseStatuses(flags.status),
+    ...(flags.release !== undefined ? { release: flags.release } : {}),
+    ...(flags.arm !== undefined ? { arm: flags.arm } : {}),
   };
 }
 
@@ -73,6 +77,10 @@ export function datasetCommand(io: CliIo = processIo): Command {
           numberFlag('val-fraction', { min: 0, max: 0.99 }),
         )
         .option('--status <statuses>', 'rollout statuses to read, comma-separated (default succeeded,failed)')
+        .option('--release <releaseId>', "keep a release's requests (agl release status lists releases)")
+        .addOption(
+          new Option('--arm <arm>', "with --release: keep one arm's requests").choices(['baseline', 'candidate']),
+        )
         .option('--json', 'print the counts as JSON'),
     cmd,
   ).action(async (flags: DatasetFlags) => {

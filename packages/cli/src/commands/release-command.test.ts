@@ -107,6 +107,25 @@ describe('agl release and agl resources publish --release', () => {
     expect(text.out).toMatch(/baseline\s+rs-\w+\s+60\s+0\.500 \[/);
     expect(text.out).toMatch(/ramp\s+1\s+automatic\s+not worse after 12 candidate requests/);
 
+    // The next training round reads the candidate's requests.
+    const out = join(dir, 'candidate.jsonl');
+    const built = await agl(
+      'dataset',
+      'build',
+      '--release',
+      releaseId,
+      '--arm',
+      'candidate',
+      '--out',
+      out,
+      '--json',
+      '--store',
+      db,
+    );
+    expect(JSON.parse(built.out)).toMatchObject({ train: 12 });
+    const armOnly = await agl('dataset', 'build', '--arm', 'candidate', '--out', out, '--store', db);
+    expect(armOnly.err).toMatch(/pass the release id too/);
+
     const promoted = await agl('release', 'promote', '--reason', 'looks good', '--store', db);
     expect(promoted).toMatchObject({ code: 0, out: `${releaseId} promoted\n` });
     expect(JSON.parse((await agl('resources', 'show', '--store', db)).out).resources_id).toBe('bot-v2');
