@@ -47,6 +47,11 @@ describe('release decisions (mSPRT on synthetic results)', () => {
     expect(promoted).toBeGreaterThanOrEqual(190);
   });
 
+  it('a metric without spread (one judge score per arm) still decides', () => {
+    const i = differenceInterval(summarize(Array(10).fill(0)), summarize(Array(20).fill(0.5)), 0.05)!;
+    expect(i.high).toBeLessThan(0);
+  });
+
   it('gives no interval before each side has 10 observations, and a Bernoulli sample with no events still has spread', () => {
     expect(differenceInterval(summarize([1, 0, 1]), summarize([1, 0, 1]), 0.05)).toBeNull();
     expect(bernoulli(0, 50).variance).toBeGreaterThan(0);

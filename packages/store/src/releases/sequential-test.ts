@@ -27,6 +27,11 @@ export interface DifferenceInterval {
 export const MIN_OBSERVATIONS = 10;
 /** τ, the mixing scale, as a share of the pooled standard deviation: tuned for effects of about a quarter SD. */
 const TAU_PER_SD = 0.25;
+/**
+ * Smallest per-observation variance used: a metric with no spread at all (a judge that gives every answer of an arm
+ * the same score) still yields an interval, and a clear difference a decision.
+ */
+const MIN_VARIANCE = 1e-4;
 
 /** Count, mean and unbiased variance of `values`. */
 export function summarize(values: readonly number[]): SampleSummary {
@@ -52,7 +57,7 @@ export function bernoulli(successes: number, n: number): SampleSummary {
 /**
  * The mSPRT confidence sequence of `candidate.mean − baseline.mean` at level `1 − alpha`. `baseline` may be a constant
  * (`n: Infinity`, variance 0) to compare one sample with a fixed limit. Null while a side has fewer than
- * {@link MIN_OBSERVATIONS} observations or the data have no spread at all.
+ * {@link MIN_OBSERVATIONS} observations.
  *
  * With V the variance of the estimate and τ² the mixing variance, the mixture likelihood ratio of θ₀ is
  * `sqrt(V / (V + τ²)) · exp(τ² (θ̂ − θ₀)² / (2 V (V + τ²)))`; the θ₀ it keeps below `1/alpha` form the interval
@@ -64,13 +69,13 @@ export function differenceInterval(
   alpha: number,
 ): DifferenceInterval | null {
   if (candidate.n < MIN_OBSERVATIONS || baseline.n < MIN_OBSERVATIONS) return null;
-  const vc = candidate.variance / candidate.n;
-  const vb = Number.isFinite(baseline.n) ? baseline.variance / baseline.n : 0;
+  const sc = Math.max(candidate.variance, MIN_VARIANCE);
+  const sb = Number.isFinite(baseline.n) ? Math.max(baseline.variance, MIN_VARIANCE) : 0;
+  const vc = sc / candidate.n;
+  const vb = Number.isFinite(baseline.n) ? sb / baseline.n : 0;
   const variance = vc + vb;
   if (!(variance > 0)) return null;
-  const pooledSd = Math.sqrt(
-    Number.isFinite(baseline.n) ? (candidate.variance + baseline.variance) / 2 : candidate.variance,
-  );
+  const pooledSd = Math.sqrt(Number.isFinite(baseline.n) ? (sc + sb) / 2 : sc);
   const tau2 = (TAU_PER_SD * pooledSd) ** 2;
   if (!(tau2 > 0)) return null;
   const half = Math.sqrt(
