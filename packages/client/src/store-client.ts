@@ -1,4 +1,4 @@
-import { ConnectionError, HttpError, NotFoundError, StoreClosedError } from '@agl/core/errors';
+import { ConnectionError, HttpError, StoreClosedError } from '@agl/core/errors';
 import {
   Attempt,
   AttemptedRollout,
@@ -11,7 +11,6 @@ import {
   parseWire,
   snakeToCamel,
   toWire,
-  releaseFromWire,
   type EnqueueRolloutRequest,
   type NamedResourcesInput,
   type Release,
@@ -38,6 +37,7 @@ import {
 } from '@agl/core/store';
 import { fastParseSpan } from '@agl/core/schema';
 import { HttpTransport, type TransportOptions } from './http-transport';
+import { ReleaseRoutes } from './release-routes';
 import { REVEAL_SECRETS_HEADER } from './reveal-secrets-header';
 
 /** Options of {@link StoreClient}: the transport's plus the long-poll chunk and warnings. */
@@ -129,6 +129,11 @@ export class StoreClient implements LightningStore {
   #queueWait: Promise<boolean> | null = null;
   readonly #closing = new AbortController();
   readonly #reopen: StoreClientOptions;
+  readonly #releases = new ReleaseRoutes({
+    get: (path, headers) => this.#get(path, headers),
+    post: (path, body) => this.#post(path, body),
+    missingRoute: isMissingRoute,
+  });
 
   constructor(options: StoreClientOptions) {
     this.#http = new HttpTransport(options);
@@ -532,74 +537,32 @@ export class StoreClient implements LightningStore {
   // ---------------------------------------------------------------- releases (DESIGN.md Contract 4c)
 
   /** Starts a release (`POST /v1/agl/releases`); see `ReleaseStore.startRelease`. */
-  async startRelease(request: StartReleaseRequest): Promise<Release> {
-    const { candidateResources, maxDurationSeconds, minRequests, candidateId, ...rest } = request;
-    const body: Json = { ...rest };
-    if (candidateResources !== undefined) body.candidate_resources = namedResourcesToWire(candidateResources);
-    if (candidateId !== undefined) body.candidate_id = candidateId;
-    if (minRequests !== undefined) body.min_requests = minRequests;
-    if (maxDurationSeconds !== undefined) body.max_duration_seconds = maxDurationSeconds;
-    return releaseFromWire(await this.#post(`${P}/releases`, body));
+  startRelease(request: StartReleaseRequest): Promise<Release> {
+    return this.#releases.start(request);
   }
-
   /** One release (`GET /v1/agl/releases/{id}`), or null when unknown. */
-  async getRelease(releaseId: string): Promise<Release | null> {
-    try {
-      return releaseFromWire(await this.#get(`${P}/releases/${enc(releaseId)}`));
-    } catch (error) {
-      if (NotFoundError.isInstance(error)) return null;
-      throw error;
-    }
+  getRelease(releaseId: string): Promise<Release | null> {
+    return this.#releases.get(releaseId);
   }
-
   /** Every release, newest first (`GET /v1/agl/releases`). */
-  async listReleases(): Promise<Release[]> {
-    const value = (await this.#get(`${P}/releases`)) as { items?: unknown[] } | null;
-    return (value?.items ?? []).map(releaseFromWire);
+  listReleases(): Promise<Release[]> {
+    return this.#releases.list();
   }
-
   /** Promotes a running release by hand: its candidate becomes the latest. */
-  async promoteRelease(releaseId: string, options: { reason?: string } = {}): Promise<Release> {
-    return releaseFromWire(await this.#post(`${P}/releases/${enc(releaseId)}/promote`, { ...options }));
+  promoteRelease(releaseId: string, options: { reason?: string } = {}): Promise<Release> {
+    return this.#releases.end(releaseId, 'promote', options);
   }
-
   /** Aborts a running release by hand: every request gets the baseline again. */
-  async abortRelease(releaseId: string, options: { reason?: string } = {}): Promise<Release> {
-    return releaseFromWire(await this.#post(`${P}/releases/${enc(releaseId)}/abort`, { ...options }));
+  abortRelease(releaseId: string, options: { reason?: string } = {}): Promise<Release> {
+    return this.#releases.end(releaseId, 'abort', options);
   }
-
   /** Runs the release's sequential test now (the server also runs it after each batch of results). */
-  async evaluateRelease(releaseId: string): Promise<Release> {
-    return releaseFromWire(await this.#post(`${P}/releases/${enc(releaseId)}/evaluate`, {}));
+  evaluateRelease(releaseId: string): Promise<Release> {
+    return this.#releases.evaluate(releaseId);
   }
-
-  /**
-   * The latest resources and the running release's arms in one read (`GET /v1/agl/releases/serving`); a server
-   * without releases answers with the latest alone.
-   */
-  async getServingResources(): Promise<ServingResources> {
-    let value: {
-      latest?: unknown;
-      release?: { id: string; share: number; baseline: unknown; candidate: unknown } | null;
-    };
-    try {
-      value = (await this.#get(`${P}/releases/serving`, REVEAL)) as typeof value;
-    } catch (error) {
-      if (!isMissingRoute(error)) throw error;
-      return { latest: await this.getLatestResources(), release: null };
-    }
-    const release = value.release ?? null;
-    return {
-      latest: value.latest == null ? null : readResources(value.latest),
-      release: release
-        ? {
-            releaseId: release.id,
-            share: release.share,
-            baseline: readResources(release.baseline),
-            candidate: readResources(release.candidate),
-          }
-        : null,
-    };
+  /** The latest resources and the running release's arms in one read; a server without releases: the latest alone. */
+  getServingResources(): Promise<ServingResources> {
+    return this.#releases.serving(() => this.getLatestResources());
   }
 
   async statistics(): Promise<StoreStatistics> {

@@ -45,7 +45,7 @@ describe('release decisions (mSPRT on synthetic results)', () => {
     );
     expect(falsePositives).toBeLessThanOrEqual(10);
     expect(promoted).toBeGreaterThanOrEqual(190);
-  });
+  }, 180_000);
 
   it('a metric without spread (one judge score per arm) still decides', () => {
     const i = differenceInterval(summarize(Array(10).fill(0)), summarize(Array(20).fill(0.5)), 0.05)!;
