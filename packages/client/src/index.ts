@@ -30,3 +30,4 @@ export {
 } from './observe/observe-config';
 export type { ObserveStats, ObserveLogger } from './observe/recorder';
 export { redactSecrets, redactText, type RedactFn, type RedactOptions, type SpanAttributes } from './observe/redact';
+export { servedResources, unitPosition, type ServedResources } from './observe/release-assignment';

@@ -13,6 +13,7 @@ import {
   toWire,
   type EnqueueRolloutRequest,
   type NamedResourcesInput,
+  type Release,
   type SpanInput,
 } from '@agl/core/schema';
 import {
@@ -28,12 +29,15 @@ import {
   type QuerySpansOptions,
   type QueryWorkersOptions,
   type RolloutUpdate,
+  type ServingResources,
+  type StartReleaseRequest,
   type StartRolloutRequest,
   type StoreCapabilities,
   type StoreStatistics,
 } from '@agl/core/store';
 import { fastParseSpan } from '@agl/core/schema';
 import { HttpTransport, type TransportOptions } from './http-transport';
+import { ReleaseRoutes } from './release-routes';
 import { REVEAL_SECRETS_HEADER } from './reveal-secrets-header';
 
 /** Options of {@link StoreClient}: the transport's plus the long-poll chunk and warnings. */
@@ -136,6 +140,11 @@ export class StoreClient implements LightningStore {
   #queueWait: Promise<boolean> | null = null;
   readonly #closing = new AbortController();
   readonly #reopen: StoreClientOptions;
+  readonly #releases = new ReleaseRoutes({
+    get: (path, headers) => this.#get(path, headers),
+    post: (path, body) => this.#post(path, body),
+    missingRoute: isMissingRoute,
+  });
 
   constructor(options: StoreClientOptions) {
     this.#http = new HttpTransport(options);
@@ -557,6 +566,37 @@ export class StoreClient implements LightningStore {
     if (options.dimensions !== undefined) body.dimensions = options.dimensions;
     const answer = (await this.#post(`${P}/rollouts/${enc(rolloutId)}/feedback`, body)) as { span?: unknown } | null;
     return readSpan(answer?.span);
+  }
+
+  // ---------------------------------------------------------------- releases (DESIGN.md Contract 4c)
+
+  /** Starts a release (`POST /v1/agl/releases`); see `ReleaseStore.startRelease`. */
+  startRelease(request: StartReleaseRequest): Promise<Release> {
+    return this.#releases.start(request);
+  }
+  /** One release (`GET /v1/agl/releases/{id}`), or null when unknown. */
+  getRelease(releaseId: string): Promise<Release | null> {
+    return this.#releases.get(releaseId);
+  }
+  /** Every release, newest first (`GET /v1/agl/releases`). */
+  listReleases(): Promise<Release[]> {
+    return this.#releases.list();
+  }
+  /** Promotes a running release by hand: its candidate becomes the latest. */
+  promoteRelease(releaseId: string, options: { reason?: string } = {}): Promise<Release> {
+    return this.#releases.end(releaseId, 'promote', options);
+  }
+  /** Aborts a running release by hand: every request gets the baseline again. */
+  abortRelease(releaseId: string, options: { reason?: string } = {}): Promise<Release> {
+    return this.#releases.end(releaseId, 'abort', options);
+  }
+  /** Runs the release's sequential test now (the server also runs it after each batch of results). */
+  evaluateRelease(releaseId: string): Promise<Release> {
+    return this.#releases.evaluate(releaseId);
+  }
+  /** The latest resources and the running release's arms in one read; a server without releases: the latest alone. */
+  getServingResources(): Promise<ServingResources> {
+    return this.#releases.serving(() => this.getLatestResources());
   }
 
   async statistics(): Promise<StoreStatistics> {

@@ -19,6 +19,8 @@ interface DatasetFlags
   status?: string;
   json?: boolean;
   redact: boolean;
+  release?: string;
+  arm?: 'baseline' | 'candidate';
 }
 
 /** The flags as {@link BuildDatasetOptions}; relative times count back from `nowSeconds`. */
@@ -36,6 +38,8 @@ function datasetOptions(flags: DatasetFlags, nowSeconds: number): BuildDatasetOp
     valFraction: flags.valFraction,
     statuses: parseStatuses(flags.status),
     redact: flags.redact,
+    ...(flags.release !== undefined ? { release: flags.release } : {}),
+    ...(flags.arm !== undefined ? { arm: flags.arm } : {}),
   };
 }
 
@@ -76,6 +80,10 @@ export function datasetCommand(io: CliIo = processIo): Command {
           numberFlag('val-fraction', { min: 0, max: 0.99 }),
         )
         .option('--status <statuses>', 'rollout statuses to read, comma-separated (default succeeded,failed)')
+        .option('--release <releaseId>', "keep a release's requests (agl release status lists releases)")
+        .addOption(
+          new Option('--arm <arm>', "with --release: keep one arm's requests").choices(['baseline', 'candidate']),
+        )
         .option('--json', 'print the counts as JSON')
         .option('--no-redact', 'write secrets found in inputs as they are (default: mask them, see SECURITY.md)'),
     cmd,

@@ -13,3 +13,4 @@ export { datasetCommand } from './dataset-command';
 export { judgeCommand } from './judge-command';
 export { feedbackCommand } from './feedback-command';
 export { resourcesCommand } from './resources-command';
+export { releaseCommand } from './release-command';

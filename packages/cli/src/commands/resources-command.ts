@@ -2,11 +2,17 @@ import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { isForbiddenKey, isRecord } from '@agl/core/guards';
 import { NotFoundError, UserError, ValidationError } from '@agl/core/errors';
-import { NamedResources, toWire, type ResourcesUpdate } from '@agl/core/schema';
+import { fromWire, NamedResources, releaseToWire, toWire, type ResourcesUpdate } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
 import { maskSecrets, parseNamedResourcesBody } from '@agl/store/server';
 import { isoTime, processIo, table, type CliIo } from './output';
 import { storeCommand, withCliStore, type StoreFlags } from './store-options';
+import { releaseRequest, startCandidateRelease, withReleaseFlags, type ReleaseFlags } from './release-flags';
+
+const hasReleaseFlags = (flags: ReleaseFlags): boolean =>
+  [flags.baseline, flags.shares, flags.metric, flags.guard, flags.minRequests, flags.maxDuration].some(
+    (v) => v !== undefined,
+  );
 
 /**
  * Named resources read from a JSON file, through the same validation as `POST /v1/agl/resources`
@@ -66,27 +72,56 @@ export function resourcesCommand(io: CliIo = processIo): Command {
     'publish',
     'publish a JSON file of named resources as the new latest version',
     (c) =>
-      c
-        .argument('<file>', 'JSON object: {"name": {"resource_type": "prompt_template" | "llm" | "proxy_llm", ...}}')
-        .option('--merge', "keep the latest version's other resources (the file's names replace theirs)")
-        .option('--json', 'print the new version (wire format, API keys masked)'),
+      withReleaseFlags(
+        c
+          .argument('<file>', 'JSON object: {"name": {"resource_type": "prompt_template" | "llm" | "proxy_llm", ...}}')
+          .option('--merge', "keep the latest version's other resources (the file's names replace theirs)")
+          .option('--json', 'print the new version (wire format, API keys masked)')
+          .option('--release', 'publish as the candidate of a release against the latest, without making it latest')
+          .option('--id <resourcesId>', "with --release: the candidate's resources id (default: a new rs- id)"),
+      ),
     cmd,
-  ).action(async (file: string, flags: StoreFlags & { merge?: boolean; json?: boolean }) => {
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (error) {
-      throw new UserError(`Cannot read ${file}: ${(error as Error).message}.`);
-    }
-    const resources = parseResourcesFile(text, file);
-    await withCliStore(flags, async (store) => {
-      const latest = flags.merge ? await store.getLatestResources() : null;
-      const update = await store.addResources({ ...(latest?.resources ?? {}), ...resources });
-      if (flags.json) return io.out(JSON.stringify(shown(update), null, 2));
-      io.out(update.resourcesId);
-      io.err(`published ${Object.keys(update.resources).join(', ')} as ${update.resourcesId} (now the latest)`);
-    });
-  });
+  ).action(
+    async (
+      file: string,
+      flags: StoreFlags & ReleaseFlags & { merge?: boolean; json?: boolean; release?: boolean; id?: string },
+    ) => {
+      let text: string;
+      try {
+        text = await readFile(file, 'utf8');
+      } catch (error) {
+        throw new UserError(`Cannot read ${file}: ${(error as Error).message}.`);
+      }
+      const resources = parseResourcesFile(text, file);
+      const releaseFlags = flags.release ? releaseRequest(flags) : null;
+      if (!flags.release && (flags.id !== undefined || hasReleaseFlags(flags)))
+        throw new UserError(
+          '--id, --shares, --metric, --guard, --min-requests, --max-duration and --baseline go with --release.',
+        );
+      await withCliStore(flags, async (store) => {
+        const latest = flags.merge ? await store.getLatestResources() : null;
+        if (releaseFlags) {
+          const release = await startCandidateRelease(
+            store,
+            { ...(latest?.resources ?? {}), ...resources },
+            flags,
+            flags.id,
+          );
+          if (flags.json) return io.out(JSON.stringify(releaseToWire(release), null, 2));
+          io.out(release.releaseId);
+          io.err(
+            `published ${release.candidate} as the candidate of release ${release.releaseId} (${release.share * 100}% of ` +
+              `requests next to ${release.baseline}, which stays the latest); watch it with agl release status`,
+          );
+          return;
+        }
+        const update = await store.addResources({ ...(latest?.resources ?? {}), ...resources });
+        if (flags.json) return io.out(JSON.stringify(shown(update), null, 2));
+        io.out(update.resourcesId);
+        io.err(`published ${Object.keys(update.resources).join(', ')} as ${update.resourcesId} (now the latest)`);
+      });
+    },
+  );
 
   storeCommand(
     'list',

@@ -1,7 +1,7 @@
 import { ValidationError } from '@agl/core/errors';
 import { fromWire, newAttemptId, newRolloutId } from '@agl/core/schema';
 import { DEFAULT_LLM_CALL_MATCH } from '@agl/core/semconv';
-import { applyRecords, type LightningStore, type ProductionRecord } from '@agl/core/store';
+import { applyRecords, type LightningStore, type ProductionRecord, type ServingResources } from '@agl/core/store';
 import {
   getAglTracer,
   preciseNowMs,
@@ -14,6 +14,7 @@ import { StoreClient } from '../store-client';
 import { emptyStats, Recorder, type ObserveLogger, type ObserveStats } from './recorder';
 import { installRecorderExit } from './recorder-exit';
 import { recordRedaction, type RedactFn, type RedactOptions } from './redact';
+import { loadServing } from './release-assignment';
 import { ResourcesCache } from './resources-cache';
 import { DEFAULT_UNSCOPED_PER_SECOND, UnscopedLimiter } from './unscoped-limiter';
 
@@ -74,7 +75,7 @@ export interface Observer {
   store: LightningStore | null;
   sampleRate: number;
   agentName: string | undefined;
-  resources: ResourcesCache | null;
+  resources: ResourcesCache<ServingResources> | null;
   logger: ObserveLogger;
   uninstall: () => void;
   /** Records the current minute's unscoped calls folded by the rate bound now (on shutdown and exit). */
@@ -210,7 +211,7 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
     ...(reopen ? { onFirstRecord: () => warmExitExporter(reopen) } : {}),
   });
   const resources = new ResourcesCache({
-    load: () => (background ?? store).getLatestResources(),
+    load: () => loadServing(background ?? store),
     ttlMs: options.resourcesTtlMs ?? 5_000,
     firstWaitMs: options.resourcesFirstWaitMs ?? 100,
     onError: (error) =>

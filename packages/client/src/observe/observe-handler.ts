@@ -10,9 +10,30 @@ export const ROLLOUT_ID_HEADER = 'x-agl-rollout-id';
 const MAX_INPUT_BODY = 16 * 1024;
 
 /** Options of {@link observeHandler} and {@link observeFetch}. */
-export interface ObserveRequestOptions<Req> extends Omit<ObserveOptions, 'input'> {
+export interface ObserveRequestOptions<Req> extends Omit<ObserveOptions, 'input' | 'unitKey'> {
   /** Chooses the stored task input. Default `{ method, path, body }` with a size-capped JSON body. */
   input?: (request: Req) => JsonValue | Promise<JsonValue>;
+  /**
+   * While a release runs, the key that picks the request's arm: a user or session id, so a user stays on one arm (also
+   * while the share grows). Default (or when it returns nothing or throws): the rollout id.
+   */
+  unitKey?: (request: Req) => string | undefined | null;
+}
+
+/** `options.unitKey(request)`, or undefined (the rollout id then) when there is none, it gives none, or it throws. */
+function chosenUnitKey<Req>(options: ObserveRequestOptions<Req>, request: Req): string | undefined {
+  if (!options.unitKey) return undefined;
+  try {
+    const key = options.unitKey(request);
+    return typeof key === 'string' && key !== '' ? key : undefined;
+  } catch (error) {
+    warnOnce(
+      getObserver().logger,
+      'unitKey',
+      `[agl observe] options.unitKey threw (${String(error)}); the rollout id picks the release arm instead (warned once).`,
+    );
+    return undefined;
+  }
 }
 
 function cappedBody(body: unknown): JsonValue | undefined {
@@ -72,8 +93,8 @@ const requestRollouts = new WeakMap<object, ObservedRollout>();
 
 /**
  * The rollout of a request inside `observeHandler` (pass its `req`) or `observeFetch` (pass its `Request`; Hono:
- * `c.req.raw`): its id, whether it is recorded, and `resources` (the latest published prompt and model, also for a
- * request that sampling left out). `undefined` outside an observed handler. Read it in the handler to serve the request
+ * `c.req.raw`): its id, whether it is recorded, and `resources` (the latest published prompt and model, or while a
+ * release runs its arm's, also for a request that sampling left out). `undefined` outside an observed handler. Read it in the handler to serve the request
  * with the published resources.
  */
 export function observedRollout(req: object): ObservedRollout | undefined {
@@ -127,40 +148,46 @@ export function observeHandler<Req extends IncomingMessage, Res extends ServerRe
   handler: (req: Req, res: Res, ...rest: Rest) => unknown,
   options: ObserveRequestOptions<Req> = {},
 ): (req: Req, res: Res, ...rest: Rest) => Promise<void> {
-  const { input: _ignored, ...base } = options;
+  const { input: _ignored, unitKey: _key, ...base } = options;
   void _ignored;
+  void _key;
   return async (req, res, ...rest) => {
     let passed: { error: unknown } | null = null;
     const input = (): Promise<JsonValue> =>
       chosenInput(options, req, () => defaultInput(req.method, req.url, (req as { body?: unknown }).body));
-    await observeLazily(base, input, async (rollout: ObservedRollout) => {
-      requestRollouts.set(req, rollout);
-      if (!rollout.recorded) {
-        await handler(req, res, ...rest);
-        return;
-      }
-      if (!res.headersSent) res.setHeader(ROLLOUT_ID_HEADER, rollout.rolloutId);
-      const done = responseDone(res);
-      const next = rest[0];
-      if (typeof next === 'function') {
-        rest[0] = (error: unknown, ...more: unknown[]): unknown => {
-          if (isPassedError(error)) passed = { error };
-          return (next as (...args: unknown[]) => unknown)(error, ...more);
-        };
-      }
-      try {
-        await handler(req, res, ...rest);
-      } catch (error) {
-        done.catch(() => undefined);
-        throw error;
-      }
-      // The error handed to next() is the rollout's failure (recorded as is), whatever status the app answered.
-      const failure = await done.then(
-        () => passed,
-        (error: unknown) => passed ?? { error },
-      );
-      if (failure) throw failure.error;
-    }).catch((error: unknown) => {
+    const unitKey = chosenUnitKey(options, req);
+    await observeLazily(
+      unitKey === undefined ? base : { ...base, unitKey },
+      input,
+      async (rollout: ObservedRollout) => {
+        requestRollouts.set(req, rollout);
+        if (!rollout.recorded) {
+          await handler(req, res, ...rest);
+          return;
+        }
+        if (!res.headersSent) res.setHeader(ROLLOUT_ID_HEADER, rollout.rolloutId);
+        const done = responseDone(res);
+        const next = rest[0];
+        if (typeof next === 'function') {
+          rest[0] = (error: unknown, ...more: unknown[]): unknown => {
+            if (isPassedError(error)) passed = { error };
+            return (next as (...args: unknown[]) => unknown)(error, ...more);
+          };
+        }
+        try {
+          await handler(req, res, ...rest);
+        } catch (error) {
+          done.catch(() => undefined);
+          throw error;
+        }
+        // The error handed to next() is the rollout's failure (recorded as is), whatever status the app answered.
+        const failure = await done.then(
+          () => passed,
+          (error: unknown) => passed ?? { error },
+        );
+        if (failure) throw failure.error;
+      },
+    ).catch((error: unknown) => {
       // A failed response is the app's business (Express answered the error passed to next): only an error the
       // handler threw goes back to the caller.
       if (error instanceof ResponseFailure || (passed && error === passed.error)) return;
@@ -182,12 +209,14 @@ export function observeFetch<Req extends Request, Rest extends unknown[]>(
   handler: (request: Req, ...rest: Rest) => Response | Promise<Response>,
   options: ObserveRequestOptions<Req> = {},
 ): (request: Req, ...rest: Rest) => Promise<Response> {
-  const { input: _ignored, ...base } = options;
+  const { input: _ignored, unitKey: _key, ...base } = options;
   void _ignored;
+  void _key;
   return (request, ...rest) =>
     new Promise<Response>((resolve, reject) => {
       const input = (): Promise<JsonValue> => chosenInput(options, request, () => fetchInput(request));
-      observeLazily(base, input, async (rollout) => {
+      const unitKey = chosenUnitKey(options, request);
+      observeLazily(unitKey === undefined ? base : { ...base, unitKey }, input, async (rollout) => {
         requestRollouts.set(request, rollout);
         const response = await handler(request, ...rest);
         if (!rollout.recorded) return resolve(response);

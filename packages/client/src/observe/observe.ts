@@ -1,5 +1,12 @@
 import { ValidationError } from '@agl/core/errors';
-import { newAttemptId, newRolloutId, type JsonObject, type JsonValue, type NamedResources } from '@agl/core/schema';
+import {
+  newAttemptId,
+  newRolloutId,
+  type JsonObject,
+  type JsonValue,
+  type NamedResources,
+  type ReleaseArm,
+} from '@agl/core/schema';
 import { recordFeedback, type FeedbackOptions } from '@agl/core/store';
 import {
   emitException,
@@ -12,6 +19,7 @@ import {
 import type { Span } from '@agl/core/schema';
 import { StoreClient } from '../store-client';
 import { flushObserve, getObserver, warnOnce } from './observe-config';
+import { servedMetadata, servedResources } from './release-assignment';
 
 /** Options of {@link observe}. */
 export interface ObserveOptions {
@@ -21,6 +29,11 @@ export interface ObserveOptions {
   metadata?: JsonObject;
   /** Stored as `metadata.agent_name` (default: `configureObserve`'s `agentName`). */
   agentName?: string;
+  /**
+   * While a release runs, the key that picks the request's arm (a user or session id, so a user stays on one arm,
+   * also while the share grows). Default: the rollout id (each request drawn on its own).
+   */
+  unitKey?: string;
 }
 
 /** The rollout `observe` hands to `fn`. */
@@ -37,10 +50,18 @@ export interface ObservedRollout {
    * stored.
    */
   readonly recorded: boolean;
-  /** The latest published resources (prompt template, LLM endpoint...), or `undefined` when none is known. */
+  /**
+   * The resources that serve this request (prompt template, LLM endpoint...): the latest published ones, or while a
+   * release runs, its arm's; `undefined` when none is known (the app's defaults serve it, and the rollout records no
+   * resources id). Decided once per request: the record names exactly these.
+   */
   readonly resources: NamedResources | undefined;
   /** The id of that resources version (`undefined` when none). */
   readonly resourcesId: string | undefined;
+  /** The version number of that id (`undefined` when none). */
+  readonly resourcesVersion: number | undefined;
+  /** While a release runs: its id and the arm that serves this request (`baseline` or `candidate`). */
+  readonly release: { readonly releaseId: string; readonly arm: ReleaseArm } | undefined;
 }
 
 /**
@@ -80,26 +101,29 @@ export async function observeLazily<T>(
         'configureObserve({ store }).',
     );
     return withoutRecording(() =>
-      fn({ rolloutId, attemptId, recorded: false, resources: undefined, resourcesId: undefined }),
+      fn({
+        rolloutId,
+        attemptId,
+        recorded: false,
+        resources: undefined,
+        resourcesId: undefined,
+        resourcesVersion: undefined,
+        release: undefined,
+      }),
     );
   }
-  const latest = observer.resources ? await observer.resources.get() : undefined;
+  // Decided once: what serves the request is what the record names (also for a release's arm).
+  const serving = observer.resources ? await observer.resources.get() : undefined;
+  const served = servedResources(serving, options.unitKey ?? rolloutId);
   if (observer.sampleRate < 1 && Math.random() >= observer.sampleRate) {
     recorder.countSampledOut();
     // Left out of the record, the request is still served with the published resources, like the recorded ones.
-    const rollout = {
-      rolloutId,
-      attemptId,
-      recorded: false,
-      resources: latest?.resources,
-      resourcesId: latest?.resourcesId,
-    };
-    return withoutRecording(() => fn(rollout));
+    return withoutRecording(() => fn({ rolloutId, attemptId, recorded: false, ...served }));
   }
   const agentName = options.agentName ?? observer.agentName;
-  const metadata: JsonObject = { source: 'production', ...options.metadata };
+  const metadata: JsonObject = { source: 'production', ...options.metadata, ...servedMetadata(served) };
   if (agentName !== undefined) metadata.agent_name = agentName;
-  const resourcesId = latest?.resourcesId;
+  const resourcesId = served.resourcesId;
   const recorded = recorder.start({
     rolloutId,
     attemptId,
@@ -109,7 +133,7 @@ export async function observeLazily<T>(
     // The tracer's clock (sub-millisecond): the rollout starts before, and ends after, its spans.
     startTime: preciseNowMs() / 1000,
   });
-  const rollout: ObservedRollout = { rolloutId, attemptId, recorded, resources: latest?.resources, resourcesId };
+  const rollout: ObservedRollout = { rolloutId, attemptId, recorded, ...served };
   if (!recorded) return withoutRecording(() => fn(rollout));
   const ctx: RolloutContext = {
     rolloutId,

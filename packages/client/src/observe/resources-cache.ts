@@ -1,16 +1,14 @@
-import type { ResourcesUpdate } from '@agl/core/schema';
-
 /**
- * The latest published resources, read from the store with a short cache: a request gets the cached value at once;
+ * What serves requests (the latest published resources and a running release's arms), read from the store with a short cache: a request gets the cached value at once;
  * a stale value is refreshed in the background. Only the very first read waits for the store, at most `firstWaitMs`.
  * (every request that arrives during that first window shares the same deadline). A failed read keeps the last known value (or `undefined` when none was ever read).
  */
-export class ResourcesCache {
-  readonly #load: () => Promise<ResourcesUpdate | null>;
+export class ResourcesCache<T> {
+  readonly #load: () => Promise<T | null>;
   readonly #ttlMs: number;
   readonly #firstWaitMs: number;
   readonly #onError: (error: unknown) => void;
-  #value: ResourcesUpdate | undefined;
+  #value: T | undefined;
   #loadedAt = -Infinity;
   #loading: Promise<void> | null = null;
   #firstDone = false;
@@ -18,7 +16,7 @@ export class ResourcesCache {
   #firstDeadline: number | null = null;
 
   constructor(options: {
-    load: () => Promise<ResourcesUpdate | null>;
+    load: () => Promise<T | null>;
     ttlMs: number;
     firstWaitMs: number;
     onError: (error: unknown) => void;
@@ -30,7 +28,7 @@ export class ResourcesCache {
   }
 
   /** The current resources; waits (at most `firstWaitMs`) only before the first read has completed. */
-  async get(): Promise<ResourcesUpdate | undefined> {
+  async get(): Promise<T | undefined> {
     if (Date.now() - this.#loadedAt >= this.#ttlMs) this.#refresh();
     this.#firstDeadline ??= Date.now() + this.#firstWaitMs;
     const wait = this.#firstDeadline - Date.now();

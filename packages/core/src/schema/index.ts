@@ -67,3 +67,23 @@ export { MAX_JSON_DEPTH, jsonDepth, jsonStructure, type JsonStructure } from '..
 export { emptyRecord } from './empty-record';
 export { fastParseSpan } from './fast-span';
 export { MAX_REWARD_MAGNITUDE, rewardProblem, checkReward } from './value-bounds';
+export {
+  ReleaseState,
+  ReleaseArm,
+  ReleaseDecision,
+  ReleaseArmFigures,
+  Release,
+  DEFAULT_RELEASE_SHARES,
+  DEFAULT_RELEASE_GUARDS,
+  DEFAULT_RELEASE_METRIC,
+  DEFAULT_RELEASE_MIN_REQUESTS,
+  DEFAULT_RELEASE_ALPHA,
+  RELEASE_METADATA,
+  releaseSettingProblem,
+  parseReleaseGuard,
+  releaseArmFor,
+  releaseToWire,
+  releaseFromWire,
+  type ReleaseSnapshot,
+  type ReleaseGuard,
+} from './release';

@@ -78,7 +78,9 @@ async function applyOne(store: LightningStore, record: ParsedRecord): Promise<vo
       input: record.input,
       metadata: record.metadata,
       startTime: record.startTime,
-      ...(record.resourcesId !== undefined ? { resourcesId: record.resourcesId } : {}),
+      // The resources that served the request, decided once by the recorder; none (null) when the defaults served.
+      resourcesId: record.resourcesId ?? null,
+      keepResourcesId: true,
     });
     if (started.attempt.status === 'preparing') {
       await store.updateAttempt(record.rolloutId, record.attemptId, { status: 'running' });

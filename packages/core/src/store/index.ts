@@ -19,3 +19,4 @@ export {
 } from './lightning-store';
 export { applyRecords, ProductionRecord, type ApplyRecordsResult } from './apply-records';
 export { recordFeedback, recordRewardSpan, type FeedbackOptions } from './record-feedback';
+export type { ReleaseStore, StartReleaseRequest, ServingResources } from './release-store';

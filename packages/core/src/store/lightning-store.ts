@@ -16,6 +16,7 @@ import type {
   Worker,
   WorkerStatus,
 } from '../schema/index';
+import type { ReleaseStore } from './release-store';
 
 /** How several filters combine. */
 export type FilterLogic = 'and' | 'or';
@@ -154,6 +155,12 @@ export type StartRolloutRequest = EnqueueRolloutRequest & {
   rolloutId?: string;
   attemptId?: string;
   startTime?: number;
+  /**
+   * AGL extension: store `resourcesId` exactly as given, `null` included (a production recorder names the resources
+   * that served the request, none when the app's defaults served it). Default false: a missing or `null`
+   * `resourcesId` means the latest resources (AGL 0.3).
+   */
+  keepResourcesId?: boolean;
 };
 
 /**
@@ -164,7 +171,7 @@ export type StartRolloutRequest = EnqueueRolloutRequest & {
  * Errors: an unknown id on a write throws `NotFoundError`; bad input throws `ValidationError`; an illegal status change
  * throws `InvalidTransitionError`. Lookups of unknown ids return `null`.
  */
-export interface LightningStore {
+export interface LightningStore extends Partial<ReleaseStore> {
   readonly capabilities: StoreCapabilities;
 
   /** Creates a rollout as `preparing` with attempt #1, skipping the queue. */

@@ -3,6 +3,7 @@ import { ApiClient, ApiError, type StoreStatistics } from './api/api-client';
 import { Link } from './components/states';
 import { matchPath, useLocation } from './lib/router';
 import { loadToken, saveToken, takeTokenFromUrl } from './lib/token-store';
+import { ReleasesPage } from './pages/releases-page';
 import { ResourcesPage } from './pages/resources-page';
 import { RewardsPage } from './pages/rewards-page';
 import { RolloutDetailPage } from './pages/rollout-detail-page';
@@ -17,6 +18,7 @@ const NAV = [
   { to: '/traces', label: 'Traces', match: /^\/traces/ },
   { to: '/rewards', label: 'Rewards', match: /^\/rewards/ },
   { to: '/resources', label: 'Resources', match: /^\/resources/ },
+  { to: '/releases', label: 'Releases', match: /^\/releases/ },
   { to: '/runners', label: 'Runners', match: /^\/runners/ },
 ];
 
@@ -60,6 +62,7 @@ function Page({ client, path, query }: { client: ApiClient; path: string; query:
   if (path === '/traffic') return <TrafficPage client={client} query={query} />;
   if (path === '/rewards') return <RewardsPage client={client} />;
   if (path === '/resources') return <ResourcesPage client={client} />;
+  if (path === '/releases') return <ReleasesPage client={client} />;
   if (path === '/runners') return <RunnersPage client={client} />;
   return <p className="state empty">No page at {path}.</p>;
 }

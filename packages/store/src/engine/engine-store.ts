@@ -289,4 +289,8 @@ export class EngineStore extends RuleStore {
   protected now(): number {
     return this.#clock.now();
   }
+
+  protected override releaseClock(): number {
+    return this.#clock.now();
+  }
 }

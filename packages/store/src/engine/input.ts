@@ -96,6 +96,7 @@ export const StartRolloutInput = EnqueueRolloutRequest.extend({
   rolloutId: ClientId.optional(),
   attemptId: ClientId.optional(),
   startTime: z.number().finite().positive().optional(),
+  keepResourcesId: z.boolean().optional(),
 });
 export { EnqueueRolloutRequest as EnqueueRolloutInput };
 

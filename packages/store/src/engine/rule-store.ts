@@ -5,6 +5,7 @@ import type {
   EnqueueRolloutRequest,
   JsonObject,
   NamedResourcesInput,
+  Release,
   ResourcesUpdate,
   Rollout,
   Span,
@@ -22,6 +23,8 @@ import type {
   QuerySpansOptions,
   QueryWorkersOptions,
   RolloutUpdate,
+  ServingResources,
+  StartReleaseRequest,
   StartRolloutRequest,
   StoreCapabilities,
   StoreStatistics,
@@ -53,6 +56,17 @@ import {
 } from './queries';
 import type { SerializedSpans } from './storage';
 import type { TrafficRows, TrafficRowsQuery } from './traffic-rows';
+import { decideRelease } from '../releases/release-decision';
+import { collectReleaseData } from '../releases/release-evaluator';
+import {
+  applyVerdictRule,
+  endReleaseRule,
+  getReleaseRule,
+  listReleasesRule,
+  releaseNotFound,
+  servingResourcesRule,
+  startReleaseRule,
+} from '../releases/release-rules';
 import { call, type Rule } from './storage-ops';
 import {
   addResourcesRule,
@@ -246,6 +260,73 @@ export abstract class RuleStore implements LightningStore {
       const parsed = parseNamedResources(resources);
       return (t) => addResourcesRule(t, parsed);
     });
+  }
+
+  // ---------------------------------------------------------------- releases (Contract 4c)
+
+  async startRelease(request: StartReleaseRequest): Promise<Release> {
+    return this.write('unwatched', () => {
+      const candidate =
+        request?.candidateResources === undefined ? null : parseNamedResources(request.candidateResources);
+      if (request?.candidateId !== undefined) parseApi(IdSchema, request.candidateId, 'candidateId');
+      return (t) => startReleaseRule(t, request ?? {}, candidate);
+    });
+  }
+
+  async getRelease(releaseId: string): Promise<Release | null> {
+    const id = parseApi(IdSchema, releaseId, 'releaseId');
+    return this.read('unwatched', () => getReleaseRule(id));
+  }
+
+  async listReleases(): Promise<Release[]> {
+    return this.read('unwatched', () => listReleasesRule());
+  }
+
+  async promoteRelease(releaseId: string, options: { reason?: string } = {}): Promise<Release> {
+    const id = parseApi(IdSchema, releaseId, 'releaseId');
+    return this.write('unwatched', () => (t) => endReleaseRule(t, id, 'promote', options.reason));
+  }
+
+  async abortRelease(releaseId: string, options: { reason?: string } = {}): Promise<Release> {
+    const id = parseApi(IdSchema, releaseId, 'releaseId');
+    return this.write('unwatched', () => (t) => endReleaseRule(t, id, 'abort', options.reason));
+  }
+
+  async getServingResources(): Promise<ServingResources> {
+    return this.read('unwatched', () => servingResourcesRule());
+  }
+
+  readonly #evaluations = new Map<string, Promise<Release>>();
+
+  /**
+   * Runs the release's sequential test on its recorded results and stores the verdict. Calls while one runs share
+   * the next run (so a burst of batches costs two evaluations, not one each).
+   */
+  async evaluateRelease(releaseId: string): Promise<Release> {
+    const id = parseApi(IdSchema, releaseId, 'releaseId');
+    const running = this.#evaluations.get(id);
+    const run = (running ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(async () => {
+        const release = await this.read('unwatched', () => getReleaseRule(id));
+        if (!release) throw releaseNotFound(id);
+        if (release.state !== 'running') return release;
+        const data = await collectReleaseData(this, release);
+        const verdict = decideRelease(release, data.baseline, data.candidate, this.releaseClock());
+        return this.write('unwatched', () => (t) => applyVerdictRule(t, id, release.updateTime, verdict));
+      });
+    this.#evaluations.set(id, run);
+    void run
+      .finally(() => {
+        if (this.#evaluations.get(id) === run) this.#evaluations.delete(id);
+      })
+      .catch(() => undefined);
+    return run;
+  }
+
+  /** Epoch seconds for release decisions (max duration); stores with an injected clock override it. */
+  protected releaseClock(): number {
+    return Date.now() / 1000;
   }
 
   async updateResources(resourcesId: string, resources: NamedResourcesInput): Promise<ResourcesUpdate> {

@@ -26,10 +26,12 @@ type EnqueueRequest = Omit<EnqueueRolloutRequest, 'config'> & {
   rolloutId?: string;
   /** When the client saw the rollout start (`startRollout`). */
   startTime?: number;
+  /** `resourcesId` as given, `null` included (`startRollout`'s production records). */
+  keepResourcesId?: boolean;
 };
 
 /**
- * A new rollout record (AGL 0.3 defaults): the latest resources when none is named, a deep copy of the config (fresh
+ * A new rollout record (AGL 0.3 defaults): the latest resources when none is named (unless `keepResourcesId`), a deep copy of the config (fresh
  * defaults when none), a shallow copy of the metadata (`{}` when none).
  */
 export function newRolloutRecord(
@@ -44,7 +46,7 @@ export function newRolloutRecord(
     startTime: request.startTime ?? now,
     endTime: null,
     mode: request.mode ?? null,
-    resourcesId: request.resourcesId ?? latestResources,
+    resourcesId: request.keepResourcesId ? (request.resourcesId ?? null) : (request.resourcesId ?? latestResources),
     status,
     config: request.config ? structuredClone(request.config) : defaultRolloutConfig(),
     metadata: request.metadata ? { ...request.metadata } : {},

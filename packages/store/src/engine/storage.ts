@@ -1,4 +1,13 @@
-import type { Attempt, ResourcesUpdate, Rollout, RolloutMode, RolloutStatus, Span, Worker } from '@agl/core/schema';
+import type {
+  Attempt,
+  Release,
+  ResourcesUpdate,
+  Rollout,
+  RolloutMode,
+  RolloutStatus,
+  Span,
+  Worker,
+} from '@agl/core/schema';
 import type { AttemptRef, FilterLogic, SortOrder } from '@agl/core/store';
 import type { TrafficRows, TrafficRowsQuery } from './traffic-rows';
 
@@ -145,9 +154,18 @@ export interface StoreStorage {
 
   // Resources
   getResources(resourcesId: string): ResourcesUpdate | null;
-  /** Inserts or replaces, and makes it the latest. */
-  putResources(resources: ResourcesUpdate): void;
+  /** Inserts or replaces, and makes it the latest (unless `latest: false`: a release's candidate). */
+  putResources(resources: ResourcesUpdate, options?: { latest?: boolean }): void;
   getLatestResourcesId(): string | null;
+  /** Makes a stored resources version the latest (a release's promotion). */
+  setLatestResourcesId(resourcesId: string): void;
+
+  // Releases (Contract 4c)
+  getRelease(releaseId: string): Release | null;
+  /** Inserts or replaces. */
+  putRelease(release: Release): void;
+  /** Every release, oldest first. */
+  listReleases(): Release[];
   listResources(): ResourcesUpdate[];
   countResources(): number;
 

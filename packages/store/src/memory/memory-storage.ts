@@ -2,6 +2,7 @@ import { NotFoundError } from '@agl/core/errors';
 import {
   isTerminalStatus,
   type Attempt,
+  type Release,
   type ResourcesUpdate,
   type Rollout,
   type RolloutStatus,
@@ -43,6 +44,7 @@ export class MemoryStorage implements StoreStorage {
   readonly #queued = new Map<string, number>();
   readonly #resources = new Map<string, ResourcesUpdate>();
   #latestResources: string | null = null;
+  readonly #releases = new Map<string, Release>();
   readonly #workers = new Map<string, Worker>();
   #attemptCount = 0;
   #spanCount = 0;
@@ -331,11 +333,28 @@ export class MemoryStorage implements StoreStorage {
     return r ? cloneData(r) : null;
   }
 
-  putResources(resources: ResourcesUpdate): void {
+  putResources(resources: ResourcesUpdate, options: { latest?: boolean } = {}): void {
     this.#setMap(this.#resources, resources.resourcesId, cloneData(resources));
+    if (options.latest !== false) this.setLatestResourcesId(resources.resourcesId);
+  }
+
+  setLatestResourcesId(resourcesId: string): void {
     const old = this.#latestResources;
-    this.#latestResources = resources.resourcesId;
+    this.#latestResources = resourcesId;
     this.#log(() => (this.#latestResources = old));
+  }
+
+  getRelease(releaseId: string): Release | null {
+    const r = this.#releases.get(releaseId);
+    return r ? cloneData(r) : null;
+  }
+
+  putRelease(release: Release): void {
+    this.#setMap(this.#releases, release.releaseId, cloneData(release));
+  }
+
+  listReleases(): Release[] {
+    return [...this.#releases.values()].map((x) => cloneData(x));
   }
 
   getLatestResourcesId(): string | null {

@@ -81,6 +81,19 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     // The live-traffic view counts a window from an index on start time, never reading every rollout.
     sql: PG_TRAFFIC_MIGRATION,
   },
+  {
+    version: 3,
+    name: 'releases',
+    // Guarded releases (Contract 4c): one document per release, its decision log inside.
+    sql: (s) => `
+      CREATE TABLE ${s}.releases (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        release_id TEXT NOT NULL UNIQUE,
+        schema_version INTEGER NOT NULL,
+        doc TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The newest migration version this code knows. */

@@ -6,6 +6,7 @@ import {
   TERMINAL_STATUSES,
   isTerminalStatus,
   type Attempt,
+  type Release,
   type ResourcesUpdate,
   type Rollout,
   type RolloutStatus,
@@ -28,7 +29,7 @@ const NOTIFY_BYTES = 7000;
 const STATEMENT_NAMES = new Map<string, string>();
 
 /** The tables of documents kept by one id, and that id's column. */
-const KEY_COLUMNS = { resources: 'resources_id', workers: 'worker_id' } as const;
+const KEY_COLUMNS = { resources: 'resources_id', workers: 'worker_id', releases: 'release_id' } as const;
 type KeyedTable = keyof typeof KEY_COLUMNS;
 
 /** Span attributes as JSONB text, or null when PostgreSQL's JSONB cannot hold them (a `\u0000` in a string). */
@@ -419,9 +420,21 @@ export class PgStorageTx implements AsyncStorageTx {
     return this.#getKeyedDoc('resources', resourcesId);
   }
 
-  async putResources(r: ResourcesUpdate): Promise<void> {
+  async putResources(r: ResourcesUpdate, options: { latest?: boolean } = {}): Promise<void> {
     await this.#putKeyedDoc('resources', r.resourcesId, r);
-    await this.setLatestResourcesId(r.resourcesId);
+    if (options.latest !== false) await this.setLatestResourcesId(r.resourcesId);
+  }
+
+  getRelease(releaseId: string): Promise<Release | null> {
+    return this.#getKeyedDoc('releases', releaseId);
+  }
+
+  putRelease(release: Release): Promise<void> {
+    return this.#putKeyedDoc('releases', release.releaseId, release);
+  }
+
+  listReleases(): Promise<Release[]> {
+    return this.#listKeyedDocs('releases');
   }
 
   async getLatestResourcesId(): Promise<string | null> {

@@ -217,4 +217,8 @@ export class PostgresStore extends RuleStore {
     await this.#notifier.close();
     await this.#db.close();
   }
+
+  protected override releaseClock(): number {
+    return this.#clock.now();
+  }
 }

@@ -22,6 +22,8 @@ import { registerExtRoutes } from './routes/ext-routes';
 import { isStaticAppRequest, registerStaticRoutes } from './routes/ext-static-routes';
 import { registerMiscRoutes } from './routes/misc-routes';
 import { registerProductionRoutes } from './routes/production-routes';
+import { registerReleaseRoutes } from './routes/release-routes';
+import { ReleaseTrigger } from '../releases/release-trigger';
 import { otlpRoutesPlugin } from './routes/otlp-routes';
 import { registerResourceWorkerRoutes } from './routes/resource-worker-routes';
 import { registerRolloutRoutes } from './routes/rollout-routes';
@@ -200,6 +202,7 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
     closing,
     limits,
     storeLabel: options.storeLabel ?? null,
+    releases: new ReleaseTrigger(store),
   };
 
   // Built before anything starts: a bad pattern is a ValidationError here, not a half-started server.
@@ -296,6 +299,7 @@ export async function createStoreServer(options: StoreServerOptions): Promise<St
   registerResourceWorkerRoutes(app, ctx);
   registerEventRoutes(app, ctx);
   registerProductionRoutes(app, ctx);
+  registerReleaseRoutes(app, ctx);
   registerExtRoutes(app, ctx);
   if (options.staticDir) registerStaticRoutes(app, options.staticDir);
   await app.register(otlpRoutesPlugin(ctx, { redactor: otlpRedactor }));

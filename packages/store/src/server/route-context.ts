@@ -5,6 +5,7 @@ import { parseWire, type WireShape } from '@agl/core/schema';
 import type { Clock, LightningStore } from '@agl/core/store';
 import type { RequestLimits } from './request-limits';
 import type { RolloutSummaries } from './routes/ext-rollout-summaries';
+import type { ReleaseTrigger } from '../releases/release-trigger';
 
 /** What every route module gets. */
 export interface RouteContext {
@@ -22,6 +23,8 @@ export interface RouteContext {
   limits: RequestLimits;
   /** What the server serves, for people (`GET /ext/info`). */
   storeLabel?: string | null;
+  /** Evaluates running releases after each batch of recorded results. */
+  releases?: ReleaseTrigger;
 }
 
 /** Prefix of the AGL 0.3 REST routes. */

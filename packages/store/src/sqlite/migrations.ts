@@ -76,6 +76,19 @@ export const MIGRATIONS: readonly Migration[] = [
     // The live-traffic view reads hourly counts and an index of annotation spans (kept by triggers), never every rollout.
     sql: TRAFFIC_MIGRATION_SQL,
   },
+  {
+    version: 4,
+    name: 'releases',
+    // Guarded releases (Contract 4c): one document per release, its decision log inside.
+    sql: `
+      CREATE TABLE releases (
+        seq INTEGER PRIMARY KEY,
+        release_id TEXT NOT NULL UNIQUE,
+        schema_version INTEGER NOT NULL,
+        doc TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The newest migration version this code knows. */

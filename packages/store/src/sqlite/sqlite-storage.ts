@@ -3,6 +3,7 @@ import {
   SCHEMA_VERSION,
   TERMINAL_STATUSES,
   type Attempt,
+  type Release,
   type ResourcesUpdate,
   type Rollout,
   type RolloutStatus,
@@ -120,6 +121,11 @@ function prepare(db: Database.Database) {
     ),
     listResources: db.prepare(`${sel} resources ORDER BY seq`),
     countResources: db.prepare('SELECT COUNT(*) AS n FROM resources'),
+    getRelease: db.prepare(`${sel} releases WHERE release_id = ?`),
+    putRelease: db.prepare(
+      'INSERT INTO releases (release_id, schema_version, doc) VALUES (?, ?, ?) ON CONFLICT (release_id) DO UPDATE SET schema_version = excluded.schema_version, doc = excluded.doc',
+    ),
+    listReleases: db.prepare(`${sel} releases ORDER BY seq`),
     getMeta: db.prepare('SELECT value FROM store_meta WHERE key = ?'),
     setMeta: db.prepare(
       'INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
@@ -407,9 +413,25 @@ export class SqliteStorage implements StoreStorage {
     return readDoc<ResourcesUpdate>(this.#q.getResources.get(resourcesId) as Row | undefined);
   }
 
-  putResources(resources: ResourcesUpdate): void {
+  putResources(resources: ResourcesUpdate, options: { latest?: boolean } = {}): void {
     this.#q.putResources.run(resources.resourcesId, V, JSON.stringify(resources));
-    this.#q.setMeta.run('latest_resources_id', resources.resourcesId);
+    if (options.latest !== false) this.setLatestResourcesId(resources.resourcesId);
+  }
+
+  setLatestResourcesId(resourcesId: string): void {
+    this.#q.setMeta.run('latest_resources_id', resourcesId);
+  }
+
+  getRelease(releaseId: string): Release | null {
+    return readDoc<Release>(this.#q.getRelease.get(releaseId) as Row | undefined);
+  }
+
+  putRelease(release: Release): void {
+    this.#q.putRelease.run(release.releaseId, V, JSON.stringify(release));
+  }
+
+  listReleases(): Release[] {
+    return readDocs<Release>(this.#q.listReleases.all() as Row[]);
   }
 
   getLatestResourcesId(): string | null {

@@ -6,6 +6,7 @@ import { createHarness } from './harness';
 import { lifecycleCases } from './lifecycle-cases';
 import { productionCases } from './production-cases';
 import { queryCases } from './query-cases';
+import { releaseCases } from './release-cases';
 import { resourceWorkerCases } from './resource-worker-cases';
 import { spanCases } from './span-cases';
 import type { StoreConformanceOptions, StoreFactory } from './types';
@@ -37,5 +38,6 @@ export function describeStoreConformance(
     concurrencyCases(h, options);
     productionCases(h);
     attemptSpanCases(h, options);
+    releaseCases(h);
   });
 }

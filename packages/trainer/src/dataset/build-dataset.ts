@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { agentNameOf, canonicalJson, findFinalReward, listFeedback, sha256Hex } from '@agl/core/transitions';
 import { UserError } from '@agl/core/errors';
 import { isRecord } from '@agl/core/guards';
-import type { JsonObject, Rollout, RolloutStatus, Span } from '@agl/core/schema';
+import { RELEASE_METADATA, type JsonObject, type Rollout, type RolloutStatus, type Span } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
 import { latestSpans, recordedRollouts } from './recorded-rollouts';
 import {
@@ -46,6 +46,10 @@ export interface BuildDatasetOptions {
    * `dedupe` use the stored input, so they do not move when redaction changes.
    */
   redact?: RedactOption;
+  /** Keep the requests of this release (`metadata.release_id`, recorded by `observe` while a release runs). */
+  release?: string;
+  /** With `release`: keep one arm's requests (`metadata.release_arm`: `baseline` or `candidate`). */
+  arm?: 'baseline' | 'candidate';
 }
 
 /** The `_agl` key of a dataset line (CONTRACTS.md item E). */
@@ -106,6 +110,8 @@ function check(options: BuildDatasetOptions): void {
     throw new UserError(`limit must be an integer ≥ 1; got ${String(l)}.`);
   if (options.feedback !== undefined && options.feedback !== 'with' && options.feedback !== 'without')
     throw new UserError(`feedback must be 'with' or 'without'; got ${JSON.stringify(options.feedback)}.`);
+  if (options.arm !== undefined && options.release === undefined)
+    throw new UserError(`arm (${options.arm}) selects within a release; pass the release id too (--release <id>).`);
 }
 
 /** The task line of one rollout. */
@@ -145,6 +151,8 @@ export async function buildDataset(store: LightningStore, options: BuildDatasetO
   const kept: { line: DatasetLine; input: unknown }[] = [];
   for (const rollout of rollouts) {
     if (sources && !sources.includes(rolloutSource(rollout))) continue;
+    if (options.release !== undefined && rollout.metadata?.[RELEASE_METADATA.releaseId] !== options.release) continue;
+    if (options.arm !== undefined && rollout.metadata?.[RELEASE_METADATA.arm] !== options.arm) continue;
     const key = options.dedupe ? canonicalJson(rollout.input) : '';
     if (options.dedupe && seen.has(key)) continue;
     const spans = await latestSpans(store, rollout.rolloutId);

@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import { Attempt, Rollout, ResourcesUpdate, Span, Worker, parseWire } from '@agl/core/schema';
+import {
+  Attempt,
+  Rollout,
+  ResourcesUpdate,
+  Span,
+  Worker,
+  parseWire,
+  releaseFromWire,
+  type Release,
+} from '@agl/core/schema';
 
 /** An API failure: HTTP status plus the server's `{detail, error_type}`. */
 export class ApiError extends Error {
@@ -242,7 +251,11 @@ export class ApiClient {
     return this.#token;
   }
 
-  async #get(path: string, params: Record<string, string | number | null | undefined> = {}): Promise<unknown> {
+  async #get(
+    path: string,
+    params: Record<string, string | number | null | undefined> = {},
+    post?: { body: unknown },
+  ): Promise<unknown> {
     const query = new URLSearchParams();
     for (const [key, value] of Object.entries(params)) {
       if (value !== null && value !== undefined && value !== '') query.append(key, String(value));
@@ -252,7 +265,11 @@ export class ApiClient {
     if (this.#token) headers.authorization = `Bearer ${this.#token}`;
     let res: Response;
     try {
-      res = await this.#fetch(`${this.#baseUrl}${path}${qs ? `?${qs}` : ''}`, { headers });
+      if (post) headers['content-type'] = 'application/json';
+      res = await this.#fetch(
+        `${this.#baseUrl}${path}${qs ? `?${qs}` : ''}`,
+        post ? { method: 'POST', headers, body: JSON.stringify(post.body) } : { headers },
+      );
     } catch (error) {
       throw new ApiError(0, `Cannot reach the store server: ${(error as Error).message}`, 'NetworkError');
     }
@@ -272,6 +289,20 @@ export class ApiClient {
       );
     }
     return body;
+  }
+
+  /** Every release, newest first (`GET /v1/agl/releases`). */
+  async releases(): Promise<Release[]> {
+    const body = (await this.#get('/v1/agl/releases')) as { items: unknown[] };
+    return body.items.map(releaseFromWire);
+  }
+
+  /** Promotes or aborts a running release (`POST /v1/agl/releases/{id}/promote|abort`), with the token. */
+  async endRelease(releaseId: string, action: 'promote' | 'abort', reason?: string): Promise<Release> {
+    const body = reason === undefined ? {} : { reason };
+    return releaseFromWire(
+      await this.#get(`/v1/agl/releases/${encodeURIComponent(releaseId)}/${action}`, {}, { body }),
+    );
   }
 
   /** What the server serves, e.g. its SQLite file (`GET /v1/agl/ext/info`); `null` when it does not say. */

@@ -31,7 +31,17 @@ export async function dropSchema(schema: string): Promise<void> {
   }
 }
 
-const TABLES = ['rollouts', 'attempts', 'spans', 'span_sequence_ids', 'rollout_queue', 'resources', 'workers', 'store_meta'];
+const TABLES = [
+  'rollouts',
+  'attempts',
+  'spans',
+  'span_sequence_ids',
+  'rollout_queue',
+  'resources',
+  'workers',
+  'store_meta',
+  'releases',
+];
 
 /**
  * Empties a migrated test schema (identities restarted), so a test starts from a store as fresh as a new schema
@@ -41,7 +51,10 @@ export async function emptySchema(schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: PG_URL });
   try {
     await client.connect();
-    const exists = await client.query('SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2', [schema, 'rollouts']);
+    const exists = await client.query(
+      'SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2',
+      [schema, 'rollouts'],
+    );
     if (exists.rowCount === 0) return;
     await client.query(`TRUNCATE ${TABLES.map((t) => `"${schema}".${t}`).join(', ')} RESTART IDENTITY`);
   } finally {

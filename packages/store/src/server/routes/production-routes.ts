@@ -32,6 +32,7 @@ export function registerProductionRoutes(app: FastifyInstance, ctx: RouteContext
     }
     checkSpanCount(spans, ctx.limits);
     const result = await applyRecords(ctx.store, records);
+    ctx.releases?.afterBatch();
     return sendJson(reply, 200, { applied: result.applied, rejected: result.rejected.map((r) => toSnake(r)) });
   });
 
@@ -43,6 +44,7 @@ export function registerProductionRoutes(app: FastifyInstance, ctx: RouteContext
         ...(body.comment !== undefined ? { comment: body.comment } : {}),
         ...(body.dimensions !== undefined ? { dimensions: body.dimensions } : {}),
       });
+      ctx.releases?.afterBatch();
       return sendJson(reply, 201, { span: toWire('span', span) });
     },
   );
