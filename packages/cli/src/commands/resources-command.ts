@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { isForbiddenKey, isRecord } from '@agl/core/guards';
 import { NotFoundError, UserError, ValidationError } from '@agl/core/errors';
-import { fromWire, NamedResources, releaseToWire, toWire, type ResourcesUpdate } from '@agl/core/schema';
+import { NamedResources, releaseToWire, toWire, type ResourcesUpdate } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
 import { maskSecrets, parseNamedResourcesBody } from '@agl/store/server';
 import { isoTime, processIo, table, type CliIo } from './output';
