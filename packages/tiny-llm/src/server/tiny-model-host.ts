@@ -96,6 +96,18 @@ export class TinyModelHost {
     return host;
   }
 
+  /**
+   * Resolves a request's `model` that names other weights than the served version: a `tinker://…/sampler_weights/…`
+   * path (set by the Tinker routes, so an OpenAI client samples a checkpoint saved through the Tinker API).
+   */
+  resolveModel: ((model: string) => Promise<ServedModel>) | undefined;
+
+  /** The weights a request's `model` names: a tinker:// sampler path when one is given, else the served version. */
+  async servedFor(model: string | undefined): Promise<ServedModel> {
+    if (model?.startsWith('tinker://') && this.resolveModel) return this.resolveModel(model);
+    return this.current;
+  }
+
   /** The served weights. */
   get current(): ServedModel {
     if (!this.#current) throw new UserError('No weights are loaded yet; call loadWeights(version) first.');
