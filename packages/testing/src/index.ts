@@ -37,3 +37,4 @@ export { runOverheadBench, type OverheadBenchOptions, type OverheadSummary } fro
 export { startAglStoreServe, type AglStoreServe } from './agl-store-serve';
 export { useOpenAiTestServer, useSuiteResource } from './suite-resource';
 export { tokenTrajectory, type TokenTurn } from './token-trajectory';
+export * from './tinker/index';

@@ -65,6 +65,14 @@ export function errorDetail(bytes: Uint8Array): string {
     const body = JSON.parse(text) as { detail?: unknown; error?: unknown; message?: unknown };
     const detail = body.detail ?? body.error ?? body.message;
     if (typeof detail === 'string') return detail;
+    // FastAPI's validation answer: [{ loc: ['body', 'field', …], msg }].
+    if (Array.isArray(detail)) {
+      return detail
+        .map((issue: { loc?: unknown[]; msg?: string }) =>
+          `${(issue.loc ?? []).filter((part) => part !== 'body').join('.') || 'body'}: ${issue.msg ?? JSON.stringify(issue)}`,
+        )
+        .join('; ');
+    }
     if (detail !== undefined) return JSON.stringify(detail);
   } catch {
     // not JSON
