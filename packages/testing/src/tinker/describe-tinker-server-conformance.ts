@@ -24,6 +24,11 @@ export interface TinkerServerUnderTest {
 export interface TinkerServerConformanceOptions {
   /** The policy-gradient losses the server implements. Default: importance_sampling, ppo, cispo. */
   losses?: LossFnType[];
+  /**
+   * Adam learning rate of the case that checks optim_step lowers the loss. Default 0.1 (a LoRA or bigram model); a
+   * server that trains full weights (the embedded policy) needs a smaller one, e.g. 0.01.
+   */
+  learningRate?: number;
   /** Extra client options (e.g. `forwardBackwardWire: 'json'`). */
   client?: Partial<ServiceClientOptions>;
 }
@@ -70,7 +75,11 @@ export function describeTinkerServerConformance(
 
     beforeAll(async () => {
       server = await factory();
-      service = new ServiceClient({ baseUrl: server.baseUrl, apiKey: server.apiKey ?? 'tml-conformance', ...options.client });
+      service = new ServiceClient({
+        baseUrl: server.baseUrl,
+        apiKey: server.apiKey ?? 'tml-conformance',
+        ...options.client,
+      });
     });
     afterAll(async () => {
       await service?.close();
@@ -108,7 +117,7 @@ export function describeTinkerServerConformance(
       for (let step = 0; step < 4; step++) {
         const out = await training.forwardBackward([datum], 'cross_entropy');
         losses.push(out.metrics['loss:sum']!);
-        await training.optimStep({ learningRate: 0.1 });
+        await training.optimStep({ learningRate: options.learningRate ?? 0.1 });
       }
       expect(losses[3]!).toBeLessThan(losses[0]! - 0.1);
     });
@@ -171,7 +180,9 @@ export function describeTinkerServerConformance(
     });
 
     it('refuses bad input: an unknown base model (the service) and a datum missing its loss inputs (the client)', async () => {
-      const refused = await service.createLoraTrainingClient({ baseModel: 'no-such/model-xyz' }).catch((e: unknown) => e);
+      const refused = await service
+        .createLoraTrainingClient({ baseModel: 'no-such/model-xyz' })
+        .catch((e: unknown) => e);
       expect(TinkerApiError.isInstance(refused) && refused.status >= 400 && refused.status < 500).toBe(true);
       expect((refused as Error).message).toContain('create_model');
       const training = await service.createLoraTrainingClient({ baseModel: server.baseModel, rank: 8 });

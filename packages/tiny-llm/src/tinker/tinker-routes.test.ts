@@ -233,7 +233,7 @@ describe('the embedded policy serves the Tinker API', () => {
     expect(ids).toEqual(['weights/000001', 'sampler_weights/000001']);
   });
 
-  it('answers bad input with a 400 naming the field, a failed future with its category, and 401 without the key', async () => {
+  it('answers bad input with a 400 naming the field, a failed future with its category, 415, 404 and 401', async () => {
     const { session_id } = await json('create_session', { tags: [], sdk_version: '0.25.0', type: 'create_session' });
     const noKey = await fetch(`${suite.server.tinkerUrl}/api/v1/create_session`, { method: 'POST', body: '{}' });
     expect(noKey.status).toBe(401);
@@ -243,12 +243,8 @@ describe('the embedded policy serves the Tinker API', () => {
       base_model: 'Qwen/Qwen3-8B',
       type: 'create_model',
     });
-    const failed = (await (await settle((await badModel.json()) as Record<string, unknown>)).json()) as Record<
-      string,
-      unknown
-    >;
-    expect(failed.category).toBe('user');
-    expect(String(failed.error)).toMatch(/base_model.*not served here.*agl-tiny/);
+    expect(badModel.status).toBe(400);
+    expect(((await badModel.json()) as { detail: string }).detail).toMatch(/base_model.*not served here.*agl-tiny/);
     const m = (
       await result('create_model', { session_id, model_seq_id: 1, base_model: 'agl-tiny', type: 'create_model' })
     ).model_id;
@@ -264,6 +260,18 @@ describe('the embedded policy serves the Tinker API', () => {
       'content-type': PROTO_CONTENT_TYPE,
     });
     expect(encoded.status).toBe(415);
+    const load = await post('load_weights', {
+      model_id: m,
+      path: 'tinker://x:train:0/weights/none',
+      seq_id: 1,
+      optimizer: false,
+    });
+    const failed = (await (await settle((await load.json()) as Record<string, unknown>)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(failed.category).toBe('user');
+    expect(String(failed.error)).toMatch(/LoadWeights failed: No checkpoint at tinker:\/\/x:train:0\/weights\/none/);
     const unknown = await post('retrieve_future', { request_id: 'nope' });
     expect(unknown.status).toBe(404);
   });

@@ -123,6 +123,7 @@ export async function handleTinker(
       const rank = optInt(lora, 'rank', 'lora_config.') ?? 32;
       const modelSeqId = optInt(body, 'model_seq_id');
       svc.heartbeat(sessionId);
+      await svc.baseVersion(baseModel);
       return future('CreateModel', async () => ({
         type: 'create_model',
         model_id: await svc.createModel({ sessionId, modelSeqId, baseModel, loraRank: rank }),

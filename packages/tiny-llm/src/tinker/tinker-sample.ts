@@ -36,11 +36,8 @@ export function sampleFromTinker(
   const sp = asObject(body.sampling_params ?? {}, 'sampling_params');
   const n = optInt(body, 'num_samples') ?? 1;
   if (n < 1 || n > 64) throw badField('num_samples', `must be 1 to 64, got ${n}.`);
-  if (body.prompt_logprobs === true || (optInt(body, 'topk_prompt_logprobs') ?? 0) > 0)
-    throw badField(
-      'prompt_logprobs',
-      'is not supported by the embedded policy; compute logprobs with forward_backward (forward only).',
-    );
+  if ((optInt(body, 'topk_prompt_logprobs') ?? 0) > 0)
+    throw badField('topk_prompt_logprobs', 'is not supported by the embedded policy; send 0 (prompt_logprobs works).');
   const topK = optInt(sp, 'top_k', 'sampling_params.') ?? -1;
   if (topK > 0)
     throw badField('sampling_params.top_k', 'is not supported by the embedded policy; send -1 (use top_p).');
@@ -61,13 +58,18 @@ export function sampleFromTinker(
     bannedIds: [tok.specialId('<|bos|>'), tok.specialId('<|pad|>')],
   });
   params.stopIds = stopIds(served, sp.stop);
-  return host.engine.generate({ version: served.version, params, n }).result.then((choices) => ({
-    type: 'sample' as const,
-    sequences: choices.map((c) => ({
-      tokens: c.tokens.map((t) => t.id),
-      logprobs: c.tokens.map((t) => t.logprob),
-      stop_reason: c.finishReason,
-    })),
-    prompt_cache_hit_tokens: choices[0]?.cachedTokens ?? 0,
-  }));
+  const promptLogprobs = body.prompt_logprobs === true ? host.engine.score(served.version, prompt) : undefined;
+  promptLogprobs?.catch(() => undefined);
+  return Promise.all([host.engine.generate({ version: served.version, params, n }).result, promptLogprobs]).then(
+    ([choices, prompt_logprobs]) => ({
+      type: 'sample' as const,
+      sequences: choices.map((c) => ({
+        tokens: c.tokens.map((t) => t.id),
+        logprobs: c.tokens.map((t) => t.logprob),
+        stop_reason: c.finishReason,
+      })),
+      prompt_cache_hit_tokens: choices[0]?.cachedTokens ?? 0,
+      ...(prompt_logprobs ? { prompt_logprobs } : {}),
+    }),
+  );
 }

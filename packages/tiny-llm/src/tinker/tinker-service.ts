@@ -369,10 +369,11 @@ export class TinkerService {
       return { key: modelPath, baseModel: this.#models.get(p.modelId)?.baseModel ?? this.host.modelName };
     }
     if (!baseModel) throw badField('base_model', 'is required when no model_path or sampling_session_id is given.');
-    return { key: `base:${await this.#baseVersion(baseModel)}`, baseModel };
+    return { key: `base:${await this.baseVersion(baseModel)}`, baseModel };
   }
 
-  async #baseVersion(baseModel: string): Promise<string> {
+  /** The stored version a base-model name serves (400 naming `base_model` when it is none). */
+  async baseVersion(baseModel: string): Promise<string> {
     const name = this.host.modelName;
     if (baseModel === name) return this.host.current.version;
     if (baseModel.startsWith(`${name}@`)) {
@@ -386,7 +387,7 @@ export class TinkerService {
   }
 
   async #baseWeights(baseModel: string): Promise<TinyWeights> {
-    return (await this.host.store.load(await this.#baseVersion(baseModel))).weights;
+    return (await this.host.store.load(await this.baseVersion(baseModel))).weights;
   }
 
   async #samplerWeights(path: string): Promise<TinyWeights> {
