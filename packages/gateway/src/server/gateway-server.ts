@@ -14,6 +14,7 @@ import { handlePauseRoute } from '../routes/pause-routes';
 import { allowedOrigin, BackendEndpoint } from '../upstream/backend-endpoint';
 import { type BackendConfig, BackendResolver, type ConfiguredBackend } from '../upstream/backend-resolver';
 import type { AnthropicMode, TokenIdPolicy, TrainOverrides } from '../upstream/call-plan';
+import { startGatewayTinker, type TinkerGatewayOptions } from '../upstream/tinker-routing';
 import { UpstreamClient } from '../upstream/upstream-client';
 import { PauseController, type PauseState } from './pause-controller';
 
@@ -88,6 +89,13 @@ export interface GatewayOptions {
   clock?: Clock;
   /** Receives operational messages (never credentials). Default: silent. */
   log?: (line: string) => void;
+  /**
+   * Sample through Tinker instead of forwarding to `backend` (`--tinker`): calls are rendered with the base model's
+   * chat template and sampled with `asample`; their spans carry the ids Tinker returned. The model is `model`, else
+   * the `sampler` path, else `baseModel`; LLM resources whose endpoint is the Tinker base URL (or whose model is a
+   * `tinker://` path) are sampled the same way. `tokenIds` defaults to `scoped` here.
+   */
+  tinker?: TinkerGatewayOptions | null;
 }
 
 /** A running gateway. */
@@ -154,9 +162,14 @@ export function spanWriteFor(
  * const client = new OpenAI({ baseURL: `${gateway.url}/rollout/${rolloutId}/attempt/${attemptId}/v1`, apiKey: 'x' });
  */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
-  const backend = backendOf(options);
-  const clock = options.clock ?? systemClock;
   const log = options.log ?? (() => undefined);
+  if (options.tinker && options.backend)
+    throw new UserError(
+      'Give either a backend (--backend) or Tinker (--tinker), not both: Tinker calls need no backend.',
+    );
+  const tinker = options.tinker ? await startGatewayTinker(options.tinker, log) : null;
+  const backend = tinker ? { endpoint: tinker.endpoint, apiKey: null } : backendOf(options);
+  const clock = options.clock ?? systemClock;
   const token = options.token ? Buffer.from(options.token) : null;
   const allowedOrigins = options.allowBackends?.length ? new Set(options.allowBackends.map(allowedOrigin)) : null;
   const host = options.host ?? '127.0.0.1';
@@ -168,7 +181,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     store: options.store,
     backend,
     allowedOrigins: allowedOrigins ?? (backend === null ? null : new Set()),
-    model: options.model ?? null,
+    model: options.model ?? tinker?.upstream.defaultModel ?? null,
+    ...(tinker ? { tinker: tinker.route } : {}),
     llmResourceName: options.llmResourceName ?? null,
     cacheTtlMs: options.routeCacheTtlMs ?? 1000,
     nowMs: () => clock.now() * 1000,
@@ -185,7 +199,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     pause,
     clock,
     maxBodyBytes: options.maxBodyBytes ?? 32 * 1024 * 1024,
-    tokenIds: options.tokenIds ?? 'train',
+    tokenIds: options.tokenIds ?? (tinker ? 'scoped' : 'train'),
     anthropic: options.anthropic ?? 'auto',
     trainOverrides: () => trainOverrides,
     noAnthropic: new Set(),
@@ -264,6 +278,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       server.off('error', reject);
       resolve();
     });
+  }).catch(async (err: unknown) => {
+    await tinker?.close();
+    throw err;
   });
   const { port } = server.address() as AddressInfo;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -285,6 +302,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         server.closeAllConnections();
       });
       await upstream.close();
+      await tinker?.close();
     },
   };
 }

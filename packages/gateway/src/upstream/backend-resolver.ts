@@ -9,6 +9,7 @@ import {
 import type { LightningStore } from '@agl/core/store';
 import { RequestRefusedError } from '../routes/call-errors';
 import { BackendEndpoint } from './backend-endpoint';
+import { noTinkerRoute, type TinkerRoute } from './tinker-routing';
 
 /** A model backend: an OpenAI-compatible base URL (`http://127.0.0.1:8000/v1`) and its API key. */
 export interface BackendConfig {
@@ -67,6 +68,8 @@ export interface BackendResolverOptions {
   nowMs: () => number;
   /** The gateway's own URL, so a resource pointing back at the gateway is not followed. */
   self: () => BackendEndpoint | null;
+  /** Routes LLM resources that Tinker serves (`--tinker`); default: refuse `tinker://` models. */
+  tinker?: TinkerRoute;
 }
 
 interface Cached<T> {
@@ -184,7 +187,12 @@ export class BackendResolver {
       const [name, llm] = picked;
       model = llm.model;
       sampling = llm.samplingParameters;
-      if (llm.resourceType === 'llm') {
+      const viaTinker =
+        llm.resourceType === 'llm' ? (this.#o.tinker ?? noTinkerRoute)(llm.endpoint, llm.model, name) : null;
+      if (viaTinker !== null) {
+        endpoint = viaTinker;
+        apiKey = null;
+      } else if (llm.resourceType === 'llm') {
         const named = this.#endpoint(llm.endpoint, name);
         const self = this.#o.self();
         if (self === null || !named.isSelf(self)) {

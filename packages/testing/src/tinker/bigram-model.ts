@@ -103,7 +103,11 @@ export class BigramModel {
    * Runs a loss over positions: returns per-position logprobs and the summed loss; unless `forwardOnly`, adds the exact
    * gradient of the loss to the accumulated gradients of the trained (prev, next) parameters.
    */
-  lossAndGrad(positions: LossPosition[], loss: PositionLoss, forwardOnly: boolean): { logprobs: number[]; loss: number } {
+  lossAndGrad(
+    positions: LossPosition[],
+    loss: PositionLoss,
+    forwardOnly: boolean,
+  ): { logprobs: number[]; loss: number } {
     const logprobs: number[] = [];
     let total = 0;
     for (const position of positions) {
@@ -223,7 +227,10 @@ export class BigramModel {
     }
     this.#grads.clear();
     if (withOptimizer && snapshot.adam) {
-      this.#adam = { step: snapshot.adam.step, slots: new Map([...snapshot.adam.slots].map(([k, s]) => [k, { ...s }])) };
+      this.#adam = {
+        step: snapshot.adam.step,
+        slots: new Map([...snapshot.adam.slots].map(([k, s]) => [k, { ...s }])),
+      };
     } else if (withOptimizer) {
       this.#adam = { step: 0, slots: new Map() };
     }

@@ -27,7 +27,11 @@ export interface StandInBaseModel {
 export const STAND_IN_BASE_MODELS: Record<string, StandInBaseModel> = {
   'Qwen/Qwen3-8B': { vocabSize: 151_936, tokenizerId: 'Qwen/Qwen3-8B', arch: 'qwen3' },
   'Qwen/Qwen3-4B-Instruct-2507': { vocabSize: 151_936, tokenizerId: 'Qwen/Qwen3-4B-Instruct-2507', arch: 'qwen3' },
-  'meta-llama/Llama-3.1-8B-Instruct': { vocabSize: 128_256, tokenizerId: 'meta-llama/Llama-3.1-8B-Instruct', arch: 'llama' },
+  'meta-llama/Llama-3.1-8B-Instruct': {
+    vocabSize: 128_256,
+    tokenizerId: 'meta-llama/Llama-3.1-8B-Instruct',
+    arch: 'llama',
+  },
   'agl/bigram-512': { vocabSize: 512, arch: 'bigram' },
 };
 
@@ -139,7 +143,8 @@ export async function startTinkerStandIn(options: TinkerStandInOptions = {}): Pr
 
   const base = (name: string): StandInBaseModel => {
     const found = baseModels[name];
-    if (!found) throw new WireRefusal(400, `Unknown base_model "${name}"; supported: ${Object.keys(baseModels).join(', ')}`);
+    if (!found)
+      throw new WireRefusal(400, `Unknown base_model "${name}"; supported: ${Object.keys(baseModels).join(', ')}`);
     return found;
   };
   const modelOf = (id: unknown): StandInModel => {
@@ -178,11 +183,14 @@ export async function startTinkerStandIn(options: TinkerStandInOptions = {}): Pr
         next();
       }
     }
-    return json ? { future_id: id, status: 'pending', request_id: id } : { request_id: id, ...(model ? { model_id: model.modelId } : {}) };
+    return json
+      ? { future_id: id, status: 'pending', request_id: id }
+      : { request_id: id, ...(model ? { model_id: model.modelId } : {}) };
   }
 
   function saveCheckpoint(m: StandInModel, kind: StandInCheckpoint['kind'], name: string, overwrite: boolean) {
-    if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new WireRefusal(400, `Invalid checkpoint name "${name}": use letters, digits, . _ -`);
+    if (!/^[A-Za-z0-9._-]+$/.test(name))
+      throw new WireRefusal(400, `Invalid checkpoint name "${name}": use letters, digits, . _ -`);
     const path = `tinker://${m.modelId}/${kind}/${name}`;
     if (checkpoints.has(path) && !overwrite) {
       throw new WireRefusal(409, `Checkpoint '${name}' already exists for model '${m.modelId}'`);
@@ -200,9 +208,15 @@ export async function startTinkerStandIn(options: TinkerStandInOptions = {}): Pr
     if (target.model_path != null) {
       const ckpt = checkpoints.get(String(target.model_path));
       if (!ckpt || ckpt.kind !== 'sampler_weights') {
-        throw new WireRefusal(400, `model_path must name saved sampler weights (tinker://<model_id>/sampler_weights/<name>); got ${String(target.model_path)}`);
+        throw new WireRefusal(
+          400,
+          `model_path must name saved sampler weights (tinker://<model_id>/sampler_weights/<name>); got ${String(target.model_path)}`,
+        );
       }
-      sampler = { model: BigramModel.fromSnapshot(base(ckpt.baseModel).vocabSize, ckpt.snapshot), baseModel: ckpt.baseModel };
+      sampler = {
+        model: BigramModel.fromSnapshot(base(ckpt.baseModel).vocabSize, ckpt.snapshot),
+        baseModel: ckpt.baseModel,
+      };
     } else {
       const name = String(target.base_model);
       sampler = { model: new BigramModel(base(name).vocabSize), baseModel: name };
@@ -212,15 +226,37 @@ export async function startTinkerStandIn(options: TinkerStandInOptions = {}): Pr
     return id;
   }
 
-  function fwdbwd(body: { model_id: string; seq_id?: number; input: { data: Datum[]; loss_fn: string; loss_fn_config?: Record<string, number> | null } }, forwardOnly: boolean) {
+  function fwdbwd(
+    body: {
+      model_id: string;
+      seq_id?: number;
+      input: { data: Datum[]; loss_fn: string; loss_fn_config?: Record<string, number> | null };
+    },
+    forwardOnly: boolean,
+  ) {
     const m = modelOf(body.model_id);
-    const batch = checkBatch(body.input.data, body.input.loss_fn, body.input.loss_fn_config, m.model.vocabSize, json ? SKYRL_LOSSES : TINKER_LOSSES, json);
+    const batch = checkBatch(
+      body.input.data,
+      body.input.loss_fn,
+      body.input.loss_fn_config,
+      m.model.vocabSize,
+      json ? SKYRL_LOSSES : TINKER_LOSSES,
+      json,
+    );
     return submit(m, body.seq_id, 'forward_backward', () => runBatch(m.model, batch, forwardOnly));
   }
 
   const routes: Record<string, (body: Record<string, any>) => unknown> = {
     '/api/v1/client/config': () =>
-      json ? { pjwt_auth_enabled: false } : { pjwt_auth_enabled: false, parallel_fwdbwd_chunks: true, proto_compress_fwdbwd: false, fwdbwd_max_chunk_len: 1024, fwdbwd_max_chunk_bytes_count: 5_000_000 },
+      json
+        ? { pjwt_auth_enabled: false }
+        : {
+            pjwt_auth_enabled: false,
+            parallel_fwdbwd_chunks: true,
+            proto_compress_fwdbwd: false,
+            fwdbwd_max_chunk_len: 1024,
+            fwdbwd_max_chunk_bytes_count: 5_000_000,
+          },
     '/api/v1/client/dynamic_config': () => {
       if (json) throw new WireRefusal(404, 'Not Found');
       return { refresh_interval_sec: 300 };
@@ -243,26 +279,64 @@ export async function startTinkerStandIn(options: TinkerStandInOptions = {}): Pr
       const rank = b.lora_config?.rank ?? 32;
       if (rank < 1) throw new WireRefusal(400, `lora_config.rank must be a positive integer; got ${rank}`);
       const modelId = json ? `model_${hex()}` : `${b.session_id}:train:${b.model_seq_id}`;
-      if (models.has(modelId)) throw new WireRefusal(409, `model_seq_id ${b.model_seq_id} was already used in this session`);
-      const m: StandInModel = { modelId, sessionId: b.session_id, baseModel: b.base_model, loraRank: rank, model: new BigramModel(base(b.base_model).vocabSize), nextSeq: 1, waiting: new Map() };
+      if (models.has(modelId))
+        throw new WireRefusal(409, `model_seq_id ${b.model_seq_id} was already used in this session`);
+      const m: StandInModel = {
+        modelId,
+        sessionId: b.session_id,
+        baseModel: b.base_model,
+        loraRank: rank,
+        model: new BigramModel(base(b.base_model).vocabSize),
+        nextSeq: 1,
+        waiting: new Map(),
+      };
       models.set(modelId, m);
       session.models++;
-      const result = json ? { model_id: modelId, base_model: b.base_model, lora_config: b.lora_config, status: 'ready', type: 'create_model' } : { model_id: modelId, type: 'create_model' };
+      const result = json
+        ? {
+            model_id: modelId,
+            base_model: b.base_model,
+            lora_config: b.lora_config,
+            status: 'ready',
+            type: 'create_model',
+          }
+        : { model_id: modelId, type: 'create_model' };
       return submit(undefined, undefined, 'json', () => result);
     },
     '/api/v1/get_info': (b) => {
       const m = modelOf(b.model_id);
       const info = base(m.baseModel);
       return json
-        ? { model_id: m.modelId, status: 'ready', model_data: { base_model: m.baseModel, lora_config: { rank: m.loraRank }, model_name: m.baseModel } }
-        : { type: 'get_info', model_id: m.modelId, model_data: { arch: info.arch ?? null, model_name: m.baseModel, tokenizer_id: info.tokenizerId ?? null }, is_lora: true, lora_rank: m.loraRank, model_name: m.baseModel };
+        ? {
+            model_id: m.modelId,
+            status: 'ready',
+            model_data: { base_model: m.baseModel, lora_config: { rank: m.loraRank }, model_name: m.baseModel },
+          }
+        : {
+            type: 'get_info',
+            model_id: m.modelId,
+            model_data: { arch: info.arch ?? null, model_name: m.baseModel, tokenizer_id: info.tokenizerId ?? null },
+            is_lora: true,
+            lora_rank: m.loraRank,
+            model_name: m.baseModel,
+          };
     },
-    '/api/v1/forward_backward': (b) => fwdbwd({ model_id: b.model_id, seq_id: b.seq_id, input: b.forward_backward_input }, Boolean(b.forward_only)),
+    '/api/v1/forward_backward': (b) =>
+      fwdbwd({ model_id: b.model_id, seq_id: b.seq_id, input: b.forward_backward_input }, Boolean(b.forward_only)),
     '/api/v1/forward': (b) => fwdbwd({ model_id: b.model_id, seq_id: b.seq_id, input: b.forward_input }, true),
     '/api/v1/optim_step': (b) => {
       const m = modelOf(b.model_id);
-      const adam = { learning_rate: 1e-4, beta1: 0.9, beta2: 0.95, eps: 1e-12, weight_decay: 0, grad_clip_norm: 0, ...b.adam_params };
-      if (!(adam.learning_rate >= 0)) throw new WireRefusal(400, `adam_params.learning_rate must be >= 0; got ${adam.learning_rate}`);
+      const adam = {
+        learning_rate: 1e-4,
+        beta1: 0.9,
+        beta2: 0.95,
+        eps: 1e-12,
+        weight_decay: 0,
+        grad_clip_norm: 0,
+        ...b.adam_params,
+      };
+      if (!(adam.learning_rate >= 0))
+        throw new WireRefusal(400, `adam_params.learning_rate must be >= 0; got ${adam.learning_rate}`);
       return submit(m, b.seq_id, 'json', () => {
         const { gradNorm, updated } = m.model.adamStep(adam);
         return { type: 'optim_step', metrics: { 'grad_norm:mean': gradNorm, 'updated_params:sum': updated } };
@@ -272,28 +346,49 @@ export async function startTinkerStandIn(options: TinkerStandInOptions = {}): Pr
       const m = modelOf(b.model_id);
       const path = saveCheckpoint(m, 'weights', b.path ?? `ckpt_${b.seq_id}`, b.overwrite === true);
       return submit(m, b.seq_id, 'json', () => {
-        checkpoints.set(path, { path, kind: 'weights', baseModel: m.baseModel, loraRank: m.loraRank, snapshot: m.model.snapshot(true) });
+        checkpoints.set(path, {
+          path,
+          kind: 'weights',
+          baseModel: m.baseModel,
+          loraRank: m.loraRank,
+          snapshot: m.model.snapshot(true),
+        });
         return { type: 'save_weights', path };
       });
     },
     '/api/v1/save_weights_for_sampler': (b) => {
       const m = modelOf(b.model_id);
-      if (b.path == null && b.sampling_session_seq_id == null) throw new WireRefusal(400, 'Give path or sampling_session_seq_id');
+      if (b.path == null && b.sampling_session_seq_id == null)
+        throw new WireRefusal(400, 'Give path or sampling_session_seq_id');
       const name = b.path ?? `ss${b.sampling_session_seq_id}_seq${b.seq_id}`;
       const path = saveCheckpoint(m, 'sampler_weights', name, false);
       return submit(m, b.seq_id, 'json', () => {
-        checkpoints.set(path, { path, kind: 'sampler_weights', baseModel: m.baseModel, loraRank: m.loraRank, snapshot: m.model.snapshot(false) });
+        checkpoints.set(path, {
+          path,
+          kind: 'sampler_weights',
+          baseModel: m.baseModel,
+          loraRank: m.loraRank,
+          snapshot: m.model.snapshot(false),
+        });
         if (b.path != null) return { type: 'save_weights_for_sampler', path };
-        return { type: 'save_weights_for_sampler', path, sampling_session_id: openSampler(m.sessionId, { model_path: path }) };
+        return {
+          type: 'save_weights_for_sampler',
+          path,
+          sampling_session_id: openSampler(m.sessionId, { model_path: path }),
+        };
       });
     },
     '/api/v1/load_weights': (b) => {
       const m = modelOf(b.model_id);
       const ckpt = checkpoints.get(b.path);
       if (!ckpt || ckpt.kind !== 'weights') {
-        throw new WireRefusal(400, 'request.path must be in format tinker://source_model_id/weights/checkpoint_id and name a saved state');
+        throw new WireRefusal(
+          400,
+          'request.path must be in format tinker://source_model_id/weights/checkpoint_id and name a saved state',
+        );
       }
-      if (ckpt.baseModel !== m.baseModel) throw new WireRefusal(400, `checkpoint ${b.path} was trained on ${ckpt.baseModel}, not ${m.baseModel}`);
+      if (ckpt.baseModel !== m.baseModel)
+        throw new WireRefusal(400, `checkpoint ${b.path} was trained on ${ckpt.baseModel}, not ${m.baseModel}`);
       return submit(m, b.seq_id, 'json', () => {
         m.model.restore(ckpt.snapshot, b.optimizer === true);
         return { type: 'load_weights', path: b.path };
@@ -306,22 +401,39 @@ export async function startTinkerStandIn(options: TinkerStandInOptions = {}): Pr
         return { type: 'unload_model', model_id: m.modelId };
       });
     },
-    '/api/v1/create_sampling_session': (b) => ({ type: 'create_sampling_session', sampling_session_id: openSampler(b.session_id, b) }),
+    '/api/v1/create_sampling_session': (b) => ({
+      type: 'create_sampling_session',
+      sampling_session_id: openSampler(b.session_id, b),
+    }),
     '/api/v1/asample': (b) => {
       if (json && b.sampling_params.max_tokens == null) throw new WireRefusal(400, 'max_tokens is currently required');
-      if (b.sampling_params.max_tokens != null && b.sampling_params.max_tokens < 1) throw new WireRefusal(400, 'max_tokens must be a positive number');
+      if (b.sampling_params.max_tokens != null && b.sampling_params.max_tokens < 1)
+        throw new WireRefusal(400, 'max_tokens must be a positive number');
       const sampler = b.sampling_session_id != null ? samplers.get(b.sampling_session_id) : undefined;
       if (!sampler) throw new WireRefusal(404, `Sampling session '${String(b.sampling_session_id)}' not found`);
       const prompt = modelInputTokens(b.prompt);
       const bad = prompt.find((t) => t < 0 || t >= sampler.model.vocabSize);
-      if (prompt.length === 0 || bad !== undefined) throw new WireRefusal(400, prompt.length === 0 ? 'prompt has no tokens' : `prompt token id ${bad} is outside the vocabulary`);
+      if (prompt.length === 0 || bad !== undefined)
+        throw new WireRefusal(
+          400,
+          prompt.length === 0 ? 'prompt has no tokens' : `prompt token id ${bad} is outside the vocabulary`,
+        );
       const rng = b.sampling_params.seed != null ? seededRandom(b.sampling_params.seed) : random;
-      return submit(undefined, undefined, 'sample', () => runSample(sampler.model, prompt, b.sampling_params, b.num_samples ?? 1, b.prompt_logprobs === true, rng));
+      return submit(undefined, undefined, 'sample', () =>
+        runSample(sampler.model, prompt, b.sampling_params, b.num_samples ?? 1, b.prompt_logprobs === true, rng),
+      );
     },
     '/api/v1/weights_info': (b) => {
       const ckpt = checkpoints.get(b.tinker_path);
       if (!ckpt) throw new WireRefusal(404, `Checkpoint not found: ${b.tinker_path}`);
-      return { base_model: ckpt.baseModel, is_lora: true, lora_rank: ckpt.loraRank, train_unembed: true, train_mlp: true, train_attn: true };
+      return {
+        base_model: ckpt.baseModel,
+        is_lora: true,
+        lora_rank: ckpt.loraRank,
+        train_unembed: true,
+        train_mlp: true,
+        train_attn: true,
+      };
     },
     '/api/v1/telemetry': () => ({ status: 'accepted' }),
   };
@@ -330,10 +442,18 @@ export async function startTinkerStandIn(options: TinkerStandInOptions = {}): Pr
     const future = futures.get(b.request_id);
     if (!future) return send(res, 404, { detail: 'Future not found' });
     const pending = future.pending.shift() ?? (future.done ? undefined : '408');
-    if (pending === 'try_again') return send(res, 200, { type: 'try_again', request_id: b.request_id, queue_state: 'active' });
-    if (pending === '408') return send(res, 408, json ? { detail: 'Timeout waiting for result' } : { detail: 'Request still pending', queue_state: 'active' });
+    if (pending === 'try_again')
+      return send(res, 200, { type: 'try_again', request_id: b.request_id, queue_state: 'active' });
+    if (pending === '408')
+      return send(
+        res,
+        408,
+        json ? { detail: 'Timeout waiting for result' } : { detail: 'Request still pending', queue_state: 'active' },
+      );
     if (future.error !== undefined) {
-      return json ? send(res, 400, { detail: future.error }) : send(res, 200, { error: future.error, category: 'user' });
+      return json
+        ? send(res, 400, { detail: future.error })
+        : send(res, 200, { error: future.error, category: 'user' });
     }
     const proto = !json && future.kind !== 'json' && accept.includes(PROTOBUF_CONTENT_TYPE);
     const bytes = proto
@@ -374,9 +494,12 @@ export async function startTinkerStandIn(options: TinkerStandInOptions = {}): Pr
     let body: Record<string, any>;
     if (record.contentType.includes(PROTOBUF_CONTENT_TYPE)) {
       if (json || path !== '/api/v1/forward_backward') {
-        return send(res, 415, { detail: `Content-Type ${PROTOBUF_CONTENT_TYPE} is not supported here; send application/json` });
+        return send(res, 415, {
+          detail: `Content-Type ${PROTOBUF_CONTENT_TYPE} is not supported here; send application/json`,
+        });
       }
-      if (req.headers['content-encoding']) return send(res, 415, { detail: `Content-Encoding ${req.headers['content-encoding']} is not supported` });
+      if (req.headers['content-encoding'])
+        return send(res, 415, { detail: `Content-Encoding ${req.headers['content-encoding']} is not supported` });
       let decoded;
       try {
         decoded = decodeForwardBackwardRequest(raw);
@@ -414,7 +537,14 @@ export async function startTinkerStandIn(options: TinkerStandInOptions = {}): Pr
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
-    const record: RecordedTinkerRequest = { method: req.method ?? 'GET', path: url.pathname, headers, contentType: String(req.headers['content-type'] ?? ''), body: undefined, status: 0 };
+    const record: RecordedTinkerRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      headers,
+      contentType: String(req.headers['content-type'] ?? ''),
+      body: undefined,
+      status: 0,
+    };
     requests.push(record);
     handle(req, res, record).then(
       (status) => (record.status = status),

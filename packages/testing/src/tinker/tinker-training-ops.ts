@@ -55,7 +55,8 @@ export function checkBatch(
       inputs.weights = { data: tokens.map(() => 1), dtype: 'float32' };
     }
     for (const name of required) {
-      if (!inputs[name]) throw new WireRefusal(400, `data[${i}].loss_fn_inputs is missing "${name}", which ${lossFn} requires`);
+      if (!inputs[name])
+        throw new WireRefusal(400, `data[${i}].loss_fn_inputs is missing "${name}", which ${lossFn} requires`);
     }
     const values: Record<string, number[]> = {};
     for (const [name, tensor] of Object.entries(inputs)) {
@@ -73,7 +74,10 @@ export function checkBatch(
     }
     for (const id of [...tokens, ...(values.target_tokens ?? [])]) {
       if (!Number.isInteger(id) || id < 0 || id >= vocabSize) {
-        throw new WireRefusal(400, `data[${i}]: token id ${id} is outside the model's vocabulary (0..${vocabSize - 1})`);
+        throw new WireRefusal(
+          400,
+          `data[${i}]: token id ${id} is outside the model's vocabulary (0..${vocabSize - 1})`,
+        );
       }
     }
     const positions = tokens.map((prev, t) => ({
@@ -124,7 +128,11 @@ export function runSample(
   const stopTokens = Array.isArray(params.stop) ? params.stop.filter((s): s is number => typeof s === 'number') : [];
   const sequences = Array.from({ length: numSamples }, () => {
     const drawn = model.sample(prompt, params.max_tokens ?? 16, params.temperature ?? 1, random, stopTokens);
-    return { tokens: drawn.tokens, logprobs: drawn.logprobs, stop_reason: drawn.stop ? ('stop' as const) : ('length' as const) };
+    return {
+      tokens: drawn.tokens,
+      logprobs: drawn.logprobs,
+      stop_reason: drawn.stop ? ('stop' as const) : ('length' as const),
+    };
   });
   const response: SampleResponse = { type: 'sample', sequences, prompt_cache_hit_tokens: 0 };
   if (promptLogprobs) {

@@ -71,7 +71,11 @@ export const TINKER_REQUEST_SCHEMAS: Record<string, Schema> = {
     type: opt({ literal: 'create_model' }),
   },
   '/api/v1/get_info': { model_id: req('string'), type: opt({ literal: 'get_info' }) },
-  '/api/v1/forward_backward': { forward_backward_input: req({ schema: FWD_INPUT }), model_id: req('string'), seq_id: opt('int') },
+  '/api/v1/forward_backward': {
+    forward_backward_input: req({ schema: FWD_INPUT }),
+    model_id: req('string'),
+    seq_id: opt('int'),
+  },
   '/api/v1/forward': { forward_input: req({ schema: FWD_INPUT }), model_id: req('string'), seq_id: opt('int') },
   '/api/v1/optim_step': {
     adam_params: req({
@@ -193,7 +197,8 @@ function checkRule(value: unknown, rule: Rule, loc: (string | number)[], issues:
       }
       break;
     case 'int[]':
-      if (!Array.isArray(value) || value.some((v) => !isInt(v))) bad('Input should be a valid list of integers', 'list_type');
+      if (!Array.isArray(value) || value.some((v) => !isInt(v)))
+        bad('Input should be a valid list of integers', 'list_type');
       break;
     case 'stop':
       if (
@@ -207,7 +212,12 @@ function checkRule(value: unknown, rule: Rule, loc: (string | number)[], issues:
 }
 
 /** Checks `body` against a schema; returns every issue, FastAPI-style. */
-export function checkSchema(body: unknown, schema: Schema, loc: (string | number)[] = ['body'], issues: WireIssue[] = []) {
+export function checkSchema(
+  body: unknown,
+  schema: Schema,
+  loc: (string | number)[] = ['body'],
+  issues: WireIssue[] = [],
+) {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     issues.push({ loc, msg: 'Input should be a valid dictionary or object', type: 'model_type' });
     return issues;
@@ -223,7 +233,8 @@ export function checkSchema(body: unknown, schema: Schema, loc: (string | number
     checkRule(value, field.rule, [...loc, name], issues);
   }
   for (const name of Object.keys(record)) {
-    if (!(name in schema)) issues.push({ loc: [...loc, name], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
+    if (!(name in schema))
+      issues.push({ loc: [...loc, name], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
   }
   return issues;
 }

@@ -68,8 +68,9 @@ export function errorDetail(bytes: Uint8Array): string {
     // FastAPI's validation answer: [{ loc: ['body', 'field', …], msg }].
     if (Array.isArray(detail)) {
       return detail
-        .map((issue: { loc?: unknown[]; msg?: string }) =>
-          `${(issue.loc ?? []).filter((part) => part !== 'body').join('.') || 'body'}: ${issue.msg ?? JSON.stringify(issue)}`,
+        .map(
+          (issue: { loc?: unknown[]; msg?: string }) =>
+            `${(issue.loc ?? []).filter((part) => part !== 'body').join('.') || 'body'}: ${issue.msg ?? JSON.stringify(issue)}`,
         )
         .join('; ');
     }
