@@ -102,9 +102,13 @@ export class TinyModelHost {
    */
   resolveModel: ((model: string) => Promise<ServedModel>) | undefined;
 
-  /** The weights a request's `model` names: a tinker:// sampler path when one is given, else the served version. */
+  /**
+   * The weights a request's `model` names: a tinker:// sampler path (bare, or as `<modelName>@tinker://…`, the form a
+   * gateway without Tinker sampling forwards as an ordinary model name) when one is given, else the served version.
+   */
   async servedFor(model: string | undefined): Promise<ServedModel> {
-    if (model?.startsWith('tinker://') && this.resolveModel) return this.resolveModel(model);
+    const path = model?.startsWith(`${this.modelName}@tinker://`) ? model.slice(this.modelName.length + 1) : model;
+    if (path?.startsWith('tinker://') && this.resolveModel) return this.resolveModel(path);
     return this.current;
   }
 

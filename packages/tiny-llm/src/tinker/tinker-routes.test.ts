@@ -204,6 +204,8 @@ describe('the embedded policy serves the Tinker API', () => {
     const openai = new OpenAI({ baseURL: `${suite.server.url}/v1`, apiKey: KEY });
     const completion = await openai.completions.create({ model: samplerPath, prompt: 'ab', max_tokens: 2 });
     expect(completion.model).toBe(samplerPath);
+    const prefixed = await openai.completions.create({ model: `agl-tiny@${samplerPath}`, prompt: 'ab', max_tokens: 2 });
+    expect(prefixed.model).toBe(samplerPath);
 
     // A new model resumes from the saved state with load_weights (optimizer included): same logprobs as the first.
     const m2 = (
