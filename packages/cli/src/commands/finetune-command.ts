@@ -3,13 +3,20 @@ import { UserError } from '@agl/core/errors';
 import { isRecord } from '@agl/core/guards';
 import { fineTuneOpenAi, type FineTuningClient, type FineTuningMethod } from '@agl/trainer/finetune';
 import { numberFlag } from './flag-values';
+import { runTinkerFinetune } from './finetune-tinker';
 import { processIo, type CliIo } from './output';
 import { withCliStore, withStoreFlags, type StoreFlags } from './store-options';
 
 interface FinetuneFlags extends StoreFlags {
-  provider: string;
+  provider: 'openai' | 'tinker';
   baseModel: string;
   method: FineTuningMethod;
+  loraRank?: number;
+  steps?: number;
+  epochs?: number;
+  learningRate?: number;
+  saveEvery?: number;
+  tokenizer?: string;
   minReward?: number;
   agent?: string;
   since?: string;
@@ -77,18 +84,29 @@ async function openAiClient(baseURL: string | undefined): Promise<FineTuningClie
 }
 
 /**
- * `agl finetune --provider openai --base-model <model> --method sft|dpo`: training data from the store → the provider's
- * fine-tuning API → one new resources version naming the tuned model.
+ * `agl finetune --provider openai|tinker --base-model <model> --method sft|dpo`: training data from the store → the
+ * provider's fine-tuning API (OpenAI) or SFT steps through the Tinker API → one new resources version naming the tuned
+ * model (OpenAI's tuned model name, or Tinker's `tinker://…/sampler_weights/…` path).
  */
 export function finetuneCommand(io: CliIo = processIo): Command {
   const cmd = new Command('finetune').description(
-    'fine-tune a hosted model on stored transcripts (OpenAI fine-tuning API) and publish it as a new resources version',
+    'fine-tune a model on stored transcripts (OpenAI fine-tuning API, or SFT through the Tinker API) and publish it as a new resources version',
   );
   withStoreFlags(cmd)
-    .addOption(new Option('--provider <name>', 'fine-tuning provider').choices(['openai']).default('openai'))
-    .requiredOption('--base-model <model>', 'model to fine-tune, e.g. gpt-4o-mini-2024-07-18')
     .addOption(
-      new Option('--method <method>', 'sft: best transcripts; dpo: better/worse answer pairs per task')
+      new Option(
+        '--provider <name>',
+        'openai: OpenAI fine-tuning API (no new jobs from 2027-01-06); tinker: LoRA SFT through the Tinker API (TINKER_API_KEY, TINKER_BASE_URL)',
+      )
+        .choices(['openai', 'tinker'])
+        .default('openai'),
+    )
+    .requiredOption('--base-model <model>', 'model to fine-tune, e.g. gpt-4o-mini-2024-07-18 or (tinker) Qwen/Qwen3-8B')
+    .addOption(
+      new Option(
+        '--method <method>',
+        'sft: best transcripts; dpo: better/worse answer pairs per task (openai only: Tinker has no built-in DPO loss)',
+      )
         .choices(['sft', 'dpo'])
         .makeOptionMandatory(),
     )
@@ -96,12 +114,39 @@ export function finetuneCommand(io: CliIo = processIo): Command {
     .option('--agent <name>', 'only LLM calls made inside the agent with this agent.name')
     .option('--since <date>', 'only rollouts started since this ISO date or duration ago (7d, 12h)')
     .option('--suffix <text>', 'added to the tuned model name (up to 64 characters)')
-    .option('--wait', 'follow the job to its end and publish the tuned model (else print the job id and return)')
-    .option('--base-url <url>', 'provider endpoint (default: $OPENAI_BASE_URL, else api.openai.com)')
+    .option(
+      '--wait',
+      'follow the job to its end and publish the tuned model (else print the job id and return; tinker always waits)',
+    )
+    .option(
+      '--base-url <url>',
+      'provider endpoint (default: $OPENAI_BASE_URL, else api.openai.com; tinker: $TINKER_BASE_URL, else hosted Tinker)',
+    )
+    .option('--lora-rank <n>', 'tinker: LoRA rank (default 32)', numberFlag('lora-rank', { integer: true, min: 1 }))
+    .option(
+      '--steps <n>',
+      'tinker: optimizer steps (default: --epochs passes)',
+      numberFlag('steps', { integer: true, min: 1 }),
+    )
+    .option('--epochs <n>', 'tinker: passes over the data (default 1)', numberFlag('epochs', { integer: true, min: 1 }))
+    .option('--learning-rate <x>', 'tinker: Adam learning rate (default 1e-4)', numberFlag('learning-rate', { min: 0 }))
+    .option(
+      '--save-every <n>',
+      'tinker: save the training state every n steps so a rerun resumes (default 5)',
+      numberFlag('save-every', { integer: true, min: 1 }),
+    )
+    .option(
+      '--tokenizer <dir|package>',
+      "tinker: the base model's tokenizer.json + tokenizer_config.json (default: built in)",
+    )
     .option('--cancel-on-exit', 'cancel the provider job on Ctrl-C (default: leave it running; rerun to re-attach)')
     .option('--hyperparameters <json>', 'hyperparameters passed through, e.g. \'{"n_epochs":3}\'')
     .option('--n-epochs <n>', 'hyperparameter n_epochs', numberFlag('n-epochs', { integer: true, min: 1 }))
-    .option('--batch-size <n>', 'hyperparameter batch_size', numberFlag('batch-size', { integer: true, min: 1 }))
+    .option(
+      '--batch-size <n>',
+      'hyperparameter batch_size (tinker: datums per step, default 8)',
+      numberFlag('batch-size', { integer: true, min: 1 }),
+    )
     .option(
       '--learning-rate-multiplier <x>',
       'hyperparameter learning_rate_multiplier',
@@ -112,8 +157,29 @@ export function finetuneCommand(io: CliIo = processIo): Command {
     .option('--poll-interval <seconds>', 'seconds between job polls', numberFlag('poll-interval', { min: 0 }), 10)
     .option('--json', 'print the result as JSON')
     .action(async (flags: FinetuneFlags) => {
-      const hyperparameters = parseHyperparameters(flags);
       const since = flags.since !== undefined ? parseSince(flags.since) : undefined;
+      if (flags.provider === 'tinker') {
+        const selection = {
+          ...(flags.minReward !== undefined ? { minReward: flags.minReward } : {}),
+          ...(flags.agent !== undefined ? { agent: flags.agent } : {}),
+          ...(since !== undefined ? { since } : {}),
+        };
+        const controller = new AbortController();
+        const onSignal = (): void => {
+          io.err('interrupted: saving the training state...');
+          controller.abort();
+        };
+        await withCliStore(flags, async (store) => {
+          process.once('SIGINT', onSignal);
+          try {
+            await runTinkerFinetune(store, flags, selection, io, controller.signal);
+          } finally {
+            process.removeListener('SIGINT', onSignal);
+          }
+        });
+        return;
+      }
+      const hyperparameters = parseHyperparameters(flags);
       const client = await openAiClient(flags.baseUrl ?? (process.env.OPENAI_BASE_URL || undefined));
       const controller = new AbortController();
       const onSignal = (): void => {

@@ -92,8 +92,8 @@ export interface GatewayOptions {
   /**
    * Sample through Tinker instead of forwarding to `backend` (`--tinker`): calls are rendered with the base model's
    * chat template and sampled with `asample`; their spans carry the ids Tinker returned. The model is `model`, else
-   * the `sampler` path, else `baseModel`; LLM resources whose endpoint is the Tinker base URL (or whose model is a
-   * `tinker://` path) are sampled the same way. `tokenIds` defaults to `scoped` here.
+   * the `sampler` path, else `baseModel`; LLM resources whose endpoint is the Tinker base URL (their model a base
+   * model or a `tinker://` path) are sampled the same way. `tokenIds` defaults to `scoped` here.
    */
   tinker?: TinkerGatewayOptions | null;
 }
@@ -167,11 +167,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     throw new UserError(
       'Give either a backend (--backend) or Tinker (--tinker), not both: Tinker calls need no backend.',
     );
-  const tinker = options.tinker ? await startGatewayTinker(options.tinker, log) : null;
-  const backend = tinker ? { endpoint: tinker.endpoint, apiKey: null } : backendOf(options);
   const clock = options.clock ?? systemClock;
   const token = options.token ? Buffer.from(options.token) : null;
   const allowedOrigins = options.allowBackends?.length ? new Set(options.allowBackends.map(allowedOrigin)) : null;
+  const tinker = options.tinker ? await startGatewayTinker(options.tinker, log) : null;
+  const backend = tinker ? { endpoint: tinker.endpoint, apiKey: tinker.token } : backendOf(options);
   const host = options.host ?? '127.0.0.1';
   const allowedHosts = options.allowedHosts ?? [];
   let self: BackendEndpoint | null = null;

@@ -191,7 +191,7 @@ export class BackendResolver {
         llm.resourceType === 'llm' ? (this.#o.tinker ?? noTinkerRoute)(llm.endpoint, llm.model, name) : null;
       if (viaTinker !== null) {
         endpoint = viaTinker;
-        apiKey = null;
+        apiKey = configured !== null && viaTinker.origin === configured.endpoint.origin ? configured.apiKey : null;
       } else if (llm.resourceType === 'llm') {
         const named = this.#endpoint(llm.endpoint, name);
         const self = this.#o.self();

@@ -171,18 +171,20 @@ const sse = (chunk: JsonRecord): string => `data: ${JSON.stringify(chunk)}\n\n`;
 export function tinkerCompletionEvents(s: TinkerSampled, head = completionHead(s.model)): string[] {
   const base = { ...head, object: 'chat.completion.chunk' };
   const events: string[] = [];
+  const choices = choicesOf(s);
   const first: JsonRecord = {
     ...base,
-    choices: s.response.sequences.map((_, index) => ({
-      index,
-      delta: { role: 'assistant', content: '' },
+    choices: choices.map((c) => ({
+      index: c.index,
+      // A reply that is only tool calls has null content, as in the non-streaming answer.
+      delta: { role: 'assistant', ...(c.message.content === null ? {} : { content: '' }) },
       logprobs: null,
       finish_reason: null,
     })),
   };
   if (s.request.wantTokenIds) first.prompt_token_ids = s.promptIds;
   events.push(sse(first));
-  for (const c of choicesOf(s)) {
+  for (const c of choices) {
     const delta: JsonRecord = {};
     if (typeof c.message.reasoning_content === 'string') delta.reasoning_content = c.message.reasoning_content;
     if (typeof c.message.content === 'string' && c.message.content !== '') delta.content = c.message.content;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { UserError } from '@agl/core/errors';
 import { ServiceClient } from '@agl/tinker';
 import { RequestRefusedError } from '../routes/call-errors';
@@ -42,6 +43,8 @@ function originOf(url: string): string | null {
 export interface GatewayTinker {
   upstream: TinkerUpstream;
   endpoint: BackendEndpoint;
+  /** The key the gateway sends to its upstream (as its backend key). */
+  token: string;
   route: TinkerRoute;
   close(): Promise<void>;
 }
@@ -63,7 +66,9 @@ export async function startGatewayTinker(
       ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
       ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
     });
-  const upstream = await startTinkerUpstream({ ...options, service, log });
+  // A fresh secret between the gateway and its upstream: no other local process can sample on the Tinker account.
+  const token = randomBytes(24).toString('hex');
+  const upstream = await startTinkerUpstream({ ...options, service, log, token });
   const endpoint = BackendEndpoint.parse(upstream.baseUrl) as BackendEndpoint;
   const tinkerOrigin = originOf(upstream.tinkerBaseUrl);
   const route: TinkerRoute = (resourceEndpoint, model, name) => {
@@ -79,6 +84,7 @@ export async function startGatewayTinker(
   return {
     upstream,
     endpoint,
+    token,
     route,
     close: async () => {
       await upstream.close();

@@ -11,7 +11,7 @@ import {
 } from '@agl/tinker';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Gateway, startGateway } from '../index';
+import { type Gateway, startGateway, startTinkerUpstream } from '../index';
 
 const API_KEY = 'tml-stand-in-key';
 const BASE_MODEL = 'Qwen/Qwen3-8B';
@@ -196,6 +196,7 @@ describe.each(['tinker', 'json'] as const)(
           const logprobs = JSON.parse(span.attributes['logprobs.content'] as string) as { logprob: number }[];
           expect(logprobs.map((l) => l.logprob)).toEqual(ids.map((_, i) => -0.25 - i / 64));
           expect(span.attributes['gen_ai.completion.0.tool_calls.0.name']).toBe('get_weather');
+          expect(span.attributes['gen_ai.completion.0.content']).toBeUndefined();
           expect(span.attributes['gen_ai.completion.0.tool_calls.0.arguments']).toBe('{"city": "Paris"}');
         }
         // Sent back as history (reasoning_content included), the reply renders to exactly the text the model sampled.
@@ -207,6 +208,33 @@ describe.each(['tinker', 'json'] as const)(
         expect(qwen.renderText(history as never, { tools })).toContain(`<|im_start|>assistant\n${toolText}`);
       } finally {
         recorded.rewrite.next = null;
+      }
+    });
+
+    it('answers Anthropic /v1/messages calls through Tinker too (translated to chat completions)', async () => {
+      const rollout = await store.startRollout({ input: {}, mode: 'train' });
+      const res = await fetch(`${scopedUrl(gateway, rollout)}/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model: 'm', max_tokens: 6, messages: [{ role: 'user', content: 'Hi' }] }),
+      });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { type: string }).type).toBe('message');
+      const [span] = await spansOf(store, rollout.rolloutId);
+      expect(span!.attributes.prompt_token_ids).toEqual(qwen.renderPrompt([{ role: 'user', content: 'Hi' }]).ids);
+      expect(span!.attributes.response_token_ids).toEqual(recorded.samples.at(-1)!.sequences[0]!.tokens);
+    });
+
+    it('takes calls from its gateway only', async () => {
+      const models = await fetch(`${gateway.url}/v1/models`);
+      expect(((await models.json()) as { data: { id: string }[] }).data.map((m) => m.id)).toEqual([BASE_MODEL]);
+      const upstream = await startTinkerUpstream({ service: recorded.service, baseModel: BASE_MODEL, token: 'sekret' });
+      try {
+        expect((await fetch(`${upstream.baseUrl}/models`)).status).toBe(401);
+        const ok = await fetch(`${upstream.baseUrl}/models`, { headers: { authorization: 'Bearer sekret' } });
+        expect(ok.status).toBe(200);
+      } finally {
+        await upstream.close();
       }
     });
 

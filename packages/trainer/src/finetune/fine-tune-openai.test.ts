@@ -182,4 +182,38 @@ describe('fineTuneOpenAi', () => {
     expect(ft.requests.filter((r) => r.method === 'POST')).toEqual([]);
     expect(await resourcesCount()).toBe(1);
   });
+
+  it('a refused job create quotes OpenAI and names --provider tinker', async () => {
+    await seedTasks(10);
+    const refusing = await startFineTuningTestServer({
+      apiKey: 'sk-ft',
+      refuseJobs: {
+        status: 403,
+        message: 'Fine-tuning is not available for this organization.',
+        code: 'not_available',
+      },
+    });
+    try {
+      const refusedClient = new OpenAI({ baseURL: refusing.baseURL, apiKey: 'sk-ft', maxRetries: 0 });
+      const error = await fineTuneOpenAi(options({ client: refusedClient })).catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: 'AGL_UserError' });
+      expect((error as Error).message).toBe(
+        'OpenAI refused the fine-tuning job (HTTP 403): Fine-tuning is not available for this organization. ' +
+          'OpenAI takes no new self-serve fine-tuning jobs from 2027-01-06; train an open-weight model through Tinker instead: ' +
+          'agl finetune --provider tinker --base-model Qwen/Qwen3-8B --method sft (set TINKER_API_KEY).',
+      );
+      expect(
+        await findRunningJobRecord(store, {
+          provider: 'openai',
+          baseUrl: refusing.baseURL,
+          baseModel: 'gpt-4o-mini',
+          method: 'sft',
+          suffix: 'calc',
+        }),
+      ).toBeNull();
+      expect(await resourcesCount()).toBe(1);
+    } finally {
+      await refusing.close();
+    }
+  });
 });

@@ -100,15 +100,19 @@ export async function fineTuneOpenAi(options: FineTuneOpenAiOptions): Promise<Fi
     });
     progress(`uploaded ${data.records.length} ${method} examples from ${data.nRollouts} rollouts as ${file.id}`);
     const hyperparameters = options.hyperparameters ?? {};
-    const job = await client.fineTuning.jobs.create({
-      model: options.baseModel,
-      training_file: file.id,
-      ...(options.suffix !== undefined ? { suffix: options.suffix } : {}),
-      method:
-        method === 'sft'
-          ? { type: 'supervised', supervised: { hyperparameters } }
-          : { type: 'dpo', dpo: { hyperparameters } },
-    });
+    const job = await client.fineTuning.jobs
+      .create({
+        model: options.baseModel,
+        training_file: file.id,
+        ...(options.suffix !== undefined ? { suffix: options.suffix } : {}),
+        method:
+          method === 'sft'
+            ? { type: 'supervised', supervised: { hyperparameters } }
+            : { type: 'dpo', dpo: { hyperparameters } },
+      })
+      .catch((error: unknown) => {
+        throw jobRefused(error);
+      });
     record = await saveJobRecord(store, {
       jobId: job.id,
       trainingFileId: file.id,
@@ -193,4 +197,21 @@ async function newEvents(client: FineTuningClient, jobId: string, seen: Set<stri
   }
   for (const e of fresh) seen.add(e.id);
   return fresh.reverse();
+}
+
+/**
+ * OpenAI refused to create the job: its own message, and the way on. OpenAI's self-serve fine-tuning takes no new jobs
+ * from 2027-01-06 (organisations that never fine-tuned lost access on 2026-05-07); Tinker trains open-weight models.
+ */
+function jobRefused(error: unknown): unknown {
+  const status = (error as { status?: unknown }).status;
+  if (typeof status !== 'number' || status < 400 || status >= 500) return error;
+  const body = (error as { error?: { message?: unknown } }).error;
+  const message = typeof body?.message === 'string' ? body.message : (error as Error).message;
+  return new UserError(
+    `OpenAI refused the fine-tuning job (HTTP ${status}): ${message.replace(/\.$/u, '')}. ` +
+      'OpenAI takes no new self-serve fine-tuning jobs from 2027-01-06; train an open-weight model through Tinker instead: ' +
+      'agl finetune --provider tinker --base-model Qwen/Qwen3-8B --method sft (set TINKER_API_KEY).',
+    { cause: error },
+  );
 }

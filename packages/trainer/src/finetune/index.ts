@@ -15,9 +15,17 @@ export {
 } from './validate-fine-tuning-records';
 export {
   findRunningJobRecord,
+  updateJobRecordProgress,
   isFineTuningJobRecord,
   FINE_TUNING_JOB_KIND,
   type FineTuningFingerprint,
   type FineTuningJobRecord,
 } from './job-record';
 export { publishTunedModel, tunedResources, type TunedModelTarget } from './publish-tuned-model';
+export {
+  fineTuneTinker,
+  sftDatum,
+  sftDatums,
+  type FineTuneTinkerOptions,
+  type FineTuneTinkerResult,
+} from './fine-tune-tinker';

@@ -10,7 +10,7 @@ export const FINE_TUNING_JOB_KIND = 'fine_tuning_job';
  * fingerprint is re-attached to instead of starting a second job.
  */
 export interface FineTuningFingerprint {
-  provider: 'openai';
+  provider: 'openai' | 'tinker';
   baseUrl: string;
   baseModel: string;
   method: 'sft' | 'dpo';
@@ -26,6 +26,8 @@ export interface FineTuningJobRecord {
   trainingFileId: string;
   nExamples: number;
   fingerprint: FineTuningFingerprint;
+  /** Where a client-driven run (Tinker) stands: `step`, `total_steps`, `state_path`, `sampler_path`. */
+  progress?: JsonObject;
 }
 
 /** True for the rollouts that only record a fine-tuning job (exports and training data skip them). */
@@ -63,6 +65,7 @@ export async function findRunningJobRecord(
       trainingFileId: typeof m.training_file === 'string' ? m.training_file : '',
       nExamples: typeof m.n_examples === 'number' ? m.n_examples : 0,
       fingerprint,
+      ...(isJsonObject(m.progress) ? { progress: m.progress } : {}),
     };
   }
   return null;
@@ -85,6 +88,23 @@ export async function saveJobRecord(
     },
   });
   return { ...record, recordId: started.rolloutId, attemptId: started.attempt.attemptId };
+}
+
+/** Merges `progress` into the running record's `metadata.progress` (a Tinker run's step and last saved state). */
+export async function updateJobRecordProgress(
+  store: LightningStore,
+  record: FineTuningJobRecord,
+  progress: JsonObject,
+): Promise<void> {
+  const rollout = await store.getRolloutById(record.recordId);
+  const metadata = rollout?.metadata ?? {};
+  const merged = { ...(isJsonObject(metadata.progress) ? metadata.progress : {}), ...progress };
+  await store.updateRollout(record.recordId, { metadata: { ...metadata, progress: merged } });
+  record.progress = merged;
+}
+
+function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Ends a job record: `succeeded` with the tuned model and published resources id, or `failed` with the reason. */

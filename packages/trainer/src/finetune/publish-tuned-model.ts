@@ -7,6 +7,11 @@ export interface TunedModelTarget {
   llmResourceName?: string;
   /** Endpoint for a new LLM resource (the provider's base URL); an existing resource keeps its own endpoint. */
   endpoint: string;
+  /**
+   * Point an existing LLM resource at `endpoint` too, dropping its `apiKey` (a Tinker sampler path is served by the
+   * Tinker base URL, and the old endpoint's key must not travel there).
+   */
+  replaceEndpoint?: boolean;
 }
 
 /**
@@ -25,11 +30,18 @@ export async function tunedResources(
     Object.keys(resources).find((k) => resources[k]?.resourceType !== 'prompt_template') ??
     'main_llm';
   const previous = resources[name];
-  if (previous && previous.resourceType !== 'prompt_template' && previous.model === model)
+  if (
+    previous &&
+    previous.resourceType !== 'prompt_template' &&
+    previous.model === model &&
+    (!target.replaceEndpoint || previous.endpoint === target.endpoint)
+  )
     return { resources, alreadyLatest: latest };
   resources[name] =
     previous && previous.resourceType !== 'prompt_template'
-      ? { ...previous, model }
+      ? target.replaceEndpoint
+        ? { ...previous, model, endpoint: target.endpoint, apiKey: null }
+        : { ...previous, model }
       : { resourceType: 'llm', endpoint: target.endpoint, model };
   return { resources, alreadyLatest: null };
 }
