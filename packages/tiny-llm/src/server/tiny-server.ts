@@ -8,7 +8,8 @@ import { handleCompletion } from './completion-handler';
 import { readJson, sendError, sendJson } from './http-util';
 import { TinyModelHost, type ServedModel, type TinyModelHostOptions } from './tiny-model-host';
 import { handleTinker } from '../tinker/tinker-routes';
-import { parseTinkerPath, TinkerService } from '../tinker/tinker-service';
+import { parseTinkerPath } from '../tinker/tinker-paths';
+import { TinkerService } from '../tinker/tinker-service';
 
 /** Options of {@link startTinyServer}. */
 export interface TinyServerOptions extends TinyModelHostOptions {
@@ -59,7 +60,11 @@ export async function startTinyServer(options: TinyServerOptions): Promise<TinyS
   const tinker = options.tinker
     ? new TinkerService({ host, weightsDir: options.weightsDir, longPollMs: options.tinkerLongPollMs })
     : undefined;
-  if (tinker) host.resolveModel = (model) => tinker.served(parseTinkerPath(model, 'model') && model);
+  if (tinker)
+    host.resolveModel = (model) => {
+      parseTinkerPath(model, 'model'); // a 400 naming `model` for a malformed path
+      return tinker.served(model);
+    };
   const server = createServer((req, res) => {
     route(host, tinker, options.token, req, res).catch((err: unknown) => sendError(res, err));
   });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { NotFoundError, UserError } from '@agl/core/errors';
+import { NotFoundError } from '@agl/core/errors';
 import { WeightStore } from '../model/weight-store';
 import type { TinyWeights } from '../model/tiny-weights';
 import type { ServedModel, TinyModelHost } from '../server/tiny-model-host';
@@ -10,6 +10,7 @@ import { PRIMITIVE_LOSSES, type AdamStepParams, type PrimitiveLoss } from '../tr
 import { TinyTokenizer } from '../tokenizer/tiny-tokenizer';
 import { TinyTrainer } from '../worker/tiny-trainer';
 import { FutureRegistry, SeqQueue } from './tinker-futures';
+import { checkName, encodeId, parseTinkerPath, type TinkerPath } from './tinker-paths';
 import { badField, toPrimitiveDatum } from './tinker-wire';
 
 interface TrainingModel {
@@ -26,34 +27,6 @@ interface SamplingSession {
   modelPath: string | null;
   /** The engine key of its weights. */
   key: string;
-}
-
-/** A parsed `tinker://<model_id>/<weights|sampler_weights>/<name>` path. */
-export interface TinkerPath {
-  modelId: string;
-  kind: 'weights' | 'sampler_weights';
-  name: string;
-}
-
-const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
-/** Parses a tinker:// checkpoint path (400 naming `field` when it is not one). */
-export function parseTinkerPath(path: string, field = 'path'): TinkerPath {
-  const m = /^tinker:\/\/(.+)\/(weights|sampler_weights)\/([^/]+)$/.exec(path);
-  if (!m)
-    throw badField(
-      field,
-      `"${path}" is not a tinker:// checkpoint path; expected tinker://<model_id>/weights/<name> or …/sampler_weights/<name>.`,
-    );
-  return { modelId: m[1]!, kind: m[2] as TinkerPath['kind'], name: m[3]! };
-}
-
-function checkName(name: string, field: string): void {
-  if (!NAME_RE.test(name))
-    throw badField(
-      field,
-      `"${name}" is not a usable checkpoint name; use 1-64 letters, digits, ".", "_" or "-" (e.g. "000040").`,
-    );
 }
 
 /**
@@ -413,14 +386,4 @@ export class TinkerService {
       );
     }
   }
-}
-
-/** A model id as a directory name (ids hold ':'). */
-function encodeId(id: string): string {
-  return id.replace(/[^A-Za-z0-9._-]/g, '_');
-}
-
-/** Thrown for a feature the embedded policy does not have. */
-export function unsupported(what: string, fix: string): UserError {
-  return new UserError(`${what} is not supported by the embedded policy; ${fix}`);
 }
