@@ -1,5 +1,5 @@
 /**
- * `npm run demo [-- --summary-json out.json] [--seed N] [--rounds N] [--sft-steps N] [--sft-stop-at X|off] [--train-ops +-**] [--control shuffled-rewards]`:
+ * `npm run demo [-- --summary-json out.json] [--seed N] [--rounds N] [--sft-steps N] [--sft-stop-at X|off] [--train-ops +-**] [--control shuffled-rewards] [--backend tiny|tinker]`:
  * Calc-X end to end, offline.
  */
 import { copyFile, writeFile } from 'node:fs/promises';
@@ -35,6 +35,7 @@ const { values } = parseArgs({
     'token-shifts': { type: 'string' },
     'segment-positions': { type: 'string' },
     'train-ops': { type: 'string' },
+    backend: { type: 'string' },
   },
 });
 // Paths are relative to where `npm run demo` was typed (npm sets INIT_CWD), not to this workspace.
@@ -46,6 +47,7 @@ const tokenizer = flagChoice('tokenizer', values.tokenizer, CALC_TOKENIZERS);
 const segments = flagChoice('segment-positions', values['segment-positions'], ['on', 'off'] as const);
 const shifts = flagChoice('token-shifts', values['token-shifts'], ['1', '2'] as const);
 const trainOps = flagOps('train-ops', values['train-ops']);
+const backend = flagChoice('backend', values.backend, ['tiny', 'tinker'] as const);
 const t0 = Date.now();
 const log = (line: string): void =>
   console.log(`[calc-x ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${line}`);
@@ -67,6 +69,7 @@ const result = await runCalcX({
   valEvery: num('val-every'),
   tokenizer,
   trainOps,
+  backend,
   model: {
     ...(shifts === undefined ? {} : { prev2TokenEmbedding: shifts === '2' }),
     ...(segments === undefined ? {} : { segmentPositions: segments === 'on' }),

@@ -76,6 +76,54 @@ describe('Calc-X pipeline (short, fixed seed)', () => {
   );
 });
 
+describe('Calc-X through the Tinker API (--backend tinker, short, fixed seed)', () => {
+  it(
+    'trains through the tiny server’s Tinker endpoints, samples round 2 from round 1’s sampler path, and resumes with load_weights',
+    { timeout: 240_000 },
+    async () => {
+      const workDir = await tempDirs.make('calc-x-tinker-');
+      const lines: string[] = [];
+      const settings = {
+        seed: 3,
+        sftSteps: 8,
+        sftStopAt: null,
+        tasksPerRound: 2,
+        groupSize: 3,
+        valEvery: 0,
+        valSize: 3,
+        nRunners: 4,
+        backend: 'tinker' as const,
+        workDir,
+        log: (l: string) => lines.push(l),
+      };
+      await runCalcX({ ...settings, rounds: 1 });
+      const ckpt = JSON.parse(await readFile(join(workDir, 'grpo', 'trainer.ckpt'), 'utf8')) as {
+        statePath: string;
+        samplerPath: string;
+      };
+      expect(ckpt.samplerPath).toMatch(/^tinker:\/\/.+:train:0\/sampler_weights\/000001$/);
+      expect(ckpt.statePath).toMatch(/^tinker:\/\/.+:train:0\/weights\/000001$/);
+      lines.length = 0;
+      const result = await runCalcX({ ...settings, rounds: 2 });
+      expect(lines[0]).toMatch(/^resuming after round 1/);
+      expect(result.steps).toBe(1);
+      const store = new SqliteStore({ path: join(workDir, 'store.sqlite') });
+      try {
+        const train = (await store.queryRollouts({ limit: 100 })).items.filter((r) => r.mode === 'train');
+        const round2 = train.filter((r) => (r.metadata as { round?: number }).round === 2);
+        expect(round2).toHaveLength(6);
+        const published = await store.getResourcesById(round2[0]!.resourcesId!);
+        expect(JSON.stringify(published?.resources)).toContain(`agl-tiny@${ckpt.samplerPath}`);
+        const spans = (await store.querySpans({ rolloutId: round2[0]!.rolloutId })).items;
+        const gatewaySpan = spans.find((s) => s.attributes['agl.gateway'] === true);
+        expect(gatewaySpan?.attributes['gen_ai.response.model']).toBe(ckpt.samplerPath);
+      } finally {
+        await store.close();
+      }
+    },
+  );
+});
+
 describe('linearDecay (--rl-lr-end)', () => {
   it('goes from the start rate at round 1 to the end rate at the last round, and holds it after', () => {
     const lr = linearDecay({ rlLearningRate: 1e-3, rlLearningRateEnd: 1e-4, rounds: 11 })!;

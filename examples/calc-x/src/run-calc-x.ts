@@ -13,7 +13,7 @@ import {
   type GrpoRoundRecord,
   type TinyConfig,
 } from '@agl/tiny-llm';
-import { Trainer } from '@agl/trainer';
+import { TinkerTrainingBackend, Trainer, type GrpoBackend } from '@agl/trainer';
 import { calcAgent } from './calc-agent';
 import { calcTokenizer, demonstration, EVEN_OPS, makeTasks, type CALC_TOKENIZERS } from './calc-tasks';
 import { rewardCurvePng } from './reward-curve-png';
@@ -63,6 +63,12 @@ export interface CalcXOptions {
   trainOps?: string;
   /** The policy's tokenizer (default `digits`); read when the policy is created, not on a resume or warm start. */
   tokenizer?: (typeof CALC_TOKENIZERS)[number];
+  /**
+   * How GRPO trains the policy: `tiny` (default) drives the embedded trainer directly (`TinyGrpoBackend`); `tinker`
+   * drives the same policy through Tinker's API (`TinkerTrainingBackend` → the tiny server's `/api/v1`:
+   * forward_backward with the `ppo` loss, optim_step, save_weights_for_sampler), the path hosted Tinker takes.
+   */
+  backend?: 'tiny' | 'tinker';
   /** Where the store, weights, checkpoints, metrics and the PNG go (default: a fresh temp dir). */
   workDir?: string;
   /** Progress lines. */
@@ -145,24 +151,27 @@ export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
     weightsDir,
     init: { config: { ...DEFAULT_MODEL, ...options.model }, tokenizer: calcTokenizer(options.tokenizer), seed },
     samplingSeed: seed,
+    tinker: options.backend === 'tinker',
   });
   const closers: Array<() => Promise<unknown>> = [() => server.close()];
   try {
     const ckpt = join(workDir, 'grpo', 'trainer.ckpt');
     const resumed = existsSync(ckpt) ? await GRPO.readState(join(workDir, 'grpo')) : null;
-    let trainer: TinyTrainer;
+    const viaTinker = options.backend === 'tinker';
+    let trainer: TinyTrainer | undefined;
     let warmStartSeconds = 0;
     let warmStartSteps = 0;
     const grpoVersions = (await server.versions()).filter((v) => v.startsWith('grpo-'));
     if (resumed) {
       // Resume after a crash: weights + Adam state from the checkpoint, the round and resources from state.json.
       log(`resuming after round ${resumed.round} from ${ckpt}`);
-      trainer = await TinyTrainer.create({
-        weightsDir,
-        checkpoint: ckpt,
-        reference: { version: 'warm' },
-        optimizer: { learningRate: options.rlLearningRate },
-      });
+      if (!viaTinker)
+        trainer = await TinyTrainer.create({
+          weightsDir,
+          checkpoint: ckpt,
+          reference: { version: 'warm' },
+          optimizer: { learningRate: options.rlLearningRate },
+        });
       const last = grpoVersions.at(-1);
       if (last) await server.loadWeights(last);
     } else {
@@ -208,31 +217,35 @@ export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
         warmStartSeconds = (Date.now() - warmStarted) / 1000;
       }
       await server.loadWeights('warm');
-      trainer = await TinyTrainer.create({
-        weightsDir,
-        version: 'warm',
-        reference: 'initial',
-        optimizer: { learningRate: options.rlLearningRate },
-      });
+      if (!viaTinker)
+        trainer = await TinyTrainer.create({
+          weightsDir,
+          version: 'warm',
+          reference: 'initial',
+          optimizer: { learningRate: options.rlLearningRate },
+        });
     }
-    closers.unshift(() => trainer.close());
+    if (trainer) closers.unshift(() => trainer.close());
 
     const store = new SqliteStore({ path: join(workDir, 'store.sqlite') });
     closers.unshift(() => store.close());
     const gateway = await startGateway({ store, port: 0 });
     closers.unshift(() => gateway.close());
 
-    const backend = new TinyGrpoBackend({
-      trainer,
-      server,
-      firstVersion: grpoVersions.length + 1,
-      servedVersion: resumed ? (grpoVersions.at(-1) ?? 'warm') : undefined,
-      clipEps: options.clipEps,
-      klCoef: options.klCoef,
-      stepsPerTrain: options.stepsPerRound,
-      learningRate: linearDecay(options),
-      samplingParameters: { temperature: options.trainTemperature },
-    });
+    const backend =
+      viaTinker || !trainer
+        ? await tinkerBackend({ server, options, closers })
+        : new TinyGrpoBackend({
+            trainer,
+            server,
+            firstVersion: grpoVersions.length + 1,
+            servedVersion: resumed ? (grpoVersions.at(-1) ?? 'warm') : undefined,
+            clipEps: options.clipEps,
+            klCoef: options.klCoef,
+            stepsPerTrain: options.stepsPerRound,
+            learningRate: linearDecay(options),
+            samplingParameters: { temperature: options.trainTemperature },
+          });
     const algorithm = new GRPO({
       backend,
       rounds: options.rounds,
@@ -255,7 +268,7 @@ export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
       algorithm,
       store,
       nRunners: options.nRunners,
-      initialResources: backend.resourcesFor('warm'),
+      initialResources: tinyResources(server.url, 'warm', options.trainTemperature),
     });
     await fitter.fit(calcAgent({ gatewayUrl: gateway.url }), { train, val });
 
@@ -287,4 +300,52 @@ export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
   } finally {
     for (const close of closers) await close().catch(() => undefined);
   }
+}
+
+/** The LLM resource that routes rollouts to a version (or `tinker://` sampler path) of the tiny server. */
+function tinyResources(url: string, model: string, temperature: number) {
+  return {
+    main_llm: {
+      resourceType: 'llm' as const,
+      endpoint: `${url}/v1`,
+      model: `agl-tiny@${model}`,
+      samplingParameters: { temperature },
+    },
+  };
+}
+
+/**
+ * GRPO through Tinker's API on the embedded policy: a training model on the warm-started weights (`agl-tiny@warm`),
+ * the tiny trainer's settings as Adam parameters (so both backends take the same step), rollouts sampling each saved
+ * sampler path through the tiny server's OpenAI route (`agl-tiny@tinker://…`).
+ */
+async function tinkerBackend(a: {
+  server: { url: string; tinkerUrl: string | undefined };
+  options: Pick<
+    typeof CALC_X_DEFAULTS,
+    'klCoef' | 'stepsPerRound' | 'clipEps' | 'rlLearningRate' | 'rounds' | 'trainTemperature'
+  > &
+    Pick<CalcXOptions, 'rlLearningRateEnd'>;
+  closers: Array<() => Promise<unknown>>;
+}): Promise<GrpoBackend> {
+  const { server, options } = a;
+  if (options.klCoef > 0 || options.stepsPerRound !== 1)
+    throw new Error(
+      '--backend tinker takes --kl-coef 0 and --steps-per-round 1 (Tinker has no reference-KL loss term).',
+    );
+  const { ServiceClient } = await import('@agl/tinker'); // loaded only here: the default path never pays for it
+  const service = new ServiceClient({ baseUrl: server.tinkerUrl!, apiKey: 'tml-calc-x', heartbeatIntervalMs: 60_000 });
+  a.closers.unshift(() => service.close());
+  const training = await service.createLoraTrainingClient({ baseModel: 'agl-tiny@warm', rank: 32 });
+  const schedule = linearDecay(options);
+  return new TinkerTrainingBackend({
+    training,
+    baseUrl: server.tinkerUrl!,
+    resourcesFor: (path) => tinyResources(server.url, path, options.trainTemperature),
+    loss: 'ppo',
+    clipLow: 1 - options.clipEps,
+    clipHigh: 1 + options.clipEps,
+    learningRate: schedule ?? options.rlLearningRate,
+    adam: { beta1: 0.9, beta2: 0.999, eps: 1e-8, gradClipNorm: 1 },
+  });
 }

@@ -7,7 +7,7 @@ const bin = fileURLToPath(new URL('./bin.ts', import.meta.url));
 const temp = useTempDirs();
 
 describe('agl-tiny serve', () => {
-  it('prints AGL_TINY_URL, creates v0 in an empty directory, and enforces the bearer token', async () => {
+  it('prints AGL_TINY_URL (and TINKER_BASE_URL with --tinker), creates v0 in an empty directory, and enforces the token', async () => {
     const dir = await temp.make('agl-tiny-bin-');
     const args = [
       '--conditions=@agl/source',
@@ -21,6 +21,7 @@ describe('agl-tiny serve', () => {
       '0',
       '--token',
       's3cret',
+      '--tinker',
     ];
     const child = spawn(
       process.execPath,
@@ -30,13 +31,14 @@ describe('agl-tiny serve', () => {
       },
     );
     try {
-      const url = await new Promise<string>((resolve, reject) => {
+      const [url, tinkerUrl] = await new Promise<[string, string]>((resolve, reject) => {
         let out = '';
         let err = '';
         child.stdout.on('data', (d: Buffer) => {
           out += d.toString();
-          const m = /AGL_TINY_URL=(\S+)/.exec(out);
-          if (m) resolve(m[1]!);
+          const m = /AGL_TINY_URL=(\S+)\n/.exec(out);
+          const t = /TINKER_BASE_URL=(\S+)\n/.exec(out);
+          if (m && t) resolve([m[1]!, t[1]!]);
         });
         child.stderr.on('data', (d: Buffer) => (err += d.toString()));
         child.on('exit', (code) => reject(new Error(`agl-tiny exited with ${code}: ${err}`)));
@@ -51,6 +53,14 @@ describe('agl-tiny serve', () => {
         id: 'agl-tiny@v0',
         max_model_len: 32,
       });
+      // --tinker: Tinker's REST API on the same port, the key in X-API-Key.
+      expect(tinkerUrl).toBe(url);
+      const session = await fetch(`${tinkerUrl}/api/v1/create_session`, {
+        method: 'POST',
+        headers: { 'x-api-key': 's3cret', 'content-type': 'application/json' },
+        body: JSON.stringify({ tags: [], sdk_version: '0.25.0', type: 'create_session' }),
+      });
+      expect(((await session.json()) as { session_id: string }).session_id).toMatch(/\S/);
     } finally {
       child.kill('SIGTERM');
     }

@@ -22,6 +22,7 @@ Options:
   --model-name <name>   serve: model id prefix (default agl-tiny)
   --seed <n>            init (and serve, for a new v0): weight seed (default 0)
   --sampling-seed <n>   serve: seed the seeds of requests that send none (reproducible runs)
+  --tinker              serve: also answer Tinker's REST API under /api/v1 (prints TINKER_BASE_URL=...); the key is --token
   --prefix-cache-mib <n> serve: memory for the prefix cache of prompts' KV caches (default 32; 0 turns it off)
   --d-model, --layers, --heads, --d-ff, --max-seq-len   model shape for init/bench`;
 
@@ -43,6 +44,7 @@ async function main(): Promise<void> {
       heads: { type: 'string' },
       'd-ff': { type: 'string' },
       'max-seq-len': { type: 'string' },
+      tinker: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -68,8 +70,15 @@ async function main(): Promise<void> {
       init: { config: shape, seed: Number(values.seed) },
       samplingSeed: values['sampling-seed'] === undefined ? undefined : Number(values['sampling-seed']),
       prefixCacheMiB: values['prefix-cache-mib'] === undefined ? undefined : Number(values['prefix-cache-mib']),
+      tinker: values.tinker === true,
     });
     console.log(`AGL_TINY_URL=${server.url}`);
+    if (server.tinkerUrl) {
+      console.log(`TINKER_BASE_URL=${server.tinkerUrl}`);
+      console.error(
+        `agl-tiny: Tinker API at ${server.tinkerUrl}/api/v1 (base model "${server.current.modelId.split('@')[0]}")`,
+      );
+    }
     console.error(`agl-tiny: serving ${server.current.modelId} (OpenAI base URL ${server.url}/v1)`);
     const stop = () => void server.close().then(() => process.exit(0));
     process.on('SIGINT', stop);

@@ -20,6 +20,17 @@ export { Trainer, type TrainerOptions, type FitResult } from './trainer/trainer'
 export { Baseline, type BaselineOptions } from './algorithms/baseline';
 export { GRPO, type GrpoOptions, type GrpoRunOptions, type GrpoRoundRecord, type GrpoBackend } from './algorithms/grpo';
 export {
+  TinkerTrainingBackend,
+  type TinkerTrainingApi,
+  type TinkerTrainingBackendOptions,
+} from './algorithms/tinker-backend';
+export {
+  policyDatums,
+  type PolicyDatum,
+  type PolicyDatumBatch,
+  type TinkerLossAggregation,
+} from './algorithms/tinker-datums';
+export {
   RolloutBatch,
   runRolloutBatch,
   taskRequest,

@@ -24,6 +24,11 @@ export interface TinkerServerUnderTest {
 export interface TinkerServerConformanceOptions {
   /** The policy-gradient losses the server implements. Default: importance_sampling, ppo, cispo. */
   losses?: LossFnType[];
+  /**
+   * Adam learning rate of the case that checks optim_step lowers the loss. Default 0.1 (a LoRA or bigram model); a
+   * server that trains full weights (the embedded policy) needs a smaller one, e.g. 0.01.
+   */
+  learningRate?: number;
   /** Extra client options (e.g. `forwardBackwardWire: 'json'`). */
   client?: Partial<ServiceClientOptions>;
 }
@@ -112,7 +117,7 @@ export function describeTinkerServerConformance(
       for (let step = 0; step < 4; step++) {
         const out = await training.forwardBackward([datum], 'cross_entropy');
         losses.push(out.metrics['loss:sum']!);
-        await training.optimStep({ learningRate: 0.1 });
+        await training.optimStep({ learningRate: options.learningRate ?? 0.1 });
       }
       expect(losses[3]!).toBeLessThan(losses[0]! - 0.1);
     });

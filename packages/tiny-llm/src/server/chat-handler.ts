@@ -28,7 +28,7 @@ function toolCallsWire(end: ChoiceEnd, prefix: string) {
 /** Handles `POST /v1/chat/completions`, streaming or not. */
 export async function handleChat(host: TinyModelHost, body: unknown, res: ServerResponse): Promise<void> {
   const req = parseChatRequest(body);
-  const served = host.current;
+  const served = await host.servedFor(req.model);
   const tok = served.tokenizer;
   const toolsEnabled = req.tools.length > 0 && req.toolChoice !== 'none';
   const { ids: promptIds } = renderChat({ tokenizer: tok, messages: req.messages, tools: req.tools });

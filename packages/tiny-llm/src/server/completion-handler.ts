@@ -25,7 +25,7 @@ export function completionLogprobs(tok: TinyTokenizer, tokens: readonly Generate
 /** Handles `POST /v1/completions` (raw prompts: text is encoded without special tokens; token ids pass as given). */
 export async function handleCompletion(host: TinyModelHost, body: unknown, res: ServerResponse): Promise<void> {
   const req = parseCompletionRequest(body);
-  const served = host.current;
+  const served = await host.servedFor(req.model);
   const tok = served.tokenizer;
   const id = `cmpl-${randomUUID().replaceAll('-', '')}`;
   const created = Math.floor(Date.now() / 1000);

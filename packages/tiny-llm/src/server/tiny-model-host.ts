@@ -96,6 +96,22 @@ export class TinyModelHost {
     return host;
   }
 
+  /**
+   * Resolves a request's `model` that names other weights than the served version: a `tinker://…/sampler_weights/…`
+   * path (set by the Tinker routes, so an OpenAI client samples a checkpoint saved through the Tinker API).
+   */
+  resolveModel: ((model: string) => Promise<ServedModel>) | undefined;
+
+  /**
+   * The weights a request's `model` names: a tinker:// sampler path (bare, or as `<modelName>@tinker://…`, the form a
+   * gateway without Tinker sampling forwards as an ordinary model name) when one is given, else the served version.
+   */
+  async servedFor(model: string | undefined): Promise<ServedModel> {
+    const path = model?.startsWith(`${this.modelName}@tinker://`) ? model.slice(this.modelName.length + 1) : model;
+    if (path?.startsWith('tinker://') && this.resolveModel) return this.resolveModel(path);
+    return this.current;
+  }
+
   /** The served weights. */
   get current(): ServedModel {
     if (!this.#current) throw new UserError('No weights are loaded yet; call loadWeights(version) first.');

@@ -7,6 +7,9 @@ import { handleChat } from './chat-handler';
 import { handleCompletion } from './completion-handler';
 import { readJson, sendError, sendJson } from './http-util';
 import { TinyModelHost, type ServedModel, type TinyModelHostOptions } from './tiny-model-host';
+import { handleTinker } from '../tinker/tinker-routes';
+import { parseTinkerPath } from '../tinker/tinker-paths';
+import { TinkerService } from '../tinker/tinker-service';
 
 /** Options of {@link startTinyServer}. */
 export interface TinyServerOptions extends TinyModelHostOptions {
@@ -14,8 +17,15 @@ export interface TinyServerOptions extends TinyModelHostOptions {
   port?: number;
   /** Bind address. Default 127.0.0.1. */
   host?: string;
-  /** When set, every `/v1` route needs `Authorization: Bearer <token>`. */
+  /** When set, every `/v1` route needs `Authorization: Bearer <token>` (Tinker routes: `X-API-Key: <token>` too). */
   token?: string;
+  /**
+   * Also serve Tinker's REST API under `/api/v1` (sessions, create_model, forward_backward, optim_step, checkpoints,
+   * sampling sessions, asample, futures), so Tinker clients train and sample the embedded policy. Default false.
+   */
+  tinker?: boolean;
+  /** Tinker futures: how long `retrieve_future` waits for a result before answering `try_again`. Default 2000 ms. */
+  tinkerLongPollMs?: number;
 }
 
 /** A running tiny-llm server. */
@@ -35,6 +45,8 @@ export interface TinyServer {
   }): Promise<ServedModel>;
   /** Saved versions, oldest first. */
   versions(): Promise<string[]>;
+  /** With `tinker: true`: the Tinker base URL (`TINKER_BASE_URL`; the SDK appends `/api/v1/…`). */
+  tinkerUrl: string | undefined;
   close(): Promise<void>;
 }
 
@@ -45,8 +57,16 @@ export interface TinyServer {
  */
 export async function startTinyServer(options: TinyServerOptions): Promise<TinyServer> {
   const host = await TinyModelHost.start(options);
+  const tinker = options.tinker
+    ? new TinkerService({ host, weightsDir: options.weightsDir, longPollMs: options.tinkerLongPollMs })
+    : undefined;
+  if (tinker)
+    host.resolveModel = (model) => {
+      parseTinkerPath(model, 'model'); // a 400 naming `model` for a malformed path
+      return tinker.served(model);
+    };
   const server = createServer((req, res) => {
-    route(host, options.token, req, res).catch((err: unknown) => sendError(res, err));
+    route(host, tinker, options.token, req, res).catch((err: unknown) => sendError(res, err));
   });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -54,6 +74,7 @@ export async function startTinyServer(options: TinyServerOptions): Promise<TinyS
       server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
     });
   } catch (err) {
+    await tinker?.close();
     await host.close();
     throw err;
   }
@@ -68,7 +89,11 @@ export async function startTinyServer(options: TinyServerOptions): Promise<TinyS
     loadWeights: (version) => host.loadWeights(version),
     publishWeights: (o) => host.publishWeights(o),
     versions: () => host.store.list(),
-    close: () => closeAll(server, host),
+    tinkerUrl: tinker ? `http://${shownHost}:${port}` : undefined,
+    close: async () => {
+      await closeAll(server, host);
+      await tinker?.close();
+    },
   };
 }
 
@@ -80,6 +105,7 @@ async function closeAll(server: Server, host: TinyModelHost): Promise<void> {
 
 async function route(
   host: TinyModelHost,
+  tinker: TinkerService | undefined,
   token: string | undefined,
   req: IncomingMessage,
   res: ServerResponse,
@@ -90,13 +116,18 @@ async function route(
     sendJson(res, 200, { status: 'ok', model: host.current.modelId, version: host.current.version });
     return;
   }
-  if (token !== undefined && req.headers.authorization !== `Bearer ${token}`) {
+  const tinkerKey = path.startsWith('/api/v1/') && token !== undefined && req.headers['x-api-key'] === token;
+  if (token !== undefined && req.headers.authorization !== `Bearer ${token}` && !tinkerKey) {
     sendJson(res, 401, {
       detail:
-        'Missing or wrong bearer token; send "Authorization: Bearer <token>" with the token the server was started with.',
+        'Missing or wrong bearer token; send "Authorization: Bearer <token>" (Tinker clients: "X-API-Key: <token>") with the token the server was started with.',
       error_type: 'AGL_AuthError',
       error: { message: 'Unauthorized', type: 'AGL_AuthError', code: 401 },
     });
+    return;
+  }
+  if (tinker && path.startsWith('/api/v1/')) {
+    await handleTinker(tinker, req, res, path);
     return;
   }
   const current = host.current;

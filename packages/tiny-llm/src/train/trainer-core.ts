@@ -7,6 +7,14 @@ import type { TinyWeights } from '../model/tiny-weights';
 import { TinyTokenizer } from '../tokenizer/tiny-tokenizer';
 import { packBatch, type PackedBatch, type TrainRow } from './batch';
 import type { OptimizerTensor, TrainerState } from './checkpoint';
+import {
+  forwardBackward,
+  optimStep,
+  type AdamStepParams,
+  type ForwardBackwardInput,
+  type ForwardBackwardResult,
+  type PrimitiveContext,
+} from './primitive-steps';
 import { loadTf, type Tf } from './tf-backend';
 import { tfForward, tokenLogprobs } from './tf-forward';
 import type {
@@ -35,6 +43,8 @@ export class TrainerCore {
   #optimizer: ReturnType<Tf['train']['adam']>;
   readonly #maxGradNorm: number;
   readonly #padId: number;
+  /** Gradients `forwardBackward` accumulated for the next `optimStep`. */
+  readonly #accum = new Map<string, Tensor>();
 
   private constructor(tf: Tf, weights: TinyWeights, opt: OptimizerOptions) {
     this.tf = tf;
@@ -314,8 +324,31 @@ export class TrainerCore {
     };
   }
 
+  /** Tinker's `forward_backward`: a summed loss over the datums; gradients add up until {@link optimStep}. */
+  forwardBackward(input: ForwardBackwardInput): ForwardBackwardResult {
+    return forwardBackward(this.#primitiveContext(), input);
+  }
+
+  /** Tinker's `optim_step`: one Adam(W) step with the accumulated gradients (then cleared). */
+  optimStep(params: AdamStepParams): Record<string, number> {
+    return optimStep(this.#primitiveContext(), params);
+  }
+
+  #primitiveContext(): PrimitiveContext {
+    return {
+      tf: this.tf,
+      config: this.config,
+      vars: this.#vars,
+      padId: this.#padId,
+      optimizer: this.#optimizer,
+      accum: this.#accum,
+    };
+  }
+
   /** Frees the tensors and variables. */
   dispose(): void {
+    for (const g of this.#accum.values()) g.dispose();
+    this.#accum.clear();
     for (const v of Object.values(this.#vars)) v.dispose();
     this.setReference(undefined);
     this.#optimizer.dispose();

@@ -44,6 +44,7 @@ function finishedChoices(p: Pending): EngineChoice[] {
 export class InferenceEngine {
   readonly #worker: Worker;
   readonly #pending = new Map<number, Pending>();
+  readonly #scores = new Map<number, { resolve: (v: Array<number | null>) => void; reject: (e: Error) => void }>();
   readonly #loads = new Map<string, Array<{ resolve: () => void; reject: (e: Error) => void }>>();
   #nextId = 1;
   #closed = false;
@@ -114,6 +115,19 @@ export class InferenceEngine {
     };
   }
 
+  /** The logprob of each of `ids` after the ones before it (the first is null), one full forward, no cache reuse. */
+  score(version: string, ids: number[]): Promise<Array<number | null>> {
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      if (this.#closed) {
+        reject(new AglError('The tiny-llm engine is closed; start a new server.'));
+        return;
+      }
+      this.#scores.set(id, { resolve, reject });
+      this.#post({ type: 'score', id, version, ids });
+    });
+  }
+
   /** Stops the worker. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -131,6 +145,14 @@ export class InferenceEngine {
       this.#loads.delete(e.version);
       return;
     }
+    const score = this.#scores.get((e as { id: number }).id);
+    if (score && (e.type === 'scored' || e.type === 'error')) {
+      this.#scores.delete(e.id);
+      if (e.type === 'scored') score.resolve(e.logprobs);
+      else score.reject(new AglError(e.message));
+      return;
+    }
+    if (e.type === 'scored') return;
     const p = this.#pending.get(e.id);
     if (!p) return;
     if (e.type === 'prefilled') {
@@ -153,6 +175,8 @@ export class InferenceEngine {
   #failAll(err: Error): void {
     for (const p of this.#pending.values()) p.reject(err);
     this.#pending.clear();
+    for (const p of this.#scores.values()) p.reject(err);
+    this.#scores.clear();
     for (const list of this.#loads.values()) for (const l of list) l.reject(err);
     this.#loads.clear();
   }

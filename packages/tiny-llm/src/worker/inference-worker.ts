@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { InferenceModel } from '../model/inference-model';
 import { PrefixCache } from '../model/prefix-cache';
+import { logSoftmax } from '../model/sampler';
 import { Sequence } from '../model/sequence';
 import type { InferenceEvent, InferenceRequest } from './protocol';
 
@@ -115,5 +116,20 @@ port.on('message', (msg: InferenceRequest) => {
       cancelled.add(msg.id);
       schedule();
       break;
+    case 'score': {
+      try {
+        const model = models.get(msg.version);
+        if (!model) throw new Error(`Weights version "${msg.version}" is not loaded in the worker.`);
+        const cache = model.newCache();
+        const logits = model.forward(msg.ids.map((token) => ({ cache, token, wantLogits: true })));
+        const logprobs: Array<number | null> = msg.ids.map((id, i) =>
+          i === 0 ? null : logSoftmax(logits[i - 1]!)[id]!,
+        );
+        send({ type: 'scored', id: msg.id, logprobs });
+      } catch (err) {
+        send({ type: 'error', id: msg.id, message: err instanceof Error ? err.message : String(err) });
+      }
+      break;
+    }
   }
 });

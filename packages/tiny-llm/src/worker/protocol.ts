@@ -6,7 +6,9 @@ export type InferenceRequest =
   | { type: 'load'; version: string; weights: TinyWeights }
   | { type: 'unload'; version: string }
   | { type: 'generate'; id: number; version: string; params: GenerationParams; n: number }
-  | { type: 'cancel'; id: number };
+  | { type: 'cancel'; id: number }
+  /** Logprob of each prompt token after the ones before it (Tinker's `prompt_logprobs`). */
+  | { type: 'score'; id: number; version: string; ids: number[] };
 
 /** Messages from the inference worker. */
 export type InferenceEvent =
@@ -15,4 +17,6 @@ export type InferenceEvent =
   | { type: 'prefilled'; id: number; cachedTokens: number }
   | { type: 'tokens'; id: number; index: number; tokens: GeneratedToken[] }
   | { type: 'done'; id: number; index: number; finishReason: FinishReason }
-  | { type: 'error'; id: number; message: string };
+  | { type: 'error'; id: number; message: string }
+  /** `logprobs[0]` is null (the first token has no context). */
+  | { type: 'scored'; id: number; logprobs: Array<number | null> };

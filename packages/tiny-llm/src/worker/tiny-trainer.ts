@@ -14,6 +14,7 @@ import type {
   SftExample,
   SftStepResult,
 } from '../train/train-types';
+import type { AdamStepParams, ForwardBackwardInput, ForwardBackwardResult } from '../train/primitive-steps';
 import { spawnWorker } from './spawn-worker';
 
 /** Options of {@link TinyTrainer.create}. */
@@ -114,6 +115,16 @@ export class TinyTrainer {
   /** One clipped policy-gradient step (GRPO/PPO) with optional KL to the reference. */
   policyStep(options: PolicyStepOptions): Promise<PolicyStepResult> {
     return this.#call('policyStep', options) as Promise<PolicyStepResult>;
+  }
+
+  /** Tinker's `forward_backward` (summed loss; gradients accumulate until {@link TinyTrainer.optimStep}). */
+  forwardBackward(input: ForwardBackwardInput): Promise<ForwardBackwardResult> {
+    return this.#call('forwardBackward', input) as Promise<ForwardBackwardResult>;
+  }
+
+  /** Tinker's `optim_step`: one Adam(W) step with the accumulated gradients. */
+  optimStep(params: AdamStepParams): Promise<Record<string, number>> {
+    return this.#call('optimStep', params) as Promise<Record<string, number>>;
   }
 
   /** Response-token logprobs under the current weights. */

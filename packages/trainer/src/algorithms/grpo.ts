@@ -27,9 +27,15 @@ export interface GrpoRoundRecord {
   resourcesId: string;
 }
 
-/** A training backend that can also checkpoint itself (e.g. `TinyGrpoBackend`). */
+/** A training backend that can also checkpoint itself (e.g. `TinyGrpoBackend`, `TinkerTrainingBackend`). */
 export type GrpoBackend = TrainingBackend & {
-  saveCheckpoint?(options: { path: string; meta?: Record<string, unknown> }): Promise<void>;
+  /**
+   * Saves what a resume needs at `path`. Returning `false` means nothing was saved this round (e.g. Tinker's
+   * `save_weights` every N rounds): GRPO then keeps the previous resumable state, and a resume repeats the rounds since.
+   */
+  saveCheckpoint?(options: { path: string; meta?: Record<string, unknown> }): Promise<void | boolean>;
+  /** On resume, before anything else: restore the state `saveCheckpoint` saved at `path` (Tinker: `load_weights`). */
+  restore?(options: { path: string }): Promise<void>;
   /** On resume: the resources that route to the weights served now (endpoints may have moved since the crash). */
   currentResources?(): NamedResourcesInput | null;
 };
@@ -120,6 +126,7 @@ export class GRPO implements Algorithm {
       validations: [],
     };
     this.validations.push(...state.validations);
+    if (resumed && dir) await o.backend.restore?.({ path: join(dir, 'trainer.ckpt') });
     if (resumed) state.resources = o.backend.currentResources?.() ?? state.resources;
     let resourcesId: string | null = state.resources ? (await store.addResources(state.resources)).resourcesId : null;
     const rng = seededRandom(Math.floor(o.seed ?? 0) ^ 0x9e3779b9); // the stream tiny-llm's SeededRng drew
@@ -172,8 +179,8 @@ export class GRPO implements Algorithm {
       this.rounds.push(record);
       if (dir) {
         await appendFile(join(dir, 'metrics.jsonl'), `${JSON.stringify(record)}\n`);
-        await o.backend.saveCheckpoint?.({ path: join(dir, 'trainer.ckpt'), meta: { round } });
-        await writeJson(join(dir, 'state.json'), state as unknown as JsonValue);
+        const saved = await o.backend.saveCheckpoint?.({ path: join(dir, 'trainer.ckpt'), meta: { round } });
+        if (saved !== false) await writeJson(join(dir, 'state.json'), state as unknown as JsonValue);
       }
       o.onRound?.(record);
     }
