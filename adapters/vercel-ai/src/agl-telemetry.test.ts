@@ -1,4 +1,5 @@
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createOpenAI } from '@ai-sdk/openai';
 import { TraceToTransitions } from '@agl/core/transitions';
 import { getAglTracer, withoutRecording, withRolloutContext } from '@agl/core/tracer';
@@ -10,37 +11,53 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { aglMiddleware } from './agl-middleware';
 import { registerAglTelemetry } from './agl-telemetry';
+import { ai7App } from './__fixtures__/ai7-app';
 import { generateWeather, streamWeather } from './__fixtures__/weather-agent';
 
 const agentFile = fileURLToPath(new URL('./__fixtures__/weather-agent.ts', import.meta.url));
 const fixture = (name: string): string =>
   fileURLToPath(new URL(`../../../packages/core/src/transitions/__fixtures__/vercel-ai/${name}.json`, import.meta.url));
 
+interface WeatherAgent {
+  generateWeather: typeof generateWeather;
+  streamWeather: typeof streamWeather;
+}
+
+/** The same weather agent on AI SDK 6 (this package's `ai`) and on AI SDK 7 (a copy in an app with `ai@7`). */
+const sdks: { sdk: string; agentFile: string; load: () => Promise<WeatherAgent> }[] = [
+  { sdk: 'AI SDK 6', agentFile, load: async () => ({ generateWeather, streamWeather }) },
+  {
+    sdk: 'AI SDK 7',
+    agentFile: join(ai7App(['weather-agent.ts', 'failing-agent.ts']), 'weather-agent.ts'),
+    load: async () => (await import(pathToFileURL(join(ai7App.dir, 'weather-agent.ts')).href)) as WeatherAgent,
+  },
+];
+
 describeAdapterConformance({
   name: '@agl/vercel-ai',
   ...memoryStoreServing({ MemoryStore, createStoreServer }),
-  targets: [
+  targets: sdks.flatMap(({ sdk, agentFile, load }) => [
     {
-      name: 'generateText with tools',
+      name: `generateText with tools (${sdk})`,
       agentName: 'weather_agent',
       explicit: async (env) => {
         registerAglTelemetry();
-        await generateWeather(env.model, env.baseURL, env.apiKey);
+        await (await load()).generateWeather(env.model, env.baseURL, env.apiKey);
       },
       preload: { agentFile, register: '@agl/vercel-ai/register' },
       fixturePath: fixture('generate-text'),
     },
     {
-      name: 'streamText with tools',
+      name: `streamText with tools (${sdk})`,
       agentName: 'weather_agent',
       explicit: async (env) => {
         registerAglTelemetry();
-        await streamWeather(env.model, env.baseURL, env.apiKey);
+        await (await load()).streamWeather(env.model, env.baseURL, env.apiKey);
       },
       preload: { agentFile, register: '@agl/vercel-ai/register', args: ['--stream'] },
       fixturePath: fixture('stream-text'),
     },
-  ],
+  ]),
 });
 
 describe('aglMiddleware (explicit wrapLanguageModel option)', () => {

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { asSchema, registerTelemetryIntegration, type TelemetryIntegration } from 'ai';
-import { context, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
+import { context, SpanKind, trace, type Span, type Tracer } from '@opentelemetry/api';
 import { SPAN_CHAT_COMPLETION } from '@agl/core/semconv';
 import {
   agentSpanAttributes,
@@ -13,6 +13,7 @@ import {
   isRecordingOff,
   llmRequestAttributes,
   llmResponseAttributes,
+  recordSpanError,
   toolSpanAttributes,
   type LlmMessage,
   type LlmRequest,
@@ -37,6 +38,8 @@ interface CallState {
   step: Span | undefined;
   tools: Map<string, Span>;
   done: boolean;
+  /** The error of a step that failed (AI SDK 7 `onStepError`): the call ends with it. */
+  stepError?: unknown;
 }
 
 /** The innermost call still running in this async context (a finished one may linger in the store). */
@@ -184,10 +187,8 @@ function stepRequest(step: Obj, provider: string | undefined): LlmRequest | unde
 
 function endSpan(span: Span | undefined, error?: unknown): void {
   if (!span) return;
-  if (error !== undefined) {
-    span.recordException(error instanceof Error ? error : String(error));
-    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
-  }
+  // No stack read: reading `error.stack` before Node prints an uncaught error changes what it prints.
+  if (error !== undefined) recordSpanError(span, error);
   span.end();
 }
 
@@ -200,8 +201,11 @@ function endSpan(span: Span | undefined, error?: unknown): void {
 export function createAglTelemetryIntegration(options: AglTelemetryOptions = {}): TelemetryIntegration {
   const tracer = (): Tracer => options.tracer ?? getAglTracer().getTracer('@agl/vercel-ai');
   const current = (): CallState | undefined => live(calls.getStore()) ?? open[open.length - 1];
-  return skippedWhenNotRecording(options, {
-    onStart(event) {
+  const v6 = {
+    onStart(event: { functionId?: string }) {
+      // AI SDK 7 also starts embed / rerank / object / speech operations here: only text calls are agent runs.
+      const operation = (event as unknown as Obj).operationId;
+      if (typeof operation === 'string' && !TEXT_OPERATION.test(operation)) return;
       const parent = live(calls.getStore());
       const parentSpan = parent ? ([...parent.tools.values()].at(-1) ?? parent.agent) : undefined;
       const ctx = parentSpan ? trace.setSpan(context.active(), parentSpan) : context.active();
@@ -213,14 +217,20 @@ export function createAglTelemetryIntegration(options: AglTelemetryOptions = {})
       open.push(state);
       calls.enterWith(state);
     },
-    onStepStart(event) {
+    onStepStart(event: unknown) {
       const state = current();
       if (!state) return;
+      // AI SDK 6: `model` and `system`; AI SDK 7: `provider`, `modelId` and `instructions`.
+      const e = event as unknown as Obj;
+      const model = isRecord(e.model) ? e.model : e;
       const request: LlmRequest = {
-        provider: event.model.provider.split('.')[0],
-        model: event.model.modelId,
-        messages: fromModelMessages(event.system, event.messages),
-        tools: toolDefinitions(event.tools),
+        provider: String(model.provider ?? '').split('.')[0],
+        model: String(model.modelId ?? ''),
+        messages: fromModelMessages(
+          systemText(e.system ?? e.instructions),
+          Array.isArray(e.messages) ? (e.messages as unknown[]) : [],
+        ),
+        tools: toolDefinitions(e.tools),
       };
       const ctx = trace.setSpan(context.active(), state.agent);
       state.step = tracer().startSpan(
@@ -229,20 +239,21 @@ export function createAglTelemetryIntegration(options: AglTelemetryOptions = {})
         ctx,
       );
     },
-    onStepFinish(event) {
+    onStepFinish(event: unknown) {
       const state = current();
       if (!state?.step) return;
-      const step = event as unknown as Obj;
-      const request = stepRequest(step, event.model.provider.split('.')[0]);
+      const step = event as Obj;
+      const model = isRecord(step.model) ? step.model : {};
+      const request = stepRequest(step, String(model.provider ?? '').split('.')[0]);
       if (request) state.step.setAttributes(llmRequestAttributes(request));
       state.step.setAttributes(llmResponseAttributes(stepResponse(step)));
       endSpan(state.step);
       state.step = undefined;
     },
-    onToolCallStart(event) {
+    onToolCallStart(event: unknown) {
       const state = current();
       if (!state) return;
-      const call = event.toolCall as unknown as Obj;
+      const call = (event as { toolCall: unknown }).toolCall as Obj;
       const name = String(call.toolName ?? 'tool');
       const ctx = trace.setSpan(context.active(), state.agent);
       const attributes = toolSpanAttributes({
@@ -252,9 +263,9 @@ export function createAglTelemetryIntegration(options: AglTelemetryOptions = {})
       });
       state.tools.set(String(call.toolCallId ?? name), tracer().startSpan(`tool ${name}`, { attributes }, ctx));
     },
-    onToolCallFinish(event) {
+    onToolCallFinish(event: { toolCall: unknown; success: boolean; output?: unknown; error?: unknown }) {
       const state = current();
-      const call = event.toolCall as unknown as Obj;
+      const call = (event as { toolCall: unknown }).toolCall as Obj;
       const key = String(call.toolCallId ?? call.toolName ?? 'tool');
       const span = state?.tools.get(key);
       if (!state || !span) return;
@@ -266,13 +277,69 @@ export function createAglTelemetryIntegration(options: AglTelemetryOptions = {})
         );
       endSpan(span, event.success ? undefined : event.error);
     },
-    onFinish() {
+    onFinish(): void {
       const state = current();
       // A step still open here never finished: its model call failed, and `streamText` reported the error to its
       // `onError` and finished anyway. Close the step and the agent with an error.
-      if (state) close(state, state.step ? new Error(STEP_FAILED) : undefined);
+      if (state) close(state, state.stepError ?? (state.step ? new Error(STEP_FAILED) : undefined));
     },
-  });
+  };
+  return skippedWhenNotRecording(options, { ...v6, ...aiSdk7Callbacks(v6, current) } as TelemetryIntegration);
+}
+
+/** `generateText` / `streamText` (and the agents built on them): the AI SDK 7 operations traced as agent runs. */
+const TEXT_OPERATION = /generateText|streamText|agent/i;
+
+/** The system prompt as text: AI SDK 6 `system` (a string), AI SDK 7 `instructions` (a string or system messages). */
+function systemText(system: unknown): string | undefined {
+  if (typeof system === 'string') return system;
+  const messages = Array.isArray(system) ? system : isRecord(system) ? [system] : [];
+  const text = messages
+    .filter(isRecord)
+    .map((m) => (typeof m.content === 'string' ? m.content : ''))
+    .join('\n');
+  return text === '' ? undefined : text;
+}
+
+type V6Callbacks = Record<
+  'onStart' | 'onStepStart' | 'onStepFinish' | 'onToolCallStart' | 'onToolCallFinish' | 'onFinish',
+  (event: never) => void
+>;
+
+/**
+ * The AI SDK 7 callbacks (`registerTelemetry`'s event model), mapped onto the AI SDK 6 ones: both SDKs read the same
+ * global integration list, and each calls only the names it knows (7 calls `onStepFinish` as a deprecated alias of
+ * `onStepEnd`). AI SDK 7 also reports failures (`onStepError`, `onError`, `onAbort`), which 6 does not.
+ */
+function aiSdk7Callbacks(v6: V6Callbacks, current: () => CallState | undefined): Obj {
+  const call = v6 as unknown as Record<keyof V6Callbacks, (event: unknown) => void>;
+  return {
+    onToolExecutionStart: (event: Obj) => call.onToolCallStart(event),
+    onToolExecutionEnd: (event: Obj) => {
+      const output = isRecord(event.toolOutput) ? event.toolOutput : {};
+      const success = output.type !== 'tool-error';
+      call.onToolCallFinish({ toolCall: event.toolCall, success, output: output.output, error: output.error });
+    },
+    onStepError: (event: Obj) => {
+      const state = current();
+      if (!state) return;
+      state.stepError = event.error ?? new Error(STEP_FAILED);
+      endSpan(state.step, state.stepError);
+      state.step = undefined;
+    },
+    onEnd: (event: Obj) => {
+      if (typeof event.operationId === 'string' && !TEXT_OPERATION.test(event.operationId)) return;
+      call.onFinish(event);
+    },
+    onError: (event: unknown) => {
+      const state = current();
+      if (state) close(state, isRecord(event) && 'error' in event ? event.error : event);
+    },
+    onAbort: () => {
+      const state = current();
+      if (state) close(state, new Error('The call was aborted.'));
+    },
+  };
 }
 
 /**
