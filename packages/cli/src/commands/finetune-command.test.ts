@@ -142,6 +142,39 @@ describe('agl finetune (end to end)', () => {
     expect(servers.ft.jobs.size).toBe(2);
   });
 
+  it('--release: the tuned model becomes the candidate of a release, and the latest stays the baseline', async () => {
+    const releasePath = join(dir, 'release.sqlite');
+    const seeded = new SqliteStore({ path: releasePath });
+    const baseline = await seeded.addResources({
+      main_llm: { resourceType: 'llm', endpoint: servers.llm.baseURL, model: 'gpt-4o-mini', apiKey: 'sk-llm' },
+    });
+    for (let i = 0; i < 10; i++)
+      await seedSupportTranscript(seeded, {
+        order: `R${i}`,
+        answer: `Order R${i} is on its way.`,
+        agentReward: 1,
+        feedback: 1,
+      });
+    await seeded.close();
+    const r = await cli(
+      ...['finetune', '--base-model', 'gpt-4o-mini', '--method', 'sft', '--wait', '--store', releasePath],
+      ...['--poll-interval', '0', '--suffix', 'rel', '--release', '--shares', '0.2,1'],
+    );
+    expect(r.err).not.toMatch(/error/u);
+    expect(r.code).toBe(0);
+    const store = new SqliteStore({ path: releasePath });
+    try {
+      expect((await store.getLatestResources())!.resourcesId).toBe(baseline.resourcesId);
+      const release = (await store.getRelease!(r.out.trim()))!;
+      expect(release).toMatchObject({ state: 'running', baseline: baseline.resourcesId, shares: [0.2, 1] });
+      const candidate = (await store.queryResources({})).items.find((v) => v.resourcesId === release.candidate)!;
+      const job = [...servers.ft.jobs.values()].find((j) => j.fine_tuned_model?.includes('rel'));
+      expect((candidate.resources.main_llm as { model: string }).model).toBe(job!.fine_tuned_model);
+    } finally {
+      await store.close();
+    }
+  }, 120_000);
+
   it('parses --since as a date or a duration ago', () => {
     expect(parseSince('2026-01-01T00:00:00Z')).toBe(Date.UTC(2026, 0, 1) / 1000);
     expect(parseSince('7d', 1_000_000)).toBe(1_000_000 - 7 * 86_400);

@@ -12,8 +12,18 @@ import { providerFetch } from './provider-fetch';
 import { runTinkerFinetune } from './finetune-tinker';
 import { processIo, type CliIo } from './output';
 import { withCliStore, withStoreFlags, type StoreFlags } from './store-options';
+import {
+  printCandidateRelease,
+  releaseRequest,
+  requireReleaseFlag,
+  startCandidateRelease,
+  withReleaseFlags,
+  type ReleaseFlags,
+} from './release-flags';
 
-interface FinetuneFlags extends StoreFlags {
+interface FinetuneFlags extends StoreFlags, ReleaseFlags {
+  /** `--release`: publish the tuned model as a release candidate instead of the latest. */
+  release?: boolean;
   provider: 'openai' | 'tinker';
   baseModel: string;
   method: FineTuningMethod;
@@ -166,77 +176,89 @@ export function finetuneCommand(io: CliIo = processIo): Command {
     .option('--poll-interval <seconds>', 'seconds between job polls', numberFlag('poll-interval', { min: 0 }), 10)
     .option('--json', 'print the result as JSON')
     .option('--no-redact', 'upload secrets found in the transcripts as they are (default: mask them, see SECURITY.md)')
-    .action(async (flags: FinetuneFlags) => {
-      const since = flags.since !== undefined ? parseSince(flags.since) : undefined;
-      if (flags.provider === 'tinker') {
-        const selection = {
-          ...(flags.minReward !== undefined ? { minReward: flags.minReward } : {}),
-          ...(flags.agent !== undefined ? { agent: flags.agent } : {}),
-          ...(since !== undefined ? { since } : {}),
-        };
-        const controller = new AbortController();
-        const onSignal = (): void => {
-          io.err('interrupted: saving the training state...');
-          controller.abort();
-        };
-        await withCliStore(flags, async (store) => {
-          process.once('SIGINT', onSignal);
-          try {
-            await runTinkerFinetune(store, flags, selection, io, controller.signal);
-          } finally {
-            process.removeListener('SIGINT', onSignal);
-          }
-        });
-        return;
-      }
-      const hyperparameters = parseHyperparameters(flags);
-      const client = await openAiClient(flags.baseUrl ?? (process.env.OPENAI_BASE_URL || undefined));
+    .option(
+      '--release',
+      'publish the tuned model as the candidate of a release against the latest (a share of live traffic at a time), not as the latest',
+    );
+  withReleaseFlags(cmd).action(async (flags: FinetuneFlags) => {
+    requireReleaseFlag(flags);
+    if (flags.release) releaseRequest(flags); // a bad release flag fails before any training
+    const since = flags.since !== undefined ? parseSince(flags.since) : undefined;
+    if (flags.provider === 'tinker') {
+      const selection = {
+        ...(flags.minReward !== undefined ? { minReward: flags.minReward } : {}),
+        ...(flags.agent !== undefined ? { agent: flags.agent } : {}),
+        ...(since !== undefined ? { since } : {}),
+      };
       const controller = new AbortController();
       const onSignal = (): void => {
-        io.err(flags.cancelOnExit ? 'interrupted: cancelling the job...' : 'interrupted: leaving the job running...');
+        io.err('interrupted: saving the training state...');
         controller.abort();
       };
       await withCliStore(flags, async (store) => {
         process.once('SIGINT', onSignal);
         try {
-          const result = await fineTuneOpenAi({
-            store,
-            client,
-            baseModel: flags.baseModel,
-            method: flags.method,
-            selection: {
-              ...(flags.minReward !== undefined ? { minReward: flags.minReward } : {}),
-              ...(flags.agent !== undefined ? { agent: flags.agent } : {}),
-              ...(since !== undefined ? { since } : {}),
-            },
-            ...(flags.suffix !== undefined ? { suffix: flags.suffix } : {}),
-            hyperparameters,
-            wait: flags.wait === true,
-            cancelOnExit: flags.cancelOnExit === true,
-            signal: controller.signal,
-            pollIntervalMs: flags.pollInterval * 1000,
-            ...(flags.llmResource !== undefined ? { llmResourceName: flags.llmResource } : {}),
-            onProgress: (line) => io.err(line),
-            redact: flags.redact,
-          });
-          if (flags.json) {
-            io.out(JSON.stringify(result, null, 2));
-            return;
-          }
-          if (result.redaction) io.out(describeRedactionSummary(result.redaction));
-          if (result.published) {
-            io.out(`fine_tuned_model=${result.fineTunedModel ?? ''}`);
-            io.out(`resources_id=${result.published.resourcesId}`);
-          } else {
-            io.out(`job_id=${result.jobId}`);
-            io.out(`status=${result.status}`);
-            if (result.status !== 'detached')
-              io.out('rerun the same command with --wait to follow the job and publish the tuned model');
-          }
+          await runTinkerFinetune(store, flags, selection, io, controller.signal);
         } finally {
           process.removeListener('SIGINT', onSignal);
         }
       });
+      return;
+    }
+    const hyperparameters = parseHyperparameters(flags);
+    const client = await openAiClient(flags.baseUrl ?? (process.env.OPENAI_BASE_URL || undefined));
+    const controller = new AbortController();
+    const onSignal = (): void => {
+      io.err(flags.cancelOnExit ? 'interrupted: cancelling the job...' : 'interrupted: leaving the job running...');
+      controller.abort();
+    };
+    await withCliStore(flags, async (store) => {
+      process.once('SIGINT', onSignal);
+      try {
+        const result = await fineTuneOpenAi({
+          store,
+          client,
+          baseModel: flags.baseModel,
+          method: flags.method,
+          selection: {
+            ...(flags.minReward !== undefined ? { minReward: flags.minReward } : {}),
+            ...(flags.agent !== undefined ? { agent: flags.agent } : {}),
+            ...(since !== undefined ? { since } : {}),
+          },
+          ...(flags.suffix !== undefined ? { suffix: flags.suffix } : {}),
+          hyperparameters,
+          wait: flags.wait === true,
+          cancelOnExit: flags.cancelOnExit === true,
+          signal: controller.signal,
+          pollIntervalMs: flags.pollInterval * 1000,
+          ...(flags.llmResource !== undefined ? { llmResourceName: flags.llmResource } : {}),
+          onProgress: (line) => io.err(line),
+          redact: flags.redact,
+          ...(flags.release ? { publish: false } : {}),
+        });
+        if (flags.release && result.resources) {
+          if (result.redaction) io.err(describeRedactionSummary(result.redaction));
+          const release = await startCandidateRelease(store, result.resources, flags);
+          return printCandidateRelease(io, release, flags.json);
+        }
+        if (flags.json) {
+          io.out(JSON.stringify(result, null, 2));
+          return;
+        }
+        if (result.redaction) io.out(describeRedactionSummary(result.redaction));
+        if (result.published) {
+          io.out(`fine_tuned_model=${result.fineTunedModel ?? ''}`);
+          io.out(`resources_id=${result.published.resourcesId}`);
+        } else {
+          io.out(`job_id=${result.jobId}`);
+          io.out(`status=${result.status}`);
+          if (result.status !== 'detached')
+            io.out('rerun the same command with --wait to follow the job and publish the tuned model');
+        }
+      } finally {
+        process.removeListener('SIGINT', onSignal);
+      }
     });
+  });
   return cmd;
 }

@@ -253,6 +253,35 @@ describe('agl finetune --provider tinker', () => {
     expect(server.requestsTo('/api/v1/save_weights_for_sampler')).toHaveLength(1);
   }, 180_000);
 
+  it('--release publishes the sampler path as the candidate of a release; the latest stays the baseline', async () => {
+    await useStandIn();
+    const path = await seededStore('release');
+    const before = await resourceVersions(path);
+    const refused = await cli(...args(path, '--steps', '1', '--shares', '0.1,1'));
+    expect(refused.code).not.toBe(0);
+    expect(refused.err).toMatch(/go with --release/);
+    expect(server.requestsTo('/api/v1/forward_backward')).toHaveLength(0);
+
+    const r = await cli(...args(path, '--steps', '1', '--release', '--shares', '0.1,1', '--min-requests', '5'));
+    expect(r.err).not.toMatch(/error/i);
+    expect(r.code).toBe(0);
+    const releaseId = r.out.trim();
+    const after = await resourceVersions(path);
+    expect(after.latest!.resourcesId).toBe(before.latest!.resourcesId);
+    const store = new SqliteStore({ path });
+    try {
+      const release = (await store.getRelease!(releaseId))!;
+      expect(release).toMatchObject({ state: 'running', baseline: before.latest!.resourcesId, shares: [0.1, 1] });
+      const candidate = after.all.find((v) => v.resourcesId === release.candidate)!;
+      const llm = candidate.resources.main_llm as { model: string; endpoint: string; apiKey?: string | null };
+      expect(llm.model).toMatch(/^tinker:\/\/.+\/sampler_weights\//);
+      expect(llm.endpoint).toBe(server.url);
+      expect(llm.apiKey ?? null).toBeNull();
+    } finally {
+      await store.close();
+    }
+  }, 120_000);
+
   it('refuses DPO, naming what Tinker lacks', async () => {
     await useStandIn();
     const path = await seededStore('dpo');

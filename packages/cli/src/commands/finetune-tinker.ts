@@ -3,9 +3,10 @@ import type { LightningStore } from '@agl/core/store';
 import { ServiceClient } from '@agl/tinker';
 import { describeRedactionSummary, fineTuneTinker, type FineTuningSelection } from '@agl/trainer/finetune';
 import type { CliIo } from './output';
+import { printCandidateRelease, startCandidateRelease, type ReleaseFlags } from './release-flags';
 
 /** The `agl finetune` flags the Tinker provider reads. */
-export interface TinkerFinetuneFlags {
+export interface TinkerFinetuneFlags extends ReleaseFlags {
   baseModel: string;
   method: string;
   baseUrl?: string;
@@ -21,6 +22,8 @@ export interface TinkerFinetuneFlags {
   llmResource?: string;
   /** `--no-redact` sets it false. */
   redact?: boolean;
+  /** `--release` (with the release flags): publish as a release candidate, not as the latest. */
+  release?: boolean;
   json?: boolean;
 }
 
@@ -64,9 +67,15 @@ export async function runTinkerFinetune(
       ...(flags.tokenizer !== undefined ? { tokenizer: flags.tokenizer } : {}),
       ...(flags.llmResource !== undefined ? { llmResourceName: flags.llmResource } : {}),
       ...(flags.redact === false ? { redact: false } : {}),
+      ...(flags.release ? { publish: false } : {}),
       signal,
       onProgress: (line) => io.err(line),
     });
+    if (flags.release && result.resources) {
+      io.err(describeRedactionSummary(result.redaction));
+      const release = await startCandidateRelease(store, result.resources, flags);
+      return printCandidateRelease(io, release, flags.json);
+    }
     if (flags.json) {
       io.out(JSON.stringify(result, null, 2));
       return;

@@ -1,10 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { UserError } from '@agl/core/errors';
-import { releaseSettingProblem, type NamedResourcesInput } from '@agl/core/schema';
+import { releaseSettingProblem, releaseToWire, type NamedResourcesInput, type Release } from '@agl/core/schema';
 import type { LightningStore, ReleaseStore, StartReleaseRequest } from '@agl/core/store';
 import { rubricHash } from '@agl/apo';
 import { list } from './flag-values';
+import type { CliIo } from './output';
 
 /** The release settings flags (`agl release start`, `agl resources publish --release`). */
 export interface ReleaseFlags {
@@ -95,4 +96,29 @@ export function startCandidateRelease(
     candidateResources: resources,
     ...(candidateId !== undefined ? { candidateId } : {}),
   });
+}
+
+/** True when any release setting flag was given (they go with `--release`). */
+export function hasReleaseFlags(flags: ReleaseFlags): boolean {
+  return [flags.baseline, flags.shares, flags.metric, flags.guard, flags.minRequests, flags.maxDuration].some(
+    (v) => v !== undefined,
+  );
+}
+
+/** A UserError when release setting flags come without `--release` (`extra` names the command's own such flags). */
+export function requireReleaseFlag(flags: ReleaseFlags & { release?: boolean }, extra: string[] = []): void {
+  if (flags.release || !hasReleaseFlags(flags)) return;
+  throw new UserError(
+    `${[...extra, '--shares', '--metric', '--guard', '--min-requests', '--max-duration', '--baseline'].join(', ')} go with --release.`,
+  );
+}
+
+/** Prints a release just started for a candidate: its id (or, with `json`, the release) on stdout, what it does on stderr. */
+export function printCandidateRelease(io: CliIo, release: Release, json = false): void {
+  if (json) return io.out(JSON.stringify(releaseToWire(release), null, 2));
+  io.out(release.releaseId);
+  io.err(
+    `published ${release.candidate} as the candidate of release ${release.releaseId} (${release.share * 100}% of ` +
+      `requests next to ${release.baseline}, which stays the latest); watch it with agl release status`,
+  );
 }

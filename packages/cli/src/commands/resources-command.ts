@@ -2,17 +2,19 @@ import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { isForbiddenKey, isRecord } from '@agl/core/guards';
 import { NotFoundError, UserError, ValidationError } from '@agl/core/errors';
-import { NamedResources, releaseToWire, toWire, type ResourcesUpdate } from '@agl/core/schema';
+import { NamedResources, toWire, type ResourcesUpdate } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
 import { maskSecrets, parseNamedResourcesBody } from '@agl/store/server';
 import { isoTime, processIo, table, type CliIo } from './output';
 import { storeCommand, withCliStore, type StoreFlags } from './store-options';
-import { releaseRequest, startCandidateRelease, withReleaseFlags, type ReleaseFlags } from './release-flags';
-
-const hasReleaseFlags = (flags: ReleaseFlags): boolean =>
-  [flags.baseline, flags.shares, flags.metric, flags.guard, flags.minRequests, flags.maxDuration].some(
-    (v) => v !== undefined,
-  );
+import {
+  hasReleaseFlags,
+  printCandidateRelease,
+  releaseRequest,
+  startCandidateRelease,
+  withReleaseFlags,
+  type ReleaseFlags,
+} from './release-flags';
 
 /**
  * Named resources read from a JSON file, through the same validation as `POST /v1/agl/resources`
@@ -107,13 +109,7 @@ export function resourcesCommand(io: CliIo = processIo): Command {
             flags,
             flags.id,
           );
-          if (flags.json) return io.out(JSON.stringify(releaseToWire(release), null, 2));
-          io.out(release.releaseId);
-          io.err(
-            `published ${release.candidate} as the candidate of release ${release.releaseId} (${release.share * 100}% of ` +
-              `requests next to ${release.baseline}, which stays the latest); watch it with agl release status`,
-          );
-          return;
+          return printCandidateRelease(io, release, flags.json);
         }
         const update = await store.addResources({ ...(latest?.resources ?? {}), ...resources });
         if (flags.json) return io.out(JSON.stringify(shown(update), null, 2));

@@ -23,7 +23,7 @@ import {
   updateJobRecordProgress,
   type FineTuningFingerprint,
 } from './job-record';
-import { publishTunedModel } from './publish-tuned-model';
+import { publishTunedModel, tunedResources, type TunedModelTarget } from './publish-tuned-model';
 
 /** Options of {@link fineTuneTinker}. */
 export interface FineTuneTinkerOptions {
@@ -52,6 +52,8 @@ export interface FineTuneTinkerOptions {
   tokenizer?: ChatTokenizer | string;
   /** Mask secrets in the transcripts before they are tokenized and sent (default on; `false` = `--no-redact`). */
   redact?: RedactOption;
+  /** `false`: return the resources naming the sampler path without publishing them (e.g. for a release). */
+  publish?: boolean;
   /** Which LLM resource names the tuned sampler path. */
   llmResourceName?: string;
   /** On abort: save the state, leave the run to be resumed, and return `detached`. */
@@ -221,17 +223,22 @@ export async function fineTuneTinker(options: FineTuneTinkerOptions): Promise<Fi
     await updateJobRecordProgress(store, record, { step: total, sampler_path: result.samplerPath });
     progress(`saved sampler weights ${result.samplerPath}`);
   }
-  result.published = await publishTunedModel(store, result.samplerPath, {
+  const target: TunedModelTarget = {
     endpoint: service.http.baseUrl,
     replaceEndpoint: true,
     ...(options.llmResourceName !== undefined ? { llmResourceName: options.llmResourceName } : {}),
-  });
-  result.resources = result.published.resources;
-  progress(`published resources ${result.published.resourcesId} naming ${result.samplerPath}`);
+  };
+  if (options.publish === false) {
+    result.resources = (await tunedResources(store, result.samplerPath, target)).resources;
+  } else {
+    result.published = await publishTunedModel(store, result.samplerPath, target);
+    result.resources = result.published.resources;
+    progress(`published resources ${result.published.resourcesId} naming ${result.samplerPath}`);
+  }
   await closeJobRecord(store, record, {
     status: 'succeeded',
     fine_tuned_model: result.samplerPath,
-    resources_id: result.published.resourcesId,
+    resources_id: result.published?.resourcesId ?? null,
   });
   return result;
 }
