@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
   roomSelectorRuleLlm as ruleLlm,
@@ -7,6 +7,7 @@ import {
   trainRoomSelectorExample,
   useTestLlmAndDir,
 } from '@agl/testing';
+import { SqliteStore } from '@agl/store/sqlite';
 import { describe, expect, it } from 'vitest';
 import { runRoomSelector, SEED_PROMPT } from './run-room-selector';
 
@@ -44,6 +45,45 @@ describe('apo-room-selector example', () => {
       expect(r.stdout).toContain(SEED_PROMPT);
       const saved = await readFile(join(suite.dir, 'best.txt'), 'utf8');
       expect(saved.startsWith(SEED_PROMPT)).toBe(true);
+    },
+  );
+
+  it(
+    '`agl train --algorithm apo --release` makes the winner a release candidate; the latest stays the baseline',
+    { timeout: 180_000 },
+    async () => {
+      const dir = join(suite.dir, 'release');
+      await mkdir(dir, { recursive: true });
+      const seeded = new SqliteStore({ path: join(dir, 'store.sqlite') });
+      const baseline = await seeded.addResources({
+        llm: { resourceType: 'llm', endpoint: suite.llm.baseURL, model: 'agent-model', apiKey: 'test' },
+        system_prompt: { resourceType: 'prompt_template', template: SEED_PROMPT },
+      });
+      await seeded.close();
+      const r = await trainRoomSelectorExample({
+        baseURL: suite.llm.baseURL,
+        dir,
+        args: ['--release', '--shares', '0.1,0.5,1', '--min-requests', '20'],
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/best prompt v\d+ \(val 1\.000.*the candidate of release \S+ against /u);
+      const store = new SqliteStore({ path: join(dir, 'store.sqlite') });
+      try {
+        expect((await store.getLatestResources())!.resourcesId).toBe(baseline.resourcesId);
+        const [release] = await store.listReleases!();
+        expect(release).toMatchObject({
+          state: 'running',
+          baseline: baseline.resourcesId,
+          shares: [0.1, 0.5, 1],
+          minRequests: 20,
+        });
+        const candidate = (await store.getResourcesById(release!.candidate))!;
+        const prompt = candidate.resources.system_prompt as { template: string };
+        expect(prompt.template.startsWith(SEED_PROMPT)).toBe(true);
+        expect(prompt.template).not.toBe(SEED_PROMPT);
+      } finally {
+        await store.close();
+      }
     },
   );
 });

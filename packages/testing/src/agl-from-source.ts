@@ -20,6 +20,8 @@ export interface RoomSelectorTrainOptions {
   dir: string;
   /** Sent as OPENAI_API_KEY (default `test`). */
   apiKey?: string;
+  /** More `agl train` flags (e.g. `--release`). */
+  args?: string[];
 }
 
 /**
@@ -30,7 +32,7 @@ export interface RoomSelectorTrainOptions {
 export function trainRoomSelectorExample(o: RoomSelectorTrainOptions): Promise<NodeRun> {
   const entry = 'examples/apo-room-selector/src/train-entry.ts';
   return runAglFromSource(
-    ['train', entry, '--algorithm', 'apo', '--store', join(o.dir, 'store.sqlite'), '--no-progress'],
+    ['train', entry, '--algorithm', 'apo', '--store', join(o.dir, 'store.sqlite'), '--no-progress', ...(o.args ?? [])],
     {
       CI: '1',
       OPENAI_BASE_URL: o.baseURL,

@@ -1,5 +1,6 @@
 import { APO, type ApoEvent, type ApoOptions } from '@agl/apo';
 import { UserError } from '@agl/core/errors';
+import type { Release } from '@agl/core/schema';
 import type { Algorithm } from '@agl/trainer';
 import type { CliIo } from './output';
 
@@ -53,12 +54,19 @@ export function resolveTrainAlgorithm(o: {
   throw new UserError(`Unknown --algorithm ${JSON.stringify(o.name)}; use one of ${TRAIN_ALGORITHMS.join(', ')}.`);
 }
 
-/** After `fit`: print APO's best prompt and where it was saved. */
-export function reportTrainAlgorithm(algorithm: Algorithm | undefined, io: CliIo): void {
+/** After `fit`: print APO's best prompt and where it was published (the latest, or a release's candidate). */
+export function reportTrainAlgorithm(
+  algorithm: Algorithm | undefined,
+  io: CliIo,
+  release: Release | null = null,
+): void {
   if (!(algorithm instanceof APO) || !algorithm.result) return;
   const r = algorithm.result;
+  const where = release
+    ? `published as ${r.publishedResourcesId}, the candidate of release ${release.releaseId} against ${release.baseline} (${release.share * 100}% of requests first; agl release status)`
+    : `published as the latest resources version ${r.publishedResourcesId}`;
   io.out(
-    `best prompt ${r.bestVersion} (val ${r.bestScore.toFixed(3)}, seed ${r.seedScore === null ? 'n/a' : r.seedScore.toFixed(3)}; candidate ${r.bestResourcesId}), published as the latest resources version ${r.publishedResourcesId}:`,
+    `best prompt ${r.bestVersion} (val ${r.bestScore.toFixed(3)}, seed ${r.seedScore === null ? 'n/a' : r.seedScore.toFixed(3)}; candidate ${r.bestResourcesId}), ${where}:`,
   );
   io.out(r.bestPrompt);
 }

@@ -4,7 +4,10 @@ import { formatRunSummary, Trainer, type DatasetSource, type TrainerOptions } fr
 import { createProgressDisplay } from '../progress/progress-display';
 import { loadEntryModule } from './load-entry';
 import { processIo, type CliIo } from './output';
+import { releaseToWire } from '@agl/core/schema';
+import { requireReleaseFlag, withReleaseFlags, type ReleaseFlags } from './release-flags';
 import { reportTrainAlgorithm, resolveTrainAlgorithm, TRAIN_ALGORITHMS } from './train-algorithm';
+import { latestBeforeTraining, releaseTrainedWinner } from './train-release';
 
 /** What an entry module's `config` export may set (flags override it). */
 export interface TrainEntryConfig extends Omit<TrainerOptions, 'algorithm' | 'store' | 'agentModule'> {
@@ -13,7 +16,9 @@ export interface TrainEntryConfig extends Omit<TrainerOptions, 'algorithm' | 'st
   token?: string;
 }
 
-interface TrainFlags {
+interface TrainFlags extends ReleaseFlags {
+  /** `--release`: APO's winner becomes a release candidate instead of the latest. */
+  release?: boolean;
   storeUrl?: string;
   store?: string;
   token?: string;
@@ -61,97 +66,113 @@ the run (--quiet: nothing, --json: one JSON line).`;
 
 /** `agl train <entry>`: load the entry module and run `Trainer.fit` with its agent, algorithm and datasets. */
 export function trainCommand(io: CliIo = processIo): Command {
-  return new Command('train')
-    .description(
-      'train an agent: the entry module exports `agent` and optionally `train`, `val`, `algorithm`, `apo`, `config`',
-    )
-    .addHelpText('after', ENTRY_HELP)
-    .argument('<entry>', 'a .ts or .js module')
-    .option('--store-url <url>', 'use a running `agl store serve` instead of the embedded store')
-    .option('--store <path>', 'embedded SQLite store file (default .agl/store.sqlite)')
-    .option('--token <token>', 'bearer token of the store server (default $AGL_STORE_TOKEN)')
-    .option(
-      '--train <file>',
-      "training tasks (.jsonl or .json, e.g. from `agl dataset build`) instead of the entry's `train`",
-    )
-    .option('--val <file>', "validation tasks (.jsonl or .json) instead of the entry's `val`")
-    .option('--runners <n>', 'number of runner workers', positiveInt)
-    .addOption(
-      new Option('--worker-mode <mode>', 'run workers in this process or as child processes').choices([
-        'async',
-        'process',
-      ]),
-    )
-    .option('--gateway', 'process agents: route their LLM calls through a loopback AGL gateway (spans with token ids)')
-    .option('--no-progress', 'no live progress display')
-    .option('--json', 'print the result as JSON')
-    .option('--quiet', 'print nothing but errors: no progress, no summary')
-    .addOption(
-      new Option(
-        '--algorithm <name>',
-        "algorithm instead of the entry's `algorithm` export (apo reads the entry's `apo` options)",
-      ).choices([...TRAIN_ALGORITHMS]),
-    )
-    .action(async (entry: string, flags: TrainFlags) => {
-      const { path, module } = await loadEntryModule(entry);
-      if (module.agent === undefined) {
-        throw new UserError(
-          `${path} does not export \`agent\`; add \`export const agent = async (task, resources) => reward\` (or litAgent / processAgent).`,
-        );
-      }
-      const config = (module.config ?? {}) as TrainEntryConfig;
-      const { storeUrl, store, token, ...trainerConfig } = config;
-      const display = flags.progress && !flags.quiet ? createProgressDisplay({ title: 'agl train' }) : null;
-      const options: TrainerOptions = {
-        ...trainerConfig,
-        // The CLI prints its own progress display and summary (or JSON).
-        quiet: true,
-        algorithm: resolveTrainAlgorithm({ name: flags.algorithm, module, io }),
-        store: flags.storeUrl ?? flags.store ?? storeUrl ?? (process.env.AGL_STORE_URL || undefined) ?? store,
-        storeToken: flags.token || token || process.env.AGL_STORE_TOKEN || undefined,
-        nRunners: flags.runners ?? config.nRunners,
-        workerMode: flags.workerMode ?? config.workerMode,
-        gateway: flags.gateway ?? config.gateway,
-        agentModule: { path, exportName: 'agent' },
-        onProgress: (snapshot) => {
-          display?.update(snapshot);
-          config.onProgress?.(snapshot);
-        },
-      };
-      const abort = new AbortController();
-      const onSignal = (): void => abort.abort(new Error('interrupted'));
-      process.once('SIGINT', onSignal);
-      try {
-        const result = await new Trainer(options).fit(module.agent as never, {
-          train: flags.train ?? (module.train as DatasetSource | undefined),
-          val: flags.val ?? (module.val as DatasetSource | undefined),
-          signal: abort.signal,
-        });
-        await display?.finish(result.progress);
-        if (flags.json) {
-          io.out(
-            JSON.stringify({
-              runner: result.runner,
-              progress: result.progress,
-              duration_seconds: result.durationSeconds,
-              store: result.storeLocation,
-            }),
-          );
-        } else if (!flags.quiet) {
-          reportTrainAlgorithm(options.algorithm, io);
-          const summary = formatRunSummary({
-            label: 'agl train',
+  return withReleaseFlags(
+    new Command('train')
+      .description(
+        'train an agent: the entry module exports `agent` and optionally `train`, `val`, `algorithm`, `apo`, `config`',
+      )
+      .addHelpText('after', ENTRY_HELP)
+      .argument('<entry>', 'a .ts or .js module')
+      .option('--store-url <url>', 'use a running `agl store serve` instead of the embedded store')
+      .option('--store <path>', 'embedded SQLite store file (default .agl/store.sqlite)')
+      .option('--token <token>', 'bearer token of the store server (default $AGL_STORE_TOKEN)')
+      .option(
+        '--train <file>',
+        "training tasks (.jsonl or .json, e.g. from `agl dataset build`) instead of the entry's `train`",
+      )
+      .option('--val <file>', "validation tasks (.jsonl or .json) instead of the entry's `val`")
+      .option('--runners <n>', 'number of runner workers', positiveInt)
+      .addOption(
+        new Option('--worker-mode <mode>', 'run workers in this process or as child processes').choices([
+          'async',
+          'process',
+        ]),
+      )
+      .option(
+        '--gateway',
+        'process agents: route their LLM calls through a loopback AGL gateway (spans with token ids)',
+      )
+      .option('--no-progress', 'no live progress display')
+      .option('--json', 'print the result as JSON')
+      .option('--quiet', 'print nothing but errors: no progress, no summary')
+      .option(
+        '--release',
+        'with --algorithm apo: the winner becomes the candidate of a release against the latest (a share of live traffic at a time) instead of the latest',
+      )
+      .addOption(
+        new Option(
+          '--algorithm <name>',
+          "algorithm instead of the entry's `algorithm` export (apo reads the entry's `apo` options)",
+        ).choices([...TRAIN_ALGORITHMS]),
+      ),
+  ).action(async (entry: string, flags: TrainFlags) => {
+    const { path, module } = await loadEntryModule(entry);
+    if (module.agent === undefined) {
+      throw new UserError(
+        `${path} does not export \`agent\`; add \`export const agent = async (task, resources) => reward\` (or litAgent / processAgent).`,
+      );
+    }
+    const config = (module.config ?? {}) as TrainEntryConfig;
+    const { storeUrl, store, token, ...trainerConfig } = config;
+    const display = flags.progress && !flags.quiet ? createProgressDisplay({ title: 'agl train' }) : null;
+    const options: TrainerOptions = {
+      ...trainerConfig,
+      // The CLI prints its own progress display and summary (or JSON).
+      quiet: true,
+      algorithm: resolveTrainAlgorithm({ name: flags.algorithm, module, io }),
+      store: flags.storeUrl ?? flags.store ?? storeUrl ?? (process.env.AGL_STORE_URL || undefined) ?? store,
+      storeToken: flags.token || token || process.env.AGL_STORE_TOKEN || undefined,
+      nRunners: flags.runners ?? config.nRunners,
+      workerMode: flags.workerMode ?? config.workerMode,
+      gateway: flags.gateway ?? config.gateway,
+      agentModule: { path, exportName: 'agent' },
+      onProgress: (snapshot) => {
+        display?.update(snapshot);
+        config.onProgress?.(snapshot);
+      },
+    };
+    requireReleaseFlag(flags);
+    const releaseTarget = {
+      ...(typeof options.store === 'string' ? { store: options.store } : {}),
+      ...(options.storeToken ? { token: options.storeToken } : {}),
+    };
+    const latest = flags.release ? await latestBeforeTraining(releaseTarget, flags) : null;
+    const abort = new AbortController();
+    const onSignal = (): void => abort.abort(new Error('interrupted'));
+    process.once('SIGINT', onSignal);
+    try {
+      const result = await new Trainer(options).fit(module.agent as never, {
+        train: flags.train ?? (module.train as DatasetSource | undefined),
+        val: flags.val ?? (module.val as DatasetSource | undefined),
+        signal: abort.signal,
+      });
+      await display?.finish(result.progress);
+      const release = latest ? await releaseTrainedWinner(releaseTarget, options.algorithm, latest, flags) : null;
+      if (flags.json) {
+        io.out(
+          JSON.stringify({
+            runner: result.runner,
             progress: result.progress,
-            durationSeconds: result.durationSeconds,
-            location: result.storeLocation,
-          });
-          for (const line of summary) io.out(line);
-        }
-      } catch (err) {
-        await display?.finish(null);
-        throw err;
-      } finally {
-        process.removeListener('SIGINT', onSignal);
+            duration_seconds: result.durationSeconds,
+            store: result.storeLocation,
+            ...(release ? { release: releaseToWire(release) } : {}),
+          }),
+        );
+      } else if (!flags.quiet) {
+        reportTrainAlgorithm(options.algorithm, io, release);
+        const summary = formatRunSummary({
+          label: 'agl train',
+          progress: result.progress,
+          durationSeconds: result.durationSeconds,
+          location: result.storeLocation,
+        });
+        for (const line of summary) io.out(line);
       }
-    });
+    } catch (err) {
+      await display?.finish(null);
+      throw err;
+    } finally {
+      process.removeListener('SIGINT', onSignal);
+    }
+  });
 }

@@ -205,12 +205,13 @@ export class TinkerHttp {
       ...options.headers,
     };
     if (this.#authValue) headers['X-API-Key'] = this.#authValue;
-    let body: string | Uint8Array | undefined;
+    // `Uint8Array<ArrayBuffer>`: what `fetch` takes under both Node's and the DOM's typings.
+    let body: string | Uint8Array<ArrayBuffer> | undefined;
     if (method !== 'GET') {
       headers['X-Idempotency-Key'] = idempotencyKey;
       if (attempt > 0) headers['X-Stainless-Retry-Count'] = String(attempt);
       if (options.body instanceof Uint8Array) {
-        body = options.body;
+        body = options.body as Uint8Array<ArrayBuffer>;
         headers['Content-Type'] = options.contentType ?? 'application/octet-stream';
       } else {
         body = JSON.stringify(options.body ?? {});
