@@ -1,4 +1,4 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { cliErrorMessage } from './cli-error-message';
 import * as registry from './commands/registry';
 import { processIo, type CliIo } from './commands/output';
@@ -34,8 +34,13 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     await createProgram({ io }).parseAsync([...argv]);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
-    // Commander already printed its message (usage error) or the help text.
-    if (error instanceof CommanderError) return error.exitCode;
+    // Commander already printed its message (usage error) or the help text; an InvalidArgumentError that reaches here
+    // was thrown by a command's action (flags checked together), which commander does not print.
+    if (error instanceof CommanderError && !(error instanceof InvalidArgumentError)) return error.exitCode;
+    if (error instanceof InvalidArgumentError) {
+      io.err(`error: ${error.message}`);
+      return error.exitCode;
+    }
     io.err(`error: ${cliErrorMessage(error)}`);
     return 1;
   }
