@@ -6,7 +6,7 @@ import { sleep as abortableSleep } from '../runner/idle-gate';
 import { buildFineTuningData, type FineTuningSelection } from './fine-tuning-data';
 import { describeRedactionSummary, type RedactionSummary, type RedactOption } from '../export/training-data-redaction';
 import { closeJobRecord, findRunningJobRecord, saveJobRecord, type FineTuningFingerprint } from './job-record';
-import { publishTunedModel, tunedResources, type TunedModelTarget } from './publish-tuned-model';
+import { finishTunedModel, type TunedModelTarget } from './publish-tuned-model';
 import {
   validateFineTuningRecords,
   type FineTuningLimits,
@@ -185,13 +185,9 @@ export async function fineTuneOpenAi(options: FineTuneOpenAiOptions): Promise<Fi
     endpoint: client.baseURL,
     ...(options.llmResourceName !== undefined ? { llmResourceName: options.llmResourceName } : {}),
   };
-  if (options.publish === false) {
-    result.resources = (await tunedResources(store, job.fine_tuned_model, target)).resources;
-  } else {
-    result.published = await publishTunedModel(store, job.fine_tuned_model, target);
-    result.resources = result.published.resources;
-    progress(`published resources ${result.published.resourcesId} naming ${job.fine_tuned_model}`);
-  }
+  const finished = await finishTunedModel(store, job.fine_tuned_model, target, { publish: options.publish, progress });
+  result.resources = finished.resources;
+  result.published = finished.published;
   await closeJobRecord(store, record, {
     status: 'succeeded',
     fine_tuned_model: job.fine_tuned_model,

@@ -23,7 +23,7 @@ import {
   updateJobRecordProgress,
   type FineTuningFingerprint,
 } from './job-record';
-import { publishTunedModel, tunedResources, type TunedModelTarget } from './publish-tuned-model';
+import { finishTunedModel, type TunedModelTarget } from './publish-tuned-model';
 
 /** Options of {@link fineTuneTinker}. */
 export interface FineTuneTinkerOptions {
@@ -228,13 +228,9 @@ export async function fineTuneTinker(options: FineTuneTinkerOptions): Promise<Fi
     replaceEndpoint: true,
     ...(options.llmResourceName !== undefined ? { llmResourceName: options.llmResourceName } : {}),
   };
-  if (options.publish === false) {
-    result.resources = (await tunedResources(store, result.samplerPath, target)).resources;
-  } else {
-    result.published = await publishTunedModel(store, result.samplerPath, target);
-    result.resources = result.published.resources;
-    progress(`published resources ${result.published.resourcesId} naming ${result.samplerPath}`);
-  }
+  const finished = await finishTunedModel(store, result.samplerPath, target, { publish: options.publish, progress });
+  result.resources = finished.resources;
+  result.published = finished.published;
   await closeJobRecord(store, record, {
     status: 'succeeded',
     fine_tuned_model: result.samplerPath,

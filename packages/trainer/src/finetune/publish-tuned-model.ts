@@ -55,3 +55,20 @@ export async function publishTunedModel(
   const { resources, alreadyLatest } = await tunedResources(store, model, target);
   return alreadyLatest ?? store.addResources(resources);
 }
+
+/**
+ * A finished job's last step: the resources naming the tuned `model`, published as one new version unless
+ * `publish` is false (a release candidate is published by the release instead).
+ */
+export async function finishTunedModel(
+  store: Pick<LightningStore, 'getLatestResources' | 'addResources'>,
+  model: string,
+  target: TunedModelTarget,
+  options: { publish?: boolean; progress: (line: string) => void },
+): Promise<{ resources: NamedResourcesInput; published: ResourcesUpdate | null }> {
+  if (options.publish === false)
+    return { resources: (await tunedResources(store, model, target)).resources, published: null };
+  const published = await publishTunedModel(store, model, target);
+  options.progress(`published resources ${published.resourcesId} naming ${model}`);
+  return { resources: published.resources, published };
+}
