@@ -38,6 +38,9 @@ import {
 import { fastParseSpan } from '@agl/core/schema';
 import { HttpTransport, type TransportOptions } from './http-transport';
 import { ReleaseRoutes } from './release-routes';
+import { rolloutSpansPath, type RolloutSpansOptions } from './rollout-spans-query';
+
+export type { RolloutSpansOptions } from './rollout-spans-query';
 import { REVEAL_SECRETS_HEADER } from './reveal-secrets-header';
 
 /** Options of {@link StoreClient}: the transport's plus the long-poll chunk and warnings. */
@@ -69,17 +72,6 @@ const readResources = (value: unknown): ResourcesUpdate =>
 const readSpan = (value: unknown): Span =>
   fastParseSpan(fromWire('span', value)) ?? parseWire(Span, 'span', value, 'span');
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
-
-/** Options of {@link StoreClient.getRolloutSpans}. */
-export interface RolloutSpansOptions {
-  /** One attempt's spans only; `'latest'` is the rollout's latest attempt. Default: every attempt's. */
-  attemptId?: string;
-  /** At most this many spans (default: all). */
-  limit?: number;
-  offset?: number;
-  /** By sequence id; default `asc`. */
-  sortOrder?: 'asc' | 'desc';
-}
 
 /**
  * Most spans {@link StoreClient.addSpans} sends in one request: well under the store server's defaults (10,000 spans,
@@ -394,14 +386,7 @@ export class StoreClient implements LightningStore {
    * an unknown rollout throws `NotFoundError` naming it.
    */
   async getRolloutSpans(rolloutId: string, options: RolloutSpansOptions = {}): Promise<PaginatedResult<Span>> {
-    const query = new URLSearchParams({
-      limit: String(options.limit === 0 ? 1 : (options.limit ?? -1)),
-      offset: String(options.offset ?? 0),
-      sort_order: options.sortOrder ?? 'asc',
-    });
-    if (options.attemptId !== undefined) query.set('attempt_id', options.attemptId);
-    const path = `${P}/rollouts/${enc(rolloutId)}/spans?${query.toString()}`;
-    return readPage(await this.#get(path), readSpan, options.limit);
+    return readPage(await this.#get(rolloutSpansPath(P, rolloutId, options)), readSpan, options.limit);
   }
 
   async addResources(resources: NamedResourcesInput): Promise<ResourcesUpdate> {

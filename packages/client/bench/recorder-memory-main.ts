@@ -1,9 +1,9 @@
 // Measures the memory the production recorder's buffer really costs against its byte bound (issue 55, item 5): fills a
 // recorder whose store never answers up to `maxBufferedBytes` with realistic LLM spans (ASCII, then text with a
 // character beyond Latin-1), and prints the RSS and heap growth per bounded byte.
-//   node --expose-gc --conditions=@agl/source --import tsx tools/bench/src/recorder-memory-main.ts [MiB] [ascii|wide]
+//   node --expose-gc --conditions=@agl/source --import tsx packages/client/bench/recorder-memory-main.ts [MiB] [ascii|wide]
 // (one case per process, so the RSS of one does not hide the other's)
-import { Recorder } from '../../../packages/client/src/observe/recorder';
+import { Recorder } from '../src/observe/recorder';
 
 const boundMiB = Number(process.argv[2] ?? 64);
 const maxBufferedBytes = boundMiB * 1024 * 1024;
