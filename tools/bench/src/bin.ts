@@ -5,7 +5,7 @@
  * artefacts (CPU profile, sub-bench logs) in `bench-artifacts/`.
  */
 import { setMaxListeners } from 'node:events';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -13,7 +13,7 @@ import { REPO_ROOT } from './child-processes';
 import { runIngestBench } from './ingest-bench';
 import { runObserveBench } from './observe-bench';
 import { reportTable } from './report-table';
-import { machineInfo, missingRequiredKeys, round, type ResultTree } from './results';
+import { keepEarlierSections, machineInfo, missingRequiredKeys, round, type ResultTree } from './results';
 import { runStoreBenchmarks } from './store-benchmarks';
 import { runAdapterBenches, runGatewayBench } from './sub-benches';
 import { runTrafficBench } from './traffic-bench';
@@ -58,6 +58,10 @@ const results: ResultTree = {
   traffic: {},
   memory: {},
 };
+// `--only` keeps the other sections' latest figures from the file it rewrites.
+const earlier =
+  values.only && existsSync(out) ? (JSON.parse(readFileSync(out, 'utf8')) as ResultTree) : (null as ResultTree | null);
+keepEarlierSections(results, earlier, only, SECTIONS);
 const save = (): void => writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
 let failed = false;
 

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { reportTable } from './report-table';
-import { REQUIRED_KEYS, formatTable, median, missingRequiredKeys, setPath, type ResultTree } from './results';
+import {
+  REQUIRED_KEYS,
+  formatTable,
+  keepEarlierSections,
+  median,
+  missingRequiredKeys,
+  setPath,
+  type ResultTree,
+} from './results';
 
 function complete(): ResultTree {
   const r: ResultTree = {};
@@ -28,6 +36,25 @@ describe('bench-results.json shape', () => {
       'adapters.langchain.overheadRatio',
     ]);
     expect(missingRequiredKeys({ machine: { cores: 2 } })).toContain('adapters.<name>');
+  });
+
+  it('with --only, keeps the sections it did not measure from the earlier file, with when they were measured', () => {
+    const earlier: ResultTree = {
+      generatedAt: '2026-12-01T00:00:00.000Z',
+      mode: 'full',
+      store: { large: { embedded: { rolloutsPerSecond: 900 } } },
+      memory: { storeServerPeakRssMb: 120 },
+      traffic: { pollMs: { median: 1784 } },
+    };
+    const now: ResultTree = { generatedAt: '2026-12-07T00:00:00.000Z', mode: 'quick', store: {}, traffic: {} };
+    keepEarlierSections(now, earlier, ['traffic'], ['store', 'traffic', 'observe']);
+    expect(now.store).toEqual(earlier.store);
+    expect(now.memory).toEqual(earlier.memory);
+    expect(now.traffic).toEqual({});
+    expect(now.sections).toEqual({
+      store: { generatedAt: '2026-12-01T00:00:00.000Z', mode: 'full' },
+      traffic: { generatedAt: '2026-12-07T00:00:00.000Z', mode: 'quick' },
+    });
   });
 
   it('takes medians (even counts average the middle two, non-numbers ignored)', () => {

@@ -115,3 +115,30 @@ export function fmt(value: ResultValue | undefined, digits = 1, unit = ''): stri
   if (typeof value !== 'number' || !Number.isFinite(value)) return 'n/a';
   return `${value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 })}${unit}`;
 }
+
+/**
+ * With `--only`, the sections this run did not measure keep the figures of the run that did (read from the earlier
+ * `bench-results.json`), so the file holds the latest figure of every section. `sections.<name>` says when and in
+ * which mode each section was measured.
+ */
+export function keepEarlierSections(
+  results: ResultTree,
+  earlier: ResultTree | null,
+  measured: readonly string[],
+  all: readonly string[],
+): void {
+  const stamps: ResultTree = {};
+  const earlierStamps = (earlier?.sections ?? {}) as ResultTree;
+  for (const name of all) {
+    if (measured.includes(name)) {
+      stamps[name] = { generatedAt: results.generatedAt as string, mode: results.mode as string };
+    } else if (earlier && earlier[name] !== undefined) {
+      results[name] = earlier[name] as ResultValue;
+      stamps[name] =
+        earlierStamps[name] ?? ({ generatedAt: earlier.generatedAt ?? null, mode: earlier.mode ?? null } as ResultTree);
+    }
+  }
+  // `memory` is measured by the store section.
+  if (!measured.includes('store') && earlier?.memory !== undefined) results.memory = earlier.memory;
+  results.sections = stamps;
+}
