@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { UserError } from '@agl/core/errors';
+import type * as TinyLlm from '@agl/tiny-llm';
 import { processIo, type CliIo } from './output';
 import { serveUntilSignal } from './serve-until-signal';
 
@@ -23,7 +24,7 @@ export interface TinyServeFlags {
 }
 
 /** `@agl/tiny-llm`'s module, as the lazy import gives it. */
-export type TinyLlmModule = typeof import('@agl/tiny-llm');
+export type TinyLlmModule = typeof TinyLlm;
 
 /**
  * Imports `@agl/tiny-llm` on first use: an optional peer of `@agl/cli` (it brings tfjs and its wasm backend, which

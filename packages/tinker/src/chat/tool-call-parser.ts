@@ -110,7 +110,10 @@ const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
  * miss its close (sampling stopped at `<|end|>`). Arguments must be a JSON object, kept as written; a malformed block
  * makes the whole text content, as `@agl/tiny-llm`'s own chat route does.
  */
-function parseAglTiny(text: string, callId: (i: number) => string): { content: string; calls: ChatToolCall[] } {
+export function parseAglTinyToolCalls(
+  text: string,
+  callId: (i: number) => string = defaultCallId,
+): { content: string; calls: ChatToolCall[] } {
   const first = text.indexOf(AGL_CALL_OPEN);
   if (first < 0) return { content: text, calls: [] };
   const calls: ChatToolCall[] = [];
@@ -151,7 +154,7 @@ export function parseAssistantOutput(text: string, options: ParseAssistantOption
   if (options.format === 'hermes' || (options.format !== 'none' && rest.includes('<tool_call>')))
     parsed = parseHermes(rest, callId);
   if (parsed.calls.length === 0 && options.format === 'llama3-json') parsed = parseLlama3(rest, callId);
-  if (options.format === 'agl-tiny') parsed = parseAglTiny(rest, callId);
+  if (options.format === 'agl-tiny') parsed = parseAglTinyToolCalls(rest, callId);
   const message: ParsedAssistant['message'] = {
     role: 'assistant',
     content: parsed.calls.length > 0 && parsed.content === '' ? null : parsed.content,
