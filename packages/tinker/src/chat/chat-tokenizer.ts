@@ -95,13 +95,15 @@ export class ChatTokenizer {
     this.stopTokens = stops;
     this.stopTokenIds = stops.map((t) => this.#tokenizer.token_to_id(t) as number);
     const t = this.#templateText;
-    this.toolCallFormat = t.includes('<tool_call>')
-      ? 'hermes'
-      : t.includes('<|python_tag|>') || (t.includes('"parameters"') && t.includes('<|start_header_id|>'))
-        ? 'llama3-json'
-        : t.includes('tool_calls')
-          ? 'hermes'
-          : 'none';
+    this.toolCallFormat = t.includes('<|call|>')
+      ? 'agl-tiny'
+      : t.includes('<tool_call>')
+        ? 'hermes'
+        : t.includes('<|python_tag|>') || (t.includes('"parameters"') && t.includes('<|start_header_id|>'))
+          ? 'llama3-json'
+          : t.includes('tool_calls')
+            ? 'hermes'
+            : 'none';
     this.#argumentsAsText = /arguments\s+is\s+string/.test(t);
   }
 

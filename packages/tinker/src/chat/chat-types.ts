@@ -68,7 +68,7 @@ export interface SupervisedExample {
 }
 
 /** How a model writes tool calls, which decides how its output is parsed back. */
-export type ToolCallFormat = 'hermes' | 'llama3-json' | 'none';
+export type ToolCallFormat = 'hermes' | 'llama3-json' | 'agl-tiny' | 'none';
 
 /** A model's output turned back into an OpenAI assistant message. */
 export interface ParsedAssistant {

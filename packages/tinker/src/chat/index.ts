@@ -21,4 +21,4 @@ export {
 } from './model-tokenizers';
 export { renderSupervisedExamples, type SupervisedOptions, supervisedFromTokenIds } from './supervised-render';
 export { type LoadTokenizerFilesOptions, loadTokenizerFiles, type TokenizerFiles } from './tokenizer-files';
-export { type ParseAssistantOptions, parseAssistantOutput } from './tool-call-parser';
+export { type ParseAssistantOptions, parseAglTinyToolCalls, parseAssistantOutput } from './tool-call-parser';

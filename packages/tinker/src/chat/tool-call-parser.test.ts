@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { jsonMemberText } from './json-value-text';
-import { parseAssistantOutput } from './tool-call-parser';
+import { parseAglTinyToolCalls, parseAssistantOutput } from './tool-call-parser';
 
 const ids = (): ((i: number) => string) => {
   let n = 0;
@@ -56,6 +56,25 @@ describe('parseAssistantOutput', () => {
       role: 'assistant',
       content: 'Hello.',
     });
+  });
+
+  it("parses the embedded policy's <|call|>name{…}<|/call|> calls (agl-tiny), an unclosed last one too", () => {
+    const text = 'Let me add.<|call|>calc{"e": "2+3"}<|/call|> <|call|>now';
+    expect(parseAssistantOutput(text, { format: 'agl-tiny', callId: ids() })).toEqual({
+      message: {
+        role: 'assistant',
+        content: 'Let me add.',
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'calc', arguments: '{"e": "2+3"}' } },
+          { id: 'call_2', type: 'function', function: { name: 'now', arguments: '{}' } },
+        ],
+      },
+      finishReason: 'tool_calls',
+    });
+    for (const bad of ['<|call|>calc{"e": 1<|/call|>', '<|call|>calc[1]<|/call|>', 'x<|call|>calc{}<|/call|>tail']) {
+      expect(parseAglTinyToolCalls(bad)).toEqual({ content: bad, calls: [] });
+      expect(parseAssistantOutput(bad, { format: 'agl-tiny' }).message).toEqual({ role: 'assistant', content: bad });
+    }
   });
 
   it('splits <think> into reasoning_content and marks a cut-off output as length', () => {

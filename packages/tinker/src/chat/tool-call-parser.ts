@@ -101,10 +101,50 @@ function splitTopLevel(text: string, sep: string): string[] {
   return parts;
 }
 
+const AGL_CALL_OPEN = '<|call|>';
+const AGL_CALL_CLOSE = '<|/call|>';
+const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+
+/**
+ * The embedded policy's (`agl-tiny`) calls: `<|call|>name{json args}<|/call|>` after the content; a final block may
+ * miss its close (sampling stopped at `<|end|>`). Arguments must be a JSON object, kept as written; a malformed block
+ * makes the whole text content, as `@agl/tiny-llm`'s own chat route does.
+ */
+export function parseAglTinyToolCalls(
+  text: string,
+  callId: (i: number) => string = defaultCallId,
+): { content: string; calls: ChatToolCall[] } {
+  const first = text.indexOf(AGL_CALL_OPEN);
+  if (first < 0) return { content: text, calls: [] };
+  const calls: ChatToolCall[] = [];
+  let rest = text.slice(first);
+  while (rest.trim() !== '') {
+    if (!rest.startsWith(AGL_CALL_OPEN)) return { content: text, calls: [] };
+    rest = rest.slice(AGL_CALL_OPEN.length);
+    const end = rest.indexOf(AGL_CALL_CLOSE);
+    const body = (end < 0 ? rest : rest.slice(0, end)).trim();
+    rest = end < 0 ? '' : rest.slice(end + AGL_CALL_CLOSE.length).replace(/^\s+/, '');
+    const brace = body.indexOf('{');
+    const name = (brace < 0 ? body : body.slice(0, brace)).trim();
+    const args = brace < 0 ? '{}' : body.slice(brace).trim();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(args);
+    } catch {
+      return { content: text, calls: [] };
+    }
+    if (!TOOL_NAME.test(name) || typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      return { content: text, calls: [] };
+    calls.push({ id: callId(calls.length), type: 'function', function: { name, arguments: args } });
+  }
+  return { content: text.slice(0, first), calls };
+}
+
 /**
  * Turns a model's decoded output (stop token removed) into an OpenAI assistant message: a leading `<think>` block
  * becomes `reasoning_content`, Qwen3/Hermes `<tool_call>{…}</tool_call>` blocks and Llama 3.x JSON calls
- * (`{"name": …, "parameters": …}`, optionally after `<|python_tag|>`, several separated by `;`) become `tool_calls`.
+ * (`{"name": …, "parameters": …}`, optionally after `<|python_tag|>`, several separated by `;`) and the embedded
+ * policy's `<|call|>name{…}<|/call|>` blocks become `tool_calls`.
  * Text that only looks like a call but is not valid JSON stays content.
  */
 export function parseAssistantOutput(text: string, options: ParseAssistantOptions): ParsedAssistant {
@@ -114,6 +154,7 @@ export function parseAssistantOutput(text: string, options: ParseAssistantOption
   if (options.format === 'hermes' || (options.format !== 'none' && rest.includes('<tool_call>')))
     parsed = parseHermes(rest, callId);
   if (parsed.calls.length === 0 && options.format === 'llama3-json') parsed = parseLlama3(rest, callId);
+  if (options.format === 'agl-tiny') parsed = parseAglTinyToolCalls(rest, callId);
   const message: ParsedAssistant['message'] = {
     role: 'assistant',
     content: parsed.calls.length > 0 && parsed.content === '' ? null : parsed.content,

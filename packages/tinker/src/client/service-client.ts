@@ -1,4 +1,5 @@
 import { UserError } from '@agl/core/errors';
+import type { TokenizerFiles } from '../chat/tokenizer-files';
 import type { ClientConfigResponse, ServerCapabilities, WeightsInfoResponse } from '../types/tinker-types';
 import { submitAndWait, type ClientContext, type ForwardBackwardWire } from './client-context';
 import { SamplingClient } from './sampling-client';
@@ -99,6 +100,39 @@ export class ServiceClient {
   /** What a saved checkpoint (`tinker://…/weights/…`) was trained from. */
   async weightsInfo(tinkerPath: string): Promise<WeightsInfoResponse> {
     return this.http.postJson<WeightsInfoResponse>('weights_info', '/api/v1/weights_info', { tinker_path: tinkerPath });
+  }
+
+  /**
+   * The tokenizer and chat template the server itself serves for a model (a base model name or `tinker://` path) or a
+   * tokenizer id (`get_info` → `model_data.tokenizer_id`): AGL's extension `GET /api/v1/tokenizer`, which the embedded
+   * policy (`agl tiny serve --tinker`) answers with Hugging Face `tokenizer.json` + `tokenizer_config.json`. Null when
+   * the server does not offer it (hosted Tinker answers 404: its tokenizers come from the hub).
+   */
+  async serverTokenizerFiles(ref: {
+    model?: string | null;
+    tokenizerId?: string | null;
+  }): Promise<TokenizerFiles | null> {
+    const query = new URLSearchParams();
+    if (ref.tokenizerId) query.set('tokenizer_id', ref.tokenizerId);
+    else if (ref.model) query.set('model', ref.model);
+    else throw new UserError('serverTokenizerFiles: give a model or a tokenizerId.');
+    const response = await this.http.request('tokenizer', `/api/v1/tokenizer?${query.toString()}`, {
+      method: 'GET',
+      retry: true,
+    });
+    if (response.status === 404 || response.status === 405) return null;
+    if (response.status >= 400) throw this.http.apiError('tokenizer', response);
+    const body = JSON.parse(new TextDecoder().decode(response.bytes)) as {
+      tokenizer_id?: string;
+      tokenizer_json?: Record<string, unknown>;
+      tokenizer_config?: Record<string, unknown>;
+    };
+    if (!body.tokenizer_json || !body.tokenizer_config) return null;
+    return {
+      tokenizerJson: body.tokenizer_json,
+      tokenizerConfig: body.tokenizer_config,
+      source: body.tokenizer_id ?? `${this.http.baseUrl} ${query.toString()}`,
+    };
   }
 
   /** Creates a LoRA model on `baseModel` (`create_model`) and returns its training client. */

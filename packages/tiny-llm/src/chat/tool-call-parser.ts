@@ -1,4 +1,4 @@
-import { isRecord } from '@agl/core/guards';
+import { parseAglTinyToolCalls } from '@agl/tinker';
 import type { TextSegment } from '../tokenizer/tiny-tokenizer';
 
 /** One parsed tool call. */
@@ -18,8 +18,6 @@ export interface ParsedAssistantOutput {
 }
 
 const OPEN = '<|call|>';
-const CLOSE = '<|/call|>';
-const NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 
 /** The template segments of one tool call: `<|call|>name{args}<|/call|>`. */
 export function formatToolCall(name: string, args: string): TextSegment[] {
@@ -29,37 +27,11 @@ export function formatToolCall(name: string, args: string): TextSegment[] {
 /**
  * Parses assistant output written with special tokens kept (`<|call|>calculator{"expression":"1+2"}<|/call|>`).
  * A final block may miss its `<|/call|>` (generation stopped at `<|end|>`). Arguments must be a JSON object; a
- * malformed block makes the whole text plain content, as vLLM's tool parsers do.
+ * malformed block makes the whole text plain content, as vLLM's tool parsers do. The one parser of this format is
+ * `@agl/tinker`'s (the gateway's Tinker mode parses the policy's samples with it too).
  */
 export function parseToolCalls(text: string): ParsedAssistantOutput {
-  const first = text.indexOf(OPEN);
-  if (first < 0) return { content: text, toolCalls: [], malformed: false };
-  const content = text.slice(0, first);
-  const toolCalls: ParsedToolCall[] = [];
-  let rest = text.slice(first);
-  while (rest.length > 0) {
-    if (!rest.startsWith(OPEN)) {
-      if (rest.trim() === '') break;
-      return { content: text, toolCalls: [], malformed: true };
-    }
-    rest = rest.slice(OPEN.length);
-    const end = rest.indexOf(CLOSE);
-    const body = (end < 0 ? rest : rest.slice(0, end)).trim();
-    rest = end < 0 ? '' : rest.slice(end + CLOSE.length).replace(/^\s+/, '');
-    const brace = body.indexOf('{');
-    const name = (brace < 0 ? body : body.slice(0, brace)).trim();
-    const args = brace < 0 ? '{}' : body.slice(brace).trim();
-    if (!NAME.test(name) || !isJsonObject(args)) return { content: text, toolCalls: [], malformed: true };
-    toolCalls.push({ name, arguments: args });
-  }
-  return { content, toolCalls, malformed: false };
-}
-
-function isJsonObject(s: string): boolean {
-  try {
-    const v: unknown = JSON.parse(s);
-    return isRecord(v);
-  } catch {
-    return false;
-  }
+  const { content, calls } = parseAglTinyToolCalls(text, () => '');
+  const toolCalls = calls.map((c) => ({ name: c.function.name, arguments: c.function.arguments }));
+  return { content, toolCalls, malformed: toolCalls.length === 0 && text.includes(OPEN) };
 }

@@ -1,17 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { NotFoundError, UserError, ValidationError } from '@agl/core/errors';
-
-/** The request types the SDK names in `X-Tinker-Request-Type`. */
-export type FutureKind =
-  | 'CreateModel'
-  | 'ForwardBackward'
-  | 'Forward'
-  | 'OptimStep'
-  | 'SaveWeights'
-  | 'SaveWeightsForSampler'
-  | 'LoadWeights'
-  | 'Sample'
-  | 'UnloadModel';
+import type { TinkerRequestType } from '@agl/tinker';
 
 type FutureState =
   | { status: 'pending'; done: Promise<void> }
@@ -19,14 +8,14 @@ type FutureState =
   | { status: 'failed'; error: string; category: 'user' | 'server' };
 
 interface FutureEntry {
-  kind: FutureKind;
+  kind: TinkerRequestType;
   state: FutureState;
 }
 
 /** What `retrieve_future` answers. */
 export type FutureOutcome =
   | { status: 'pending' }
-  | { status: 'done'; kind: FutureKind; value: unknown }
+  | { status: 'done'; kind: TinkerRequestType; value: unknown }
   | { status: 'failed'; error: string; category: 'user' | 'server' };
 
 /**
@@ -45,7 +34,7 @@ export class FutureRegistry {
   }
 
   /** Starts `run` and returns its request id. A `UserError` fails the future with category `user`. */
-  submit(kind: FutureKind, run: () => Promise<unknown>): string {
+  submit(kind: TinkerRequestType, run: () => Promise<unknown>): string {
     const id = randomUUID();
     const entry: FutureEntry = { kind, state: { status: 'pending', done: Promise.resolve() } };
     const done = run().then(

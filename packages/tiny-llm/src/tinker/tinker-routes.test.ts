@@ -5,6 +5,8 @@ import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { TEST_CONFIG } from '../__fixtures__/tool-model';
 import { useTinyServer } from '../__fixtures__/tiny-server-suite';
+import { TinyTokenizer } from '../tokenizer/tiny-tokenizer';
+import { tinyTokenizerId } from '../tokenizer/tokenizer-files';
 import { protoForTests, PROTO_CONTENT_TYPE } from './tinker-proto';
 
 const KEY = 'tml-test-key';
@@ -83,8 +85,25 @@ describe('the embedded policy serves the Tinker API', () => {
     expect(info.model_data).toMatchObject({
       arch: 'agl-tiny',
       model_name: 'agl-tiny',
-      tokenizer_id: 'agl-tiny/tokenizer',
+      tokenizer_id: tinyTokenizerId(new TinyTokenizer()),
     });
+    // AGL's extension serves that tokenizer (and its chat template) by id; an id it never named is a 404.
+    const tokenizerId = (info.model_data as { tokenizer_id: string }).tokenizer_id;
+    const byId = await fetch(
+      `${suite.server.tinkerUrl}/api/v1/tokenizer?tokenizer_id=${encodeURIComponent(tokenizerId)}`,
+      {
+        headers: { 'x-api-key': KEY },
+      },
+    );
+    expect(byId.status).toBe(200);
+    expect(await byId.json()).toMatchObject({ tokenizer_id: tinyTokenizerId(new TinyTokenizer()), kind: 'agl-tiny' });
+    const unknown = await fetch(`${suite.server.tinkerUrl}/api/v1/tokenizer?tokenizer_id=agl-tiny%2F1-0`, {
+      headers: { 'x-api-key': KEY },
+    });
+    expect(unknown.status).toBe(404);
+    const noRef = await fetch(`${suite.server.tinkerUrl}/api/v1/tokenizer`, { headers: { 'x-api-key': KEY } });
+    expect(noRef.status).toBe(400);
+    expect(await noRef.text()).toContain('model');
 
     // Sample the base model, then train on the samples with importance sampling (proto body, proto result).
     const { sampling_session_id } = await json('create_sampling_session', {

@@ -11,6 +11,7 @@ import {
 } from './tinker-proto';
 import { sampleFromTinker } from './tinker-sample';
 import type { TinkerService } from './tinker-service';
+import { tokenizerAnswer } from './tinker-tokenizer';
 import { asObject, badField, f32Tensor, optInt, str } from './tinker-wire';
 
 /** The SDK version this server's wire follows. */
@@ -255,8 +256,8 @@ export async function handleTinker(
     case 'POST /weights_info':
       return sendJson(res, 200, await svc.weightsInfo(str(body, 'tinker_path')));
     case 'GET /tokenizer': {
-      const tok = svc.host.current.tokenizer;
-      return sendJson(res, 200, { tokenizer_id: `${svc.host.modelName}/tokenizer`, kind: 'agl-tiny', spec: tok.spec });
+      const query = new URL(req.url ?? '/', 'http://localhost').searchParams;
+      return sendJson(res, 200, await tokenizerAnswer(query, svc.tokenizers, (m) => svc.tokenizerOf(m)));
     }
     default:
       break;

@@ -10,6 +10,7 @@ import { PRIMITIVE_LOSSES, type AdamStepParams, type PrimitiveLoss } from '../tr
 import { TinyTokenizer } from '../tokenizer/tiny-tokenizer';
 import { TinyTrainer } from '../worker/tiny-trainer';
 import { FutureRegistry, SeqQueue } from './tinker-futures';
+import { TinkerTokenizers } from './tinker-tokenizer';
 import { checkName, encodeId, parseTinkerPath, type TinkerPath } from './tinker-paths';
 import { badField, toPrimitiveDatum } from './tinker-wire';
 
@@ -17,6 +18,7 @@ interface TrainingModel {
   modelId: string;
   baseModel: string;
   loraRank: number;
+  tokenizerId: string;
   trainer: TinyTrainer;
   queue: SeqQueue;
 }
@@ -37,6 +39,8 @@ interface SamplingSession {
 export class TinkerService {
   readonly host: TinyModelHost;
   readonly futures: FutureRegistry;
+  /** The tokenizers `get_info` names, served by `GET /api/v1/tokenizer`. */
+  readonly tokenizers = new TinkerTokenizers();
   readonly #dir: string;
   readonly #sessions = new Map<string, { lastHeartbeat: number; models: number; samplers: number }>();
   readonly #models = new Map<string, TrainingModel>();
@@ -89,19 +93,20 @@ export class TinkerService {
       modelId,
       baseModel: o.baseModel,
       loraRank: o.loraRank,
+      tokenizerId: this.tokenizers.register(new TinyTokenizer(weights.tokenizer)),
       trainer,
       queue: new SeqQueue(),
     });
     return modelId;
   }
 
-  /** `get_info`. The tokenizer id names this server's own tokenizer (served at `GET /api/v1/tokenizer`). */
+  /** `get_info`: `tokenizer_id` (`agl-tiny/<vocab>-<hash>`) names the tokenizer `GET /api/v1/tokenizer` serves. */
   info(modelId: string): Record<string, unknown> {
     const m = this.model(modelId);
     return {
       type: 'get_info',
       model_id: modelId,
-      model_data: { arch: 'agl-tiny', model_name: m.baseModel, tokenizer_id: `${this.host.modelName}/tokenizer` },
+      model_data: { arch: 'agl-tiny', model_name: m.baseModel, tokenizer_id: m.tokenizerId },
       is_lora: false,
       lora_rank: m.loraRank,
       model_name: m.baseModel,
@@ -290,6 +295,12 @@ export class TinkerService {
       this.host.engine.unload(oldest);
     }
     return p;
+  }
+
+  /** The tokenizer of a base model name or a `tinker://` sampler path. */
+  async tokenizerOf(model: string): Promise<TinyTokenizer> {
+    const file = model.startsWith('tinker://') ? await this.#samplerWeights(model) : await this.#baseWeights(model);
+    return new TinyTokenizer(file.tokenizer);
   }
 
   /** `weights_info` for a path. */
