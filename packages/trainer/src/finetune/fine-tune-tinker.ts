@@ -144,7 +144,11 @@ export async function fineTuneTinker(options: FineTuneTinkerOptions): Promise<Fi
   const tok =
     typeof options.tokenizer === 'object'
       ? options.tokenizer
-      : await tokenizerForModel(options.baseModel, options.tokenizer ? { tokenizer: options.tokenizer } : {});
+      : await tokenizerForModel(options.baseModel, {
+          ...(options.tokenizer ? { tokenizer: options.tokenizer } : {}),
+          // A server that serves its own tokenizer (the embedded policy, `agl tiny serve --tinker`).
+          serverTokenizer: (ref) => service.serverTokenizerFiles(ref),
+        });
   const datums = sftDatums(tok, records);
   const batchSize = options.batchSize ?? 8;
   const saved = record?.progress ?? {};
