@@ -35,7 +35,10 @@ export function roundSamples(trajectories: Trajectory[], o: RoundSampleOptions, 
   let input = trajectories;
   if (o.agentMatch != null) {
     const ok = agentMatcher(o.agentMatch);
-    input = input.map((t) => ({ ...t, transitions: t.transitions.filter((tr) => tr.agentName !== null && ok(tr.agentName)) }));
+    input = input.map((t) => ({
+      ...t,
+      transitions: t.transitions.filter((tr) => tr.agentName !== null && ok(tr.agentName)),
+    }));
   }
   if (o.control === 'shuffled-rewards') {
     const rewards = input.map((t) => t.finalReward);
