@@ -49,6 +49,7 @@ const TINKER_ONLY: Array<[keyof TinkerTrainFlags, string]> = [
   ['tokenizer', '--tokenizer'],
   ['agentMatch', '--agent-match'],
   ['minReward', '--min-reward'],
+  ['seed', '--seed'],
   ['checkpointDir', '--checkpoint-dir'],
 ];
 
