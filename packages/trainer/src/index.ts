@@ -25,6 +25,21 @@ export {
   type TinkerTrainingBackendOptions,
 } from './algorithms/tinker-backend';
 export {
+  TinkerRl,
+  tinkerGrpo,
+  TINKER_RL_LOSSES,
+  type TinkerRlOptions,
+  type TinkerRlSummary,
+} from './algorithms/tinker-rl';
+export {
+  roundSamples,
+  canonicalOrder,
+  offPolicyLag,
+  SAMPLE_ESTIMATORS,
+  type SampleEstimator,
+  type RoundSampleOptions,
+} from './algorithms/grpo-samples';
+export {
   policyDatums,
   type PolicyDatum,
   type PolicyDatumBatch,
@@ -33,7 +48,9 @@ export {
 export {
   RolloutBatch,
   runRolloutBatch,
+  startRolloutBatch,
   taskRequest,
+  type RolloutBatchRun,
   type RolloutRequest,
   type TaskRequestOptions,
   type DrainOptions,

@@ -5,7 +5,7 @@ import type { Algorithm } from '@agl/trainer';
 import type { CliIo } from './output';
 
 /** Names `agl train --algorithm` accepts. */
-export const TRAIN_ALGORITHMS = ['baseline', 'apo', 'apo-reflective'] as const;
+export const TRAIN_ALGORITHMS = ['baseline', 'apo', 'apo-reflective', 'grpo', 'rloo', 'rejection-sampling'] as const;
 
 /** Default file the best APO prompt is saved to (plus `.json` with scores and lineage). */
 export const DEFAULT_APO_OUTPUT = '.agl/apo/best-prompt.txt';

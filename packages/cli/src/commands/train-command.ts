@@ -8,6 +8,13 @@ import { releaseToWire } from '@agl/core/schema';
 import { requireReleaseFlag, withReleaseFlags, type ReleaseFlags } from './release-flags';
 import { reportTrainAlgorithm, resolveTrainAlgorithm, TRAIN_ALGORITHMS } from './train-algorithm';
 import { latestBeforeTraining, releaseTrainedWinner } from './train-release';
+import {
+  announceTinkerResume,
+  resolveTinkerAlgorithm,
+  tinkerRunReport,
+  withTinkerTrainFlags,
+  type TinkerTrainFlags,
+} from './train-tinker';
 
 /** What an entry module's `config` export may set (flags override it). */
 export interface TrainEntryConfig extends Omit<TrainerOptions, 'algorithm' | 'store' | 'agentModule'> {
@@ -16,7 +23,7 @@ export interface TrainEntryConfig extends Omit<TrainerOptions, 'algorithm' | 'st
   token?: string;
 }
 
-interface TrainFlags extends ReleaseFlags {
+interface TrainFlags extends ReleaseFlags, TinkerTrainFlags {
   /** `--release`: APO's winner becomes a release candidate instead of the latest. */
   release?: boolean;
   storeUrl?: string;
@@ -61,50 +68,60 @@ Example:
 
   NODE_OPTIONS="--import @agl/openai/register" npx agl train train.ts --algorithm apo   # the preload traces the LLM calls
 
+Training model weights (GRPO, RLOO, rejection sampling) through the Tinker API ($TINKER_API_KEY; a self-hosted
+Tinker-compatible server with --tinker-url or $TINKER_BASE_URL):
+  npx agl train train.ts --algorithm grpo --backend tinker --base-model Qwen/Qwen3-4B-Instruct-2507 --rounds 10
+The command starts a gateway in Tinker mode and publishes the LLM resource \`main_llm\` (a proxy_llm): the agent calls
+the model at llmBaseUrl(resources, rolloutId, attemptId) from @agl/trainer (process agents: $AGL_OPENAI_BASE_URL and
+$AGL_MODEL), so every round samples the latest weights with token ids and logprobs recorded. Each round prints its
+mean reward, skipped groups, loss, tokens and time; a killed run resumes (load_weights) when rerun as it was started.
+
 At the end it prints the rollouts by status, the mean final reward, where the store is and the commands that show
 the run (--quiet: nothing, --json: one JSON line).`;
 
 /** `agl train <entry>`: load the entry module and run `Trainer.fit` with its agent, algorithm and datasets. */
 export function trainCommand(io: CliIo = processIo): Command {
   return withReleaseFlags(
-    new Command('train')
-      .description(
-        'train an agent: the entry module exports `agent` and optionally `train`, `val`, `algorithm`, `apo`, `config`',
-      )
-      .addHelpText('after', ENTRY_HELP)
-      .argument('<entry>', 'a .ts or .js module')
-      .option('--store-url <url>', 'use a running `agl store serve` instead of the embedded store')
-      .option('--store <path>', 'embedded SQLite store file (default .agl/store.sqlite)')
-      .option('--token <token>', 'bearer token of the store server (default $AGL_STORE_TOKEN)')
-      .option(
-        '--train <file>',
-        "training tasks (.jsonl or .json, e.g. from `agl dataset build`) instead of the entry's `train`",
-      )
-      .option('--val <file>', "validation tasks (.jsonl or .json) instead of the entry's `val`")
-      .option('--runners <n>', 'number of runner workers', positiveInt)
-      .addOption(
-        new Option('--worker-mode <mode>', 'run workers in this process or as child processes').choices([
-          'async',
-          'process',
-        ]),
-      )
-      .option(
-        '--gateway',
-        'process agents: route their LLM calls through a loopback AGL gateway (spans with token ids)',
-      )
-      .option('--no-progress', 'no live progress display')
-      .option('--json', 'print the result as JSON')
-      .option('--quiet', 'print nothing but errors: no progress, no summary')
-      .option(
-        '--release',
-        'with --algorithm apo: the winner becomes the candidate of a release against the latest (a share of live traffic at a time) instead of the latest',
-      )
-      .addOption(
-        new Option(
-          '--algorithm <name>',
-          "algorithm instead of the entry's `algorithm` export (apo reads the entry's `apo` options)",
-        ).choices([...TRAIN_ALGORITHMS]),
-      ),
+    withTinkerTrainFlags(
+      new Command('train')
+        .description(
+          'train an agent: the entry module exports `agent` and optionally `train`, `val`, `algorithm`, `apo`, `config`',
+        )
+        .addHelpText('after', ENTRY_HELP)
+        .argument('<entry>', 'a .ts or .js module')
+        .option('--store-url <url>', 'use a running `agl store serve` instead of the embedded store')
+        .option('--store <path>', 'embedded SQLite store file (default .agl/store.sqlite)')
+        .option('--token <token>', 'bearer token of the store server (default $AGL_STORE_TOKEN)')
+        .option(
+          '--train <file>',
+          "training tasks (.jsonl or .json, e.g. from `agl dataset build`) instead of the entry's `train`",
+        )
+        .option('--val <file>', "validation tasks (.jsonl or .json) instead of the entry's `val`")
+        .option('--runners <n>', 'number of runner workers', positiveInt)
+        .addOption(
+          new Option('--worker-mode <mode>', 'run workers in this process or as child processes').choices([
+            'async',
+            'process',
+          ]),
+        )
+        .option(
+          '--gateway',
+          'process agents: route their LLM calls through a loopback AGL gateway (spans with token ids)',
+        )
+        .option('--no-progress', 'no live progress display')
+        .option('--json', 'print the result as JSON')
+        .option('--quiet', 'print nothing but errors: no progress, no summary')
+        .option(
+          '--release',
+          'with --algorithm apo: the winner becomes the candidate of a release against the latest (a share of live traffic at a time) instead of the latest',
+        )
+        .addOption(
+          new Option(
+            '--algorithm <name>',
+            "algorithm instead of the entry's `algorithm` export (apo reads the entry's `apo` options)",
+          ).choices([...TRAIN_ALGORITHMS]),
+        ),
+    ),
   ).action(async (entry: string, flags: TrainFlags) => {
     const { path, module } = await loadEntryModule(entry);
     if (module.agent === undefined) {
@@ -114,12 +131,17 @@ export function trainCommand(io: CliIo = processIo): Command {
     }
     const config = (module.config ?? {}) as TrainEntryConfig;
     const { storeUrl, store, token, ...trainerConfig } = config;
+    const tinker = resolveTinkerAlgorithm(flags.algorithm, flags, io, flags.quiet === true);
+    if (tinker && flags.release)
+      throw new UserError(
+        '--release goes with --algorithm apo; a Tinker run publishes each sampler path as a new resources version (start a release from one with agl release start).',
+      );
     const display = flags.progress && !flags.quiet ? createProgressDisplay({ title: 'agl train' }) : null;
     const options: TrainerOptions = {
       ...trainerConfig,
       // The CLI prints its own progress display and summary (or JSON).
       quiet: true,
-      algorithm: resolveTrainAlgorithm({ name: flags.algorithm, module, io }),
+      algorithm: tinker?.algorithm ?? resolveTrainAlgorithm({ name: flags.algorithm, module, io }),
       store: flags.storeUrl ?? flags.store ?? storeUrl ?? (process.env.AGL_STORE_URL || undefined) ?? store,
       storeToken: flags.token || token || process.env.AGL_STORE_TOKEN || undefined,
       nRunners: flags.runners ?? config.nRunners,
@@ -141,6 +163,7 @@ export function trainCommand(io: CliIo = processIo): Command {
     const onSignal = (): void => abort.abort(new Error('interrupted'));
     process.once('SIGINT', onSignal);
     try {
+      if (tinker && !flags.quiet) await announceTinkerResume(tinker, flags.rounds ?? 10, io);
       const result = await new Trainer(options).fit(module.agent as never, {
         train: flags.train ?? (module.train as DatasetSource | undefined),
         val: flags.val ?? (module.val as DatasetSource | undefined),
@@ -156,10 +179,12 @@ export function trainCommand(io: CliIo = processIo): Command {
             duration_seconds: result.durationSeconds,
             store: result.storeLocation,
             ...(release ? { release: releaseToWire(release) } : {}),
+            ...(tinker ? { tinker: tinkerRunReport(tinker).json } : {}),
           }),
         );
       } else if (!flags.quiet) {
         reportTrainAlgorithm(options.algorithm, io, release);
+        if (tinker) for (const line of tinkerRunReport(tinker).lines) io.out(line);
         const summary = formatRunSummary({
           label: 'agl train',
           progress: result.progress,

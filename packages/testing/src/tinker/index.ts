@@ -6,6 +6,7 @@ export {
   type StandInBaseModel,
   type StandInModel,
   type StandInCheckpoint,
+  type StandInSample,
   type PendingAnswer,
   type RecordedTinkerRequest,
 } from './tinker-stand-in';

@@ -8,6 +8,7 @@ import type {
   StandInBaseModel,
   StandInCheckpoint,
   StandInModel,
+  StandInSample,
   StandInState,
   WireBody,
 } from './tinker-stand-in-types';
@@ -109,10 +110,11 @@ export function standInRoutes(s: StandInState): Record<string, (body: WireBody) 
       sampler = {
         model: BigramModel.fromSnapshot(base(ckpt.baseModel).vocabSize, ckpt.snapshot),
         baseModel: ckpt.baseModel,
+        modelPath: String(target.model_path),
       };
     } else {
       const name = String(target.base_model);
-      sampler = { model: new BigramModel(base(name).vocabSize), baseModel: name };
+      sampler = { model: new BigramModel(base(name).vocabSize), baseModel: name, modelPath: null };
     }
     const id = json ? `sampling_${hex()}` : `${sessionId}:sample:${session.samplers++}`;
     samplers.set(id, sampler);
@@ -313,9 +315,23 @@ export function standInRoutes(s: StandInState): Record<string, (body: WireBody) 
           prompt.length === 0 ? 'prompt has no tokens' : `prompt token id ${bad} is outside the vocabulary`,
         );
       const rng = b.sampling_params.seed != null ? seededRandom(b.sampling_params.seed) : random;
-      return submit(undefined, undefined, 'sample', () =>
-        runSample(sampler.model, prompt, b.sampling_params, b.num_samples ?? 1, b.prompt_logprobs === true, rng),
-      );
+      return submit(undefined, undefined, 'sample', () => {
+        const result = runSample(
+          sampler.model,
+          prompt,
+          b.sampling_params,
+          b.num_samples ?? 1,
+          b.prompt_logprobs === true,
+          rng,
+        );
+        s.sampled.push({
+          modelPath: sampler.modelPath,
+          baseModel: sampler.baseModel,
+          prompt,
+          result: result as StandInSample['result'],
+        });
+        return result;
+      });
     },
     '/api/v1/weights_info': (b) => {
       const ckpt = checkpoints.get(b.tinker_path);

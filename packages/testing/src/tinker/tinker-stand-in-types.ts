@@ -42,6 +42,16 @@ export interface StandInCheckpoint {
   snapshot: BigramSnapshot;
 }
 
+/** One `asample` the stand-in answered. */
+export interface StandInSample {
+  /** The sampler path sampled from, or `null` for a base model. */
+  modelPath: string | null;
+  baseModel: string;
+  prompt: number[];
+  /** The sample result (`{ sequences: [{ tokens, logprobs, stop_reason }] }`). */
+  result: { sequences: Array<{ tokens: number[]; logprobs?: number[] | null }> };
+}
+
 /** A future on the stand-in. */
 export interface Future {
   pending: PendingAnswer[];
@@ -67,7 +77,9 @@ export interface StandInState {
   sessions: Map<string, { heartbeats: number; tags: string[]; models: number; samplers: number }>;
   models: Map<string, StandInModel>;
   checkpoints: Map<string, StandInCheckpoint>;
-  samplers: Map<string, { model: BigramModel; baseModel: string }>;
+  samplers: Map<string, { model: BigramModel; baseModel: string; modelPath: string | null }>;
+  /** Every `asample` answered: where it sampled from, the prompt ids and the result the future returned. */
+  sampled: StandInSample[];
   futures: Map<string, Future>;
   /** Injected failures of the next future per route. */
   futureFaults: Map<string, string>;

@@ -17,12 +17,20 @@ import {
   type StandInBaseModel,
   type StandInCheckpoint,
   type StandInModel,
+  type StandInSample,
   type StandInState,
   type WireBody,
 } from './tinker-stand-in-types';
 import { checkSchema, TINKER_REQUEST_SCHEMAS } from './tinker-wire-schemas';
 
-export { STAND_IN_BASE_MODELS, type PendingAnswer, type StandInBaseModel, type StandInCheckpoint, type StandInModel };
+export {
+  STAND_IN_BASE_MODELS,
+  type PendingAnswer,
+  type StandInBaseModel,
+  type StandInCheckpoint,
+  type StandInModel,
+  type StandInSample,
+};
 
 /** Options of {@link startTinkerStandIn}. */
 export interface TinkerStandInOptions {
@@ -67,6 +75,8 @@ export interface TinkerStandIn {
   readonly sessions: Map<string, { heartbeats: number; tags: string[] }>;
   readonly models: Map<string, StandInModel>;
   readonly checkpoints: Map<string, StandInCheckpoint>;
+  /** Every `asample` answered, in order: sampler path (or base model), prompt ids, and the sequences returned. */
+  readonly sampled: StandInSample[];
   /**
    * Requests to `path` (e.g. `/api/v1/optim_step`) are answered `status` with `{"detail"}` the next `times` times,
    * after letting `after` more through first (default 0).
@@ -102,6 +112,7 @@ export async function startTinkerStandIn(options: TinkerStandInOptions = {}): Pr
     checkpoints: new Map(),
     samplers: new Map(),
     futures: new Map(),
+    sampled: [],
     futureFaults: new Map(),
     currentPath: '',
     futureCounter: 0,
@@ -232,6 +243,7 @@ export async function startTinkerStandIn(options: TinkerStandInOptions = {}): Pr
     sessions: s.sessions,
     models: s.models,
     checkpoints: s.checkpoints,
+    sampled: s.sampled,
     failNext(path, status, times = 1, detail = `injected HTTP ${status}`, after = 0) {
       faults.set(path, { status, times, detail, after });
     },

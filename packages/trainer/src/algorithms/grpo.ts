@@ -1,17 +1,13 @@
 import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JsonValue, LightningStore, NamedResourcesInput, RolloutMode, Trajectory } from '@agl/core';
-import {
-  buildTrainingSamples,
-  type NegativeCredit,
-  type TrainingBackend,
-  type TrainingSample,
-  type TrainMetrics,
-} from '@agl/core/algorithms';
+import type { NegativeCredit, TrainingBackend, TrainMetrics } from '@agl/core/algorithms';
+import type { AgentMatch } from '@agl/core/transitions';
 import { UserError } from '@agl/core/errors';
 import { seededRandom } from '@agl/core/random';
 import type { Algorithm, AlgorithmRunOptions } from './algorithm';
-import { runRolloutBatch, taskRequest } from './rollout-batch';
+import { canonicalOrder, offPolicyLag, roundSamples, type SampleEstimator } from './grpo-samples';
+import { runRolloutBatch, startRolloutBatch, taskRequest, type RolloutBatchRun } from './rollout-batch';
 
 /** @deprecated Use {@link AlgorithmRunOptions}: GRPO takes what every algorithm takes. */
 export type GrpoRunOptions = AlgorithmRunOptions;
@@ -25,6 +21,12 @@ export interface GrpoRoundRecord {
   metrics: TrainMetrics | null;
   valReward?: number;
   resourcesId: string;
+  /** The resources version the round's rollouts sampled from. */
+  sampledFrom?: string;
+  /** Optimizer steps between the weights that sampled this round and those it trained (0 = on-policy). */
+  lag?: number;
+  /** Samples left out because they were more than `maxStepsOffPolicy` steps behind. */
+  droppedStale?: number;
 }
 
 /** A training backend that can also checkpoint itself (e.g. `TinyGrpoBackend`, `TinkerTrainingBackend`). */
@@ -62,6 +64,20 @@ export interface GrpoOptions {
    * default) or those up to its first divergence from a better rollout of its group (`first-divergence`).
    */
   negativeCredit?: NegativeCredit;
+  /** Advantages: `grpo` (default), `rloo` (leave-one-out), or `rejection-sampling` (best of each group, see `minReward`). */
+  estimator?: SampleEstimator;
+  /** `rejection-sampling`: the lowest reward a kept rollout may have. Default 1. */
+  minReward?: number;
+  /** Train only these agents' transitions in a multi-agent run (a RegExp is searched, a string must equal the name). */
+  agentMatch?: AgentMatch | null;
+  /**
+   * Off-policy bound. 0 (default): synchronous, each round samples the weights the previous round trained. K > 0: the
+   * next round's rollouts are enqueued before this round trains, so sampling overlaps training; a round whose samples
+   * came from weights more than K optimizer steps behind the ones being trained is dropped (`droppedStale`).
+   */
+  maxStepsOffPolicy?: number;
+  /** The algorithm's name in logs and records. Default `grpo` (`rloo`, `rejection-sampling` for those estimators). */
+  name?: string;
   /** Sequence limits for samples. */
   maxPromptLength?: number;
   maxResponseLength?: number;
@@ -77,6 +93,17 @@ interface GrpoState {
   bestReward: number | null;
   bestRound: number | null;
   validations: Array<{ round: number; reward: number }>;
+  /** Resources versions published so far (the policy version); absent in older files (= `round`). */
+  version?: number;
+}
+
+/** A round whose rollouts are enqueued: what it sampled from and where its trajectories come from. */
+interface RoundInFlight {
+  round: number;
+  started: number;
+  run: RolloutBatchRun;
+  resourcesId: string | null;
+  version: number;
 }
 
 /**
@@ -86,7 +113,7 @@ interface GrpoState {
  * metrics JSONL, keeps the best round by validation reward, and resumes from `state.json` after a crash.
  */
 export class GRPO implements Algorithm {
-  readonly name = 'grpo';
+  readonly name: string;
   readonly #o: GrpoOptions;
   /** Validation rewards, in order (`round` 0 = before training). */
   readonly validations: Array<{ round: number; reward: number }> = [];
@@ -99,7 +126,13 @@ export class GRPO implements Algorithm {
       if (v !== undefined && (!Number.isInteger(v) || v < (key === 'rounds' ? 0 : 1)))
         throw new UserError(`GRPO ${key} must be a positive integer; got ${String(v)}.`);
     }
+    const k = options.maxStepsOffPolicy;
+    if (k !== undefined && (!Number.isInteger(k) || k < 0))
+      throw new UserError(
+        `GRPO maxStepsOffPolicy must be an integer ≥ 0 (0 = synchronous); got ${String(k)}. Use 0, or 1 to let sampling overlap training.`,
+      );
     this.#o = options;
+    this.name = options.name ?? (options.estimator && options.estimator !== 'grpo' ? options.estimator : 'grpo');
   }
 
   /** The state saved in `checkpointDir` (null when there is none): the round to resume after. */
@@ -146,32 +179,45 @@ export class GRPO implements Algorithm {
       return reward;
     };
     if (state.round === 0 && val.length > 0) await validate(0);
-    for (let round = state.round + 1; round <= total && !signal.aborted; round += 1) {
-      const started = Date.now();
+    const maxLag = o.maxStepsOffPolicy ?? 0;
+    let version = state.version ?? state.round;
+    const enqueue = async (round: number): Promise<RoundInFlight> => {
       const picks = Array.from({ length: o.tasksPerRound ?? 8 }, () => train[Math.floor(rng() * train.length)]);
-      const trajectories = await this.#runRollouts({
-        store,
-        tasks: picks,
-        repeat: o.groupSize ?? 8,
-        mode: 'train',
-        resourcesId,
-        adapter,
-        signal,
-        round,
-      });
-      const samples = this.#samples(trajectories, rng);
+      const requests = picks.flatMap((task) =>
+        Array.from({ length: o.groupSize ?? 8 }, () =>
+          taskRequest(task, { mode: 'train', resourcesId, metadata: { round } }),
+        ),
+      );
+      const run = await startRolloutBatch({ store, signal, requests, adapter, who: 'GRPO' });
+      return { round, started: Date.now(), run, resourcesId, version };
+    };
+    let next: RoundInFlight | null = state.round < total && !signal.aborted ? await enqueue(state.round + 1) : null;
+    while (next !== null) {
+      const current: RoundInFlight = next;
+      const round = current.round;
+      const trajectories = canonicalOrder(await current.run.finish());
+      // Off-policy (K > 0): the next round samples the current weights while this one trains.
+      next = maxLag > 0 && round < total && !signal.aborted ? await enqueue(round + 1) : null;
+      const { lag, keep } = offPolicyLag(current.version, version, maxLag);
+      const built = roundSamples(trajectories, o, rng);
+      const samples = keep ? built : [];
       const result = samples.length > 0 ? await o.backend.train(samples, { signal }) : null;
       if (result) {
         resourcesId = (await store.addResources(result.resources)).resourcesId;
         state.resources = result.resources;
+        version += 1;
+        state.version = version;
       }
       const record: GrpoRoundRecord = {
         round,
-        seconds: (Date.now() - started) / 1000,
+        seconds: (Date.now() - current.started) / 1000,
         trainReward: meanOf(trajectories.map((t) => t.finalReward ?? 0)),
         nSamples: samples.length,
         metrics: result?.metrics ?? null,
         resourcesId: resourcesId ?? '',
+        ...(current.resourcesId !== null ? { sampledFrom: current.resourcesId } : {}),
+        lag,
+        droppedStale: keep ? 0 : built.length,
       };
       if (val.length > 0 && (round === total || (valEvery > 0 && round % valEvery === 0)))
         record.valReward = await validate(round);
@@ -183,33 +229,8 @@ export class GRPO implements Algorithm {
         if (saved !== false) await writeJson(join(dir, 'state.json'), state as unknown as JsonValue);
       }
       o.onRound?.(record);
+      if (next === null && round < total && !signal.aborted) next = await enqueue(round + 1);
     }
-  }
-
-  #samples(trajectories: Trajectory[], rng: () => number): TrainingSample[] {
-    const o = this.#o;
-    let input = trajectories;
-    if (o.control === 'shuffled-rewards') {
-      const rewards = trajectories.map((t) => t.finalReward);
-      for (let i = rewards.length - 1; i > 0; i -= 1) {
-        const j = Math.floor(rng() * (i + 1));
-        [rewards[i], rewards[j]] = [rewards[j]!, rewards[i]!];
-      }
-      input = trajectories.map((t, i) => ({
-        ...t,
-        finalReward: rewards[i] ?? null,
-        transitions: t.transitions.map((tr) => ({ ...tr, reward: null })),
-      }));
-    }
-    const { samples } = buildTrainingSamples({
-      trajectories: input,
-      level: 'trajectory',
-      reward: { mode: 'final', discount: 1, fillValue: 0 },
-      advantage: { estimator: 'grpo', normalizeByStd: true, negativeCredit: o.negativeCredit },
-      ...(o.maxPromptLength !== undefined ? { maxPromptLength: o.maxPromptLength } : {}),
-      ...(o.maxResponseLength !== undefined ? { maxResponseLength: o.maxResponseLength } : {}),
-    });
-    return o.control === 'zero-advantages' ? samples.map((s) => ({ ...s, advantage: 0 })) : samples;
   }
 
   async #validate(a: {
@@ -241,27 +262,6 @@ export class GRPO implements Algorithm {
     );
     return canonicalOrder(await runRolloutBatch({ ...a, requests, who: 'GRPO' }));
   }
-}
-
-/**
- * Trajectories grouped by task (in enqueue order of each task's first rollout), each group sorted by what the policy
- * said: which rollout of a task got which sample depends on arrival order, so this makes a round's training batch,
- * and with the tiny server's `samplingSeed` the whole run, independent of timing.
- */
-function canonicalOrder(trajectories: Trajectory[]): Trajectory[] {
-  const groups = new Map<string, Array<{ t: Trajectory; k: string }>>();
-  for (const t of trajectories) {
-    const k = JSON.stringify([
-      t.finalReward,
-      t.transitions.map((tr) => tr.action.tokenIds ?? tr.action.message.content ?? null),
-    ]);
-    const group = groups.get(t.taskId) ?? [];
-    group.push({ t, k });
-    groups.set(t.taskId, group);
-  }
-  return [...groups.values()].flatMap((group) =>
-    group.sort((x, y) => (x.k < y.k ? -1 : x.k > y.k ? 1 : 0)).map(({ t }) => t),
-  );
 }
 
 function meanOf(xs: number[]): number {

@@ -125,6 +125,40 @@ export class RolloutBatch {
   }
 }
 
+/** A batch of rollouts in flight: {@link RolloutBatchRun.finish} waits for them and returns their trajectories. */
+export interface RolloutBatchRun {
+  /** The rollouts, in request order. */
+  readonly created: Rollout[];
+  /** Waits for every rollout; returns their trajectories in request order (a `UserError` naming `who` on abort). */
+  finish(): Promise<Trajectory[]>;
+}
+
+/** Enqueues `requests` now; waiting for them is left to {@link RolloutBatchRun.finish} (sampling overlaps the caller). */
+export async function startRolloutBatch(options: {
+  store: LightningStore;
+  signal: AbortSignal;
+  requests: readonly RolloutRequest[];
+  adapter: TraceAdapter;
+  who: string;
+}): Promise<RolloutBatchRun> {
+  const batch = new RolloutBatch(options);
+  const created = await batch.enqueue(options.requests);
+  return {
+    created,
+    finish: async () => {
+      const finished = await batch.drain();
+      if (batch.pending > 0)
+        throw new UserError(
+          `${options.who} was stopped while waiting for ${batch.pending} rollouts: ${String(options.signal.reason)}`,
+        );
+      const out: Trajectory[] = [];
+      for (const { rolloutId } of created)
+        out.push(await batch.trajectoryOf(finished.get(rolloutId)!, options.adapter));
+      return out;
+    },
+  };
+}
+
 /**
  * Enqueues `requests`, waits for all of them and returns their trajectories in request order. Throws a `UserError`
  * naming `who` when the signal aborts first.
@@ -136,14 +170,5 @@ export async function runRolloutBatch(options: {
   adapter: TraceAdapter;
   who: string;
 }): Promise<Trajectory[]> {
-  const batch = new RolloutBatch(options);
-  const created = await batch.enqueue(options.requests);
-  const finished = await batch.drain();
-  if (batch.pending > 0)
-    throw new UserError(
-      `${options.who} was stopped while waiting for ${batch.pending} rollouts: ${String(options.signal.reason)}`,
-    );
-  const out: Trajectory[] = [];
-  for (const { rolloutId } of created) out.push(await batch.trajectoryOf(finished.get(rolloutId)!, options.adapter));
-  return out;
+  return (await startRolloutBatch(options)).finish();
 }

@@ -5,39 +5,17 @@ import type { TrainingSample } from '@agl/core/algorithms';
 import { startGateway, type Gateway } from '@agl/gateway';
 import { MemoryStore } from '@agl/store';
 import { startTinkerStandIn, type TinkerStandIn } from '@agl/testing';
-import { ServiceClient, type SampleResponse, type SamplingClient, type SamplingTarget } from '@agl/tinker';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RolloutFn } from '../agent/lit-agent';
 import { Trainer } from '../trainer/trainer';
+import { recordingTinkerService, type Sampled } from './__fixtures__/recording-tinker-service';
 import { GRPO } from './grpo';
 import { TinkerTrainingBackend } from './tinker-backend';
 import type { PolicyDatum } from './tinker-datums';
 
 const KEY = 'tml-grpo-test';
 const BASE_MODEL = 'Qwen/Qwen3-8B';
-
-/** Every asample result, with where its sampling client sampled from. */
-interface Sampled {
-  target: SamplingTarget;
-  response: SampleResponse;
-}
-
-function recordingService(url: string, sampled: Sampled[]): ServiceClient {
-  const service = new ServiceClient({ baseUrl: url, apiKey: KEY, heartbeatIntervalMs: 60_000 });
-  const create = service.createSamplingClient.bind(service);
-  service.createSamplingClient = async (target) => {
-    const client: SamplingClient = await create(target);
-    const sample = client.sample.bind(client);
-    client.sample = async (prompt, options) => {
-      const response = await sample(prompt, options);
-      sampled.push({ target, response });
-      return response;
-    };
-    return client;
-  };
-  return service;
-}
 
 /** A small agent: one chat call through the rollout-scoped gateway URL; the reward depends on what it sampled. */
 function smallAgent(gateway: Gateway): RolloutFn {
@@ -77,7 +55,7 @@ describe('GRPO over Tinker (TinkerTrainingBackend) against the Tinker stand-in',
     };
     /** One process's run: its own Tinker client, gateway, training model and GRPO over the same checkpoint dir. */
     const run = async (rounds: number) => {
-      const service = recordingService(standIn.url, sampled);
+      const service = recordingTinkerService(standIn.url, KEY, sampled);
       const store = new MemoryStore();
       const gateway = await startGateway({
         store,
