@@ -369,6 +369,8 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
       peerP50AddedMs: round(p50.otel - p50.plain, 3),
       peerServiceRssAddedMb: round(median(rows.map((r) => r.rssMb.otel - r.rssMb.plain)), 1),
       peerSinkCpuMicrosPerRequest: round(median(rows.map((r) => r.sinkUs)), 0),
+      // What the OTLP sink received from the peer (exports, bytes): it records the prompts and completions too.
+      peerSinkReceived: await getJson(`${sink.url}/stats`),
       serviceCpuMicrosPerRequest: {
         plain: round(median(rows.map((r) => r.cpuUs.plain)), 0),
         agl: round(median(rows.map((r) => r.cpuUs.agl)), 0),
