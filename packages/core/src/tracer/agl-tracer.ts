@@ -1,9 +1,9 @@
-import { trace, ProxyTracerProvider, type Tracer } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, createContextKey, trace, ProxyTracerProvider, type Tracer } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_TRACER_NAME } from '../semconv';
-import { ensureContextManager } from './context-manager';
 import { installExitFlush } from './exit-flush';
 import {
   LightningSpanProcessor,
@@ -11,8 +11,6 @@ import {
   type SpanProcessorStats,
 } from './lightning-span-processor';
 import type { RolloutTracer } from './rollout-context';
-
-export { ensureContextManager };
 
 /** Options of {@link AglTracer}. */
 export interface AglTracerOptions extends LightningSpanProcessorOptions {
@@ -32,6 +30,21 @@ export interface AglTracerOptions extends LightningSpanProcessorOptions {
    * or AGL's nested attributes pass that easily. Default 8192.
    */
   maxAttributesPerSpan?: number;
+}
+
+let contextManagerChecked = false;
+
+/** Makes sure a context manager propagates the active span across `await` (needed for nesting). */
+export function ensureContextManager(): void {
+  if (contextManagerChecked) return;
+  contextManagerChecked = true;
+  const key = createContextKey('agl.probe');
+  const probe = ROOT_CONTEXT.setValue(key, true);
+  const works = context.with(probe, () => context.active().getValue(key) === true);
+  if (works) return;
+  const manager = new AsyncLocalStorageContextManager();
+  manager.enable();
+  if (!context.setGlobalContextManager(manager)) manager.disable();
 }
 
 /**

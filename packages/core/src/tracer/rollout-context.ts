@@ -1,8 +1,8 @@
-import { context, createContextKey, type Tracer } from '@opentelemetry/api';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Tracer } from '@opentelemetry/api';
 import { UserError } from '../errors/index';
 import type { Span, SpanInput } from '../schema/index';
 import type { LightningStore } from '../store/index';
-import { ensureContextManager } from './context-manager';
 
 /**
  * Who owns the spans created inside a rollout (DESIGN.md Contract 1). The runner enters one around each call of the
@@ -51,21 +51,7 @@ export interface RolloutTracer {
 
 /** Marks a scope where nothing is recorded (see {@link withoutRecording}). */
 const NOT_RECORDED = Symbol('agl.not-recorded');
-/**
- * The rollout context rides OpenTelemetry's context (one value of it), so a request pays for one async context
- * propagation, not two: the context manager that carries the active span carries the rollout too.
- */
-const ROLLOUT_CONTEXT_KEY = createContextKey('agl.rollout-context');
-
-/** Runs `fn` with `value` as the rollout context (or the no-recording mark) of OpenTelemetry's active context. */
-function runWith<T>(value: RolloutContext | typeof NOT_RECORDED, fn: () => T): T {
-  ensureContextManager();
-  return context.with(context.active().setValue(ROLLOUT_CONTEXT_KEY, value), fn);
-}
-
-function current(): RolloutContext | typeof NOT_RECORDED | undefined {
-  return context.active().getValue(ROLLOUT_CONTEXT_KEY) as RolloutContext | typeof NOT_RECORDED | undefined;
-}
+const storage = new AsyncLocalStorage<RolloutContext | typeof NOT_RECORDED>();
 
 /**
  * Runs `fn` inside a rollout context: every span started (and every emitter called) within it, including in awaited
@@ -78,7 +64,7 @@ export function withRolloutContext<T>(ctx: RolloutContext, fn: () => T): T {
         `attemptId=${JSON.stringify(ctx.attemptId)}); pass the ids of the dequeued AttemptedRollout.`,
     );
   }
-  return runWith(ctx, fn);
+  return storage.run(ctx, fn);
 }
 
 let processRolloutContext: RolloutContext | undefined;
@@ -100,12 +86,12 @@ export function setProcessRolloutContext(ctx: RolloutContext | undefined): void 
  * async context.
  */
 export function withoutRecording<T>(fn: () => T): T {
-  return runWith(NOT_RECORDED, fn);
+  return storage.run(NOT_RECORDED, fn);
 }
 
 /** True inside {@link withoutRecording}. */
 export function isRecordingOff(): boolean {
-  return current() === NOT_RECORDED;
+  return storage.getStore() === NOT_RECORDED;
 }
 
 /**
@@ -113,7 +99,7 @@ export function isRecordingOff(): boolean {
  * {@link withoutRecording}.
  */
 export function getRolloutContext(): RolloutContext | undefined {
-  const store = current();
+  const store = storage.getStore();
   if (store === NOT_RECORDED) return undefined;
   return store ?? processRolloutContext;
 }
