@@ -5,8 +5,9 @@
 // loader in the process). With `BENCH_RECORDED=1` (the parent also adds `--import @agl/openai/register`, or
 // `@agl/langchain/register`, and `AGL_STORE_URL`) the handler is wrapped by `observeHandler`, as a user would; with the
 // preload alone (no store) AGL traces each LLM call and records nothing; with neither, nothing of AGL is loaded. Prints
-// `SERVICE_URL=...`; `GET /stats` answers `observeStats()` (or `{}`); `GET /heap` answers the V8 heap in use after a
-// full collection (the parent starts it with `--expose-gc`).
+// `SERVICE_URL=...`; `GET /stats` answers `observeStats()` (or `{}`); `GET /flush` exports what the recorder holds (or,
+// under the OpenTelemetry preload `observe-otel-preload.mjs`, what its span processor holds) and answers once it is
+// sent; `GET /heap` answers the V8 heap in use after a full collection (the parent starts it with `--expose-gc`).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createServer } from 'node:http';
 import OpenAI from 'openai';
@@ -79,6 +80,15 @@ const handler = client
     : chat;
 
 const server = createServer((req, res) => {
+  if (req.url === '/flush') {
+    // Exports what the recorder (or the OpenTelemetry preload's span processor) still holds, then answers.
+    const flushed = client ? client.flushObserve(30_000) : (globalThis.__benchFlush?.() ?? Promise.resolve());
+    void Promise.resolve(flushed).then(() => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{}');
+    });
+    return;
+  }
   if (req.url === '/stats' || req.url === '/heap') {
     if (req.url === '/heap') globalThis.gc?.();
     const body = req.url === '/heap' ? { heapUsed: process.memoryUsage().heapUsed } : (client?.observeStats() ?? {});

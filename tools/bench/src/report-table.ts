@@ -76,48 +76,34 @@ export function reportTable(results: ResultTree): string {
     note: floor('passthroughP50AddedMs', (v) => `${fmt(v, 3)} ms`),
   });
   rows.push({ figure: 'gateway CPU per call', value: `${fmt(getPath(results, 'gateway.cpuMicrosPerCall'), 0)} µs` });
-  /**
-   * A live-service throughput row (recorded / unrecorded at concurrency 32): the request rates, then `details`, then the
-   * host's CPU per request.
-   */
-  const liveServiceRow = (figure: string, key: string, details: string): TableRow => ({
-    figure,
-    value: pct(getPath(results, `${key}.throughputRatio`)),
-    target: '≥ 90 %',
+  const observeNote = reason(results, 'observe');
+  rows.push({
+    figure: 'live service CPU added, AGL / OpenTelemetry',
+    value: fmt(getPath(results, 'observe.serviceCpuRatioToPeer'), 3),
+    target: '≤ 0.8',
     note:
-      reason(results, 'observe') ??
-      `${fmt(getPath(results, `${key}.recordedRps`), 0)} against ${fmt(getPath(results, `${key}.unrecordedRps`), 0)} req/s${details}; ` +
-        `host µs/request (service + store + LLM and load) ${fmt(getPath(results, `${key}.hostCpuMicrosPerRequest.unrecorded`), 0)} → ` +
-        `${fmt(getPath(results, `${key}.hostCpuMicrosPerRequest.recorded`), 0)}, of which the store ` +
-        `${fmt(getPath(results, `${key}.storeCpuMicrosPerRequest`), 0)} (ratio ${pct(getPath(results, `${key}.hostCpuRatio`))})`,
+      observeNote ??
+      `service µs/request over plain: AGL +${fmt(getPath(results, 'observe.serviceCpuAddedMicros'), 0)}, ` +
+        `OpenTelemetry recording prompts +${fmt(getPath(results, 'observe.peerServiceCpuAddedMicros'), 0)} ` +
+        `(c=16, 5 ms LLM; load average ${fmt(getPath(results, 'observe.loadAverage.median'), 1)})`,
   });
-  rows.push(
-    liveServiceRow(
-      'live service recorded / unrecorded (c=32)',
-      'observe',
-      ', 5 ms LLM; ' +
-        `service µs/request plain ${fmt(getPath(results, 'observe.cpuMicrosPerRequestByKind.plain'), 0)}, ` +
-        `async context ${fmt(getPath(results, 'observe.cpuMicrosPerRequestByKind.asyncContext'), 0)}, ` +
-        `traced ${fmt(getPath(results, 'observe.cpuMicrosPerRequestByKind.traced'), 0)}, ` +
-        `recorded ${fmt(getPath(results, 'observe.cpuMicrosPerRequestByKind.recorded'), 0)}`,
-    ),
-  );
+  rows.push({
+    figure: 'live service: store CPU per recorded request',
+    value: `${fmt(getPath(results, 'observe.storeCpuMicrosPerRequest'), 0)} µs`,
+    target: '≤ 100 µs',
+  });
+  rows.push({
+    figure: 'live service RSS added by AGL',
+    value: `${fmt(getPath(results, 'observe.serviceRssAddedMb'), 1)} MB`,
+    target: '≤ 30 MB',
+    note: `OpenTelemetry: +${fmt(getPath(results, 'observe.peerServiceRssAddedMb'), 1)} MB`,
+  });
   rows.push({
     figure: 'live service added p50 (concurrency 1)',
     value: `${fmt(getPath(results, 'observe.p50AddedMs'), 3)} ms`,
-    target: '≤ 0.3 ms',
-    note: `at concurrency 32: ${fmt(getPath(results, 'observe.p50AddedMsAtConcurrency'), 3)} ms`,
+    target: '≤ 0.15 ms',
+    note: `OpenTelemetry: ${fmt(getPath(results, 'observe.peerP50AddedMs'), 3)} ms`,
   });
-  rows.push(
-    liveServiceRow(
-      'live service, LangChain agent + tool (c=32)',
-      'observe.langchain',
-      '; ' +
-        `service µs/request ${fmt(getPath(results, 'observe.langchain.cpuMicrosPerRequest.unrecorded'), 0)} → ` +
-        `${fmt(getPath(results, 'observe.langchain.cpuMicrosPerRequest.recorded'), 0)}; added p50 (c=1) ` +
-        `${fmt(getPath(results, 'observe.langchain.p50AddedMs'), 3)} ms`,
-    ),
-  );
   rows.push({
     figure: 'live service peak RSS, store down',
     value: `${fmt(getPath(results, 'observe.storeDown.peakRssMb'), 0)} MB`,

@@ -80,19 +80,15 @@ describe('bench-results.json shape', () => {
     expect(withFloor).toMatch(
       /gateway added p50 \(concurrency 1\) +1\.5 ms +< 1 ms +bare pass-through proxy: 0\.92 ms/,
     );
-    // The live-service row names the whole host's CPU per request beside the service's, with the store's share.
-    setPath(r, 'observe.hostCpuMicrosPerRequest', { unrecorded: 834, recorded: 1595 });
-    setPath(r, 'observe.storeCpuMicrosPerRequest', 261);
-    setPath(r, 'observe.hostCpuRatio', 0.5537);
+    // The live-service rows: AGL's added service CPU against the OpenTelemetry peer's, the store's CPU, RSS.
+    setPath(r, 'observe.serviceCpuRatioToPeer', 0.75);
+    setPath(r, 'observe.serviceCpuAddedMicros', 180);
+    setPath(r, 'observe.peerServiceCpuAddedMicros', 240);
+    setPath(r, 'observe.storeCpuMicrosPerRequest', 95);
     expect(reportTable(r)).toMatch(
-      /live service recorded \/ unrecorded \(c=32\) .*host µs\/request \(service \+ store \+ LLM and load\) 834 → 1,595, of which the store 261 \(ratio 55\.4 %\)/,
+      /live service CPU added, AGL \/ OpenTelemetry +0\.75 +≤ 0\.8 +service µs\/request over plain: AGL \+180, OpenTelemetry recording prompts \+240/,
     );
-    setPath(r, 'observe.langchain.hostCpuMicrosPerRequest', { unrecorded: 8327, recorded: 14129 });
-    setPath(r, 'observe.langchain.storeCpuMicrosPerRequest', 1073);
-    setPath(r, 'observe.langchain.hostCpuRatio', 0.6468);
-    expect(reportTable(r)).toMatch(
-      /LangChain agent \+ tool \(c=32\) .*added p50 \(c=1\) .* ms; host µs\/request \(service \+ store \+ LLM and load\) 8,327 → 14,129, of which the store 1,073 \(ratio 64\.7 %\)/,
-    );
+    expect(reportTable(r)).toMatch(/live service: store CPU per recorded request +95 µs +≤ 100 µs/);
     const lines = formatTable([
       { figure: 'a', value: '1' },
       { figure: 'long figure', value: '100' },
