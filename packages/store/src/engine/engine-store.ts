@@ -115,6 +115,17 @@ export class EngineStore extends RuleStore {
     });
   }
 
+  /**
+   * A write plan in a transaction of its own, committed at once (after the writes queued so far, which keep their
+   * order): for plans with many writes, which a savepoint inside the turn's shared transaction would make dearer.
+   */
+  protected override async writeAlone<T>(watch: Watch, make: () => Plan<T>): Promise<T> {
+    const runner = this.#open(watch);
+    const plan = make();
+    if (runner.batches && this.#pending.length > 0) this.#flush();
+    return runner.write(plan);
+  }
+
   readonly #scheduledFlush = (): void => {
     this.#flushScheduled = false;
     this.#flush();
