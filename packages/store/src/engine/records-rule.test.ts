@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { toWire, type SpanInput } from '@agl/core/schema';
 import type { ProductionRecord } from '@agl/core/store';
@@ -88,6 +89,26 @@ describe('applyProductionRecords (a recorder batch in one transaction)', () => {
     expect(result.applied).toBe(6);
     expect((await store.getRolloutById('ro-two-0'))?.status).toBe('succeeded');
     expect((await store.getRolloutById('ro-two-2'))?.status).toBe('succeeded');
+  });
+});
+
+describe('applyProductionRecords while another connection holds the write lock', () => {
+  it('waits from the event loop (other work goes on) and commits once the lock is free', async () => {
+    const store = new SqliteStore({ path: file.path, busyTimeoutMs: 10_000 });
+    closers.push(() => store.close());
+    await store.queryRollouts({}); // the watchdog's first scan, out of the way
+    const other = new Database(file.path);
+    other.exec('BEGIN IMMEDIATE');
+    let settled = false;
+    const applying = store.applyProductionRecords(batch(2, 'lock')).finally(() => (settled = true));
+    // This thread's event loop goes on meanwhile: the batch does not block it in SQLite's busy handler (in its first
+    // 100 ms, after which it would; blocked here, with the lock held by this thread, it would fail after 10 s).
+    for (let i = 0; i < 3; i += 1) await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    other.exec('COMMIT');
+    other.close();
+    expect(await applying).toEqual({ applied: 6, rejected: [] });
+    expect((await store.getRolloutById('ro-lock-1'))?.status).toBe('succeeded');
   });
 });
 

@@ -1,8 +1,9 @@
-import { ProductionRecord } from '@agl/core/store';
+import { AglError } from '@agl/core/errors';
+import { applyRecords, ProductionRecord, type ApplyRecordsResult, type LightningStore } from '@agl/core/store';
 import { AttemptUpdateInput, parseApi, StartRolloutInput } from './input';
 import { prepareSpans, type SpanSerializer } from './rule-store';
 import { newAttemptRecord, newRolloutRecord, repeatedStart } from './rules';
-import { updateAttemptRule, addSpansRule, type PreparedSpans, type RuleContext } from './store-rules';
+import { updateAttemptRule, addSpansRule, type Plan, type PreparedSpans, type RuleContext } from './store-rules';
 import { call, type Rule } from './storage-ops';
 import type { z } from 'zod';
 
@@ -88,4 +89,28 @@ function* startRunningRule(t: RuleContext, req: z.infer<typeof StartRolloutInput
   attempt.status = 'running';
   yield* call('insertAttempt', attempt);
   t.changed.push(rollout);
+}
+
+/**
+ * A recorder's batch in one write transaction (`write`): the records are checked first ({@link prepareRecords}), then
+ * applied in order ({@link applyRecordsRule}). When a record is refused (bad shape, unknown rollout, conflicting ids)
+ * nothing of that transaction stays and the batch goes record by record through `applyRecords` instead, so the answer
+ * (`applied`, `rejected` by index) is the one `applyRecords` gives. A store fault (not an `AglError`) is thrown.
+ */
+export async function applyRecordsBatch(
+  store: LightningStore,
+  records: readonly unknown[],
+  serialize: SpanSerializer | undefined,
+  write: (plan: Plan<number>) => Promise<number>,
+): Promise<ApplyRecordsResult> {
+  try {
+    const prepared = prepareRecords(records, serialize);
+    if (prepared !== null) {
+      await write((t) => applyRecordsRule(t, prepared));
+      return { applied: records.length, rejected: [] };
+    }
+  } catch (error) {
+    if (!AglError.isInstance(error)) throw error;
+  }
+  return applyRecords(store, records);
 }

@@ -31,8 +31,6 @@ import type {
   StoreStatistics,
 } from '@agl/core/store';
 import { fastParseSpan } from '@agl/core/schema';
-import { AglError } from '@agl/core/errors';
-import { applyRecords } from '@agl/core/store';
 import {
   AttemptUpdateInput,
   DequeueInput,
@@ -71,7 +69,7 @@ import {
   startReleaseRule,
 } from '../releases/release-rules';
 import { call, type Rule } from './storage-ops';
-import { applyRecordsRule, prepareRecords } from './records-rule';
+import { applyRecordsBatch } from './records-rule';
 import {
   addResourcesRule,
   addSpansRule,
@@ -125,9 +123,8 @@ export abstract class RuleStore implements LightningStore {
   /** Runs the plan `make` returns in one write transaction; `make` runs once the store is open (and watched). */
   protected abstract write<T>(watch: Watch, make: () => Plan<T>): Promise<T>;
   /**
-   * Like {@link RuleStore.write}, for a plan with many writes (a recorder's batch): a backend that commits the writes
-   * of one event-loop turn together under a savepoint each runs it in a transaction of its own instead, since a
-   * savepoint's journal makes every write in it dearer. Default: {@link RuleStore.write}.
+   * {@link RuleStore.write} for a plan with many writes (a recorder's batch): a backend whose turn shares a transaction
+   * (a savepoint per call, which makes every write dearer) runs it alone. Default: {@link RuleStore.write}.
    */
   protected writeAlone<T>(watch: Watch, make: () => Plan<T>): Promise<T> {
     return this.write(watch, make);
@@ -236,23 +233,11 @@ export abstract class RuleStore implements LightningStore {
   }
 
   /**
-   * `applyRecords` (a production recorder's batch, `POST /v1/agl/records`) in one write transaction: the batch's
-   * starts, spans and ends are checked first, then applied in order by the same rules as `startRollout`, `addSpans` and
-   * `updateAttempt`. When a record is refused (bad shape, unknown rollout, conflicting ids) nothing of that
-   * transaction stays and the batch is applied record by record instead, so the answer (`applied`, `rejected` by
-   * index) is the one `applyRecords` gives.
+   * `applyRecords` (a production recorder's batch, `POST /v1/agl/records`) in one write transaction, with the same
+   * answer: see {@link applyRecordsBatch}.
    */
   async applyProductionRecords(records: readonly unknown[]): Promise<ApplyRecordsResult> {
-    try {
-      const prepared = prepareRecords(records, this.spanSerializer);
-      if (prepared !== null) {
-        await this.writeAlone('watched', () => (t) => applyRecordsRule(t, prepared));
-        return { applied: records.length, rejected: [] };
-      }
-    } catch (error) {
-      if (!AglError.isInstance(error)) throw error;
-    }
-    return applyRecords(this, records);
+    return applyRecordsBatch(this, records, this.spanSerializer, (plan) => this.writeAlone('watched', () => plan));
   }
 
   async getNextSpanSequenceId(rolloutId: string, attemptId: string): Promise<number> {
