@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { REPO_ROOT } from './child-processes';
 import { runIngestBench } from './ingest-bench';
+import { runRecordsIngestBench } from './records-ingest-bench';
 import { runObserveBench } from './observe-bench';
 import { reportTable } from './report-table';
 import { keepEarlierSections, machineInfo, missingRequiredKeys, round, type ResultTree } from './results';
@@ -99,6 +100,20 @@ await section('ingest', async () => {
     results.ingest = {
       ...(await runIngestBench({ dir, repeats: quick ? 1 : 5, spans: 10_000, log })),
     } as unknown as ResultTree;
+    save();
+    // What recording costs the store: the real recorder's batches replayed to `agl store serve`.
+    try {
+      results.ingest.records = (await runRecordsIngestBench({
+        dir,
+        requests: quick ? 1500 : 4000,
+        repeats: quick ? 3 : 5,
+        log,
+      })) as unknown as ResultTree;
+    } catch (error) {
+      log(`✗ ingest.records failed: ${(error as Error).stack ?? String(error)}`);
+      results.ingest.records = { cpuMicrosPerRequest: null, reason: (error as Error).message };
+      failed = true;
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

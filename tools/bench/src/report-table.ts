@@ -46,6 +46,17 @@ export function reportTable(results: ResultTree): string {
         `${fmt(getPath(results, `ingest.${key}.spansPerSecond`), 0)} spans/s (raw: ${fmt(getPath(results, 'ingest.rawSqlite.spansPerSecond'), 0)})`,
     });
   }
+  if (getPath(results, 'ingest.records') !== undefined) {
+    const pg = getPath(results, 'ingest.records.postgres.cpuMicrosPerRequest');
+    rows.push({
+      figure: 'ingest records: store CPU per recorded request (SQLite)',
+      value: `${fmt(getPath(results, 'ingest.records.cpuMicrosPerRequest'), 0)} µs`,
+      target: '≤ 100',
+      note:
+        reason(results, 'ingest.records') ??
+        `start, spans, end as the recorder sends them; PostgreSQL ${typeof pg === 'number' ? `${fmt(pg, 0)} µs` : 'not run'}`,
+    });
+  }
   const adapters = getPath(results, 'adapters');
   if (isRecord(adapters)) {
     for (const name of Object.keys(adapters)) {

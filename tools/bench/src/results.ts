@@ -11,6 +11,7 @@ export const REQUIRED_KEYS = [
   'ingest.addSpans.ratioToRawSqlite',
   'ingest.restBatch.ratioToRawSqlite',
   'ingest.otlpProtobuf.ratioToRawSqlite',
+  'ingest.records.cpuMicrosPerRequest',
   'gateway.throughputRatio',
   'gateway.p50AddedMs',
   'training.demo.trainedReward',

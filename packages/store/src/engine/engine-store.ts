@@ -5,7 +5,7 @@ import { finishedRollouts, querySpanDocs, statisticsRule } from './queries';
 import { QueueWaiters } from './queue-waiters';
 import { RolloutWaiters } from './rollout-waiters';
 import { RuleStore, parseWait, type SpanSerializer, type Watch } from './rule-store';
-import type { StoreStorage } from './storage';
+import { WRITE_LOCK_BUSY, type StoreStorage } from './storage';
 import { call, type Rule } from './storage-ops';
 import type { Plan } from './store-rules';
 import { SyncRuleRunner } from './sync-rule-runner';
@@ -113,6 +113,26 @@ export class EngineStore extends RuleStore {
         setImmediate(this.#scheduledFlush);
       }
     });
+  }
+
+  /**
+   * A write plan in a transaction of its own, committed at once (after the writes queued so far, which keep their
+   * order): for plans with many writes, which a savepoint inside the turn's shared transaction would make dearer.
+   * While another connection holds the write lock it retries from the event loop, as {@link EngineStore.write}'s
+   * batches do, and waits in SQLite's busy handler only after {@link LOCK_YIELD_MS}.
+   */
+  protected override async writeAlone<T>(watch: Watch, make: () => Plan<T>): Promise<T> {
+    const runner = this.#open(watch);
+    const plan = make();
+    if (!runner.batches) return runner.write(plan);
+    if (this.#pending.length > 0) this.#flush();
+    const since = performance.now();
+    for (let tries = 0; ; tries += 1) {
+      if (this.#closed) throw new StoreClosedError(this.#label);
+      const result = performance.now() - since < LOCK_YIELD_MS ? runner.tryWrite(plan) : runner.write(plan);
+      if (result !== WRITE_LOCK_BUSY) return result;
+      await new Promise<void>((resolve) => (tries < 2 ? setImmediate(resolve) : setTimeout(resolve, 1)));
+    }
   }
 
   readonly #scheduledFlush = (): void => {

@@ -13,6 +13,7 @@ import type {
   Worker,
 } from '@agl/core/schema';
 import type {
+  ApplyRecordsResult,
   AttemptRef,
   AttemptUpdate,
   LightningStore,
@@ -68,6 +69,7 @@ import {
   startReleaseRule,
 } from '../releases/release-rules';
 import { call, type Rule } from './storage-ops';
+import { applyRecordsBatch } from './records-rule';
 import {
   addResourcesRule,
   addSpansRule,
@@ -120,6 +122,13 @@ export abstract class RuleStore implements LightningStore {
 
   /** Runs the plan `make` returns in one write transaction; `make` runs once the store is open (and watched). */
   protected abstract write<T>(watch: Watch, make: () => Plan<T>): Promise<T>;
+  /**
+   * {@link RuleStore.write} for a plan with many writes (a recorder's batch): a backend whose turn shares a transaction
+   * (a savepoint per call, which makes every write dearer) runs it alone. Default: {@link RuleStore.write}.
+   */
+  protected writeAlone<T>(watch: Watch, make: () => Plan<T>): Promise<T> {
+    return this.write(watch, make);
+  }
   /** Runs the rule `make` returns with a consistent read view. */
   protected abstract read<T>(watch: Watch, make: () => Rule<T>): Promise<T>;
   /** The span serializer of a storage that keeps JSON text. */
@@ -221,6 +230,14 @@ export abstract class RuleStore implements LightningStore {
       const prepared = prepareSpans(spans, this.spanSerializer, attributesJson);
       return (t) => addSpansRule(t, prepared);
     });
+  }
+
+  /**
+   * `applyRecords` (a production recorder's batch, `POST /v1/agl/records`) in one write transaction, with the same
+   * answer: see {@link applyRecordsBatch}.
+   */
+  async applyProductionRecords(records: readonly unknown[]): Promise<ApplyRecordsResult> {
+    return applyRecordsBatch(this, records, this.spanSerializer, (plan) => this.writeAlone('watched', () => plan));
   }
 
   async getNextSpanSequenceId(rolloutId: string, attemptId: string): Promise<number> {

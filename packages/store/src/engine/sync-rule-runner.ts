@@ -78,6 +78,18 @@ export class SyncRuleRunner {
   }
 
   /**
+   * {@link SyncRuleRunner.write}, except that when another connection holds the write lock (a storage with
+   * `tryTransaction`) it returns {@link WRITE_LOCK_BUSY} at once without running the plan.
+   */
+  tryWrite<T>(plan: Plan<T>): T | typeof WRITE_LOCK_BUSY {
+    if (!this.#s.tryTransaction) return this.write(plan);
+    const t = this.#context();
+    const result = this.#s.tryTransaction(() => runRule(this.#s, plan(t)));
+    if (result !== WRITE_LOCK_BUSY) this.#notify([t]);
+    return result;
+  }
+
+  /**
    * Runs several write plans in one storage transaction (one commit instead of one each), each under its own
    * savepoint, so a plan that throws undoes only its own changes and the others still land. Results come back in job
    * order once the transaction has committed; if the commit itself fails, every job gets that error. Waiters are told

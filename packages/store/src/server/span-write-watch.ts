@@ -3,6 +3,16 @@ import type { LightningStore } from '@agl/core/store';
 
 /** The store methods that write spans; their first argument is a span or a list of spans. */
 const SPAN_WRITES = new Set<PropertyKey>(['addSpan', 'addSpans', 'addSpansWithAttributesJson']);
+/** The store method that applies a production recorder's batch; its first argument is the list of records. */
+const RECORD_WRITES = 'applyProductionRecords';
+
+/** The spans of a production records batch (its `spans` records). */
+function spansOfRecords(arg: unknown): unknown[] {
+  if (!Array.isArray(arg)) return [];
+  return arg.flatMap((r: { kind?: unknown; spans?: unknown } | null) =>
+    r?.kind === 'spans' && Array.isArray(r.spans) ? (r.spans as unknown[]) : [],
+  );
+}
 
 function rolloutIdsOf(arg: unknown): string[] {
   const spans = (Array.isArray(arg) ? arg : [arg]) as Array<Partial<SpanInput> | null | undefined>;
@@ -20,11 +30,15 @@ export function watchSpanWrites(store: LightningStore, onWrite: (rolloutIds: str
       const value = Reflect.get(target, key, target) as unknown;
       if (typeof value !== 'function') return value;
       const method = value as (...args: unknown[]) => unknown;
-      if (!SPAN_WRITES.has(key)) return method.bind(target);
+      const records = key === RECORD_WRITES;
+      if (!records && !SPAN_WRITES.has(key)) return method.bind(target);
       return (...args: unknown[]) => {
         const result = method.apply(target, args);
         if (!(result instanceof Promise)) return result;
-        const report = (): void => onWrite(rolloutIdsOf(args[0]));
+        const report = (): void => {
+          const ids = rolloutIdsOf(records ? spansOfRecords(args[0]) : args[0]);
+          if (!records || ids.length > 0) onWrite(ids);
+        };
         // Reported on failure too: part of a batch may have landed before the error.
         return result.finally(report);
       };

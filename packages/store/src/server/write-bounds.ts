@@ -1,7 +1,7 @@
 import { ValidationError } from '@agl/core/errors';
 import { rewardProblem, type SpanInput } from '@agl/core/schema';
 import { ATTR_REWARD } from '@agl/core/semconv';
-import type { LightningStore } from '@agl/core/store';
+import { applyRecords, type LightningStore } from '@agl/core/store';
 
 /** `agentlightning.reward.{i}.value` and AGL 0.3's scalar `agentlightning.reward`. */
 const REWARD_KEY = new RegExp(`^${ATTR_REWARD.replace(/\./gu, '\\.')}(?:\\.\\d+\\.value)?$`, 'u');
@@ -50,17 +50,37 @@ const CHECKS: Record<string, Check> = {
   },
 };
 
+/** Whether every span of a production records batch (its `spans` records) passes {@link checkSpan}. */
+function recordsWithinBounds(records: unknown): boolean {
+  if (!Array.isArray(records)) return true;
+  try {
+    for (const record of records as Array<{ kind?: unknown; spans?: unknown } | null>) {
+      if (record?.kind === 'spans' && Array.isArray(record.spans))
+        (record.spans as SpanInput[]).forEach((s, i) => checkSpan(s, `spans[${i}]`));
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * `store` with reward bounds enforced on every span the server writes for a client (span routes, OTLP, records,
  * events, feedback): a reward attribute (`agentlightning.reward.{i}.value`) outside ±1e15 is a 422 `ValidationError`
  * naming the span and the attribute, before anything of the request is written.
  */
 export function enforceWriteBounds(store: LightningStore): LightningStore {
-  return new Proxy(store, {
+  const bounded: LightningStore = new Proxy(store, {
     get(target, key) {
       const value = Reflect.get(target, key, target) as unknown;
       if (typeof value !== 'function') return value;
       const method = value as (...args: unknown[]) => unknown;
+      if (key === 'applyProductionRecords') {
+        // A batch with an out-of-bounds reward goes record by record through the checked `addSpans`, so only the
+        // record that holds it is refused (by index), as `applyRecords` does.
+        return (records: unknown) =>
+          recordsWithinBounds(records) ? method.call(target, records) : applyRecords(bounded, records as unknown[]);
+      }
       const check = typeof key === 'string' ? CHECKS[key] : undefined;
       if (!check) return method.bind(target);
       return (...args: unknown[]) => {
@@ -73,4 +93,5 @@ export function enforceWriteBounds(store: LightningStore): LightningStore {
       };
     },
   });
+  return bounded;
 }

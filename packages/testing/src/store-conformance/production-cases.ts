@@ -1,7 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { findFinalReward, listFeedback, TraceToTransitions } from '@agl/core/transitions';
-import { applyRecords, recordFeedback } from '@agl/core/store';
+import { applyRecords, recordFeedback, type ApplyRecordsResult, type LightningStore } from '@agl/core/store';
 import { expectAglError, makeSpan, type Harness } from './harness';
+
+type Apply = (store: LightningStore, records: unknown[]) => Promise<ApplyRecordsResult>;
+type BatchApply = (records: readonly unknown[]) => Promise<ApplyRecordsResult>;
+
+/** `applyRecords`, and the store's `applyProductionRecords` (looked up per test: the harness makes a store per test). */
+function applyVariants(): Array<[string, Apply]> {
+  const batched: Apply = async (store, records) => {
+    const method = (store as { applyProductionRecords?: BatchApply }).applyProductionRecords;
+    return method ? method.call(store, records) : applyRecords(store, records);
+  };
+  return [
+    ['applyRecords', applyRecords],
+    ['applyProductionRecords', batched],
+  ];
+}
 
 /**
  * Production recording (DESIGN.md Contract 1b): client-chosen ids and times, records applied idempotently, late
@@ -44,98 +59,102 @@ export function productionCases(h: Harness): void {
       expect(await h.store.getRolloutById('ro-end')).toMatchObject({ status: 'succeeded', endTime: 12 });
     });
 
-    it('applyRecords creates, fills and ends a rollout; replaying the batch changes nothing', async () => {
-      const span = makeSpan('ro-rec', 'at-rec', { sequenceId: 1, startTime: 101, endTime: 102 });
-      const records = [
-        {
-          kind: 'start',
-          rolloutId: 'ro-rec',
-          attemptId: 'at-rec',
-          input: 'hi',
-          metadata: { source: 'production' },
+    // `applyRecords` record by record, and a store's own batch path (`applyProductionRecords`, one transaction per
+    // batch on the embedded stores and PostgreSQL) where it has one: the same answers and the same stored state.
+    for (const [label, apply] of applyVariants()) {
+      it(`${label}: creates, fills and ends a rollout; replaying the batch changes nothing`, async () => {
+        const span = makeSpan('ro-rec', 'at-rec', { sequenceId: 1, startTime: 101, endTime: 102 });
+        const records = [
+          {
+            kind: 'start',
+            rolloutId: 'ro-rec',
+            attemptId: 'at-rec',
+            input: 'hi',
+            metadata: { source: 'production' },
+            startTime: 100,
+          },
+          { kind: 'spans', spans: [span] },
+          { kind: 'end', rolloutId: 'ro-rec', attemptId: 'at-rec', status: 'succeeded', endTime: 103 },
+        ];
+        expect(await apply(h.store, records)).toEqual({ applied: 3, rejected: [] });
+        expect(await apply(h.store, records)).toEqual({ applied: 3, rejected: [] });
+        const rollout = await h.store.getRolloutById('ro-rec');
+        expect(rollout).toMatchObject({
+          status: 'succeeded',
+          mode: null,
           startTime: 100,
-        },
-        { kind: 'spans', spans: [span] },
-        { kind: 'end', rolloutId: 'ro-rec', attemptId: 'at-rec', status: 'succeeded', endTime: 103 },
-      ];
-      expect(await applyRecords(h.store, records)).toEqual({ applied: 3, rejected: [] });
-      expect(await applyRecords(h.store, records)).toEqual({ applied: 3, rejected: [] });
-      const rollout = await h.store.getRolloutById('ro-rec');
-      expect(rollout).toMatchObject({
-        status: 'succeeded',
-        mode: null,
-        startTime: 100,
-        endTime: 103,
-        metadata: { source: 'production' },
+          endTime: 103,
+          metadata: { source: 'production' },
+        });
+        expect((await h.store.querySpans({ rolloutId: 'ro-rec' })).total).toBe(1);
+        expect((await h.store.queryAttempts({ rolloutId: 'ro-rec' })).items[0]).toMatchObject({
+          status: 'succeeded',
+          endTime: 103,
+        });
       });
-      expect((await h.store.querySpans({ rolloutId: 'ro-rec' })).total).toBe(1);
-      expect((await h.store.queryAttempts({ rolloutId: 'ro-rec' })).items[0]).toMatchObject({
-        status: 'succeeded',
-        endTime: 103,
-      });
-    });
 
-    it('applyRecords reports a bad or orphan record and still applies the others', async () => {
-      const result = await applyRecords(h.store, [
-        { kind: 'start', rolloutId: 'ro-ok', attemptId: 'at-ok', input: null, startTime: 5 },
-        { kind: 'bogus' },
-        { kind: 'spans', spans: [makeSpan('ro-missing', 'at-x'), makeSpan('ro-ok', 'at-ok', { sequenceId: 2 })] },
-        { kind: 'end', rolloutId: 'ro-ok', attemptId: 'at-ok', status: 'failed', endTime: 6 },
-      ]);
-      expect(result.applied).toBe(2);
-      expect(result.rejected.map((r) => [r.index, r.errorType])).toEqual([
-        [1, 'AGL_ValidationError'],
-        [2, 'AGL_NotFoundError'],
-      ]);
-      expect((await h.store.querySpans({ rolloutId: 'ro-ok' })).total).toBe(1);
-      expect((await h.store.getRolloutById('ro-ok'))?.status).toBe('failed');
-    });
+      it(`${label}: reports a bad or orphan record and still applies the others`, async () => {
+        const result = await apply(h.store, [
+          { kind: 'start', rolloutId: 'ro-ok', attemptId: 'at-ok', input: null, startTime: 5 },
+          { kind: 'bogus' },
+          { kind: 'spans', spans: [makeSpan('ro-missing', 'at-x'), makeSpan('ro-ok', 'at-ok', { sequenceId: 2 })] },
+          { kind: 'end', rolloutId: 'ro-ok', attemptId: 'at-ok', status: 'failed', endTime: 6 },
+        ]);
+        expect(result.applied).toBe(2);
+        expect(result.rejected.map((r) => [r.index, r.errorType])).toEqual([
+          [1, 'AGL_ValidationError'],
+          [2, 'AGL_NotFoundError'],
+        ]);
+        expect((await h.store.querySpans({ rolloutId: 'ro-ok' })).total).toBe(1);
+        expect((await h.store.getRolloutById('ro-ok'))?.status).toBe('failed');
+      });
 
-    it("applyRecords keeps each rollout's order across a batch of interleaved rollouts, bad records included", async () => {
-      const n = 40;
-      const id = (i: number) => `ro-many-${i}`;
-      const at = (i: number) => `at-many-${i}`;
-      const records: unknown[] = [];
-      for (let i = 0; i < n; i += 1) {
-        records.push({ kind: 'start', rolloutId: id(i), attemptId: at(i), input: i, startTime: 200 + i });
-      }
-      records.push({ kind: 'bogus' });
-      for (let i = 0; i < n; i += 1) {
-        const spans = [1, 2].map((seq) => makeSpan(id(i), at(i), { sequenceId: seq, startTime: 300, endTime: 301 }));
-        records.push(
-          { kind: 'spans', spans },
-          { kind: 'end', rolloutId: id(i), attemptId: at(i), status: 'succeeded', endTime: 400 + i },
-        );
-      }
-      // One record that touches two rollouts (after both their ends), and an orphan end in the middle of it all.
-      records.splice(n + 10, 0, {
-        kind: 'end',
-        rolloutId: 'ro-many-missing',
-        attemptId: 'at-x',
-        status: 'failed',
-        endTime: 9,
+      it(`${label}: keeps each rollout's order across a batch of interleaved rollouts, bad records included`, async () => {
+        const n = 40;
+        const id = (i: number) => `ro-many-${i}`;
+        const at = (i: number) => `at-many-${i}`;
+        const records: unknown[] = [];
+        for (let i = 0; i < n; i += 1) {
+          records.push({ kind: 'start', rolloutId: id(i), attemptId: at(i), input: i, startTime: 200 + i });
+        }
+        records.push({ kind: 'bogus' });
+        for (let i = 0; i < n; i += 1) {
+          const spans = [1, 2].map((seq) => makeSpan(id(i), at(i), { sequenceId: seq, startTime: 300, endTime: 301 }));
+          records.push(
+            { kind: 'spans', spans },
+            { kind: 'end', rolloutId: id(i), attemptId: at(i), status: 'succeeded', endTime: 400 + i },
+          );
+        }
+        // One record that touches two rollouts (after both their ends), and an orphan end in the middle of it all.
+        records.splice(n + 10, 0, {
+          kind: 'end',
+          rolloutId: 'ro-many-missing',
+          attemptId: 'at-x',
+          status: 'failed',
+          endTime: 9,
+        });
+        records.push({
+          kind: 'spans',
+          spans: [makeSpan(id(0), at(0), { sequenceId: 3 }), makeSpan(id(1), at(1), { sequenceId: 3 })],
+        });
+        const result = await apply(h.store, records);
+        expect(result.rejected.map((r) => [r.index, r.errorType])).toEqual([
+          [n, 'AGL_ValidationError'],
+          [n + 10, 'AGL_NotFoundError'],
+        ]);
+        expect(result.applied).toBe(records.length - 2);
+        const rollouts = await h.store.queryRollouts({
+          rolloutIdIn: Array.from({ length: n }, (_, i) => id(i)),
+          limit: n,
+        });
+        expect(rollouts.total).toBe(n);
+        for (const rollout of rollouts.items) {
+          const i = Number(rollout.rolloutId.slice('ro-many-'.length));
+          expect(rollout).toMatchObject({ status: 'succeeded', startTime: 200 + i, endTime: 400 + i, input: i });
+          expect((await h.store.querySpans({ rolloutId: rollout.rolloutId })).total).toBe(i < 2 ? 3 : 2);
+        }
       });
-      records.push({
-        kind: 'spans',
-        spans: [makeSpan(id(0), at(0), { sequenceId: 3 }), makeSpan(id(1), at(1), { sequenceId: 3 })],
-      });
-      const result = await applyRecords(h.store, records);
-      expect(result.rejected.map((r) => [r.index, r.errorType])).toEqual([
-        [n, 'AGL_ValidationError'],
-        [n + 10, 'AGL_NotFoundError'],
-      ]);
-      expect(result.applied).toBe(records.length - 2);
-      const rollouts = await h.store.queryRollouts({
-        rolloutIdIn: Array.from({ length: n }, (_, i) => id(i)),
-        limit: n,
-      });
-      expect(rollouts.total).toBe(n);
-      for (const rollout of rollouts.items) {
-        const i = Number(rollout.rolloutId.slice('ro-many-'.length));
-        expect(rollout).toMatchObject({ status: 'succeeded', startTime: 200 + i, endTime: 400 + i, input: i });
-        expect((await h.store.querySpans({ rolloutId: rollout.rolloutId })).total).toBe(i < 2 ? 3 : 2);
-      }
-    });
+    }
 
     it('feedback is kept, sorts after the rollout, and wins over the agent reward in transitions', async () => {
       const r = await h.store.startRollout({ input: 'q', rolloutId: 'ro-fb', attemptId: 'at-fb' });

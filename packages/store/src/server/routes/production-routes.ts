@@ -1,13 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { fromWire, toWire } from '@agl/core/schema';
-import { applyRecords, recordFeedback } from '@agl/core/store';
+import { applyRecords, recordFeedback, type ApplyRecordsResult } from '@agl/core/store';
 import { bodyObject, parseEnvelope } from '../request-schemas';
 import { API_PREFIX, sendJson, type RouteContext } from '../route-context';
 import { checkSpanCount } from '../../ingest-limits';
 
 /** `POST /v1/agl/records`: a production recorder's batch (DESIGN.md Contract 1b). */
 export const RECORDS_ROUTE = `${API_PREFIX}/records`;
+
+type BatchApply = (records: readonly unknown[]) => Promise<ApplyRecordsResult>;
 
 const RecordsBody = z.strictObject({ records: z.array(z.unknown()) });
 const FeedbackBody = z.strictObject({
@@ -31,7 +33,10 @@ export function registerProductionRoutes(app: FastifyInstance, ctx: RouteContext
       if (Array.isArray(list)) spans += list.length;
     }
     checkSpanCount(spans, ctx.limits);
-    const result = await applyRecords(ctx.store, records);
+    // The embedded stores apply a batch in one transaction (`RuleStore.applyProductionRecords`); any other store
+    // (a remote client) record by record.
+    const batched = (ctx.store as { applyProductionRecords?: BatchApply }).applyProductionRecords;
+    const result = batched ? await batched.call(ctx.store, records) : await applyRecords(ctx.store, records);
     ctx.releases?.afterBatch();
     return sendJson(reply, 200, { applied: result.applied, rejected: result.rejected.map((r) => toSnake(r)) });
   });
