@@ -113,7 +113,7 @@ export function trainCommand(io: CliIo = processIo): Command {
         .option('--quiet', 'print nothing but errors: no progress, no summary')
         .option(
           '--release',
-          'with --algorithm apo: the winner becomes the candidate of a release against the latest (a share of live traffic at a time) instead of the latest',
+          'with --algorithm apo (its winner) or --backend tinker (the final sampler weights): what was trained becomes the candidate of a release against the latest (a share of live traffic at a time) instead of the latest',
         )
         .addOption(
           new Option(
@@ -132,10 +132,6 @@ export function trainCommand(io: CliIo = processIo): Command {
     const config = (module.config ?? {}) as TrainEntryConfig;
     const { storeUrl, store, token, ...trainerConfig } = config;
     const tinker = resolveTinkerAlgorithm(flags.algorithm, flags, io, flags.quiet === true);
-    if (tinker && flags.release)
-      throw new UserError(
-        '--release goes with --algorithm apo; a Tinker run publishes each sampler path as a new resources version (start a release from one with agl release start).',
-      );
     const display = flags.progress && !flags.quiet ? createProgressDisplay({ title: 'agl train' }) : null;
     const options: TrainerOptions = {
       ...trainerConfig,

@@ -2,7 +2,7 @@
 // model that really trains) over real HTTP, the command's own Tinker-mode gateway, an agent using the official openai
 // client through its LLM resource, a real SQLite store, and a real SIGKILL of the CLI process between rounds.
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -99,6 +99,8 @@ describe('agl train --algorithm grpo --backend tinker', () => {
         /--backend tinker trains weights with --algorithm grpo, rloo or rejection-sampling; got --algorithm apo/,
       ],
       [['train', ENTRY, '--rounds', '3', '--store', store], /--rounds goes with --backend tinker/],
+      [['train', ENTRY, '--val-every', '2', '--store', store], /--val-every goes with --backend tinker/],
+      [args(store, ckpt, '--val-every', '-1'), /--val-every got "-1"; pass an integer ≥ 0/],
       [args(store, ckpt, '--max-steps-off-policy', '-1'), /--max-steps-off-policy got "-1"; pass an integer ≥ 0/],
       [args(store, ckpt, '--group-size', '0'), /--group-size got "0"; pass an integer ≥ 1/],
       [args(store, ckpt, '--agent-match', '('), /--agent-match "\(" is not a valid regular expression/],
@@ -240,5 +242,60 @@ describe('agl train --algorithm grpo --backend tinker', () => {
     expect(done.code).toBe(0);
     expect(done.err).toMatch(/already finished 2 rounds; nothing to do/);
     expect(server.requestsTo('/api/v1/forward_backward')).toHaveLength(2);
+  }, 240_000);
+  it('--val-every validates between rounds; --release makes the final sampler the candidate against the latest', async () => {
+    await useStandIn();
+    const store = join(dir, 'release.sqlite');
+    const ckpt = join(dir, 'release-ckpt');
+    const val = join(dir, 'val.json');
+    await writeFile(val, JSON.stringify(['cats', 'owls']));
+    const noneYet = await cli(...args(store, ckpt, '--release'));
+    expect(noneYet.code).not.toBe(0);
+    expect(noneYet.err).toMatch(
+      /--release compares the trained winner with the latest resources, and none are published/,
+    );
+    // What serves today: the base model behind a long-lived Tinker-mode gateway.
+    const served = 'http://127.0.0.1:9/v1';
+    const db = new SqliteStore({ path: store });
+    const before = await db.addResources({
+      main_llm: { resourceType: 'llm', endpoint: served, model: 'Qwen/Qwen3-8B', samplingParameters: {} },
+    });
+    await db.close();
+
+    const r = await cli(
+      ...args(store, ckpt, '--val', val, '--val-every', '1', '--release', '--shares', '0.1,1', '--json'),
+    );
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/grpo: val reward [\d.]+ before training/);
+    expect(r.err).toMatch(/grpo: round 1\/2 mean reward [\d.]+,.*, val reward [\d.]+, resources /);
+    expect(r.err).toMatch(/grpo: round 2\/2 mean reward [\d.]+,.*, val reward [\d.]+, resources /);
+    const out = JSON.parse(r.out) as {
+      release: { id: string; baseline: string; candidate: string; shares: number[] };
+      tinker: { samplerPath: string; validations: Array<{ round: number; reward: number }> };
+    };
+    expect(out.tinker.validations.map((v) => v.round)).toEqual([0, 1, 2]);
+    // Validation rollouts: 2 val tasks before training and after each of the 2 rounds, 8 train rollouts per round.
+    expect(server.sampled).toHaveLength(3 * 2 + 2 * 8);
+    const model = [...server.models.keys()][0]!;
+    expect(out.tinker.samplerPath).toBe(`tinker://${model}/sampler_weights/000002`);
+
+    const db2 = new SqliteStore({ path: store });
+    try {
+      // The version that was latest before training is the latest again and the release's baseline.
+      expect((await db2.getLatestResources())!.resourcesId).toBe(before.resourcesId);
+      expect(out.release.baseline).toBe(before.resourcesId);
+      expect(out.release.shares).toEqual([0.1, 1]);
+      const release = (await db2.getRelease(out.release.id))!;
+      expect(release.candidate).toBe(out.release.candidate);
+      // The candidate names the final sampler path, at the served endpoint (the run's own gateway has closed).
+      const candidate = (await db2.getResourcesById(out.release.candidate))!;
+      expect(candidate.resources.main_llm).toMatchObject({
+        resourceType: 'proxy_llm',
+        model: out.tinker.samplerPath,
+        endpoint: served,
+      });
+    } finally {
+      await db2.close();
+    }
   }, 240_000);
 });

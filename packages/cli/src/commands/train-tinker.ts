@@ -29,6 +29,7 @@ export interface TinkerTrainFlags {
   agentMatch?: string;
   minReward?: number;
   seed?: number;
+  valEvery?: number;
   checkpointDir?: string;
 }
 
@@ -50,6 +51,7 @@ const TINKER_ONLY: Array<[keyof TinkerTrainFlags, string]> = [
   ['agentMatch', '--agent-match'],
   ['minReward', '--min-reward'],
   ['seed', '--seed'],
+  ['valEvery', '--val-every'],
   ['checkpointDir', '--checkpoint-dir'],
 ];
 
@@ -91,6 +93,11 @@ export function withTinkerTrainFlags(command: Command): Command {
       numberFlag('min-reward'),
     )
     .option('--seed <n>', 'tinker: seeds the task sampling (default 0)', int('seed', 0))
+    .option(
+      '--val-every <n>',
+      'tinker: run the val tasks every n rounds too (default: only before the first round and after the last)',
+      int('val-every', 0),
+    )
     .option(
       '--checkpoint-dir <dir>',
       'tinker: round records and the resume state (default .agl/train/<algorithm>-<base model>)',
@@ -172,10 +179,13 @@ export function resolveTinkerAlgorithm(
     ...(agentMatch ? { agentMatch } : {}),
     ...(flags.minReward !== undefined ? { minReward: flags.minReward } : {}),
     ...(flags.seed !== undefined ? { seed: flags.seed } : {}),
-    valEvery: 0,
+    valEvery: flags.valEvery ?? 0,
     checkpointDir,
     log: (line) => {
       if (!quiet) io.err(line);
+    },
+    onValidation: (v) => {
+      if (!quiet && v.round === 0) io.err(`${name}: val reward ${v.reward.toFixed(3)} before training`);
     },
     onRound: (r) => {
       if (quiet) return;
@@ -184,7 +194,8 @@ export function resolveTinkerAlgorithm(
       io.err(
         `${name}: round ${r.round}/${rounds} mean reward ${r.trainReward.toFixed(3)}, skipped groups ${num('skippedGroups')}, ` +
           `loss ${num('loss').toFixed(4)}, tokens ${num('tokens')}, ${r.seconds.toFixed(1)} s` +
-          `${r.lag ? `, lag ${r.lag}` : ''}${r.droppedStale ? `, dropped ${r.droppedStale} stale` : ''}, resources ${r.resourcesId}`,
+          `${r.lag ? `, lag ${r.lag}` : ''}${r.droppedStale ? `, dropped ${r.droppedStale} stale` : ''}` +
+          `${r.valReward !== undefined ? `, val reward ${r.valReward.toFixed(3)}` : ''}, resources ${r.resourcesId}`,
       );
     },
   });
@@ -221,6 +232,11 @@ export function tinkerRunReport(run: { algorithm: TinkerRl; checkpointDir: strin
       `${s.algorithm} through Tinker on ${s.baseModel}: ${s.rounds} rounds this run, ${s.rollouts} rollouts, ${s.tokens} trained tokens, ` +
         `${s.skippedGroups} skipped groups${s.droppedStale ? `, ${s.droppedStale} stale samples dropped` : ''}, ${s.seconds.toFixed(1)} s`,
       `mean train reward ${fmt(s.firstReward)} (first round) → ${fmt(s.lastReward)} (last round)`,
+      ...(s.validations.length > 0
+        ? [
+            `val reward ${s.validations.map((v) => `${v.reward.toFixed(3)} (${v.round === 0 ? 'before' : `round ${v.round}`})`).join(' → ')}`,
+          ]
+        : []),
       ...(s.samplerPath
         ? [
             `sampler_path=${s.samplerPath}`,

@@ -7,7 +7,7 @@ import { UserError } from '@agl/core/errors';
 import { seededRandom } from '@agl/core/random';
 import type { Algorithm, AlgorithmRunOptions } from './algorithm';
 import { canonicalOrder, offPolicyLag, roundSamples, type SampleEstimator } from './grpo-samples';
-import { runRolloutBatch, startRolloutBatch, taskRequest, type RolloutBatchRun } from './rollout-batch';
+import { runRolloutBatch, startRolloutBatch, taskRequest } from './rollout-batch';
 
 /** @deprecated Use {@link AlgorithmRunOptions}: GRPO takes what every algorithm takes. */
 export type GrpoRunOptions = AlgorithmRunOptions;
@@ -71,9 +71,10 @@ export interface GrpoOptions {
   /** Train only these agents' transitions in a multi-agent run (a RegExp is searched, a string must equal the name). */
   agentMatch?: AgentMatch | null;
   /**
-   * Off-policy bound. 0 (default): synchronous, each round samples the weights the previous round trained. K > 0: the
-   * next round's rollouts are enqueued before this round trains, so sampling overlaps training; a round whose samples
-   * came from weights more than K optimizer steps behind the ones being trained is dropped (`droppedStale`).
+   * Off-policy bound. 0 (default): synchronous, each round samples the weights the previous round trained. K > 0: up
+   * to K rounds' rollouts are in flight ahead of the round training (each samples the version current when it was
+   * enqueued), and rounds train in the order their rollouts finish; a round whose samples came from weights more than
+   * K optimizer steps behind the ones being trained (e.g. held up by a slow runner) is dropped (`droppedStale`).
    */
   maxStepsOffPolicy?: number;
   /** The algorithm's name in logs and records. Default `grpo` (`rloo`, `rejection-sampling` for those estimators). */
@@ -101,7 +102,11 @@ interface GrpoState {
 interface RoundInFlight {
   round: number;
   started: number;
-  run: RolloutBatchRun;
+  /** Its trajectories, in request order, once every rollout finished (waiting starts at enqueue). */
+  trajectories: Promise<Trajectory[]>;
+  /** Resolves (never rejects) when `trajectories` settles; `finished` is then true. */
+  settled: Promise<void>;
+  finished: boolean;
   resourcesId: string | null;
   version: number;
 }
@@ -189,15 +194,40 @@ export class GRPO implements Algorithm {
         ),
       );
       const run = await startRolloutBatch({ store, signal, requests, adapter, who: 'GRPO' });
-      return { round, started: Date.now(), run, resourcesId, version };
+      const inFlightRound: RoundInFlight = {
+        round,
+        started: Date.now(),
+        trajectories: run.finish(),
+        settled: Promise.resolve(),
+        finished: false,
+        resourcesId,
+        version,
+      };
+      inFlightRound.settled = inFlightRound.trajectories.then(
+        () => void (inFlightRound.finished = true),
+        () => void (inFlightRound.finished = true),
+      );
+      return inFlightRound;
     };
-    let next: RoundInFlight | null = state.round < total && !signal.aborted ? await enqueue(state.round + 1) : null;
-    while (next !== null) {
-      const current: RoundInFlight = next;
+    // Up to K rounds are in flight ahead of the one training (K = 0: none, synchronous); each samples the version
+    // current when it was enqueued. The round whose rollouts finish first trains first (the lowest such round on a
+    // tie), so a round held up by a slow runner falls behind, and one more than K steps behind is dropped.
+    const inFlight: RoundInFlight[] = [];
+    let nextRound = state.round + 1;
+    let done = state.round;
+    const topUp = async (ahead: number): Promise<void> => {
+      while (inFlight.length < ahead && nextRound <= total && !signal.aborted)
+        inFlight.push(await enqueue(nextRound++));
+    };
+    await topUp(1);
+    while (inFlight.length > 0) {
+      await Promise.race(inFlight.map((r) => r.settled));
+      const current = inFlight.find((r) => r.finished) ?? inFlight[0]!;
+      inFlight.splice(inFlight.indexOf(current), 1);
       const round = current.round;
-      const trajectories = canonicalOrder(await current.run.finish());
-      // Off-policy (K > 0): the next round samples the current weights while this one trains.
-      next = maxLag > 0 && round < total && !signal.aborted ? await enqueue(round + 1) : null;
+      const trajectories = canonicalOrder(await current.trajectories);
+      // Off-policy (K > 0): the next rounds sample the current weights while this one trains.
+      await topUp(maxLag);
       const { lag, keep } = offPolicyLag(current.version, version, maxLag);
       const built = roundSamples(trajectories, o, rng);
       const samples = keep ? built : [];
@@ -208,6 +238,7 @@ export class GRPO implements Algorithm {
         version += 1;
         state.version = version;
       }
+      done += 1;
       const record: GrpoRoundRecord = {
         round,
         seconds: (Date.now() - current.started) / 1000,
@@ -219,17 +250,17 @@ export class GRPO implements Algorithm {
         lag,
         droppedStale: keep ? 0 : built.length,
       };
-      if (val.length > 0 && (round === total || (valEvery > 0 && round % valEvery === 0)))
-        record.valReward = await validate(round);
-      state.round = round;
+      if (val.length > 0 && (done === total || (valEvery > 0 && done % valEvery === 0)))
+        record.valReward = await validate(done);
+      state.round = done;
       this.rounds.push(record);
       if (dir) {
         await appendFile(join(dir, 'metrics.jsonl'), `${JSON.stringify(record)}\n`);
-        const saved = await o.backend.saveCheckpoint?.({ path: join(dir, 'trainer.ckpt'), meta: { round } });
+        const saved = await o.backend.saveCheckpoint?.({ path: join(dir, 'trainer.ckpt'), meta: { round: done } });
         if (saved !== false) await writeJson(join(dir, 'state.json'), state as unknown as JsonValue);
       }
       o.onRound?.(record);
-      if (next === null && round < total && !signal.aborted) next = await enqueue(round + 1);
+      await topUp(1);
     }
   }
 

@@ -59,7 +59,7 @@ describe('tinkerGrpo against the Tinker stand-in', () => {
     await standIn?.close();
   });
 
-  async function train(agent: RolloutFn, options: Omit<TinkerRlOptions, 'baseModel'>) {
+  async function train(agent: RolloutFn, options: Omit<TinkerRlOptions, 'baseModel'>, nRunners = 4) {
     const sampled: Sampled[] = [];
     const steps: Array<{ datums: PolicyDatum[]; samples: readonly TrainingSample[] }> = [];
     const service = recordingTinkerService(standIn.url, KEY, sampled);
@@ -77,7 +77,7 @@ describe('tinkerGrpo against the Tinker stand-in', () => {
       ...options,
     });
     try {
-      await new Trainer({ algorithm, store, nRunners: 4, quiet: true }).fit(agent, {
+      await new Trainer({ algorithm, store, nRunners, quiet: true }).fit(agent, {
         train: ['cats', 'dogs', 'owls'],
         val: [],
       });
@@ -126,6 +126,58 @@ describe('tinkerGrpo against the Tinker stand-in', () => {
     expect(offPolicyLag(1, 2, 1)).toEqual({ lag: 1, keep: true });
     expect(offPolicyLag(2, 2, 0)).toEqual({ lag: 0, keep: true });
   }, 120_000);
+
+  it('maxStepsOffPolicy 2 keeps two rounds in flight: the lag reaches 2 and never 3', async () => {
+    // One runner finishes rollouts in the order they were enqueued, so rounds finish in order too.
+    const { algorithm, sampled } = await train(oneCall, { rounds: 5, maxStepsOffPolicy: 2 }, 1);
+    const rounds = algorithm.rounds;
+    expect(rounds.map((r) => r.round)).toEqual([1, 2, 3, 4, 5]);
+    // Rounds 2 and 3 were enqueued (on the base weights) before round 1 trained; then one more after each round.
+    expect(rounds.map((r) => r.lag)).toEqual([0, 1, 2, 2, 2]);
+    expect(rounds.every((r) => r.droppedStale === 0 && r.nSamples > 0)).toBe(true);
+    expect(rounds[2]!.sampledFrom).toBe(rounds[0]!.sampledFrom);
+    expect(rounds[3]!.sampledFrom).toBe(rounds[0]!.resourcesId);
+    expect(rounds[4]!.sampledFrom).toBe(rounds[1]!.resourcesId);
+    const history = algorithm.backend!.history;
+    expect(history).toHaveLength(5);
+    const targets = sampled.map((s) => ('modelPath' in s.target ? s.target.modelPath : s.target.baseModel));
+    expect(targets.filter((t) => t === BASE_MODEL)).toHaveLength(24);
+    expect(targets.filter((t) => t === history[0]!.samplerPath)).toHaveLength(8);
+    expect(targets.filter((t) => t === history[1]!.samplerPath)).toHaveLength(8);
+    expect(algorithm.summary().droppedStale).toBe(0);
+  }, 180_000);
+
+  it('a round held up by a slow runner past maxStepsOffPolicy is dropped and counted', async () => {
+    let calls = 0;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // The 9th rollout is round 2's first (round 1's 8 all ran before round 2 was enqueued): it waits until round 4
+    // has trained, so rounds 3 and 4 finish and train first and round 2 ends up 3 steps behind (K = 2).
+    const slowRunner: RolloutFn = async (task, resources, ctx) => {
+      calls += 1;
+      if (calls === 9) await released;
+      return oneCall(task, resources, ctx);
+    };
+    const { algorithm } = await train(slowRunner, {
+      rounds: 5,
+      maxStepsOffPolicy: 2,
+      onRound: (r) => {
+        if (r.round === 4) release();
+      },
+    });
+    const rounds = algorithm.rounds;
+    expect(rounds.map((r) => r.round).slice(0, 3)).toEqual([1, 3, 4]);
+    expect(rounds.map((r) => r.round).sort()).toEqual([1, 2, 3, 4, 5]);
+    const dropped = rounds.find((r) => r.round === 2)!;
+    expect(dropped.lag).toBeGreaterThan(2);
+    expect(dropped.droppedStale).toBe(8);
+    expect(dropped.nSamples).toBe(0);
+    expect(dropped.metrics).toBeNull();
+    expect(rounds.filter((r) => r.round !== 2).every((r) => (r.lag ?? 0) <= 2 && r.droppedStale === 0)).toBe(true);
+    // Four optimizer steps: the dropped round trained nothing.
+    expect(algorithm.backend!.history).toHaveLength(4);
+    expect(algorithm.summary()).toMatchObject({ rounds: 5, droppedStale: 8 });
+  }, 180_000);
 
   it('RLOO trains leave-one-out advantages through the same primitives', async () => {
     const { algorithm, steps } = await train(oneCall, { algorithm: 'rloo', rounds: 1 });

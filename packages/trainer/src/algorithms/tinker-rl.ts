@@ -55,6 +55,8 @@ export interface TinkerRlSummary {
   droppedStale: number;
   firstReward: number | null;
   lastReward: number | null;
+  /** Validation rewards of the run, in order (`round` 0 = before training; see `valEvery`); empty without val tasks. */
+  validations: Array<{ round: number; reward: number }>;
   seconds: number;
   /** The last saved sampler path (`tinker://…/sampler_weights/…`), the trained model. */
   samplerPath: string | null;
@@ -144,6 +146,7 @@ export class TinkerRl implements Algorithm {
       droppedStale: rounds.reduce((s, r) => s + (r.droppedStale ?? 0), 0),
       firstReward: rounds[0]?.trainReward ?? null,
       lastReward: rounds[rounds.length - 1]?.trainReward ?? null,
+      validations: [...this.validations],
       seconds: this.#seconds,
       samplerPath: this.#backend?.samplerPath ?? null,
     };
