@@ -55,7 +55,8 @@ import {
   queryWorkers,
 } from './queries';
 import type { SerializedSpans } from './storage';
-import type { TrafficRows, TrafficRowsQuery } from './traffic-rows';
+import { refreshTrafficRewards } from './traffic-refresh';
+import { TRAFFIC_HOUR, type TrafficRows, type TrafficRowsQuery } from './traffic-rows';
 import { decideRelease } from '../releases/release-decision';
 import { collectReleaseData } from '../releases/release-evaluator';
 import {
@@ -252,6 +253,11 @@ export abstract class RuleStore implements LightningStore {
    * aggregate them itself. Used by the store server's `GET /v1/agl/ext/traffic`.
    */
   async queryTraffic(query: TrafficRowsQuery): Promise<TrafficRows | null> {
+    if (query.rewardRollup && query.omit !== 'annotations') {
+      const hours = [Math.ceil(query.since / TRAFFIC_HOUR), Math.floor(query.until / TRAFFIC_HOUR)] as const;
+      const stale = await this.read('unwatched', () => call('staleTrafficHours', ...hours));
+      if (stale !== null && stale.length > 0) await this.write('unwatched', () => () => refreshTrafficRewards(...hours));
+    }
     return this.read('unwatched', () => call('trafficRows', query));
   }
 

@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg';
 import { UserError } from '@agl/core/errors';
-import { PG_TRAFFIC_MIGRATION } from './pg-traffic';
+import { PG_TRAFFIC_MIGRATION, PG_TRAFFIC_REWARD_MIGRATION } from './pg-traffic';
 
 /** One schema migration of the PostgreSQL store; `sql` receives the quoted schema name. */
 export interface PgMigration {
@@ -93,6 +93,12 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         doc TEXT NOT NULL
       );
     `,
+  },
+  {
+    version: 4,
+    name: 'traffic-reward-rollup',
+    // The live-traffic view reads reward sums per hour, recomputed only for hours a write marked stale.
+    sql: PG_TRAFFIC_REWARD_MIGRATION,
   },
 ];
 

@@ -46,25 +46,32 @@ interface TrafficStore {
 const aggregates = (store: unknown): store is TrafficStore =>
   typeof (store as Partial<TrafficStore>).queryTraffic === 'function';
 
-/** Annotation rows are read a slice of the window at a time, the event loop served between slices. */
+/** Annotation rows (or reward sums) are read a slice of the window at a time, the event loop served between slices. */
 export const TRAFFIC_SLICE_SECONDS = 86_400;
 
 /**
- * The counts of the window in one read (a few thousand rows at most), then its annotation rows one
- * {@link TRAFFIC_SLICE_SECONDS} slice at a time, yielding to the event loop between slices so that health checks and
- * other requests are answered while a poll runs on a synchronous store (SQLite).
+ * The counts of the window in one read (a few thousand rows at most), then its reward sums or annotation rows one
+ * {@link TRAFFIC_SLICE_SECONDS} slice at a time (slices end on whole hours, so only the window's own edges are partial
+ * hours), yielding to the event loop between slices so that health checks and other requests are answered while a
+ * poll runs on a synchronous store (SQLite).
  */
 async function readRows(store: TrafficStore, query: TrafficRowsQuery): Promise<TrafficRows | null> {
   const counts = await store.queryTraffic({ ...query, omit: 'annotations' });
   if (counts === null) return null;
   const annotations: TrafficRows['annotations'] = [];
-  for (let from = query.since; from < query.until; from += TRAFFIC_SLICE_SECONDS) {
+  const rewards: NonNullable<TrafficRows['rewards']> = [];
+  let rollup = query.rewardRollup === true;
+  let from = query.since;
+  while (from < query.until) {
     await new Promise<void>((resolve) => setImmediate(resolve));
-    const until = Math.min(query.until, from + TRAFFIC_SLICE_SECONDS);
+    const until = Math.min(query.until, Math.ceil((from + 1) / TRAFFIC_SLICE_SECONDS) * TRAFFIC_SLICE_SECONDS);
     const part = await store.queryTraffic({ ...query, since: from, until, omit: 'groups' });
     for (const row of part?.annotations ?? []) annotations.push(row);
+    if (part?.rewards === undefined) rollup = false;
+    else for (const row of part.rewards) rewards.push(row);
+    from = until;
   }
-  return { groups: counts.groups, annotations };
+  return { groups: counts.groups, annotations, ...(rollup ? { rewards } : {}) };
 }
 
 function bucketWire(b: TrafficBucket): Record<string, number | null> {
@@ -161,9 +168,11 @@ export function registerTrafficRoute(app: FastifyInstance, ctx: RouteContext): v
       until,
       bucketSeconds: size,
     });
+    // Without reward or feedback filters, whole hours' reward sums come from the store's rollup where it keeps one.
+    const rewardRollup = filter.minReward === null && filter.maxReward === null && filter.feedback === null;
     const sources = filter.source !== null ? [filter.source] : scope === 'production' ? PRODUCTION_SOURCES : null;
     const rows = aggregates(ctx.store)
-      ? await readRows(ctx.store, { since, until, bucketSeconds: size, sources })
+      ? await readRows(ctx.store, { since, until, bucketSeconds: size, sources, rewardRollup })
       : null;
     const generic = rows === null ? await genericRows(ctx, since, until) : null;
     const run = (from: number): TrafficAggregate =>
