@@ -85,6 +85,9 @@ import {
   type PreparedSpans,
 } from './store-rules';
 
+/** Stale hours of the traffic reward rollup recomputed per write transaction. */
+const REFRESH_HOURS = 24;
+
 /** Whether a call runs the debounced watchdog first (AGL's `healthcheck_before`). */
 export type Watch = 'watched' | 'unwatched';
 
@@ -254,9 +257,15 @@ export abstract class RuleStore implements LightningStore {
    */
   async queryTraffic(query: TrafficRowsQuery): Promise<TrafficRows | null> {
     if (query.rewardRollup && query.omit !== 'annotations') {
-      const hours = [Math.ceil(query.since / TRAFFIC_HOUR), Math.floor(query.until / TRAFFIC_HOUR)] as const;
-      const stale = await this.read('unwatched', () => call('staleTrafficHours', ...hours));
-      if (stale !== null && stale.length > 0) await this.write('unwatched', () => () => refreshTrafficRewards(...hours));
+      const [from, to] = [Math.ceil(query.since / TRAFFIC_HOUR), Math.floor(query.until / TRAFFIC_HOUR)];
+      const stale = await this.read('unwatched', () => call('staleTrafficHours', from, to));
+      // Stale hours are recomputed a day at a time, other calls served in between (a file fresh from migration).
+      for (let i = 0; stale !== null && i < stale.length;) {
+        const first = stale[i]!;
+        while (i < stale.length && stale[i]! < first + REFRESH_HOURS) i += 1;
+        await this.write('unwatched', () => () => refreshTrafficRewards(first, Math.min(to, first + REFRESH_HOURS)));
+        if (i < stale.length) await new Promise<void>((resolve) => setImmediate(resolve));
+      }
     }
     return this.read('unwatched', () => call('trafficRows', query));
   }

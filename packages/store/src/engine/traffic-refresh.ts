@@ -11,7 +11,7 @@ import { TRAFFIC_HOUR } from './traffic-rows';
 export function* refreshTrafficRewards(fromHour: number, toHour: number): Rule<void> {
   const stale = yield* call('takeStaleTrafficHours', fromHour, toHour);
   if (stale === null || stale.length === 0) return;
-  for (let i = 0; i < stale.length; ) {
+  for (let i = 0; i < stale.length;) {
     let j = i + 1;
     while (j < stale.length && stale[j] === stale[j - 1]! + 1) j += 1;
     const since = stale[i]! * TRAFFIC_HOUR;

@@ -1,10 +1,5 @@
 import { SPAN_ANNOTATION } from '@agl/core/semconv';
-import {
-  TRAFFIC_HOUR,
-  type TrafficRewardRow,
-  type TrafficRows,
-  type TrafficRowsQuery,
-} from '../engine/traffic-rows';
+import { TRAFFIC_HOUR, type TrafficRewardRow, type TrafficRows, type TrafficRowsQuery } from '../engine/traffic-rows';
 
 /** A rollout document's `metadata.<key>` when it is a string; documents holding `\u0000` (JSONB refuses it) give null. */
 const metaColumn = (key: string): string =>
@@ -155,7 +150,11 @@ export async function readPgTraffic(rows: Rows, s: string, query: TrafficRowsQue
        GROUP BY hour / $3::bigint, mode, source, agent, failed`,
       [firstWhole, lastWhole, per],
     );
-    const out: TrafficRows = { groups: [], annotations: [], rewards: rewards.map((r) => ({ ...r, hour: Number(r.hour) })) };
+    const out: TrafficRows = {
+      groups: [],
+      annotations: [],
+      rewards: rewards.map((r) => ({ ...r, hour: Number(r.hour) })),
+    };
     if (query.omit !== 'groups') out.groups = (await readPgTraffic(rows, s, { ...plain, omit: 'annotations' })).groups;
     const edge = async (since: number, until: number) =>
       out.annotations.push(...(await readPgTraffic(rows, s, { ...plain, since, until, omit: 'groups' })).annotations);

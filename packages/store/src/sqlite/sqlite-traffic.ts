@@ -1,11 +1,6 @@
 import type Database from 'better-sqlite3';
 import { SPAN_ANNOTATION } from '@agl/core/semconv';
-import {
-  TRAFFIC_HOUR,
-  type TrafficRewardRow,
-  type TrafficRows,
-  type TrafficRowsQuery,
-} from '../engine/traffic-rows';
+import { TRAFFIC_HOUR, type TrafficRewardRow, type TrafficRows, type TrafficRowsQuery } from '../engine/traffic-rows';
 
 // Key expressions of a rollout row (`X` is NEW, OLD or a table alias); see `TrafficGroupRow` for the encoding.
 const hourOf = (x: string): string => `(CAST(${x}.start_time AS INTEGER) / ${TRAFFIC_HOUR})`;
@@ -228,7 +223,17 @@ export function putSqliteTrafficRewards(
   for (const hour of hours) q.clearHour.run(hour);
   for (const r of rows) {
     const failed = r.failed === true || r.failed === 1 ? 1 : 0;
-    q.putReward.run(r.hour, r.mode, r.source, r.agent, failed, r.with_feedback, r.feedback_count, r.rewarded, r.reward_sum);
+    q.putReward.run(
+      r.hour,
+      r.mode,
+      r.source,
+      r.agent,
+      failed,
+      r.with_feedback,
+      r.feedback_count,
+      r.rewarded,
+      r.reward_sum,
+    );
   }
 }
 
