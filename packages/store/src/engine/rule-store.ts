@@ -256,8 +256,14 @@ export abstract class RuleStore implements LightningStore {
    * aggregate them itself. Used by the store server's `GET /v1/agl/ext/traffic`.
    */
   async queryTraffic(query: TrafficRowsQuery): Promise<TrafficRows | null> {
+    const [from, to] = [Math.ceil(query.since / TRAFFIC_HOUR), Math.floor(query.until / TRAFFIC_HOUR)];
+    if (
+      query.omit !== 'groups' &&
+      from < to &&
+      (await this.read('unwatched', () => call('hasTrafficDeltas', from, to)))
+    )
+      await this.write('unwatched', () => () => call('compactTrafficHours', from, to));
     if (query.rewardRollup && query.omit !== 'annotations') {
-      const [from, to] = [Math.ceil(query.since / TRAFFIC_HOUR), Math.floor(query.until / TRAFFIC_HOUR)];
       const stale = await this.read('unwatched', () => call('staleTrafficHours', from, to));
       // Stale hours are recomputed a day at a time, other calls served in between (a file fresh from migration).
       for (let i = 0; stale !== null && i < stale.length;) {

@@ -101,6 +101,13 @@ export interface StoreStorage {
   staleTrafficHours?(fromHour: number, toHour: number): number[];
   /** Inside a write transaction: {@link StoreStorage.staleTrafficHours}, its marks deleted (the caller recomputes). */
   takeStaleTrafficHours?(fromHour: number, toHour: number): number[];
+  /**
+   * Optional, with {@link StoreStorage.compactTrafficHours}: whether the hourly traffic counts of `[fromHour, toHour)`
+   * hold delta rows to fold (PostgreSQL keeps its counts as deltas that writers only insert).
+   */
+  hasTrafficDeltas?(fromHour: number, toHour: number): boolean;
+  /** Inside a write transaction: folds the committed deltas of `[fromHour, toHour)` into the counts. */
+  compactTrafficHours?(fromHour: number, toHour: number): void;
   /** Replaces the reward rollup of `hours` (just taken) by `rows`, every row in one of them. */
   putTrafficRewards?(hours: readonly number[], rows: readonly TrafficRewardRow[]): void;
 

@@ -88,7 +88,7 @@ async function churn(store: LightningStore, ids: readonly string[], rnd: () => n
 }
 
 /** The sums computed directly: each rollout's latest attempt's spans through `findFinalReward` and `listFeedback`. */
-async function direct(store: LightningStore): Promise<Sums> {
+async function directSums(store: LightningStore): Promise<Sums> {
   const out: Sums = {};
   for (const r of (await store.queryRollouts({ limit: -1 })).items) {
     const attempt = await store.getLatestAttempt(r.rolloutId);
@@ -134,6 +134,34 @@ async function rolledUp(store: TrafficStore): Promise<Sums> {
   return out;
 }
 
+/** Rollouts per hour and key, counted directly and as the store's hourly counts answer them. */
+async function counts(store: TrafficStore): Promise<[Record<string, number>, Record<string, number>]> {
+  const direct: Record<string, number> = {};
+  for (const r of (await store.queryRollouts({ limit: -1 })).items) {
+    const m = (r.metadata ?? {}) as Record<string, unknown>;
+    const key = [
+      Math.floor(r.startTime / HOUR),
+      r.mode ?? '',
+      encodeTrafficKey(m.source),
+      encodeTrafficKey(m.agent_name),
+      r.status === 'failed' ? 1 : 0,
+    ].join('|');
+    direct[key] = (direct[key] ?? 0) + 1;
+  }
+  const rolled: Record<string, number> = {};
+  for (const g of (await store.queryTraffic({ ...WINDOW, omit: 'annotations' }))!.groups) {
+    const key = [g.hour, g.mode, g.source, g.agent, g.failed === true || g.failed === 1 ? 1 : 0].join('|');
+    rolled[key] = (rolled[key] ?? 0) + Number(g.n);
+  }
+  return [rolled, direct];
+}
+
+async function expectExact(store: TrafficStore): Promise<void> {
+  const [rolled, direct] = await counts(store);
+  expect(rolled).toEqual(direct);
+  expectSame(await rolledUp(store), await directSums(store));
+}
+
 function expectSame(actual: Sums, expected: Sums): void {
   expect(Object.keys(actual).sort()).toEqual(Object.keys(expected).sort());
   for (const [key, e] of Object.entries(expected)) {
@@ -174,7 +202,8 @@ function postgresBackend(): Backend {
       await client.connect();
       try {
         await client.query(`DROP TABLE "${schema}".traffic_reward_hours; DROP TABLE "${schema}".traffic_reward_stale;
-          DROP FUNCTION "${schema}".traffic_reward_mark() CASCADE;
+          DROP FUNCTION "${schema}".traffic_reward_mark() CASCADE; DROP TABLE "${schema}".traffic_hours;
+          DROP FUNCTION "${schema}".traffic_hours_count() CASCADE;
           DELETE FROM "${schema}".schema_migrations WHERE version >= 4;`);
       } finally {
         await client.end();
@@ -186,16 +215,16 @@ function postgresBackend(): Backend {
 const backends: Array<[string, () => Backend]> = [['sqlite', sqliteBackend]];
 if (PG_ENABLED) backends.push(['postgres', postgresBackend]);
 
-describe.each(backends)('the traffic reward rollup (%s)', (_name, make) => {
-  it('equals a direct computation on random data, through later writes and after a migration', async () => {
+describe.each(backends)('the traffic rollups (%s)', (_name, make) => {
+  it('equal a direct computation on random data, through later writes and after a migration', async () => {
     const rnd = random(55);
     const backend = make();
     let store = await backend.open();
     const ids = await seed(store, rnd, 80);
-    expectSame(await rolledUp(store), await direct(store));
+    await expectExact(store);
     // Later writes mark hours stale; the next read recomputes just those.
     await churn(store, ids, rnd);
-    expectSame(await rolledUp(store), await direct(store));
+    await expectExact(store);
     const before = await rolledUp(store);
     await store.close();
     // A database from before the rollup: the migration marks every hour with annotations, the first read fills them.
@@ -203,7 +232,7 @@ describe.each(backends)('the traffic reward rollup (%s)', (_name, make) => {
     store = await backend.open();
     expectSame(await rolledUp(store), before);
     await churn(store, ids, rnd);
-    expectSame(await rolledUp(store), await direct(store));
+    await expectExact(store);
     await store.close();
   }, 120_000);
 
@@ -228,7 +257,9 @@ describe.each(backends)('the traffic reward rollup (%s)', (_name, make) => {
     for (const step of steps) {
       await step();
       const sums = await rolledUp(store);
-      expectSame(sums, await direct(store));
+      expectSame(sums, await directSums(store));
+      const [rolled, direct] = await counts(store);
+      expect(rolled).toEqual(direct);
       seen.push(Object.keys(sums).length);
     }
     // The retry dropped the reward of the first attempt; feedback brought one back.

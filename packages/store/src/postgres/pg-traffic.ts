@@ -1,4 +1,5 @@
 import { SPAN_ANNOTATION } from '@agl/core/semconv';
+import { readPgTrafficHours } from './pg-traffic-hours';
 import { TRAFFIC_HOUR, type TrafficRewardRow, type TrafficRows, type TrafficRowsQuery } from '../engine/traffic-rows';
 
 /** A rollout document's `metadata.<key>` when it is a string; documents holding `\u0000` (JSONB refuses it) give null. */
@@ -162,15 +163,23 @@ export async function readPgTraffic(rows: Rows, s: string, query: TrafficRowsQue
     if (lastWhole * TRAFFIC_HOUR < query.until) await edge(lastWhole * TRAFFIC_HOUR, query.until);
     return out;
   }
-  const groups =
-    query.omit === 'groups'
-      ? []
-      : await rows<TrafficRows['groups'][number] & { hour: string | number }>(
-          `SELECT MIN(floor(r.start_time / ${TRAFFIC_HOUR}))::bigint AS hour, ${KEYS('r')}, COUNT(*)::int AS n
-           FROM ${s}.rollouts r WHERE r.start_time >= $1 AND r.start_time < $2
-           GROUP BY floor(r.start_time / $3), 2, 3, 4, 5`,
-          [query.since, query.until, size],
-        );
+  const edge = (since: number, until: number) =>
+    rows<TrafficRows['groups'][number] & { hour: string | number }>(
+      `SELECT MIN(floor(r.start_time / ${TRAFFIC_HOUR}))::bigint AS hour, ${KEYS('r')}, COUNT(*)::int AS n
+       FROM ${s}.rollouts r WHERE r.start_time >= $1 AND r.start_time < $2
+       GROUP BY floor(r.start_time / $3), 2, 3, 4, 5`,
+      [since, until, size],
+    );
+  const groups: Array<TrafficRows['groups'][number] & { hour: string | number }> = [];
+  if (query.omit !== 'groups') {
+    // Whole hours from the hourly counts (migration 4), the partial hours at either edge from the rollouts.
+    if (firstWhole < lastWhole) {
+      const per = Math.max(1, Math.round(size / TRAFFIC_HOUR));
+      groups.push(...(await readPgTrafficHours(rows, s, firstWhole, lastWhole, per)));
+      if (query.since < firstWhole * TRAFFIC_HOUR) groups.push(...(await edge(query.since, firstWhole * TRAFFIC_HOUR)));
+      if (lastWhole * TRAFFIC_HOUR < query.until) groups.push(...(await edge(lastWhole * TRAFFIC_HOUR, query.until)));
+    } else groups.push(...(await edge(query.since, query.until)));
+  }
   const sources = query.sources ?? null;
   const annotations =
     query.omit === 'annotations'
