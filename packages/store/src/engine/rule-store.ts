@@ -87,6 +87,8 @@ import {
 
 /** Stale hours of the traffic reward rollup recomputed per write transaction. */
 const REFRESH_HOURS = 24;
+/** Delta rows of the hourly traffic counts (PostgreSQL) a read sums before it folds them into the counts. */
+const TRAFFIC_COMPACT_AT = 1000;
 
 /** Whether a call runs the debounced watchdog first (AGL's `healthcheck_before`). */
 export type Watch = 'watched' | 'unwatched';
@@ -257,23 +259,21 @@ export abstract class RuleStore implements LightningStore {
    */
   async queryTraffic(query: TrafficRowsQuery): Promise<TrafficRows | null> {
     const [from, to] = [Math.ceil(query.since / TRAFFIC_HOUR), Math.floor(query.until / TRAFFIC_HOUR)];
-    if (
-      query.omit !== 'groups' &&
-      from < to &&
-      (await this.read('unwatched', () => call('hasTrafficDeltas', from, to)))
-    )
-      await this.write('unwatched', () => () => call('compactTrafficHours', from, to));
-    if (query.rewardRollup && query.omit !== 'annotations') {
-      const stale = await this.read('unwatched', () => call('staleTrafficHours', from, to));
+    let rows = await this.read('unwatched', () => call('trafficRows', query));
+    const stale = rows?.staleHours ?? [];
+    if (stale.length > 0) {
       // Stale hours are recomputed a day at a time, other calls served in between (a file fresh from migration).
-      for (let i = 0; stale !== null && i < stale.length;) {
+      for (let i = 0; i < stale.length;) {
         const first = stale[i]!;
         while (i < stale.length && stale[i]! < first + REFRESH_HOURS) i += 1;
         await this.write('unwatched', () => () => refreshTrafficRewards(first, Math.min(to, first + REFRESH_HOURS)));
-        if (i < stale.length) await new Promise<void>((resolve) => setImmediate(resolve));
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
+      rows = await this.read('unwatched', () => call('trafficRows', query));
     }
-    return this.read('unwatched', () => call('trafficRows', query));
+    if ((rows?.deltaRows ?? 0) >= TRAFFIC_COMPACT_AT)
+      await this.write('unwatched', () => () => call('compactTrafficHours', from, to));
+    return rows;
   }
 
   async addResources(resources: NamedResourcesInput): Promise<ResourcesUpdate> {

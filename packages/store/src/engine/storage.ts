@@ -95,18 +95,15 @@ export interface StoreStorage {
    */
   trafficRows?(query: TrafficRowsQuery): TrafficRows;
   /**
-   * Optional, with {@link StoreStorage.putTrafficRewards}: the hours in `[fromHour, toHour)` whose traffic reward rollup
-   * a write made stale. Storages without a reward rollup leave both out.
+   * Optional, with {@link StoreStorage.putTrafficRewards}, inside a write transaction: the hours in `[fromHour, toHour)`
+   * whose traffic reward rollup a write made stale, their marks deleted (the caller recomputes them). Storages without a
+   * reward rollup leave both out.
    */
-  staleTrafficHours?(fromHour: number, toHour: number): number[];
-  /** Inside a write transaction: {@link StoreStorage.staleTrafficHours}, its marks deleted (the caller recomputes). */
   takeStaleTrafficHours?(fromHour: number, toHour: number): number[];
   /**
-   * Optional, with {@link StoreStorage.compactTrafficHours}: whether the hourly traffic counts of `[fromHour, toHour)`
-   * hold delta rows to fold (PostgreSQL keeps its counts as deltas that writers only insert).
+   * Optional, inside a write transaction: folds the committed delta rows of the hourly traffic counts of
+   * `[fromHour, toHour)` into the counts (PostgreSQL keeps its counts as deltas that writers only insert).
    */
-  hasTrafficDeltas?(fromHour: number, toHour: number): boolean;
-  /** Inside a write transaction: folds the committed deltas of `[fromHour, toHour)` into the counts. */
   compactTrafficHours?(fromHour: number, toHour: number): void;
   /** Replaces the reward rollup of `hours` (just taken) by `rows`, every row in one of them. */
   putTrafficRewards?(hours: readonly number[], rows: readonly TrafficRewardRow[]): void;

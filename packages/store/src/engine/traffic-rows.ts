@@ -88,6 +88,13 @@ export interface TrafficRows {
   annotations: TrafficAnnotationRow[];
   /** With {@link TrafficRowsQuery.rewardRollup}, on storages that keep the rollup: the whole hours' reward sums. */
   rewards?: TrafficRewardRow[];
+  /**
+   * With {@link TrafficRowsQuery.rewardRollup}: the whole hours whose reward rollup a write made stale (their sums in
+   * `rewards` are out of date; the caller recomputes them and reads again).
+   */
+  staleHours?: number[];
+  /** Delta rows the counts of the whole hours summed on the way (PostgreSQL; the caller folds them past a bound). */
+  deltaRows?: number;
 }
 
 /** Seconds per rollup hour. */

@@ -19,7 +19,7 @@ import { ROLLOUT_SORT_COLUMNS as SORT_COLUMNS, readDoc, readDocs, type DocRow as
 import type { TrafficRewardRow, TrafficRows, TrafficRowsQuery } from '../engine/traffic-rows';
 import type { AsyncStorageTx } from './async-storage';
 import { putPgTrafficRewards, readPgTraffic, stalePgTrafficHours } from './pg-traffic';
-import { compactPgTrafficHours, hasPgTrafficDeltas } from './pg-traffic-hours';
+import { compactPgTrafficHours } from './pg-traffic-hours';
 
 const V = SCHEMA_VERSION;
 /** Rows per multi-row span INSERT (10 parameters a row; PostgreSQL allows 65 535 per statement). */
@@ -323,20 +323,12 @@ export class PgStorageTx implements AsyncStorageTx {
     return readPgTraffic((sql, params) => this.#rows(sql, params), this.#s, query);
   }
 
-  /** Hours of the traffic reward rollup marked stale (`pg-traffic.ts`, migration 4). */
-  staleTrafficHours(fromHour: number, toHour: number): Promise<number[]> {
-    return stalePgTrafficHours((sql, params) => this.#rows(sql, params), this.#s, fromHour, toHour, false);
-  }
-
+  /** Hours of the traffic reward rollup marked stale, the marks deleted (`pg-traffic.ts`, migration 4). */
   takeStaleTrafficHours(fromHour: number, toHour: number): Promise<number[]> {
     return stalePgTrafficHours((sql, params) => this.#rows(sql, params), this.#s, fromHour, toHour, true);
   }
 
-  /** Whether the hourly traffic counts of the hours hold deltas to fold (`pg-traffic-hours.ts`). */
-  hasTrafficDeltas(fromHour: number, toHour: number): Promise<boolean> {
-    return hasPgTrafficDeltas((sql, params) => this.#rows(sql, params), this.#s, fromHour, toHour);
-  }
-
+  /** Folds the hourly traffic counts' delta rows of the hours (`pg-traffic-hours.ts`). */
   compactTrafficHours(fromHour: number, toHour: number): Promise<void> {
     return compactPgTrafficHours((sql, params) => this.#rows(sql, params), this.#s, fromHour, toHour);
   }

@@ -18,7 +18,7 @@ export const PG_TRAFFIC_HOURS_MIGRATION = (s: string): string => `
   CREATE TABLE ${s}.traffic_hours (
     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     hour BIGINT NOT NULL, mode TEXT NOT NULL, source TEXT NOT NULL, agent TEXT NOT NULL, failed BOOLEAN NOT NULL,
-    n BIGINT NOT NULL, compacted BOOLEAN NOT NULL DEFAULT false
+    n INTEGER NOT NULL, compacted BOOLEAN NOT NULL DEFAULT false
   );
   CREATE UNIQUE INDEX traffic_hours_compacted ON ${s}.traffic_hours (${COLUMNS}) WHERE compacted;
   CREATE INDEX traffic_hours_deltas ON ${s}.traffic_hours (hour) WHERE NOT compacted;
@@ -45,13 +45,15 @@ export const PG_TRAFFIC_HOURS_MIGRATION = (s: string): string => `
     EXECUTE FUNCTION ${s}.traffic_hours_count();
 `;
 
-/** Whether `[fromHour, toHour)` holds delta rows not yet folded into the compacted counts. */
-export async function hasPgTrafficDeltas(rows: Rows, s: string, fromHour: number, toHour: number): Promise<boolean> {
-  const found = await rows(
-    `SELECT 1 FROM ${s}.traffic_hours WHERE NOT compacted AND hour >= $1 AND hour < $2 LIMIT 1`,
+/** How many delta rows of `[fromHour, toHour)` are not yet folded into the compacted counts (counted up to 10,000). */
+export async function countPgTrafficDeltas(rows: Rows, s: string, fromHour: number, toHour: number): Promise<number> {
+  const [found] = await rows<{ n: number }>(
+    `SELECT COUNT(*)::int AS n FROM (
+       SELECT 1 FROM ${s}.traffic_hours WHERE NOT compacted AND hour >= $1 AND hour < $2 LIMIT 10000
+     ) d`,
     [fromHour, toHour],
   );
-  return found.length > 0;
+  return found?.n ?? 0;
 }
 
 /**

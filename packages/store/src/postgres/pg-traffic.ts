@@ -1,5 +1,5 @@
 import { SPAN_ANNOTATION } from '@agl/core/semconv';
-import { readPgTrafficHours } from './pg-traffic-hours';
+import { countPgTrafficDeltas, readPgTrafficHours } from './pg-traffic-hours';
 import { TRAFFIC_HOUR, type TrafficRewardRow, type TrafficRows, type TrafficRowsQuery } from '../engine/traffic-rows';
 
 /** A rollout document's `metadata.<key>` when it is a string; documents holding `\u0000` (JSONB refuses it) give null. */
@@ -140,10 +140,11 @@ export async function readPgTraffic(rows: Rows, s: string, query: TrafficRowsQue
   const firstWhole = Math.ceil(query.since / TRAFFIC_HOUR);
   const lastWhole = Math.floor(query.until / TRAFFIC_HOUR);
   if (query.rewardRollup && query.omit !== 'annotations') {
-    // Whole hours from the reward rollup (refreshed by the caller), the partial hours at either edge from the spans.
+    // Whole hours from the reward rollup (stale hours named for the caller to refresh), the edges from the spans.
     const plain = { ...query, rewardRollup: false };
     if (firstWhole >= lastWhole) return { ...(await readPgTraffic(rows, s, plain)), rewards: [] };
     const per = Math.max(1, Math.round(size / TRAFFIC_HOUR));
+    const staleHours = await stalePgTrafficHours(rows, s, firstWhole, lastWhole, false);
     const rewards = await rows<TrafficRewardRow & { hour: string }>(
       `SELECT MIN(hour) AS hour, mode, source, agent, failed, SUM(with_feedback)::int AS with_feedback,
               SUM(feedback_count)::int AS feedback_count, SUM(rewarded)::int AS rewarded, SUM(reward_sum) AS reward_sum
@@ -155,8 +156,13 @@ export async function readPgTraffic(rows: Rows, s: string, query: TrafficRowsQue
       groups: [],
       annotations: [],
       rewards: rewards.map((r) => ({ ...r, hour: Number(r.hour) })),
+      staleHours,
     };
-    if (query.omit !== 'groups') out.groups = (await readPgTraffic(rows, s, { ...plain, omit: 'annotations' })).groups;
+    if (query.omit !== 'groups') {
+      const counts = await readPgTraffic(rows, s, { ...plain, omit: 'annotations' });
+      out.groups = counts.groups;
+      out.deltaRows = counts.deltaRows ?? 0;
+    }
     const edge = async (since: number, until: number) =>
       out.annotations.push(...(await readPgTraffic(rows, s, { ...plain, since, until, omit: 'groups' })).annotations);
     if (query.since < firstWhole * TRAFFIC_HOUR) await edge(query.since, firstWhole * TRAFFIC_HOUR);
@@ -171,11 +177,13 @@ export async function readPgTraffic(rows: Rows, s: string, query: TrafficRowsQue
       [since, until, size],
     );
   const groups: Array<TrafficRows['groups'][number] & { hour: string | number }> = [];
+  let deltaRows = 0;
   if (query.omit !== 'groups') {
     // Whole hours from the hourly counts (migration 4), the partial hours at either edge from the rollouts.
     if (firstWhole < lastWhole) {
       const per = Math.max(1, Math.round(size / TRAFFIC_HOUR));
       groups.push(...(await readPgTrafficHours(rows, s, firstWhole, lastWhole, per)));
+      deltaRows = await countPgTrafficDeltas(rows, s, firstWhole, lastWhole);
       if (query.since < firstWhole * TRAFFIC_HOUR) groups.push(...(await edge(query.since, firstWhole * TRAFFIC_HOUR)));
       if (lastWhole * TRAFFIC_HOUR < query.until) groups.push(...(await edge(lastWhole * TRAFFIC_HOUR, query.until)));
     } else groups.push(...(await edge(query.since, query.until)));
@@ -194,5 +202,5 @@ export async function readPgTraffic(rows: Rows, s: string, query: TrafficRowsQue
                                   ORDER BY a.sequence_id DESC LIMIT 1)`,
           [query.since, query.until, SPAN_ANNOTATION, ...(sources === null ? [] : [[...sources]])],
         );
-  return { groups: groups.map((g) => ({ ...g, hour: Number(g.hour) })), annotations };
+  return { groups: groups.map((g) => ({ ...g, hour: Number(g.hour) })), annotations, deltaRows };
 }

@@ -244,16 +244,11 @@ export class SqliteStorage implements StoreStorage {
     return readSqliteTraffic(this.#traffic, query);
   }
 
-  /** The hours in `[fromHour, toHour)` whose reward rollup a write made stale (migration 5). */
-  staleTrafficHours(fromHour: number, toHour: number): number[] {
-    this.#traffic ??= prepareTraffic(this.#db);
-    return staleSqliteTrafficHours(this.#traffic, fromHour, toHour);
-  }
-
-  /** The stale hours of `[fromHour, toHour)`, marked fresh (inside a write transaction, which recomputes them). */
+  /** The stale hours of `[fromHour, toHour)` (migration 5), marked fresh: the write transaction recomputes them. */
   takeStaleTrafficHours(fromHour: number, toHour: number): number[] {
-    const hours = this.staleTrafficHours(fromHour, toHour);
-    for (const hour of hours) this.#traffic!.clearStale.run(hour);
+    this.#traffic ??= prepareTraffic(this.#db);
+    const hours = staleSqliteTrafficHours(this.#traffic, fromHour, toHour);
+    for (const hour of hours) this.#traffic.clearStale.run(hour);
     return hours;
   }
 

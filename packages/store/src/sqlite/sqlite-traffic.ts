@@ -271,9 +271,11 @@ export function readSqliteTraffic(q: TrafficStatements, query: TrafficRowsQuery)
     read(since, until);
     return { groups, annotations, ...(query.rewardRollup ? { rewards: [] } : {}) };
   }
-  // Whole hours from the reward rollup (refreshed by the caller), the partial hours at either edge from annotations.
+  // Whole hours from the reward rollup (stale hours named for the caller to refresh), the partial hours at either edge
+  // from annotations.
+  const staleHours = staleSqliteTrafficHours(q, firstWhole, lastWhole);
   const rewards = q.rewards.all(firstWhole, lastWhole, per) as TrafficRewardRow[];
   if (since < firstWhole * TRAFFIC_HOUR) read(since, firstWhole * TRAFFIC_HOUR);
   if (lastWhole * TRAFFIC_HOUR < until) read(lastWhole * TRAFFIC_HOUR, until);
-  return { groups, annotations, rewards };
+  return { groups, annotations, rewards, staleHours };
 }
