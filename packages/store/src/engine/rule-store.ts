@@ -55,8 +55,8 @@ import {
   queryWorkers,
 } from './queries';
 import type { SerializedSpans } from './storage';
-import { refreshTrafficRewards } from './traffic-refresh';
-import { TRAFFIC_HOUR, type TrafficRows, type TrafficRowsQuery } from './traffic-rows';
+import { readTraffic } from './traffic-refresh';
+import type { TrafficRows, TrafficRowsQuery } from './traffic-rows';
 import { decideRelease } from '../releases/release-decision';
 import { collectReleaseData } from '../releases/release-evaluator';
 import {
@@ -84,11 +84,6 @@ import {
   type Plan,
   type PreparedSpans,
 } from './store-rules';
-
-/** Stale hours of the traffic reward rollup recomputed per write transaction. */
-const REFRESH_HOURS = 24;
-/** Delta rows of the hourly traffic counts (PostgreSQL) a read sums before it folds them into the counts. */
-const TRAFFIC_COMPACT_AT = 1000;
 
 /** Whether a call runs the debounced watchdog first (AGL's `healthcheck_before`). */
 export type Watch = 'watched' | 'unwatched';
@@ -258,22 +253,11 @@ export abstract class RuleStore implements LightningStore {
    * aggregate them itself. Used by the store server's `GET /v1/agl/ext/traffic`.
    */
   async queryTraffic(query: TrafficRowsQuery): Promise<TrafficRows | null> {
-    const [from, to] = [Math.ceil(query.since / TRAFFIC_HOUR), Math.floor(query.until / TRAFFIC_HOUR)];
-    let rows = await this.read('unwatched', () => call('trafficRows', query));
-    const stale = rows?.staleHours ?? [];
-    if (stale.length > 0) {
-      // Stale hours are recomputed a day at a time, other calls served in between (a file fresh from migration).
-      for (let i = 0; i < stale.length;) {
-        const first = stale[i]!;
-        while (i < stale.length && stale[i]! < first + REFRESH_HOURS) i += 1;
-        await this.write('unwatched', () => () => refreshTrafficRewards(first, Math.min(to, first + REFRESH_HOURS)));
-        await new Promise<void>((resolve) => setImmediate(resolve));
-      }
-      rows = await this.read('unwatched', () => call('trafficRows', query));
-    }
-    if ((rows?.deltaRows ?? 0) >= TRAFFIC_COMPACT_AT)
-      await this.write('unwatched', () => () => call('compactTrafficHours', from, to));
-    return rows;
+    return readTraffic(
+      query,
+      (rule) => this.read('unwatched', rule),
+      (rule) => this.write('unwatched', () => rule),
+    );
   }
 
   async addResources(resources: NamedResourcesInput): Promise<ResourcesUpdate> {
