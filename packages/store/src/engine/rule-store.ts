@@ -56,6 +56,7 @@ import {
   queryWorkers,
 } from './queries';
 import type { SerializedSpans } from './storage';
+import { readTraffic } from './traffic-refresh';
 import type { TrafficRows, TrafficRowsQuery } from './traffic-rows';
 import { decideRelease } from '../releases/release-decision';
 import { collectReleaseData } from '../releases/release-evaluator';
@@ -269,7 +270,11 @@ export abstract class RuleStore implements LightningStore {
    * aggregate them itself. Used by the store server's `GET /v1/agl/ext/traffic`.
    */
   async queryTraffic(query: TrafficRowsQuery): Promise<TrafficRows | null> {
-    return this.read('unwatched', () => call('trafficRows', query));
+    return readTraffic(
+      query,
+      (rule) => this.read('unwatched', rule),
+      (rule) => this.write('unwatched', () => rule),
+    );
   }
 
   async addResources(resources: NamedResourcesInput): Promise<ResourcesUpdate> {

@@ -9,7 +9,7 @@ import type {
   Worker,
 } from '@agl/core/schema';
 import type { AttemptRef, FilterLogic, SortOrder } from '@agl/core/store';
-import type { TrafficRows, TrafficRowsQuery } from './traffic-rows';
+import type { TrafficRewardRow, TrafficRows, TrafficRowsQuery } from './traffic-rows';
 
 /** One stored span as JSON text, with the sequence id spans are sorted by. */
 export interface SpanDoc {
@@ -94,6 +94,19 @@ export interface StoreStorage {
    * without reading every rollout. Storages without it leave the traffic view to the generic path.
    */
   trafficRows?(query: TrafficRowsQuery): TrafficRows;
+  /**
+   * Optional, with {@link StoreStorage.putTrafficRewards}, inside a write transaction: the hours in `[fromHour, toHour)`
+   * whose traffic reward rollup a write made stale, their marks deleted (the caller recomputes them). Storages without a
+   * reward rollup leave both out.
+   */
+  takeStaleTrafficHours?(fromHour: number, toHour: number): number[];
+  /**
+   * Optional, inside a write transaction: folds the committed delta rows of the hourly traffic counts of
+   * `[fromHour, toHour)` into the counts (PostgreSQL keeps its counts as deltas that writers only insert).
+   */
+  compactTrafficHours?(fromHour: number, toHour: number): void;
+  /** Replaces the reward rollup of `hours` (just taken) by `rows`, every row in one of them. */
+  putTrafficRewards?(hours: readonly number[], rows: readonly TrafficRewardRow[]): void;
 
   // Attempts
   getAttempt(rolloutId: string, attemptId: string): Attempt | null;

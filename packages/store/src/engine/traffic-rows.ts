@@ -21,6 +21,29 @@ export interface TrafficRowsQuery {
   sources?: readonly string[] | null;
   /** Leave out the counts (`groups` empty) or the annotation rows (`annotations` empty). */
   omit?: 'groups' | 'annotations';
+  /**
+   * Answer the reward sums of the window's whole hours from the reward rollup ({@link TrafficRows.rewards}, grouped by
+   * bucket like the counts) and annotation rows only for the partial hours at either edge. Storages without a rollup
+   * ignore it (all annotation rows, no `rewards`). Only for requests that filter on no reward or feedback.
+   */
+  rewardRollup?: boolean;
+}
+
+/**
+ * Reward sums of the rollouts that started in one hour (or bucket: `hour` is then the earliest hour of the bucket
+ * holding any) with one key, as {@link TrafficGroupRow} encodes keys: rollouts with feedback, feedback entries, rewarded
+ * rollouts and the sum of their final rewards (the precedence of `findFinalReward`, latest attempt only).
+ */
+export interface TrafficRewardRow {
+  hour: number;
+  mode: string;
+  source: string;
+  agent: string;
+  failed: number | boolean;
+  with_feedback: number;
+  feedback_count: number;
+  rewarded: number;
+  reward_sum: number;
 }
 
 /**
@@ -63,6 +86,15 @@ export interface TrafficAnnotationRow {
 export interface TrafficRows {
   groups: TrafficGroupRow[];
   annotations: TrafficAnnotationRow[];
+  /** With {@link TrafficRowsQuery.rewardRollup}, on storages that keep the rollup: the whole hours' reward sums. */
+  rewards?: TrafficRewardRow[];
+  /**
+   * With {@link TrafficRowsQuery.rewardRollup}: the whole hours whose reward rollup a write made stale (their sums in
+   * `rewards` are out of date; the caller recomputes them and reads again).
+   */
+  staleHours?: number[];
+  /** Delta rows the counts of the whole hours summed on the way (PostgreSQL; the caller folds them past a bound). */
+  deltaRows?: number;
 }
 
 /** Seconds per rollup hour. */

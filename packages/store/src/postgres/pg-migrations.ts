@@ -1,6 +1,7 @@
 import type { PoolClient } from 'pg';
 import { UserError } from '@agl/core/errors';
-import { PG_TRAFFIC_MIGRATION } from './pg-traffic';
+import { PG_TRAFFIC_MIGRATION, PG_TRAFFIC_REWARD_MIGRATION } from './pg-traffic';
+import { PG_TRAFFIC_HOURS_MIGRATION } from './pg-traffic-hours';
 
 /** One schema migration of the PostgreSQL store; `sql` receives the quoted schema name. */
 export interface PgMigration {
@@ -93,6 +94,13 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         doc TEXT NOT NULL
       );
     `,
+  },
+  {
+    version: 4,
+    name: 'traffic-rollups',
+    // The live-traffic view reads hourly counts (delta rows, folded on read) and reward sums per hour, recomputed only
+    // for hours a write marked stale.
+    sql: (s) => PG_TRAFFIC_HOURS_MIGRATION(s) + PG_TRAFFIC_REWARD_MIGRATION(s),
   },
 ];
 

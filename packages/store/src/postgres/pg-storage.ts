@@ -16,9 +16,10 @@ import {
 import type { AttemptRef } from '@agl/core/store';
 import type { RolloutPageQuery } from '../engine/storage';
 import { ROLLOUT_SORT_COLUMNS as SORT_COLUMNS, readDoc, readDocs, type DocRow as Row } from '../engine/stored-docs';
-import type { TrafficRows, TrafficRowsQuery } from '../engine/traffic-rows';
+import type { TrafficRewardRow, TrafficRows, TrafficRowsQuery } from '../engine/traffic-rows';
 import type { AsyncStorageTx } from './async-storage';
-import { readPgTraffic } from './pg-traffic';
+import { putPgTrafficRewards, readPgTraffic, stalePgTrafficHours } from './pg-traffic';
+import { compactPgTrafficHours } from './pg-traffic-hours';
 
 const V = SCHEMA_VERSION;
 /** Rows per multi-row span INSERT (10 parameters a row; PostgreSQL allows 65 535 per statement). */
@@ -320,6 +321,20 @@ export class PgStorageTx implements AsyncStorageTx {
   /** The live-traffic rows of a window (`pg-traffic.ts`). */
   trafficRows(query: TrafficRowsQuery): Promise<TrafficRows> {
     return readPgTraffic((sql, params) => this.#rows(sql, params), this.#s, query);
+  }
+
+  /** Hours of the traffic reward rollup marked stale, the marks deleted (`pg-traffic.ts`, migration 4). */
+  takeStaleTrafficHours(fromHour: number, toHour: number): Promise<number[]> {
+    return stalePgTrafficHours((sql, params) => this.#rows(sql, params), this.#s, fromHour, toHour, true);
+  }
+
+  /** Folds the hourly traffic counts' delta rows of the hours (`pg-traffic-hours.ts`). */
+  compactTrafficHours(fromHour: number, toHour: number): Promise<void> {
+    return compactPgTrafficHours((sql, params) => this.#rows(sql, params), this.#s, fromHour, toHour);
+  }
+
+  putTrafficRewards(hours: readonly number[], rows: readonly TrafficRewardRow[]): Promise<void> {
+    return putPgTrafficRewards((sql, params) => this.#rows(sql, params, false), this.#s, hours, rows);
   }
 
   async listNamedSpansOfAttempts(attempts: readonly AttemptRef[], name: string): Promise<Span[]> {

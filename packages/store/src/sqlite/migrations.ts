@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { UserError } from '@agl/core/errors';
-import { TRAFFIC_MIGRATION_SQL } from './sqlite-traffic';
+import { TRAFFIC_MIGRATION_SQL, TRAFFIC_REWARD_MIGRATION_SQL } from './sqlite-traffic';
 
 /** One schema migration of the SQLite store. Applied in order, each in its own transaction, recorded in `schema_migrations`. */
 export interface Migration {
@@ -88,6 +88,12 @@ export const MIGRATIONS: readonly Migration[] = [
         doc TEXT NOT NULL
       );
     `,
+  },
+  {
+    version: 5,
+    name: 'traffic-reward-rollup',
+    // The live-traffic view reads reward sums per hour, recomputed only for hours a write marked stale.
+    sql: TRAFFIC_REWARD_MIGRATION_SQL,
   },
 ];
 

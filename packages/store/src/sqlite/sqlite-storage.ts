@@ -19,9 +19,15 @@ import {
   WRITE_LOCK_BUSY,
 } from '../engine/storage';
 import { ROLLOUT_SORT_COLUMNS as SORT_COLUMNS, readDoc, readDocs, type DocRow as Row } from '../engine/stored-docs';
-import type { TrafficRows, TrafficRowsQuery } from '../engine/traffic-rows';
+import type { TrafficRewardRow, TrafficRows, TrafficRowsQuery } from '../engine/traffic-rows';
 import { withLazyAttributes } from './lazy-attributes';
-import { prepareTraffic, readSqliteTraffic, type TrafficStatements } from './sqlite-traffic';
+import {
+  prepareTraffic,
+  putSqliteTrafficRewards,
+  readSqliteTraffic,
+  staleSqliteTrafficHours,
+  type TrafficStatements,
+} from './sqlite-traffic';
 
 /** A span row: the document without the attribute map, which is in `attributes` (NULL in rows from before migration 2). */
 type SpanRow = Row & { sequence_id: number; attributes: string | null };
@@ -236,6 +242,20 @@ export class SqliteStorage implements StoreStorage {
   trafficRows(query: TrafficRowsQuery): TrafficRows {
     this.#traffic ??= prepareTraffic(this.#db);
     return readSqliteTraffic(this.#traffic, query);
+  }
+
+  /** The stale hours of `[fromHour, toHour)` (migration 5), marked fresh: the write transaction recomputes them. */
+  takeStaleTrafficHours(fromHour: number, toHour: number): number[] {
+    this.#traffic ??= prepareTraffic(this.#db);
+    const hours = staleSqliteTrafficHours(this.#traffic, fromHour, toHour);
+    for (const hour of hours) this.#traffic.clearStale.run(hour);
+    return hours;
+  }
+
+  /** Replaces the reward rollup of `hours` by `rows` (inside a write transaction). */
+  putTrafficRewards(hours: readonly number[], rows: readonly TrafficRewardRow[]): void {
+    this.#traffic ??= prepareTraffic(this.#db);
+    putSqliteTrafficRewards(this.#traffic, hours, rows);
   }
 
   /** One page of rollouts, filtered, sorted and cut in SQL (only the page's documents are parsed). */

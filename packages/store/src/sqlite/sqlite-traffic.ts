@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { SPAN_ANNOTATION } from '@agl/core/semconv';
-import { TRAFFIC_HOUR, type TrafficRows, type TrafficRowsQuery } from '../engine/traffic-rows';
+import { TRAFFIC_HOUR, type TrafficRewardRow, type TrafficRows, type TrafficRowsQuery } from '../engine/traffic-rows';
 
 // Key expressions of a rollout row (`X` is NEW, OLD or a table alias); see `TrafficGroupRow` for the encoding.
 const hourOf = (x: string): string => `(CAST(${x}.start_time AS INTEGER) / ${TRAFFIC_HOUR})`;
@@ -108,11 +108,54 @@ export const TRAFFIC_MIGRATION_SQL = `
     BEGIN DELETE FROM traffic_annotations WHERE rollout_id = OLD.rollout_id; END;
 `;
 
+const staleHourOf = (x: string): string => `(CAST(${x}.start_time AS INTEGER) / ${TRAFFIC_HOUR})`;
+const REWARD_COLUMNS = ['with_feedback', 'feedback_count', 'rewarded', 'reward_sum'];
+
+/**
+ * Migration 5 of the SQLite store: the reward rollup. `traffic_reward_hours` holds, per hour of the rollouts' start and
+ * key, the reward and feedback sums the traffic view shows (see `TrafficRewardRow`); they depend on the precedence of
+ * `findFinalReward` and on reward layouts only JavaScript reads, so triggers only mark an hour stale in
+ * `traffic_reward_stale` when one of its annotation rows, or the latest attempt of one of its rollouts, changes (in the
+ * writer's transaction, whichever process writes), and the next read of that hour recomputes it
+ * (`refreshSqliteTrafficRewards`). Existing files start with every hour that has annotation rows stale.
+ */
+export const TRAFFIC_REWARD_MIGRATION_SQL = `
+  CREATE TABLE traffic_reward_hours (
+    ${KEY_COLUMNS.map((c) => `${c} ${c === 'hour' || c === 'failed' ? 'INTEGER' : 'TEXT'} NOT NULL`).join(', ')},
+    with_feedback INTEGER NOT NULL,
+    feedback_count INTEGER NOT NULL,
+    rewarded INTEGER NOT NULL,
+    reward_sum REAL NOT NULL,
+    PRIMARY KEY (${KEY_COLUMNS.join(', ')})
+  ) WITHOUT ROWID;
+  CREATE TABLE traffic_reward_stale (hour INTEGER PRIMARY KEY);
+  INSERT OR IGNORE INTO traffic_reward_stale (hour) SELECT DISTINCT ${staleHourOf('t')} FROM traffic_annotations t;
+  CREATE TRIGGER traffic_reward_stale_insert AFTER INSERT ON traffic_annotations
+    BEGIN INSERT OR IGNORE INTO traffic_reward_stale (hour) VALUES (${staleHourOf('NEW')}); END;
+  CREATE TRIGGER traffic_reward_stale_delete AFTER DELETE ON traffic_annotations
+    BEGIN INSERT OR IGNORE INTO traffic_reward_stale (hour) VALUES (${staleHourOf('OLD')}); END;
+  CREATE TRIGGER traffic_reward_stale_update AFTER UPDATE ON traffic_annotations
+    BEGIN
+      INSERT OR IGNORE INTO traffic_reward_stale (hour) VALUES (${staleHourOf('OLD')});
+      INSERT OR IGNORE INTO traffic_reward_stale (hour) VALUES (${staleHourOf('NEW')});
+    END;
+  CREATE TRIGGER traffic_reward_stale_attempt AFTER INSERT ON attempts
+    BEGIN
+      INSERT OR IGNORE INTO traffic_reward_stale (hour)
+        SELECT DISTINCT ${staleHourOf('t')} FROM traffic_annotations t WHERE t.rollout_id = NEW.rollout_id;
+    END;
+`;
+
 /** The prepared statements of {@link readSqliteTraffic}. */
 export interface TrafficStatements {
   hours: Database.Statement;
   edge: Database.Statement;
   annotations: (sources: boolean) => Database.Statement;
+  rewards: Database.Statement;
+  stale: Database.Statement;
+  clearHour: Database.Statement;
+  clearStale: Database.Statement;
+  putReward: Database.Statement;
 }
 
 /** Prepared statements of {@link readSqliteTraffic}, once per connection. */
@@ -150,7 +193,48 @@ export function prepareTraffic(db: Database.Database): TrafficStatements {
            ${sources ? "AND t.source IN (SELECT ':' || value FROM json_each(?))" : ''}
            AND t.attempt_seq = (SELECT MAX(a.sequence_id) FROM attempts a WHERE a.rollout_id = t.rollout_id)`,
       ),
+    /** The reward rollup of whole hours, grouped by bucket (`?` = bucket size in hours). */
+    rewards: statement(
+      `SELECT MIN(hour) AS hour, mode, source, agent, failed, ${REWARD_COLUMNS.map((c) => `SUM(${c}) AS ${c}`).join(', ')}
+       FROM traffic_reward_hours WHERE hour >= ? AND hour < ?
+       GROUP BY hour / CAST(? AS INTEGER), mode, source, agent, failed`,
+    ),
+    stale: statement('SELECT hour FROM traffic_reward_stale WHERE hour >= ? AND hour < ? ORDER BY hour'),
+    clearHour: statement('DELETE FROM traffic_reward_hours WHERE hour = ?'),
+    clearStale: statement('DELETE FROM traffic_reward_stale WHERE hour = ?'),
+    putReward: statement(
+      `INSERT INTO traffic_reward_hours (${[...KEY_COLUMNS, ...REWARD_COLUMNS].join(', ')})
+       VALUES (${[...KEY_COLUMNS, ...REWARD_COLUMNS].map(() => '?').join(', ')})`,
+    ),
   };
+}
+
+/** The hours in `[fromHour, toHour)` whose reward rollup is stale. */
+export function staleSqliteTrafficHours(q: TrafficStatements, fromHour: number, toHour: number): number[] {
+  return (q.stale.all(fromHour, toHour) as Array<{ hour: number }>).map((r) => r.hour);
+}
+
+/** Replaces the reward rollup of `hours` by `rows` (all of them in those hours). */
+export function putSqliteTrafficRewards(
+  q: TrafficStatements,
+  hours: readonly number[],
+  rows: readonly TrafficRewardRow[],
+): void {
+  for (const hour of hours) q.clearHour.run(hour);
+  for (const r of rows) {
+    const failed = r.failed === true || r.failed === 1 ? 1 : 0;
+    q.putReward.run(
+      r.hour,
+      r.mode,
+      r.source,
+      r.agent,
+      failed,
+      r.with_feedback,
+      r.feedback_count,
+      r.rewarded,
+      r.reward_sum,
+    );
+  }
 }
 
 /**
@@ -161,9 +245,9 @@ export function readSqliteTraffic(q: TrafficStatements, query: TrafficRowsQuery)
   const { since, until } = query;
   const per = Math.max(1, Math.round((query.bucketSeconds ?? TRAFFIC_HOUR) / TRAFFIC_HOUR));
   const groups: TrafficRows['groups'] = [];
+  const firstWhole = Math.ceil(since / TRAFFIC_HOUR);
+  const lastWhole = Math.floor(until / TRAFFIC_HOUR);
   if (query.omit !== 'groups') {
-    const firstWhole = Math.ceil(since / TRAFFIC_HOUR);
-    const lastWhole = Math.floor(until / TRAFFIC_HOUR);
     const edge = (from: number, to: number): void => {
       groups.push(...(q.edge.all(from, to, per) as TrafficRows['groups']));
     };
@@ -174,13 +258,24 @@ export function readSqliteTraffic(q: TrafficStatements, query: TrafficRowsQuery)
     } else edge(since, until);
   }
   const annotations: TrafficRows['annotations'] = [];
-  if (query.omit !== 'annotations') {
-    const sources = query.sources ?? null;
+  if (query.omit === 'annotations') return { groups, annotations };
+  const sources = query.sources ?? null;
+  const read = (from: number, to: number): void => {
     const rows =
       sources === null
-        ? q.annotations(false).all(since, until)
-        : q.annotations(true).all(since, until, JSON.stringify(sources));
+        ? q.annotations(false).all(from, to)
+        : q.annotations(true).all(from, to, JSON.stringify(sources));
     annotations.push(...(rows as TrafficRows['annotations']));
+  };
+  if (!query.rewardRollup || firstWhole >= lastWhole) {
+    read(since, until);
+    return { groups, annotations, ...(query.rewardRollup ? { rewards: [] } : {}) };
   }
-  return { groups, annotations };
+  // Whole hours from the reward rollup (stale hours named for the caller to refresh), the partial hours at either edge
+  // from annotations.
+  const staleHours = staleSqliteTrafficHours(q, firstWhole, lastWhole);
+  const rewards = q.rewards.all(firstWhole, lastWhole, per) as TrafficRewardRow[];
+  if (since < firstWhole * TRAFFIC_HOUR) read(since, firstWhole * TRAFFIC_HOUR);
+  if (lastWhole * TRAFFIC_HOUR < until) read(lastWhole * TRAFFIC_HOUR, until);
+  return { groups, annotations, rewards, staleHours };
 }

@@ -46,25 +46,46 @@ interface TrafficStore {
 const aggregates = (store: unknown): store is TrafficStore =>
   typeof (store as Partial<TrafficStore>).queryTraffic === 'function';
 
-/** Annotation rows are read a slice of the window at a time, the event loop served between slices. */
+/** Annotation rows (or reward sums) are read a slice of the window at a time, the event loop served between slices. */
 export const TRAFFIC_SLICE_SECONDS = 86_400;
 
 /**
- * The counts of the window in one read (a few thousand rows at most), then its annotation rows one
- * {@link TRAFFIC_SLICE_SECONDS} slice at a time, yielding to the event loop between slices so that health checks and
- * other requests are answered while a poll runs on a synchronous store (SQLite).
+ * The counts of the window (three reads: whole hours from the store's hourly rollup, the partial hours at either edge
+ * from the rollouts), then its annotation rows one
+ * {@link TRAFFIC_SLICE_SECONDS} slice at a time (slices end on whole days), yielding to the event loop between slices so
+ * that health checks and other requests are answered while a poll runs on a synchronous store (SQLite). With
+ * `rewardRollup`, a store that keeps the reward rollup answers the first slice with reward sums; the rest of the window
+ * is then one read (a few hundred rows; the store recomputes stale hours a day at a time).
  */
 async function readRows(store: TrafficStore, query: TrafficRowsQuery): Promise<TrafficRows | null> {
-  const counts = await store.queryTraffic({ ...query, omit: 'annotations' });
-  if (counts === null) return null;
+  // The counts: the partial hours at either edge apart from the whole hours between, each a short read of its own.
+  const whole = [
+    Math.ceil(query.since / TRAFFIC_HOUR) * TRAFFIC_HOUR,
+    Math.floor(query.until / TRAFFIC_HOUR) * TRAFFIC_HOUR,
+  ];
+  const cuts = whole[0]! < whole[1]! ? [query.since, ...whole, query.until] : [query.since, query.until];
+  const groups: TrafficRows['groups'] = [];
+  for (let i = 0; i + 1 < cuts.length; i += 1) {
+    if (!(cuts[i]! < cuts[i + 1]!)) continue;
+    if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    const part = await store.queryTraffic({ ...query, since: cuts[i]!, until: cuts[i + 1]!, omit: 'annotations' });
+    if (part === null) return null;
+    groups.push(...part.groups);
+  }
   const annotations: TrafficRows['annotations'] = [];
-  for (let from = query.since; from < query.until; from += TRAFFIC_SLICE_SECONDS) {
+  let rewards: TrafficRows['rewards'] = query.rewardRollup ? [] : undefined;
+  let from = query.since;
+  while (from < query.until) {
     await new Promise<void>((resolve) => setImmediate(resolve));
-    const until = Math.min(query.until, from + TRAFFIC_SLICE_SECONDS);
+    const day = Math.min(query.until, Math.ceil((from + 1) / TRAFFIC_SLICE_SECONDS) * TRAFFIC_SLICE_SECONDS);
+    const until = rewards !== undefined && from > query.since ? query.until : day;
     const part = await store.queryTraffic({ ...query, since: from, until, omit: 'groups' });
     for (const row of part?.annotations ?? []) annotations.push(row);
+    if (part?.rewards === undefined) rewards = undefined;
+    else rewards?.push(...part.rewards);
+    from = until;
   }
-  return { groups: counts.groups, annotations };
+  return { groups, annotations, ...(rewards !== undefined ? { rewards } : {}) };
 }
 
 function bucketWire(b: TrafficBucket): Record<string, number | null> {
@@ -161,9 +182,11 @@ export function registerTrafficRoute(app: FastifyInstance, ctx: RouteContext): v
       until,
       bucketSeconds: size,
     });
+    // Without reward or feedback filters, whole hours' reward sums come from the store's rollup where it keeps one.
+    const rewardRollup = filter.minReward === null && filter.maxReward === null && filter.feedback === null;
     const sources = filter.source !== null ? [filter.source] : scope === 'production' ? PRODUCTION_SOURCES : null;
     const rows = aggregates(ctx.store)
-      ? await readRows(ctx.store, { since, until, bucketSeconds: size, sources })
+      ? await readRows(ctx.store, { since, until, bucketSeconds: size, sources, rewardRollup })
       : null;
     const generic = rows === null ? await genericRows(ctx, since, until) : null;
     const run = (from: number): TrafficAggregate =>

@@ -120,8 +120,10 @@ describe('live traffic from the database (SQLite)', () => {
         .all();
     let db = new Database(path);
     expect(rolled(db)).toEqual(naive(db));
-    // A file from before migration 3 (and 4, the releases table, which follows it): the rollup is built from its rows.
-    db.exec(`DROP TABLE traffic_hours; DROP TABLE traffic_annotations;
+    // A file from before migration 3 (and 4, the releases table, and 5, the reward rollup, which follow it): the rollup
+    // is built from its rows.
+    db.exec(`DROP TABLE traffic_reward_hours; DROP TABLE traffic_reward_stale; DROP TRIGGER traffic_reward_stale_attempt;
+             DROP TABLE traffic_hours; DROP TABLE traffic_annotations;
              DROP TRIGGER traffic_hours_insert; DROP TRIGGER traffic_hours_update; DROP TRIGGER traffic_hours_delete;
              DROP TRIGGER traffic_annotations_insert; DROP TRIGGER traffic_annotations_delete;
              DROP TRIGGER traffic_annotations_keys; DROP TRIGGER traffic_annotations_attempt;

@@ -1,13 +1,8 @@
-import { getRewardSource, getRewardValue, type RewardSource, type SpanLike } from '@agl/core/transitions';
-import { ATTR_REWARD_SOURCE, REWARD_SOURCES, SPAN_ANNOTATION } from '@agl/core/semconv';
-import {
-  decodeTrafficKey,
-  TRAFFIC_HOUR,
-  type TrafficAnnotationRow,
-  type TrafficGroupRow,
-  type TrafficRows,
-} from '../../engine/traffic-rows';
+import { rewardInfos, trafficKeysOf, type TrafficKeys, type TrafficRewardInfo } from '../../engine/traffic-rewards';
+import { TRAFFIC_HOUR, type TrafficGroupRow, type TrafficRewardRow, type TrafficRows } from '../../engine/traffic-rows';
 import { PRODUCTION_SOURCES, type TrafficFilter } from './ext-traffic-filter';
+
+export { rewardInfos, type TrafficKeys, type TrafficRewardInfo };
 
 /** Which rollouts the view counts: production sources only, or every rollout. */
 export type TrafficScope = 'production' | 'all';
@@ -21,21 +16,6 @@ export interface TrafficBucket {
   feedbackCount: number;
   rewarded: number;
   rewardSum: number;
-}
-
-/** The keys of a rollout the view filters on (decoded). */
-export interface TrafficKeys {
-  mode: string | null;
-  source: string | null;
-  agent: string | null;
-  failed: boolean;
-}
-
-/** One rollout that has annotation spans: its reward and feedback as the summaries read them. */
-export interface TrafficRewardInfo extends TrafficKeys {
-  startTime: number;
-  finalReward: number | null;
-  feedbackCount: number;
 }
 
 /** What the aggregation needs besides the rows. */
@@ -63,78 +43,6 @@ function emptyBucket(start: number): TrafficBucket {
   return { start, count: 0, failed: 0, withFeedback: 0, feedbackCount: 0, rewarded: 0, rewardSum: 0 };
 }
 
-const keysOf = (row: TrafficGroupRow | TrafficAnnotationRow): TrafficKeys => ({
-  mode: row.mode === '' ? null : row.mode,
-  source: decodeTrafficKey(row.source),
-  agent: decodeTrafficKey(row.agent),
-  failed: row.failed === true || row.failed === 1,
-});
-
-/** The primary reward key every AGL emitter writes (`agentlightning.reward.0.value`). */
-const PRIMARY_REWARD = 'agentlightning.reward.0.value';
-
-/**
- * The reward and its source of one annotation row: the common layout (a finite number at
- * `agentlightning.reward.0.value`, precomputed by SQLite as `reward`/`reward_source`) is read directly; any other
- * layout goes through `getRewardValue` / `getRewardSource`, so the answer is theirs either way.
- */
-function rewardOfRow(row: TrafficAnnotationRow): { value: number | null; source: RewardSource } {
-  if (row.attributes === null && typeof row.reward === 'number')
-    return { value: row.reward, source: sourceOf(row.reward_source ?? null) };
-  const attributes =
-    row.attributes === null
-      ? {}
-      : typeof row.attributes === 'string'
-        ? (JSON.parse(row.attributes) as Record<string, unknown>)
-        : row.attributes;
-  const primary = attributes[PRIMARY_REWARD];
-  if (typeof primary === 'number' && Number.isFinite(primary))
-    return { value: primary, source: sourceOf(attributes[ATTR_REWARD_SOURCE]) };
-  const span: SpanLike = { name: SPAN_ANNOTATION, attributes, sequenceId: row.sequence_id };
-  return { value: getRewardValue(span), source: getRewardSource(span) };
-}
-
-const sourceOf = (value: unknown): RewardSource =>
-  value === REWARD_SOURCES.feedback || value === REWARD_SOURCES.judge ? value : 'agent';
-
-/**
- * Final reward and feedback count of each rollout among the annotation rows, with the precedence of
- * `findFinalReward` (spans by sequence id: the latest feedback, else the latest agent reward, else the latest judge
- * score) and the count of `listFeedback` (feedback spans with a primary reward).
- */
-export function rewardInfos(annotations: readonly TrafficAnnotationRow[]): TrafficRewardInfo[] {
-  const byRollout = new Map<string, TrafficAnnotationRow[]>();
-  for (const row of annotations) {
-    const list = byRollout.get(row.rollout_id);
-    if (list) list.push(row);
-    else byRollout.set(row.rollout_id, [row]);
-  }
-  const out: TrafficRewardInfo[] = [];
-  for (const rows of byRollout.values()) {
-    if (rows.length > 1) rows.sort((a, b) => a.sequence_id - b.sequence_id);
-    let feedback: number | null = null;
-    let agent: number | null = null;
-    let judge: number | null = null;
-    let feedbackCount = 0;
-    for (let i = rows.length - 1; i >= 0; i -= 1) {
-      const { value, source } = rewardOfRow(rows[i]!);
-      if (value === null) continue;
-      if (source === 'feedback') {
-        feedbackCount += 1;
-        feedback ??= value;
-      } else if (source === 'agent') agent ??= value;
-      else judge ??= value;
-    }
-    out.push({
-      ...keysOf(rows[0]!),
-      startTime: rows[0]!.start_time,
-      finalReward: feedback ?? agent ?? judge,
-      feedbackCount,
-    });
-  }
-  return out;
-}
-
 /** Whether a rollout's keys pass the scope, mode, source and agent of the request. */
 function keysMatch(o: TrafficAggregateOptions, k: TrafficKeys): boolean {
   if (!o.modeMatches(k.mode)) return false;
@@ -154,7 +62,8 @@ function rewardMatches(f: TrafficFilter, r: TrafficRewardInfo): boolean {
 }
 
 /**
- * Buckets of a window from the hourly counts and the rewarded rollouts. Counts come from the hourly groups unless the
+ * Buckets of a window from the hourly counts, the reward rollup's sums (`rewards`: only for requests without reward or
+ * feedback filters) and the rewarded rollouts. Counts come from the hourly groups unless the
  * request filters on feedback or reward, which only rollouts with annotation spans can pass (`feedback=without`: the
  * counts less the rollouts with feedback).
  */
@@ -162,6 +71,7 @@ export function aggregateTraffic(
   groups: readonly TrafficGroupRow[],
   infos: readonly TrafficRewardInfo[],
   o: TrafficAggregateOptions,
+  rewards: readonly TrafficRewardRow[] = [],
 ): TrafficAggregate {
   const size = o.bucketSeconds;
   const first = Math.floor(o.since / size) * size;
@@ -174,7 +84,7 @@ export function aggregateTraffic(
   let earliest: number | null = null;
   const rewardOnly = o.filter.minReward !== null || o.filter.maxReward !== null || o.filter.feedback === 'with';
   for (const g of groups) {
-    const k = keysOf(g);
+    const k = trafficKeysOf(g);
     if (o.modeMatches(k.mode)) {
       if (k.source !== null) sources.add(k.source);
       if (k.agent !== null) agents.add(k.agent);
@@ -188,6 +98,16 @@ export function aggregateTraffic(
     for (const acc of [b, total]) {
       acc.count += g.n;
       if (k.failed) acc.failed += g.n;
+    }
+  }
+  for (const r of rewards) {
+    const b = bucketOf(r.hour * TRAFFIC_HOUR);
+    if (b === undefined || !keysMatch(o, trafficKeysOf(r))) continue;
+    for (const acc of [b, total]) {
+      acc.withFeedback += r.with_feedback;
+      acc.feedbackCount += r.feedback_count;
+      acc.rewarded += r.rewarded;
+      acc.rewardSum += r.reward_sum;
     }
   }
   for (const r of infos) {
@@ -221,5 +141,5 @@ export function aggregateTraffic(
 
 /** {@link aggregateTraffic} of a storage's {@link TrafficRows}. */
 export function aggregateTrafficRows(rows: TrafficRows, o: TrafficAggregateOptions): TrafficAggregate {
-  return aggregateTraffic(rows.groups, rewardInfos(rows.annotations), o);
+  return aggregateTraffic(rows.groups, rewardInfos(rows.annotations), o, rows.rewards);
 }
