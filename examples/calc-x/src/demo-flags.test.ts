@@ -37,4 +37,12 @@ describe('npm run demo flags', () => {
     expect(ops.status).toBe(2);
     expect(ops.stderr).toContain('--train-ops +/: the operator mix "+/" may hold only +, - and *');
   });
+
+  it('refuses --backend tiny, which was removed, naming the fix', () => {
+    const r = demo(['--backend', 'tiny']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("--backend tiny: removed; the demo trains the embedded policy through Tinker's API");
+    expect(r.stderr).toContain('Drop the flag or pass --backend tinker.');
+    expect(demo(['--backend', 'vllm']).stderr).toContain('--backend vllm: unknown value; use one of tinker');
+  });
 });
