@@ -15,7 +15,7 @@ function demo(args: string[]): { status: number | null; stderr: string } {
   return { status: r.status, stderr: r.stderr };
 }
 
-describe('npm run demo flags', () => {
+describe('npm run demo flags', { timeout: 120_000 }, () => {
   it.each([
     ['rounds', 'abc'],
     ['sft-stop-at', ''],
@@ -43,6 +43,5 @@ describe('npm run demo flags', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toContain("--backend tiny: removed; the demo trains the embedded policy through Tinker's API");
     expect(r.stderr).toContain('Drop the flag or pass --backend tinker.');
-    expect(demo(['--backend', 'vllm']).stderr).toContain('--backend vllm: unknown value; use one of tinker');
   });
 });
