@@ -155,7 +155,7 @@ export function reportTable(results: ResultTree): string {
       value: fmt(entry.trainedReward, 3),
       target: '≥ 0.8 from ≤ 0.3 in 600 s',
       note:
-        reason(entry, '') ??
+        (reason(entry, '') || reason(results, 'training.demo')) ??
         [
           `before RL ${fmt(entry.baselineReward, 3)}, ${fmt(entry.seconds, 0)} s, load average ${fmt(entry.loadAverage, 1)}`,
           stale,
