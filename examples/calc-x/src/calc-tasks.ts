@@ -10,6 +10,9 @@ export interface CalcTask {
 /** The even operator mix: `+`, `-` and `*` equally often (validation tasks always use it). */
 export const EVEN_OPS = '+-*';
 
+/** Half products, a quarter each sums and differences: the demo's training mix (more 7–8 digit answers to copy). */
+export const HALF_PRODUCTS = '+-**';
+
 /** Operands 100–9999 whose hash falls in the held-out fifth are validation-only; the rest are for training. */
 export function isValOperand(n: number): boolean {
   return (Math.imul(n, 2654435761) >>> 0) % 5 === 0;

@@ -15,7 +15,7 @@ function demo(args: string[]): { status: number | null; stderr: string } {
   return { status: r.status, stderr: r.stderr };
 }
 
-describe('npm run demo flags', () => {
+describe('npm run demo flags', { timeout: 120_000 }, () => {
   it.each([
     ['rounds', 'abc'],
     ['sft-stop-at', ''],
@@ -36,5 +36,12 @@ describe('npm run demo flags', () => {
     const ops = demo(['--train-ops', '+/']);
     expect(ops.status).toBe(2);
     expect(ops.stderr).toContain('--train-ops +/: the operator mix "+/" may hold only +, - and *');
+  });
+
+  it('refuses --backend tiny, which was removed, naming the fix', () => {
+    const r = demo(['--backend', 'tiny']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("--backend tiny: removed; the demo trains the embedded policy through Tinker's API");
+    expect(r.stderr).toContain('Drop the flag or pass --backend tinker.');
   });
 });

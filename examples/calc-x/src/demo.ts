@@ -1,5 +1,5 @@
 /**
- * `npm run demo [-- --summary-json out.json] [--seed N] [--rounds N] [--sft-steps N] [--sft-stop-at X|off] [--train-ops +-**] [--control shuffled-rewards] [--backend tiny|tinker]`:
+ * `npm run demo [-- --summary-json out.json] [--seed N] [--rounds N] [--sft-steps N] [--sft-stop-at X|off] [--train-ops +-**] [--control shuffled-rewards] [--backend tinker]`:
  * Calc-X end to end, offline.
  */
 import { copyFile, writeFile } from 'node:fs/promises';
@@ -47,7 +47,13 @@ const tokenizer = flagChoice('tokenizer', values.tokenizer, CALC_TOKENIZERS);
 const segments = flagChoice('segment-positions', values['segment-positions'], ['on', 'off'] as const);
 const shifts = flagChoice('token-shifts', values['token-shifts'], ['1', '2'] as const);
 const trainOps = flagOps('train-ops', values['train-ops']);
-const backend = flagChoice('backend', values.backend, ['tiny', 'tinker'] as const);
+if (values.backend === 'tiny') {
+  console.error(
+    "--backend tiny: removed; the demo trains the embedded policy through Tinker's API (the tiny server's /api/v1). Drop the flag or pass --backend tinker.",
+  );
+  process.exit(2);
+}
+const backend = flagChoice('backend', values.backend, ['tinker'] as const);
 const t0 = Date.now();
 const log = (line: string): void =>
   console.log(`[calc-x ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${line}`);

@@ -8,10 +8,10 @@ import { linearDecay, runCalcX } from './run-calc-x';
 
 const tempDirs = useTempDirs();
 
-describe('Calc-X pipeline (short, fixed seed)', () => {
+describe('Calc-X pipeline through the Tinker API (short, fixed seed)', () => {
   it(
-    'runs warm start, validation, GRPO rounds and a resume through the real agent, gateway, store and tiny server',
-    { timeout: 240_000 },
+    'runs warm start, validation, GRPO rounds through the tiny server’s Tinker endpoints (round 2 samples round 1’s sampler path) and a resume with load_weights',
+    { timeout: 300_000 },
     async () => {
       const workDir = await tempDirs.make('calc-x-it-');
       const lines: string[] = [];
@@ -33,7 +33,18 @@ describe('Calc-X pipeline (short, fixed seed)', () => {
       expect(lines.filter((l) => l.startsWith('warm start'))).toEqual([
         expect.stringMatching(/^warm start: 8\/16 SFT steps, loss \d+\.\d{3}, probe tasks solved 0\.000$/),
       ]);
-      // A second run on the same work dir resumes from the checkpoint and state.json: no warm start, only round 2.
+      expect(
+        lines.some((l) => /^round 1: train reward \d\.\d{3}, \d+ samples, \d+ groups skipped, \d+ tokens/.test(l)),
+      ).toBe(true);
+      // The Tinker checkpoint of round 1: save_weights (weights + Adam) and the sampler path round 2 samples.
+      const ckpt = JSON.parse(await readFile(join(workDir, 'grpo', 'trainer.ckpt'), 'utf8')) as {
+        statePath: string;
+        samplerPath: string;
+      };
+      expect(ckpt.samplerPath).toMatch(/^tinker:\/\/.+:train:0\/sampler_weights\/000001$/);
+      expect(ckpt.statePath).toMatch(/^tinker:\/\/.+:train:0\/weights\/000001$/);
+      // A second run on the same work dir resumes (load_weights) from the checkpoint and state.json: no warm start,
+      // only round 2.
       lines.length = 0;
       const result = await runCalcX({ ...settings, rounds: 2 });
       expect(lines[0]).toMatch(/^resuming after round 1/);
@@ -57,16 +68,17 @@ describe('Calc-X pipeline (short, fixed seed)', () => {
         const train = rollouts.filter((r) => r.mode === 'train');
         expect(train).toHaveLength(12);
         expect(new Set(train.map((r) => (r.metadata as { task_id?: string }).task_id)).size).toBeLessThanOrEqual(4);
-        // Round 2's rollouts ran on the weights the first update saved (Contract 4), re-published on resume with the
-        // restarted server's endpoint, and the gateway routed them there.
+        // Round 2's rollouts ran on the sampler weights the first update saved (Contract 4), re-published on resume
+        // with the restarted server's endpoint, and the gateway routed them there.
         const round2 = train.filter((r) => (r.metadata as { round?: number }).round === 2);
+        expect(round2).toHaveLength(6);
         const ids = new Set(round2.map((r) => r.resourcesId));
         expect(ids.size).toBe(1);
         const published = await store.getResourcesById([...ids][0]!);
-        expect(JSON.stringify(published?.resources)).toContain('agl-tiny@grpo-1');
+        expect(JSON.stringify(published?.resources)).toContain(`agl-tiny@${ckpt.samplerPath}`);
         const spans = (await store.querySpans({ rolloutId: round2[0]!.rolloutId })).items;
         const gatewaySpan = spans.find((s) => s.attributes['agl.gateway'] === true);
-        expect(gatewaySpan?.attributes['gen_ai.response.model']).toBe('agl-tiny@grpo-1');
+        expect(gatewaySpan?.attributes['gen_ai.response.model']).toBe(ckpt.samplerPath);
         // The zero-code preload traced the LangChain agent itself.
         expect(spans.some((s) => s.name === 'calc-x' || s.attributes['agent.name'] === 'calc-x')).toBe(true);
       } finally {
@@ -74,54 +86,15 @@ describe('Calc-X pipeline (short, fixed seed)', () => {
       }
     },
   );
-});
 
-describe('Calc-X through the Tinker API (--backend tinker, short, fixed seed)', () => {
-  it(
-    'trains through the tiny server’s Tinker endpoints, samples round 2 from round 1’s sampler path, and resumes with load_weights',
-    { timeout: 240_000 },
-    async () => {
-      const workDir = await tempDirs.make('calc-x-tinker-');
-      const lines: string[] = [];
-      const settings = {
-        seed: 3,
-        sftSteps: 8,
-        sftStopAt: null,
-        tasksPerRound: 2,
-        groupSize: 3,
-        valEvery: 0,
-        valSize: 3,
-        nRunners: 4,
-        backend: 'tinker' as const,
-        workDir,
-        log: (l: string) => lines.push(l),
-      };
-      await runCalcX({ ...settings, rounds: 1 });
-      const ckpt = JSON.parse(await readFile(join(workDir, 'grpo', 'trainer.ckpt'), 'utf8')) as {
-        statePath: string;
-        samplerPath: string;
-      };
-      expect(ckpt.samplerPath).toMatch(/^tinker:\/\/.+:train:0\/sampler_weights\/000001$/);
-      expect(ckpt.statePath).toMatch(/^tinker:\/\/.+:train:0\/weights\/000001$/);
-      lines.length = 0;
-      const result = await runCalcX({ ...settings, rounds: 2 });
-      expect(lines[0]).toMatch(/^resuming after round 1/);
-      expect(result.steps).toBe(1);
-      const store = new SqliteStore({ path: join(workDir, 'store.sqlite') });
-      try {
-        const train = (await store.queryRollouts({ limit: 100 })).items.filter((r) => r.mode === 'train');
-        const round2 = train.filter((r) => (r.metadata as { round?: number }).round === 2);
-        expect(round2).toHaveLength(6);
-        const published = await store.getResourcesById(round2[0]!.resourcesId!);
-        expect(JSON.stringify(published?.resources)).toContain(`agl-tiny@${ckpt.samplerPath}`);
-        const spans = (await store.querySpans({ rolloutId: round2[0]!.rolloutId })).items;
-        const gatewaySpan = spans.find((s) => s.attributes['agl.gateway'] === true);
-        expect(gatewaySpan?.attributes['gen_ai.response.model']).toBe(ckpt.samplerPath);
-      } finally {
-        await store.close();
-      }
-    },
-  );
+  it('refuses a backend other than tinker and more than one policy step a round, naming the fix', async () => {
+    await expect(runCalcX({ backend: 'tiny' as never, workDir: await tempDirs.make('calc-x-bad-') })).rejects.toThrow(
+      /backend "tiny" is not available: Calc-X trains through Tinker's API only; drop the option or pass backend: 'tinker'/,
+    );
+    await expect(runCalcX({ stepsPerRound: 2, workDir: await tempDirs.make('calc-x-bad-') })).rejects.toThrow(
+      /stepsPerRound 2: Tinker's path takes one forward_backward \+ optim_step a round; use 1/,
+    );
+  });
 });
 
 describe('linearDecay (--rl-lr-end)', () => {

@@ -3,19 +3,14 @@ import { copyFile, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NegativeCredit } from '@agl/core/algorithms';
+import { UserError } from '@agl/core/errors';
 import { startGateway } from '@agl/gateway';
 import { SqliteStore } from '@agl/store/sqlite';
-import {
-  GRPO,
-  startTinyServer,
-  TinyGrpoBackend,
-  TinyTrainer,
-  type GrpoRoundRecord,
-  type TinyConfig,
-} from '@agl/tiny-llm';
+import { ServiceClient } from '@agl/tinker';
+import { GRPO, startTinyServer, TinyTrainer, type GrpoRoundRecord, type TinyConfig } from '@agl/tiny-llm';
 import { TinkerTrainingBackend, Trainer, type GrpoBackend } from '@agl/trainer';
 import { calcAgent } from './calc-agent';
-import { calcTokenizer, demonstration, EVEN_OPS, makeTasks, type CALC_TOKENIZERS } from './calc-tasks';
+import { calcTokenizer, demonstration, HALF_PRODUCTS, makeTasks, type CALC_TOKENIZERS } from './calc-tasks';
 import { rewardCurvePng } from './reward-curve-png';
 
 /** Settings of one Calc-X run (every field has a default that finishes in a few minutes on 2 cores). */
@@ -40,8 +35,7 @@ export interface CalcXOptions {
   /** Decay the RL learning rate linearly from `rlLearningRate` (round 1) to this (the last round). Default: constant. */
   rlLearningRateEnd?: number;
   clipEps?: number;
-  klCoef?: number;
-  /** Policy updates (minibatch passes) per round. */
+  /** Policy updates per round: Tinker's path takes 1 (one `forward_backward` + `optim_step` a round). */
   stepsPerRound?: number;
   /** Sampling temperature of training rollouts, set by the trainer on the published LLM resource. */
   trainTemperature?: number;
@@ -64,11 +58,11 @@ export interface CalcXOptions {
   /** The policy's tokenizer (default `digits`); read when the policy is created, not on a resume or warm start. */
   tokenizer?: (typeof CALC_TOKENIZERS)[number];
   /**
-   * How GRPO trains the policy: `tiny` (default) drives the embedded trainer directly (`TinyGrpoBackend`); `tinker`
-   * drives the same policy through Tinker's API (`TinkerTrainingBackend` → the tiny server's `/api/v1`:
-   * forward_backward with the `ppo` loss, optim_step, save_weights_for_sampler), the path hosted Tinker takes.
+   * How GRPO trains the policy: `tinker`, the only one, drives it through Tinker's API (`TinkerTrainingBackend` → the
+   * tiny server's `/api/v1`: forward_backward with the `ppo` loss, optim_step, save_weights_for_sampler), the path
+   * hosted Tinker takes. (`tiny`, the embedded trainer driven directly, was removed.)
    */
-  backend?: 'tiny' | 'tinker';
+  backend?: 'tinker';
   /** Where the store, weights, checkpoints, metrics and the PNG go (default: a fresh temp dir). */
   workDir?: string;
   /** Progress lines. */
@@ -100,16 +94,17 @@ export const DEFAULT_MODEL: Partial<Omit<TinyConfig, 'vocabSize'>> = {
   maxSeqLen: 128,
   prevTokenEmbedding: true,
   prev2TokenEmbedding: true,
+  segmentPositions: true,
 };
 
 /** The default settings (`npm run demo` with no flags): under 4 minutes on a quiet 2-core machine. */
 export const CALC_X_DEFAULTS = {
   seed: 1,
   sftSteps: 400,
-  sftStopAt: 0.1,
+  sftStopAt: 0.125,
   sftBatchSize: 16,
   sftLearningRate: 1e-2,
-  rounds: 40,
+  rounds: 120,
   tasksPerRound: 16,
   groupSize: 8,
   valEvery: 10,
@@ -117,12 +112,12 @@ export const CALC_X_DEFAULTS = {
   stepsPerRound: 1,
   trainTemperature: 0.5,
   clipEps: 0.2,
-  klCoef: 0,
   negativeCredit: 'first-divergence',
   tokenizer: 'digits',
-  trainOps: EVEN_OPS,
+  trainOps: HALF_PRODUCTS,
   valSize: 64,
   nRunners: 8,
+  backend: 'tinker',
 } satisfies CalcXOptions;
 
 /** The RL learning rate of round `n` when `rlLearningRateEnd` is set (linear from `rlLearningRate`), else undefined. */
@@ -147,105 +142,45 @@ export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
   const workDir = options.workDir ?? (await mkdtemp(join(tmpdir(), 'calc-x-')));
   await mkdir(workDir, { recursive: true });
   const weightsDir = join(workDir, 'weights');
+  if ((options.backend as string) !== 'tinker')
+    throw new UserError(
+      `backend "${String(options.backend)}" is not available: Calc-X trains through Tinker's API only; drop the option or pass backend: 'tinker'.`,
+    );
+  if (options.stepsPerRound !== 1)
+    throw new UserError(
+      `stepsPerRound ${options.stepsPerRound}: Tinker's path takes one forward_backward + optim_step a round; use 1.`,
+    );
   const server = await startTinyServer({
     weightsDir,
     init: { config: { ...DEFAULT_MODEL, ...options.model }, tokenizer: calcTokenizer(options.tokenizer), seed },
     samplingSeed: seed,
-    tinker: options.backend === 'tinker',
+    tinker: true,
   });
   const closers: Array<() => Promise<unknown>> = [() => server.close()];
   try {
-    const ckpt = join(workDir, 'grpo', 'trainer.ckpt');
-    const resumed = existsSync(ckpt) ? await GRPO.readState(join(workDir, 'grpo')) : null;
-    const viaTinker = options.backend === 'tinker';
-    let trainer: TinyTrainer | undefined;
+    const resumed = existsSync(join(workDir, 'grpo', 'trainer.ckpt'))
+      ? await GRPO.readState(join(workDir, 'grpo'))
+      : null;
     let warmStartSeconds = 0;
     let warmStartSteps = 0;
-    const grpoVersions = (await server.versions()).filter((v) => v.startsWith('grpo-'));
     if (resumed) {
-      // Resume after a crash: weights + Adam state from the checkpoint, the round and resources from state.json.
-      log(`resuming after round ${resumed.round} from ${ckpt}`);
-      if (!viaTinker)
-        trainer = await TinyTrainer.create({
-          weightsDir,
-          checkpoint: ckpt,
-          reference: { version: 'warm' },
-          optimizer: { learningRate: options.rlLearningRate },
-        });
-      const last = grpoVersions.at(-1);
-      if (last) await server.loadWeights(last);
+      // Resume after a crash: GRPO restores the Tinker state (load_weights, Adam included) and the round from state.json.
+      log(`resuming after round ${resumed.round} from ${join(workDir, 'grpo', 'trainer.ckpt')}`);
+    } else if (options.warmStartFrom) {
+      await copyFile(join(options.warmStartFrom, 'warm.agltiny'), join(weightsDir, 'warm.agltiny'));
+      log(`warm start: reusing ${join(options.warmStartFrom, 'warm.agltiny')}`);
     } else {
-      if (options.warmStartFrom) {
-        await copyFile(join(options.warmStartFrom, 'warm.agltiny'), join(weightsDir, 'warm.agltiny'));
-        log(`warm start: reusing ${join(options.warmStartFrom, 'warm.agltiny')}`);
-      } else {
-        // Warm start: SFT on demonstrations the task generates itself (train operands only), a fixed budget or up to
-        // the first check that meets `sftStopAt`.
-        const { sftSteps, sftStopAt } = options;
-        const sft = await TinyTrainer.create({
-          weightsDir,
-          version: 'v0',
-          optimizer: { learningRate: options.sftLearningRate },
-        });
-        const demos = makeTasks({ n: 2000, seed: seed * 7919 + 1, split: 'train', ops: options.trainOps }).map(
-          demonstration,
-        );
-        const probe =
-          sftStopAt === null
-            ? undefined
-            : await sft.sftRows(
-                makeTasks({ n: 128, seed: seed * 7919 + 5, split: 'train', ops: options.trainOps }).map(demonstration),
-              );
-        const warmStarted = Date.now();
-        const batch = 8;
-        while (warmStartSteps < sftSteps) {
-          const res = await sft.sft({
-            examples: demos,
-            steps: Math.min(batch, sftSteps - warmStartSteps),
-            batchSize: options.sftBatchSize,
-            seed: seed + warmStartSteps,
-          });
-          warmStartSteps += res.length;
-          const solved = probe ? (await sft.sftAccuracy(probe)).exactMatch : undefined;
-          log(
-            `warm start: ${warmStartSteps}/${sftSteps} SFT steps, loss ${res.at(-1)?.loss.toFixed(3)}${solved === undefined ? '' : `, probe tasks solved ${solved.toFixed(3)}`}`,
-          );
-          if (solved !== undefined && sftStopAt !== null && solved >= sftStopAt) break;
-        }
-        await sft.save({ version: 'warm', overwrite: true });
-        await sft.close();
-        warmStartSeconds = (Date.now() - warmStarted) / 1000;
-      }
-      await server.loadWeights('warm');
-      if (!viaTinker)
-        trainer = await TinyTrainer.create({
-          weightsDir,
-          version: 'warm',
-          reference: 'initial',
-          optimizer: { learningRate: options.rlLearningRate },
-        });
+      const warmStarted = Date.now();
+      warmStartSteps = await warmStart({ weightsDir, options, log });
+      warmStartSeconds = (Date.now() - warmStarted) / 1000;
     }
-    if (trainer) closers.unshift(() => trainer.close());
+    if (!resumed) await server.loadWeights('warm');
 
     const store = new SqliteStore({ path: join(workDir, 'store.sqlite') });
     closers.unshift(() => store.close());
     const gateway = await startGateway({ store, port: 0 });
     closers.unshift(() => gateway.close());
-
-    const backend =
-      viaTinker || !trainer
-        ? await tinkerBackend({ server, options, closers })
-        : new TinyGrpoBackend({
-            trainer,
-            server,
-            firstVersion: grpoVersions.length + 1,
-            servedVersion: resumed ? (grpoVersions.at(-1) ?? 'warm') : undefined,
-            clipEps: options.clipEps,
-            klCoef: options.klCoef,
-            stepsPerTrain: options.stepsPerRound,
-            learningRate: linearDecay(options),
-            samplingParameters: { temperature: options.trainTemperature },
-          });
+    const backend = await tinkerBackend({ server, options, closers });
     const algorithm = new GRPO({
       backend,
       rounds: options.rounds,
@@ -259,7 +194,7 @@ export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
       onValidation: ({ round, reward }) => log(`validation after round ${round}: reward ${reward.toFixed(3)}`),
       onRound: (r) =>
         log(
-          `round ${r.round}: train reward ${r.trainReward.toFixed(3)}, ${r.nSamples} samples, loss ${r.metrics?.loss.toFixed(4) ?? '-'}, clip ${r.metrics?.clipFraction?.toFixed(3) ?? '-'}, ${r.seconds.toFixed(1)} s`,
+          `round ${r.round}: train reward ${r.trainReward.toFixed(3)}, ${r.nSamples} samples, ${String(r.metrics?.skippedGroups ?? '-')} groups skipped, ${String(r.metrics?.tokens ?? '-')} tokens, loss ${r.metrics?.loss.toFixed(4) ?? '-'}, ${r.seconds.toFixed(1)} s`,
         ),
     });
     const train = makeTasks({ n: 500, seed: seed * 7919 + 2, split: 'train', ops: options.trainOps });
@@ -302,6 +237,58 @@ export async function runCalcX(input: CalcXOptions = {}): Promise<CalcXResult> {
   }
 }
 
+/**
+ * The warm start: SFT on demonstrations the task generates itself (train operands only), `sftSteps` at most. With
+ * `sftStopAt`, greedy exact match on 128 probe tasks (training operands, teacher-forced, no validation task looked at)
+ * is checked every 8 steps and, once the probe solves any task, after every step; the warm start stops at the first
+ * check that meets `sftStopAt`. Saves weights version `warm`; returns the steps taken.
+ */
+async function warmStart(a: {
+  weightsDir: string;
+  options: Pick<typeof CALC_X_DEFAULTS, 'seed' | 'sftSteps' | 'sftBatchSize' | 'sftLearningRate' | 'trainOps'> & {
+    sftStopAt: number | null;
+  };
+  log: (line: string) => void;
+}): Promise<number> {
+  const { seed, sftSteps, sftStopAt, trainOps } = a.options;
+  const sft = await TinyTrainer.create({
+    weightsDir: a.weightsDir,
+    version: 'v0',
+    optimizer: { learningRate: a.options.sftLearningRate },
+  });
+  try {
+    const demos = makeTasks({ n: 2000, seed: seed * 7919 + 1, split: 'train', ops: trainOps }).map(demonstration);
+    const probe =
+      sftStopAt === null
+        ? undefined
+        : await sft.sftRows(
+            makeTasks({ n: 128, seed: seed * 7919 + 5, split: 'train', ops: trainOps }).map(demonstration),
+          );
+    let steps = 0;
+    let fine = false;
+    while (steps < sftSteps) {
+      const res = await sft.sft({
+        examples: demos,
+        steps: Math.min(fine ? 1 : 8, sftSteps - steps),
+        batchSize: a.options.sftBatchSize,
+        seed: seed + steps,
+      });
+      steps += res.length;
+      const solved = probe ? (await sft.sftAccuracy(probe)).exactMatch : undefined;
+      if (!fine || (solved !== undefined && solved >= (sftStopAt ?? 1)) || steps % 8 === 0 || steps >= sftSteps)
+        a.log(
+          `warm start: ${steps}/${sftSteps} SFT steps, loss ${res.at(-1)?.loss.toFixed(3)}${solved === undefined ? '' : `, probe tasks solved ${solved.toFixed(3)}`}`,
+        );
+      if (solved !== undefined && sftStopAt !== null && solved >= sftStopAt) break;
+      if (solved !== undefined && solved > 0) fine = true;
+    }
+    await sft.save({ version: 'warm', overwrite: true });
+    return steps;
+  } finally {
+    await sft.close();
+  }
+}
+
 /** The LLM resource that routes rollouts to a version (or `tinker://` sampler path) of the tiny server. */
 function tinyResources(url: string, model: string, temperature: number) {
   return {
@@ -316,28 +303,19 @@ function tinyResources(url: string, model: string, temperature: number) {
 
 /**
  * GRPO through Tinker's API on the embedded policy: a training model on the warm-started weights (`agl-tiny@warm`),
- * the tiny trainer's settings as Adam parameters (so both backends take the same step), rollouts sampling each saved
- * sampler path through the tiny server's OpenAI route (`agl-tiny@tinker://…`).
+ * the `ppo` loss with the clip range, Adam with gradient clipping and the learning-rate schedule, rollouts sampling
+ * each saved sampler path through the tiny server's OpenAI route (`agl-tiny@tinker://…`).
  */
 async function tinkerBackend(a: {
   server: { url: string; tinkerUrl: string | undefined };
-  options: Pick<
-    typeof CALC_X_DEFAULTS,
-    'klCoef' | 'stepsPerRound' | 'clipEps' | 'rlLearningRate' | 'rounds' | 'trainTemperature'
-  > &
+  options: Pick<typeof CALC_X_DEFAULTS, 'clipEps' | 'rlLearningRate' | 'rounds' | 'trainTemperature'> &
     Pick<CalcXOptions, 'rlLearningRateEnd'>;
   closers: Array<() => Promise<unknown>>;
 }): Promise<GrpoBackend> {
   const { server, options } = a;
-  if (options.klCoef > 0 || options.stepsPerRound !== 1)
-    throw new Error(
-      '--backend tinker takes --kl-coef 0 and --steps-per-round 1 (Tinker has no reference-KL loss term).',
-    );
-  const { ServiceClient } = await import('@agl/tinker'); // loaded only here: the default path never pays for it
   const service = new ServiceClient({ baseUrl: server.tinkerUrl!, apiKey: 'tml-calc-x', heartbeatIntervalMs: 60_000 });
   a.closers.unshift(() => service.close());
   const training = await service.createLoraTrainingClient({ baseModel: 'agl-tiny@warm', rank: 32 });
-  const schedule = linearDecay(options);
   return new TinkerTrainingBackend({
     training,
     baseUrl: server.tinkerUrl!,
@@ -345,7 +323,7 @@ async function tinkerBackend(a: {
     loss: 'ppo',
     clipLow: 1 - options.clipEps,
     clipHigh: 1 + options.clipEps,
-    learningRate: schedule ?? options.rlLearningRate,
+    learningRate: linearDecay(options) ?? options.rlLearningRate,
     adam: { beta1: 0.9, beta2: 0.999, eps: 1e-8, gradClipNorm: 1 },
   });
 }

@@ -60,11 +60,8 @@ export { startTinyServer, type TinyServer, type TinyServerOptions } from './serv
 export { TinyModelHost, type ServedModel, type TinyModelHostOptions } from './server/tiny-model-host';
 export {
   GRPO,
-  TinyGrpoBackend,
-  toPolicySample,
   type GrpoOptions,
   type GrpoRunOptions,
   type GrpoRoundRecord,
   type GrpoBackend,
-  type TinyGrpoBackendOptions,
 } from './grpo/index';

@@ -55,7 +55,7 @@ const results: ResultTree = {
   adapters: {},
   gateway: {},
   observe: {},
-  training: { demo: {}, tenMinutes: {} },
+  training: { demo: {} },
   traffic: {},
   memory: {},
 };
@@ -129,10 +129,7 @@ await section('observe', async () => {
 });
 await section('training', async () => {
   const run = values['with-training'] === true || process.env.AGL_BENCH_TRAINING === '1';
-  results.training = {
-    demo: await trainingFigures({ artifactsDir, run, log }),
-    tenMinutes: await trainingFigures({ artifactsDir, run, which: 'tenMinutes', log }),
-  };
+  results.training = { demo: await trainingFigures({ artifactsDir, run, log }) };
 });
 await section('traffic', async () => {
   const rollouts = Number(values['traffic-rollouts'] ?? (quick ? 100_000 : 1_000_000));

@@ -3,7 +3,7 @@ import { fmt, formatTable, getPath, type ResultTree, type TableRow } from './res
 
 const pct = (v: unknown): string => (typeof v === 'number' && Number.isFinite(v) ? `${(v * 100).toFixed(1)} %` : 'n/a');
 const reason = (results: ResultTree, path: string): string | undefined => {
-  const r = getPath(results, `${path}.reason`);
+  const r = path === '' ? results.reason : getPath(results, `${path}.reason`);
   return typeof r === 'string' ? r.slice(0, 100) : undefined;
 };
 
@@ -142,20 +142,19 @@ export function reportTable(results: ResultTree): string {
       note: n,
     });
   }
-  for (const [key, figure, target] of [
-    ['demo', 'training: Calc-X reward after GRPO', undefined],
-    ['tenMinutes', 'training: Calc-X, 10-minute settings', '≥ 0.8 from ≤ 0.3 in 600 s'],
-  ] as const) {
-    const at = `training.${key}`;
-    const stale = getPath(results, `${at}.stale`) === true ? 'stale: last summary, not rerun' : undefined;
+  const seeds = getPath(results, 'training.demo.seeds');
+  for (const seed of [1, 2, 3]) {
+    const found = Array.isArray(seeds) ? seeds[seed - 1] : undefined;
+    const entry: ResultTree = isRecord(found) ? (found as ResultTree) : {};
+    const stale = entry.stale === true ? 'stale: last summary, not rerun' : undefined;
     rows.push({
-      figure,
-      value: fmt(getPath(results, `${at}.trainedReward`), 3),
-      ...(target ? { target } : {}),
+      figure: `training: Calc-X demo (defaults), seed ${seed}`,
+      value: fmt(entry.trainedReward, 3),
+      target: '≥ 0.8 from ≤ 0.3 in 600 s',
       note:
-        reason(results, at) ??
+        (reason(entry, '') || reason(results, 'training.demo')) ??
         [
-          `before RL ${fmt(getPath(results, `${at}.baselineReward`), 3)}, ${fmt(getPath(results, `${at}.seconds`), 0)} s`,
+          `before RL ${fmt(entry.baselineReward, 3)}, ${fmt(entry.seconds, 0)} s, load average ${fmt(entry.loadAverage, 1)}`,
           stale,
         ]
           .filter(Boolean)

@@ -69,7 +69,9 @@ describe('bench-results.json shape', () => {
     setPath(r, 'training.demo', { trainedReward: null, reason: 'not run: pass --with-training' });
     const table = reportTable(r);
     expect(table).toMatch(/store large: embedded .* 1\.5 rollouts\/s/);
-    expect(table).toMatch(/training: Calc-X reward after GRPO +n\/a +not run: pass --with-training/);
+    expect(table).toMatch(
+      /training: Calc-X demo \(defaults\), seed 1 +n\/a +≥ 0\.8 from ≤ 0\.3 in 600 s +not run: pass --with-training/,
+    );
     expect(table).toMatch(/adapter openai: CPU per traced call +300 µs/);
     // Without the pass-through figures the gateway rows carry no note; with them, the floor is shown beside each.
     expect(table).toMatch(/gateway added p50 \(concurrency 1\) +1\.5 ms +< 1 ms *\n/);

@@ -29,7 +29,7 @@ export interface GrpoRoundRecord {
   droppedStale?: number;
 }
 
-/** A training backend that can also checkpoint itself (e.g. `TinyGrpoBackend`, `TinkerTrainingBackend`). */
+/** A training backend that can also checkpoint itself (e.g. `TinkerTrainingBackend`). */
 export type GrpoBackend = TrainingBackend & {
   /**
    * Saves what a resume needs at `path`. Returning `false` means nothing was saved this round (e.g. Tinker's
