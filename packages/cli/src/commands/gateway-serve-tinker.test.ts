@@ -1,26 +1,14 @@
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { MemoryStore } from '@agl/store';
 import { createStoreServer, type StoreServer } from '@agl/store/server';
 import { startTinkerStandIn, type TinkerStandIn } from '@agl/testing';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnAgl } from './__fixtures__/spawn-agl';
 
-const BIN = fileURLToPath(new URL('../bin.ts', import.meta.url));
 const KEY = 'tml-cli-secret-key';
 
-function agl(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--conditions=@agl/source', '--import', 'tsx', BIN, ...args], {
-    env: { ...process.env, AGL_STORE_URL: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  return { child, out: () => out, err: () => err };
-}
+const agl = spawnAgl;
 
 describe('agl gateway serve --tinker', () => {
   let standIn: TinkerStandIn;

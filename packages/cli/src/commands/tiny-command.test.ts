@@ -1,41 +1,19 @@
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { MemoryStore } from '@agl/store';
 import { createStoreServer, type StoreServer } from '@agl/store/server';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTinyLlm } from './tiny-command';
+import { spawnAgl } from './__fixtures__/spawn-agl';
 
-const BIN = fileURLToPath(new URL('../bin.ts', import.meta.url));
 const KEY = 'tml-tiny-cli-key';
 // A small shape so a fresh v0 starts fast on a busy 2-core machine.
 const SHAPE = ['--d-model', '32', '--layers', '2', '--heads', '2', '--d-ff', '64', '--max-seq-len', '160'];
 
-function agl(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ['--conditions=@agl/source', '--import', 'tsx', BIN, ...args], {
-    env: { ...process.env, AGL_STORE_URL: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const line = (name: string): Promise<string> =>
-    new Promise((resolve, reject) => {
-      const look = () => {
-        const match = new RegExp(`^${name}=(\\S+)$`, 'm').exec(out);
-        if (match) resolve(match[1]!);
-      };
-      child.stdout.on('data', look);
-      look();
-      child.once('exit', (code) => reject(new Error(`agl ${args.join(' ')} exited with ${code}: ${err}`)));
-    });
-  return { child, line, out: () => out, err: () => err };
-}
+const agl = spawnAgl;
 
 describe('agl tiny serve', () => {
   let dir: string;
