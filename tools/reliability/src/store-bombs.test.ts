@@ -127,8 +127,8 @@ function largeSpanBatch(owner: Owner, bytes: number): string {
     parent_id: null,
     name: 'big',
     attributes: { 'gen_ai.prompt.0.content': text },
-    start_time: 1,
-    end_time: 2,
+    start_time: 1_700_000_001,
+    end_time: 1_700_000_002,
   }));
   return JSON.stringify({ spans, echo: false });
 }

@@ -66,7 +66,14 @@ export { SCHEMA_VERSION, StoredDocument, toStoredDocument, readStoredDocument } 
 export { MAX_JSON_DEPTH, jsonDepth, jsonStructure, type JsonStructure } from '../internal/json-scan';
 export { emptyRecord } from './empty-record';
 export { fastParseSpan } from './fast-span';
-export { MAX_REWARD_MAGNITUDE, rewardProblem, checkReward } from './value-bounds';
+export {
+  MAX_REWARD_MAGNITUDE,
+  rewardProblem,
+  checkReward,
+  MIN_TIME_SECONDS,
+  MAX_TIME_SECONDS,
+  timeProblem,
+} from './value-bounds';
 export {
   ReleaseState,
   ReleaseArm,

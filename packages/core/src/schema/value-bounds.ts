@@ -17,3 +17,19 @@ export function checkReward(value: number, field: string): void {
   if (problem)
     throw new ValidationError(`Invalid ${field}: ${problem}.`, [{ path: field, message: problem }], { status: 422 });
 }
+
+/** Earliest time a store server accepts: 2000-01-01T00:00:00Z, in seconds since the epoch. */
+export const MIN_TIME_SECONDS = 946_684_800;
+/** Latest time a store server accepts: 2200-01-01T00:00:00Z, in seconds since the epoch. */
+export const MAX_TIME_SECONDS = 7_258_118_400;
+
+/**
+ * What is wrong with `value` as a time (seconds since the epoch), or `null` when it is fine (a finite number from
+ * 2000-01-01 to 2200-01-01). Times outside that range are units mixed up (milliseconds, nanoseconds) or made up.
+ */
+export function timeProblem(value: number): string | null {
+  const range = `2000-01-01 … 2200-01-01 (${MIN_TIME_SECONDS} … ${MAX_TIME_SECONDS} seconds since the epoch)`;
+  if (!Number.isFinite(value) || value < MIN_TIME_SECONDS || value > MAX_TIME_SECONDS)
+    return `must be a time within ${range} (got ${String(value)}); send seconds since the epoch, e.g. Date.now() / 1000, not milliseconds or nanoseconds`;
+  return null;
+}

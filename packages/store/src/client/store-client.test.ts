@@ -330,8 +330,8 @@ describe('StoreClient dequeue, batches and waits', () => {
     const rollout = {
       rollout_id: 'ro-1',
       input: 1,
-      start_time: 1,
-      end_time: 2,
+      start_time: 1_700_000_001,
+      end_time: 1_700_000_002,
       mode: null,
       resources_id: null,
       status: 'succeeded',
@@ -378,8 +378,8 @@ describe('StoreClient production routes', () => {
       spanId: 's1',
       parentId: null,
       name: 'openai.chat.completion',
-      startTime: 11,
-      endTime: 12,
+      startTime: 1_700_000_011,
+      endTime: 1_700_000_012,
       attributes: { 'gen_ai.prompt.0.role': 'user' },
     };
     const records = [
@@ -389,18 +389,34 @@ describe('StoreClient production routes', () => {
         attemptId: 'at-p1',
         input: { q: 'hi' },
         metadata: {},
-        startTime: 10,
+        startTime: 1_700_000_010,
       },
       { kind: 'spans' as const, spans: [span] },
-      { kind: 'end' as const, rolloutId: 'ro-p1', attemptId: 'at-p1', status: 'succeeded' as const, endTime: 13 },
-      { kind: 'end' as const, rolloutId: 'ro-unknown', attemptId: 'at-x', status: 'failed' as const, endTime: 13 },
+      {
+        kind: 'end' as const,
+        rolloutId: 'ro-p1',
+        attemptId: 'at-p1',
+        status: 'succeeded' as const,
+        endTime: 1_700_000_013,
+      },
+      {
+        kind: 'end' as const,
+        rolloutId: 'ro-unknown',
+        attemptId: 'at-x',
+        status: 'failed' as const,
+        endTime: 1_700_000_013,
+      },
     ];
     const result = await c.applyRecords(records);
     expect(result.applied).toBe(3);
     expect(result.rejected).toEqual([
       { index: 3, kind: 'end', errorType: 'AGL_NotFoundError', detail: expect.stringContaining('ro-unknown') },
     ]);
-    expect(await store.getRolloutById('ro-p1')).toMatchObject({ status: 'succeeded', startTime: 10, endTime: 13 });
+    expect(await store.getRolloutById('ro-p1')).toMatchObject({
+      status: 'succeeded',
+      startTime: 1_700_000_010,
+      endTime: 1_700_000_013,
+    });
     expect((await store.querySpans({ rolloutId: 'ro-p1' })).items[0]?.attributes).toEqual(span.attributes);
 
     const feedback = await c.addFeedback('ro-p1', 1, { comment: 'thanks', dimensions: { tone: 0.5 } });

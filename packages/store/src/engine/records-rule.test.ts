@@ -27,13 +27,21 @@ function batch(
       ...id,
       input: { i },
       metadata: { source: 'production' },
-      startTime: 100 + i,
+      startTime: 1_700_000_100 + i,
     })),
     ...ids.map((id, i) => ({
       kind: 'spans' as const,
-      spans: [testSpan(id.rolloutId, id.attemptId, { spanId: `sp-${i}`, sequenceId: 1, ...spanOverrides(i) })],
+      spans: [
+        testSpan(id.rolloutId, id.attemptId, {
+          spanId: `sp-${i}`,
+          sequenceId: 1,
+          startTime: 1_700_000_101 + i,
+          endTime: 1_700_000_102 + i,
+          ...spanOverrides(i),
+        }),
+      ],
     })),
-    ...ids.map((id, i) => ({ kind: 'end' as const, ...id, status: 'succeeded' as const, endTime: 200 + i })),
+    ...ids.map((id, i) => ({ kind: 'end' as const, ...id, status: 'succeeded' as const, endTime: 1_700_000_200 + i })),
   ];
 }
 
@@ -65,7 +73,13 @@ describe('applyProductionRecords (a recorder batch in one transaction)', () => {
     expect(rollouts.total).toBe(20);
     for (const r of rollouts.items) {
       const i = Number(r.rolloutId.split('-').at(-1));
-      expect(r).toMatchObject({ status: 'succeeded', startTime: 100 + i, endTime: 200 + i, input: { i }, mode: null });
+      expect(r).toMatchObject({
+        status: 'succeeded',
+        startTime: 1_700_000_100 + i,
+        endTime: 1_700_000_200 + i,
+        input: { i },
+        mode: null,
+      });
       const attempts = await store.queryAttempts({ rolloutId: r.rolloutId });
       expect(attempts.items).toMatchObject([{ attemptId: `at-one-${i}`, sequenceId: 1, status: 'succeeded' }]);
       expect((await store.querySpans({ rolloutId: r.rolloutId })).total).toBe(1);

@@ -47,8 +47,8 @@ describe('store server /metrics and JSON request logs', () => {
         spanId: `s${i}`,
         parentId: null,
         name: 'x',
-        startTime: 1,
-        endTime: 2,
+        startTime: 1_700_000_001,
+        endTime: 1_700_000_002,
       })),
     );
     clock.advance(5);

@@ -1,5 +1,5 @@
 import { ValidationError } from '@agl/core/errors';
-import { rewardProblem, type SpanInput } from '@agl/core/schema';
+import { rewardProblem, timeProblem, type SpanInput } from '@agl/core/schema';
 import { ATTR_REWARD } from '@agl/core/semconv';
 import { applyRecords, type LightningStore } from '@agl/core/store';
 
@@ -19,8 +19,23 @@ function checkRewardAttributes(attributes: unknown, where: string): void {
   }
 }
 
+/** Each of `fields` of `value` that is a number must be a time within 2000-01-01 … 2200-01-01 (`null` is fine). */
+function checkTimes(value: unknown, fields: readonly string[], where: string): void {
+  if (typeof value !== 'object' || value === null) return;
+  for (const field of fields) {
+    const time = (value as Record<string, unknown>)[field];
+    if (typeof time !== 'number') continue;
+    const problem = timeProblem(time);
+    if (problem) throw refuse(where ? `${where}.${field}` : field, problem);
+  }
+}
+
+const SPAN_TIMES = ['startTime', 'endTime'] as const;
+const ATTEMPT_TIMES = ['startTime', 'endTime', 'lastHeartbeatTime'] as const;
+
 function checkSpan(span: Partial<SpanInput> | undefined, where: string): void {
   if (!span) return;
+  checkTimes(span, SPAN_TIMES, where);
   checkRewardAttributes(span.attributes, where);
 }
 
@@ -42,6 +57,9 @@ function checkAttributeTexts(texts: unknown, where: string): void {
 type Check = (args: unknown[]) => void;
 
 const CHECKS: Record<string, Check> = {
+  startRollout: ([request]) => checkTimes(request, ['startTime'], ''),
+  updateRollout: ([, update]) => checkTimes(update, SPAN_TIMES, ''),
+  updateAttempt: ([, , update]) => checkTimes(update, ATTEMPT_TIMES, ''),
   addSpan: ([span]) => checkSpan(span as SpanInput, 'span'),
   addSpans: ([spans]) => (spans as SpanInput[]).forEach((s, i) => checkSpan(s, `spans[${i}]`)),
   addSpansWithAttributesJson: ([spans, texts]) => {
@@ -50,13 +68,17 @@ const CHECKS: Record<string, Check> = {
   },
 };
 
-/** Whether every span of a production records batch (its `spans` records) passes {@link checkSpan}. */
+/**
+ * Whether every record of a production records batch passes the bounds: each span of its `spans` records
+ * ({@link checkSpan}), and the times of its `start` and `end` records.
+ */
 function recordsWithinBounds(records: unknown): boolean {
   if (!Array.isArray(records)) return true;
   try {
     for (const record of records as Array<{ kind?: unknown; spans?: unknown } | null>) {
       if (record?.kind === 'spans' && Array.isArray(record.spans))
         (record.spans as SpanInput[]).forEach((s, i) => checkSpan(s, `spans[${i}]`));
+      else if (record?.kind === 'start' || record?.kind === 'end') checkTimes(record, ['startTime', 'endTime'], '');
     }
     return true;
   } catch {
@@ -65,9 +87,12 @@ function recordsWithinBounds(records: unknown): boolean {
 }
 
 /**
- * `store` with reward bounds enforced on every span the server writes for a client (span routes, OTLP, records,
- * events, feedback): a reward attribute (`agentlightning.reward.{i}.value`) outside ±1e15 is a 422 `ValidationError`
- * naming the span and the attribute, before anything of the request is written.
+ * `store` with value bounds enforced on every write the server makes for a client (span routes, OTLP, records,
+ * events, feedback, rollout and attempt routes), before anything of the request is written:
+ * - a reward attribute (`agentlightning.reward.{i}.value`) outside ±1e15 is a 422 `ValidationError` naming the span
+ *   and the attribute;
+ * - a time (a span's `startTime`/`endTime`, a rollout's `startTime`, an attempt's `endTime`/`lastHeartbeatTime`)
+ *   outside 2000-01-01 … 2200-01-01 in epoch seconds (or not finite) is a 422 naming the field (`spans[3].startTime`).
  */
 export function enforceWriteBounds(store: LightningStore): LightningStore {
   const bounded: LightningStore = new Proxy(store, {
@@ -76,7 +101,7 @@ export function enforceWriteBounds(store: LightningStore): LightningStore {
       if (typeof value !== 'function') return value;
       const method = value as (...args: unknown[]) => unknown;
       if (key === 'applyProductionRecords') {
-        // A batch with an out-of-bounds reward goes record by record through the checked `addSpans`, so only the
+        // A batch with an out-of-bounds reward or time goes record by record through the checked methods, so only the
         // record that holds it is refused (by index), as `applyRecords` does.
         return (records: unknown) =>
           recordsWithinBounds(records) ? method.call(target, records) : applyRecords(bounded, records as unknown[]);

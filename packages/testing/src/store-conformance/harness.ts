@@ -63,8 +63,8 @@ export function makeSpan(rolloutId: string, attemptId: string, overrides: Partia
     spanId: `span-${counter}`,
     parentId: null,
     name: 'test-span',
-    startTime: 1,
-    endTime: 2,
+    startTime: 1_700_000_001,
+    endTime: 1_700_000_002,
     ...overrides,
   };
 }

@@ -3,6 +3,9 @@ import { findFinalReward, listFeedback, TraceToTransitions } from '@agl/core/tra
 import { applyRecords, recordFeedback, type ApplyRecordsResult, type LightningStore } from '@agl/core/store';
 import { expectAglError, makeSpan, type Harness } from './harness';
 
+/** A realistic epoch second (2023-11-14): the store server refuses times outside 2000–2200. */
+const T0 = 1_700_000_000;
+
 type Apply = (store: LightningStore, records: unknown[]) => Promise<ApplyRecordsResult>;
 type BatchApply = (records: readonly unknown[]) => Promise<ApplyRecordsResult>;
 
@@ -25,10 +28,10 @@ function applyVariants(): Array<[string, Apply]> {
 export function productionCases(h: Harness): void {
   describe('production recording', () => {
     it('startRollout takes client-chosen ids and start time; a retry returns the same rollout', async () => {
-      const request = { input: { q: 1 }, rolloutId: 'ro-client-1', attemptId: 'at-client-1', startTime: 1000.5 };
+      const request = { input: { q: 1 }, rolloutId: 'ro-client-1', attemptId: 'at-client-1', startTime: T0 + 1000.5 };
       const first = await h.store.startRollout(request);
-      expect(first).toMatchObject({ rolloutId: 'ro-client-1', startTime: 1000.5, mode: null });
-      expect(first.attempt).toMatchObject({ attemptId: 'at-client-1', startTime: 1000.5, sequenceId: 1 });
+      expect(first).toMatchObject({ rolloutId: 'ro-client-1', startTime: T0 + 1000.5, mode: null });
+      expect(first.attempt).toMatchObject({ attemptId: 'at-client-1', startTime: T0 + 1000.5, sequenceId: 1 });
       const again = await h.store.startRollout(request);
       expect(again.attempt.attemptId).toBe('at-client-1');
       expect((await h.store.queryRollouts({ rolloutIdIn: ['ro-client-1'] })).total).toBe(1);
@@ -48,22 +51,25 @@ export function productionCases(h: Harness): void {
     });
 
     it('updateAttempt honours endTime with a terminal status only', async () => {
-      const r = await h.store.startRollout({ input: 1, rolloutId: 'ro-end', attemptId: 'at-end', startTime: 10 });
+      const r = await h.store.startRollout({ input: 1, rolloutId: 'ro-end', attemptId: 'at-end', startTime: T0 + 10 });
       await expectAglError(
-        h.store.updateAttempt('ro-end', 'at-end', { status: 'running', endTime: 20 }),
+        h.store.updateAttempt('ro-end', 'at-end', { status: 'running', endTime: T0 + 20 }),
         'AGL_ValidationError',
         /terminal status/,
       );
-      const ended = await h.store.updateAttempt(r.rolloutId, r.attempt.attemptId, { status: 'succeeded', endTime: 12 });
-      expect(ended.endTime).toBe(12);
-      expect(await h.store.getRolloutById('ro-end')).toMatchObject({ status: 'succeeded', endTime: 12 });
+      const ended = await h.store.updateAttempt(r.rolloutId, r.attempt.attemptId, {
+        status: 'succeeded',
+        endTime: T0 + 12,
+      });
+      expect(ended.endTime).toBe(T0 + 12);
+      expect(await h.store.getRolloutById('ro-end')).toMatchObject({ status: 'succeeded', endTime: T0 + 12 });
     });
 
     // `applyRecords` record by record, and a store's own batch path (`applyProductionRecords`, one transaction per
     // batch on the embedded stores and PostgreSQL) where it has one: the same answers and the same stored state.
     for (const [label, apply] of applyVariants()) {
       it(`${label}: creates, fills and ends a rollout; replaying the batch changes nothing`, async () => {
-        const span = makeSpan('ro-rec', 'at-rec', { sequenceId: 1, startTime: 101, endTime: 102 });
+        const span = makeSpan('ro-rec', 'at-rec', { sequenceId: 1, startTime: T0 + 101, endTime: T0 + 102 });
         const records = [
           {
             kind: 'start',
@@ -71,10 +77,10 @@ export function productionCases(h: Harness): void {
             attemptId: 'at-rec',
             input: 'hi',
             metadata: { source: 'production' },
-            startTime: 100,
+            startTime: T0 + 100,
           },
           { kind: 'spans', spans: [span] },
-          { kind: 'end', rolloutId: 'ro-rec', attemptId: 'at-rec', status: 'succeeded', endTime: 103 },
+          { kind: 'end', rolloutId: 'ro-rec', attemptId: 'at-rec', status: 'succeeded', endTime: T0 + 103 },
         ];
         expect(await apply(h.store, records)).toEqual({ applied: 3, rejected: [] });
         expect(await apply(h.store, records)).toEqual({ applied: 3, rejected: [] });
@@ -82,23 +88,23 @@ export function productionCases(h: Harness): void {
         expect(rollout).toMatchObject({
           status: 'succeeded',
           mode: null,
-          startTime: 100,
-          endTime: 103,
+          startTime: T0 + 100,
+          endTime: T0 + 103,
           metadata: { source: 'production' },
         });
         expect((await h.store.querySpans({ rolloutId: 'ro-rec' })).total).toBe(1);
         expect((await h.store.queryAttempts({ rolloutId: 'ro-rec' })).items[0]).toMatchObject({
           status: 'succeeded',
-          endTime: 103,
+          endTime: T0 + 103,
         });
       });
 
       it(`${label}: reports a bad or orphan record and still applies the others`, async () => {
         const result = await apply(h.store, [
-          { kind: 'start', rolloutId: 'ro-ok', attemptId: 'at-ok', input: null, startTime: 5 },
+          { kind: 'start', rolloutId: 'ro-ok', attemptId: 'at-ok', input: null, startTime: T0 + 5 },
           { kind: 'bogus' },
           { kind: 'spans', spans: [makeSpan('ro-missing', 'at-x'), makeSpan('ro-ok', 'at-ok', { sequenceId: 2 })] },
-          { kind: 'end', rolloutId: 'ro-ok', attemptId: 'at-ok', status: 'failed', endTime: 6 },
+          { kind: 'end', rolloutId: 'ro-ok', attemptId: 'at-ok', status: 'failed', endTime: T0 + 6 },
         ]);
         expect(result.applied).toBe(2);
         expect(result.rejected.map((r) => [r.index, r.errorType])).toEqual([
@@ -115,14 +121,16 @@ export function productionCases(h: Harness): void {
         const at = (i: number) => `at-many-${i}`;
         const records: unknown[] = [];
         for (let i = 0; i < n; i += 1) {
-          records.push({ kind: 'start', rolloutId: id(i), attemptId: at(i), input: i, startTime: 200 + i });
+          records.push({ kind: 'start', rolloutId: id(i), attemptId: at(i), input: i, startTime: T0 + 200 + i });
         }
         records.push({ kind: 'bogus' });
         for (let i = 0; i < n; i += 1) {
-          const spans = [1, 2].map((seq) => makeSpan(id(i), at(i), { sequenceId: seq, startTime: 300, endTime: 301 }));
+          const spans = [1, 2].map((seq) =>
+            makeSpan(id(i), at(i), { sequenceId: seq, startTime: T0 + 300, endTime: T0 + 301 }),
+          );
           records.push(
             { kind: 'spans', spans },
-            { kind: 'end', rolloutId: id(i), attemptId: at(i), status: 'succeeded', endTime: 400 + i },
+            { kind: 'end', rolloutId: id(i), attemptId: at(i), status: 'succeeded', endTime: T0 + 400 + i },
           );
         }
         // One record that touches two rollouts (after both their ends), and an orphan end in the middle of it all.
@@ -131,7 +139,7 @@ export function productionCases(h: Harness): void {
           rolloutId: 'ro-many-missing',
           attemptId: 'at-x',
           status: 'failed',
-          endTime: 9,
+          endTime: T0 + 9,
         });
         records.push({
           kind: 'spans',
@@ -150,7 +158,12 @@ export function productionCases(h: Harness): void {
         expect(rollouts.total).toBe(n);
         for (const rollout of rollouts.items) {
           const i = Number(rollout.rolloutId.slice('ro-many-'.length));
-          expect(rollout).toMatchObject({ status: 'succeeded', startTime: 200 + i, endTime: 400 + i, input: i });
+          expect(rollout).toMatchObject({
+            status: 'succeeded',
+            startTime: T0 + 200 + i,
+            endTime: T0 + 400 + i,
+            input: i,
+          });
           expect((await h.store.querySpans({ rolloutId: rollout.rolloutId })).total).toBe(i < 2 ? 3 : 2);
         }
       });

@@ -19,7 +19,7 @@ async function recordArm(
   arm: 'baseline' | 'candidate',
   rewards: number[],
   failed = 0,
-  start = 1000,
+  start = 1_600_000_000,
 ): Promise<void> {
   const records: unknown[] = [];
   rewards.forEach((_, i) => {

@@ -133,8 +133,8 @@ export function storeArbitraries(ctx: StoreFuzzContext) {
     parent_id: null,
     name: 'fuzz',
     attributes: attrs,
-    start_time: 1,
-    end_time: 2,
+    start_time: 1_700_000_001,
+    end_time: 1_700_000_002,
   });
   // `echo: false` (what StoreClient sends) takes the route's attribute-text path into SQLite; without it, the usual parse.
   const spanBatch = fc.tuple(

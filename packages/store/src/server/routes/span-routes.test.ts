@@ -61,8 +61,8 @@ const wireSpan = (rolloutId: string, attemptId: string, spanId: string, attribut
   parent_id: null,
   name: 'n',
   attributes,
-  start_time: 1,
-  end_time: 2,
+  start_time: 1_700_000_001,
+  end_time: 1_700_000_002,
 });
 
 type Posted = { status: number; json: unknown };
