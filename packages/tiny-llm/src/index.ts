@@ -58,10 +58,4 @@ export { TinyTrainer, type TinyTrainerOptions } from './worker/tiny-trainer';
 export { InferenceEngine, type EngineChoice, type EngineGeneration } from './worker/inference-engine';
 export { startTinyServer, type TinyServer, type TinyServerOptions } from './server/tiny-server';
 export { TinyModelHost, type ServedModel, type TinyModelHostOptions } from './server/tiny-model-host';
-export {
-  GRPO,
-  type GrpoOptions,
-  type GrpoRunOptions,
-  type GrpoRoundRecord,
-  type GrpoBackend,
-} from './grpo/index';
+export { GRPO, type GrpoOptions, type GrpoRunOptions, type GrpoRoundRecord, type GrpoBackend } from './grpo/index';
