@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { startTinkerStandIn, type TinkerStandIn } from '@agl/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
@@ -39,6 +40,8 @@ it('the README’s tinkerGrpo example runs: 2 rounds through the Tinker primitiv
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const code = await new Promise<number | null>((done) => child.on('close', done));
   expect(code, err).toBe(0);
+  // `console.log` colours the summary's values when FORCE_COLOR is set (CI sets it).
+  out = stripVTControlCharacters(out);
   expect(out).toMatch(/rounds: 2,/);
   expect(out).toMatch(/samplerPath: 'tinker:\/\/\S+\/sampler_weights\/000002'/);
   // The stand-in's bigram model never answers the arithmetic, so every group scores 0 and is skipped (no

@@ -27,7 +27,7 @@ function span(rolloutId, attemptId, spanId, sequenceId) {
   return {
     rollout_id: rolloutId, attempt_id: attemptId, sequence_id: sequenceId, trace_id: `trace-${spanId}`, span_id: spanId,
     parent_id: null, name: 'crash-test', status: { status_code: 'OK', description: null },
-    attributes: { payload: 'x'.repeat(int(0, 2000)) }, events: [], links: [], start_time: 1, end_time: 2,
+    attributes: { payload: 'x'.repeat(int(0, 2000)) }, events: [], links: [], start_time: 1_700_000_001, end_time: 1_700_000_002,
     context: null, parent: null, resource: { attributes: {}, schema_url: '' },
   };
 }
