@@ -21,8 +21,15 @@ function neededPackages(): WorkspacePackage[] {
         const pkg = all.get(name);
         if (!pkg || needed.has(name) || !name.startsWith('@agl/')) continue;
         needed.set(name, pkg);
-        // A package's own devDependencies are not installed with it.
-        visit({ dependencies: pkg.manifest.dependencies, peerDependencies: pkg.manifest.peerDependencies });
+        // A package's own devDependencies are not installed with it, nor are its optional peers (e.g. `@agl/cli`'s
+        // `@agl/tiny-llm`, loaded only by `agl tiny serve`).
+        const optional = (pkg.manifest.peerDependenciesMeta ?? {}) as Record<string, { optional?: boolean }>;
+        const peers = Object.fromEntries(
+          Object.entries((pkg.manifest.peerDependencies ?? {}) as Record<string, string>).filter(
+            ([peer]) => optional[peer]?.optional !== true,
+          ),
+        );
+        visit({ dependencies: pkg.manifest.dependencies, peerDependencies: peers });
       }
     }
   };
