@@ -10,7 +10,7 @@ import { createStoreServer, type StoreServer } from '@agl/store/server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { configureObserve, flushObserve, shutdownObserve, StoreClient } from '../index';
 import { DEFAULT_PROMPT, startReleaseService, type ServiceAnswer } from './__fixtures__/release-service';
-import { servedResources } from './release-assignment';
+import { servedResources, unitPosition } from './release-assignment';
 
 const TOKEN = 'release-secret';
 const prompt = (template: string) => ({
@@ -232,7 +232,8 @@ describe('serving resources and release arms in observeHandler (real store serve
     });
     configureObserve({ store: server.url, token: TOKEN, logger, resourcesTtlMs: 1, resourcesFirstWaitMs: 2_000 });
     const s = await service();
-    const users = Array.from({ length: 12 }, (_, i) => `user-${i}`);
+    // Six users on each arm whatever the release id, so the candidate gets its 15 results (24 requests).
+    const users = balancedUsers(release.releaseId, 6);
     const before = await traffic(12, 4, (i) => s.ask(users[i]!));
     expect(await flushObserve(10_000)).toBe(true);
     const port = Number(new URL(server.url).port);
@@ -256,3 +257,15 @@ describe('serving resources and release arms in observeHandler (real store serve
     expect(current.decisions.at(-1)!.time).toBeGreaterThanOrEqual(restartedAt - 1);
   }, 120_000);
 });
+
+/** 2n unit keys, n on each side of position 0.5 for the release (so each arm gets n at share 0.5). */
+function balancedUsers(releaseId: string, n: number): string[] {
+  const low: string[] = [];
+  const high: string[] = [];
+  for (let i = 0; low.length < n || high.length < n; i += 1) {
+    const key = `user-${i}`;
+    const side = unitPosition(releaseId, key) < 0.5 ? low : high;
+    if (side.length < n) side.push(key);
+  }
+  return [...low, ...high];
+}
