@@ -70,18 +70,23 @@ async function addSpansGrouped(store: LightningStore, spans: SpanInput[]): Promi
 
 type ParsedRecord = z.output<typeof ProductionRecord>;
 
+/** The `startRollout` request of a production start record (one mapping for every store's records path). */
+export function startRequestOf(record: Extract<ParsedRecord, { kind: 'start' }>) {
+  return {
+    rolloutId: record.rolloutId,
+    attemptId: record.attemptId,
+    input: record.input,
+    metadata: record.metadata,
+    startTime: record.startTime,
+    // The resources that served the request, decided once by the recorder; none (null) when the defaults served.
+    resourcesId: record.resourcesId ?? null,
+    keepResourcesId: true,
+  };
+}
+
 async function applyOne(store: LightningStore, record: ParsedRecord): Promise<void> {
   if (record.kind === 'start') {
-    const started = await store.startRollout({
-      rolloutId: record.rolloutId,
-      attemptId: record.attemptId,
-      input: record.input,
-      metadata: record.metadata,
-      startTime: record.startTime,
-      // The resources that served the request, decided once by the recorder; none (null) when the defaults served.
-      resourcesId: record.resourcesId ?? null,
-      keepResourcesId: true,
-    });
+    const started = await store.startRollout(startRequestOf(record));
     if (started.attempt.status === 'preparing') {
       await store.updateAttempt(record.rolloutId, record.attemptId, { status: 'running' });
     }

@@ -17,6 +17,6 @@ export {
   type StoreStatistics,
   type StartRolloutRequest,
 } from './lightning-store';
-export { applyRecords, ProductionRecord, type ApplyRecordsResult } from './apply-records';
+export { applyRecords, ProductionRecord, startRequestOf, type ApplyRecordsResult } from './apply-records';
 export { recordFeedback, recordRewardSpan, type FeedbackOptions } from './record-feedback';
 export type { ReleaseStore, StartReleaseRequest, ServingResources } from './release-store';

@@ -1,5 +1,11 @@
 import { AglError } from '@agl/core/errors';
-import { applyRecords, ProductionRecord, type ApplyRecordsResult, type LightningStore } from '@agl/core/store';
+import {
+  applyRecords,
+  ProductionRecord,
+  startRequestOf,
+  type ApplyRecordsResult,
+  type LightningStore,
+} from '@agl/core/store';
 import { AttemptUpdateInput, parseApi, StartRolloutInput } from './input';
 import { prepareSpans, type SpanSerializer } from './rule-store';
 import { newAttemptRecord, newRolloutRecord, repeatedStart } from './rules';
@@ -30,15 +36,7 @@ export function prepareRecords(
     if (!parsed.success) return null;
     const record = parsed.data;
     if (record.kind === 'start') {
-      const req = StartRolloutInput.safeParse({
-        rolloutId: record.rolloutId,
-        attemptId: record.attemptId,
-        input: record.input,
-        metadata: record.metadata,
-        startTime: record.startTime,
-        resourcesId: record.resourcesId ?? null,
-        keepResourcesId: true,
-      });
+      const req = StartRolloutInput.safeParse(startRequestOf(record));
       if (!req.success) return null;
       out.push({ kind: 'start', req: req.data });
     } else if (record.kind === 'spans') {
