@@ -110,6 +110,27 @@ for (const kind of ['memory', 'sqlite'] as const) {
       expect(await spanCount()).toBe(before + 2);
     });
 
+    it("a span event's timestamp outside the range is a 422 naming the event; null and in-range ones are stored", async () => {
+      const before = await spanCount();
+      const withEvents = (spanId: string, timestamps: Array<number | null>) => ({
+        ...span(r, spanId, T0, T0 + 1),
+        events: timestamps.map((timestamp, i) => ({ name: `e${i}`, attributes: {}, timestamp })),
+      });
+      const single = await post(server, '/v1/agl/spans', withEvents('ev-far', [T0, YEAR_2201]));
+      expect(single.status).toBe(422);
+      expect(single.detail).toContain('span.events[1].timestamp');
+      expect(single.detail).toMatch(RANGE);
+      const batch = await post(server, '/v1/agl/spans/batch', {
+        spans: [withEvents('ev-ok', [T0]), withEvents('ev-ms', [T0 * 1000])],
+      });
+      expect(batch.status).toBe(422);
+      expect(batch.detail).toMatch(/spans\[1\]\.events\[0\]\.timestamp.*not milliseconds/u);
+      expect(await spanCount()).toBe(before);
+      const ok = await post(server, '/v1/agl/spans/batch', { spans: [withEvents('ev-ok', [T0, null, LATEST])] });
+      expect(ok.status).toBeLessThan(300);
+      expect(await spanCount()).toBe(before + 1);
+    });
+
     it('POST /v1/agl/records refuses only the record with a bad time, by index', async () => {
       const records = [
         { kind: 'start', rolloutId: 'ro-good', attemptId: 'at-good', input: null, startTime: T0 },

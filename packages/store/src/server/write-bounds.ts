@@ -36,6 +36,7 @@ const ATTEMPT_TIMES = ['startTime', 'endTime', 'lastHeartbeatTime'] as const;
 function checkSpan(span: Partial<SpanInput> | undefined, where: string): void {
   if (!span) return;
   checkTimes(span, SPAN_TIMES, where);
+  if (Array.isArray(span.events)) span.events.forEach((e, i) => checkTimes(e, ['timestamp'], `${where}.events[${i}]`));
   checkRewardAttributes(span.attributes, where);
 }
 
@@ -91,8 +92,8 @@ function recordsWithinBounds(records: unknown): boolean {
  * events, feedback, rollout and attempt routes), before anything of the request is written:
  * - a reward attribute (`agentlightning.reward.{i}.value`) outside ±1e15 is a 422 `ValidationError` naming the span
  *   and the attribute;
- * - a time (a span's `startTime`/`endTime`, a rollout's `startTime`, an attempt's `endTime`/`lastHeartbeatTime`)
- *   outside 2000-01-01 … 2200-01-01 in epoch seconds (or not finite) is a 422 naming the field (`spans[3].startTime`).
+ * - a time (a span's `startTime`/`endTime` and its events' `timestamp`, a rollout's `startTime`, an attempt's
+ *   `endTime`/`lastHeartbeatTime`) outside 2000-01-01 … 2200-01-01 in epoch seconds (or not finite) is a 422 naming the field (`spans[3].startTime`).
  */
 export function enforceWriteBounds(store: LightningStore): LightningStore {
   const bounded: LightningStore = new Proxy(store, {
