@@ -13,7 +13,7 @@ describe('Calc-X GRPO through the Tinker API (fixed seed, about 2 minutes)', () 
     { timeout: 420_000 },
     async () => {
       const workDir = await tempDirs.make('calc-x-rl-');
-      // The demo's settings (GRPO through the tiny server's Tinker API), with 10 GRPO rounds instead of 120 (validation
+      // The demo's settings (GRPO through the tiny server's Tinker API), with 10 GRPO rounds instead of 100 (validation
       // before and after, on 64 held-out tasks): the same rewards as the demo's first 10 rounds.
       const result = await runCalcX({ seed: 1, rounds: 10, valEvery: 10, workDir });
       const [before, after] = [result.baselineReward, result.trainedReward];

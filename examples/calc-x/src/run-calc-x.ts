@@ -104,7 +104,7 @@ export const CALC_X_DEFAULTS = {
   sftStopAt: 0.125,
   sftBatchSize: 16,
   sftLearningRate: 1e-2,
-  rounds: 120,
+  rounds: 100,
   tasksPerRound: 16,
   groupSize: 8,
   valEvery: 10,
