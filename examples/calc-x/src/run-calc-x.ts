@@ -97,7 +97,7 @@ export const DEFAULT_MODEL: Partial<Omit<TinyConfig, 'vocabSize'>> = {
   segmentPositions: true,
 };
 
-/** The default settings (`npm run demo` with no flags): under 4 minutes on a quiet 2-core machine. */
+/** The default settings (`npm run demo` with no flags): 450-480 s on a quiet 2-core machine (seeds 1-3). */
 export const CALC_X_DEFAULTS = {
   seed: 1,
   sftSteps: 400,
