@@ -41,9 +41,10 @@ export const end = (i: number, status: 'succeeded' | 'failed' = 'succeeded'): Pr
 });
 
 /**
- * Two batches as a recorder sends them: requests 0-2 whole in the first; requests 3-4 started in the first and
- * finished in the second (spans of a rollout stored earlier, one span repeated, one rollout failed); a reward
- * annotation; and the first batch again (a retry after a lost answer).
+ * Three batches as a recorder sends them: requests 0-2 whole in the first; requests 3-4 started in the first and
+ * finished in the second (spans of a rollout stored earlier, one span repeated, one rollout failed); reward
+ * annotations, one on a rollout stored earlier that the same batch just failed, one on a rollout the batch starts;
+ * a late span of an ended rollout. The tests replay the first batch at the end (a retry after a lost answer).
  */
 export const BATCHES: ProductionRecord[][] = [
   [
@@ -60,7 +61,26 @@ export const BATCHES: ProductionRecord[][] = [
     spans(3, ['a']),
     end(2),
   ],
-  [spans(3, ['a', 'b']), spans(4, ['a']), spans(0, ['r'], SPAN_ANNOTATION), end(3, 'failed'), end(4), spans(4, ['b'])],
+  [
+    spans(3, ['a', 'b']),
+    spans(4, ['a']),
+    spans(0, ['r'], SPAN_ANNOTATION),
+    end(3, 'failed'),
+    end(4),
+    spans(4, ['b']),
+    start(7),
+  ],
+  [
+    start(5),
+    start(6),
+    spans(5, ['a']),
+    end(7, 'failed'),
+    spans(7, ['r'], SPAN_ANNOTATION),
+    spans(2, ['z']),
+    end(5, 'failed'),
+    spans(6, ['a'], SPAN_ANNOTATION),
+    end(6),
+  ],
 ];
 
 /** Every stored row a client can see: rollouts by id, each with its attempts and spans in the store's order. */

@@ -226,10 +226,14 @@ class WriteCache {
     attributes: readonly string[] | null,
     op: StorageOp,
   ): Rule<Span[]> {
-    const fresh = spans.every((s) => this.#rollouts.get(s.rolloutId)?.state === 'new');
+    const states = new Set(spans.map((s) => this.#rollouts.get(s.rolloutId)?.state));
+    const fresh = states.size === 1 && states.has('new');
     if (!fresh || (this.#spans !== null && (this.#spans.docs === null) !== (docs === null))) {
-      // Written now, after what is held (span inserts change no rollout or attempt row: the cache stays).
-      yield* this.flush();
+      // Written now. The rows their triggers read (SQLite's annotation index reads the rollout and attempt) are
+      // written first: every held row when one of their rollouts is new here, else only their own changed rows. A
+      // span insert changes no rollout or attempt row, so the cache stays.
+      if (states.has('new')) yield* this.flush();
+      else yield* this.#flushRows(new Set(spans.map((s) => s.rolloutId)));
       return (yield op) as Span[];
     }
     this.#spans ??= { spans: [], docs: docs === null ? null : [], attributes: [], keys: new Set() };
@@ -247,6 +251,22 @@ class WriteCache {
       inserted.push(span);
     });
     return inserted;
+  }
+
+  /** Writes the changed (not new) rollouts in `rolloutIds` and their changed attempts now; the rest stays held. */
+  *#flushRows(rolloutIds: ReadonlySet<string>): Rule<void> {
+    for (const id of this.#changedRollouts) {
+      const held = this.#rollouts.get(id);
+      if (!rolloutIds.has(id) || held?.state !== 'dirty') continue;
+      yield* call('updateRollout', copy(held.doc));
+      held.state = 'clean';
+    }
+    for (const key of this.#changedAttempts) {
+      const held = this.#attempts.get(key);
+      if (!held || held.state !== 'dirty' || !rolloutIds.has(held.doc.rolloutId)) continue;
+      yield* call('updateAttempt', copy(held.doc));
+      held.state = 'clean';
+    }
   }
 
   *#flushRaises(): Rule<void> {
