@@ -1,5 +1,6 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -24,6 +25,12 @@ export interface RecordsIngestBenchOptions {
    * the reported figure. Default: one, `sqlite`.
    */
   variants?: ReadonlyArray<{ label: string; env: Record<string, string> }>;
+  /**
+   * A git revision whose `agl store serve` runs beside this tree's, interleaved, as the variant `baseline <rev>` (its
+   * `packages/` sources `git archive`d under `bench-artifacts/`, loaded in place of this tree's by
+   * `baseline-dist-loader.mjs`). Default: `AGL_BENCH_RECORDS_BASELINE`, else none.
+   */
+  baselineRev?: string;
   /** `--cpu-prof` the SQLite server into this directory (the profile is written when it stops). */
   cpuProfileDir?: string;
   log?: (line: string) => void;
@@ -47,6 +54,10 @@ export interface RecordsIngestBenchResult {
   bytesPerRequest: number;
   cpuMicrosPerRequest: number;
   sqlite: RecordsIngestFigure;
+  /** The other SQLite servers of the same run (e.g. `baseline <rev>`), by label. */
+  variants?: Record<string, RecordsIngestFigure>;
+  /** The same variants on PostgreSQL. */
+  postgresVariants?: Record<string, RecordsIngestFigure>;
   postgres: RecordsIngestFigure | { skipped: string };
 }
 
@@ -206,6 +217,61 @@ async function measure(
   }
 }
 
+type Variant = { label: string; env: Record<string, string> };
+
+/**
+ * Starts one server per variant (`start`, with the variant's environment added), measures them interleaved and stops
+ * them; the figures in variant order.
+ */
+async function measureServers(
+  variants: readonly Variant[],
+  start: (variant: Variant, index: number) => Promise<ServedStore>,
+  batches: readonly CapturedBatch[],
+  requests: number,
+  m: { repeats: number; inFlight: number; log: (line: string) => void },
+  prefix = '',
+): Promise<RecordsIngestFigure[]> {
+  const stores: Array<{ label: string; store: ServedStore }> = [];
+  try {
+    for (const [i, v] of variants.entries()) {
+      const saved = { ...process.env };
+      Object.assign(process.env, v.env);
+      try {
+        stores.push({ label: `${prefix}${v.label}`, store: await start(v, i) });
+      } finally {
+        process.env = saved;
+      }
+    }
+    const figures = await measure(stores, batches, requests, m);
+    for (const [i, { label }] of stores.entries())
+      if (i > 0)
+        m.log(
+          `  ingest.records ${label}: ${figures[i]!.cpuMicrosPerRequest} µs (samples ${figures[i]!.samples.join(', ')})`,
+        );
+    return figures;
+  } finally {
+    for (const { store } of stores) await store.stop();
+  }
+}
+
+/**
+ * The variant that runs revision `rev`'s store server: its `packages/` extracted (once) under `bench-artifacts/` and
+ * swapped in for this tree's sources by the loader.
+ */
+function baselineVariant(rev: string): Variant {
+  const sha = execFileSync('git', ['rev-parse', '--short=12', rev], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+  const dir = join(REPO_ROOT, 'bench-artifacts', `records-baseline-${sha}`);
+  if (!existsSync(join(dir, 'packages'))) {
+    mkdirSync(dir, { recursive: true });
+    execFileSync('sh', ['-c', `git archive ${sha} packages | tar -x -C "${dir}"`], { cwd: REPO_ROOT });
+  }
+  const loader = join(REPO_ROOT, 'tools', 'bench', 'src', 'baseline-dist-loader.mjs');
+  return {
+    label: `baseline ${rev}`,
+    env: { NODE_OPTIONS: `--import=${loader}`, BENCH_BASELINE_DIR: dir, BENCH_BASELINE_SOURCES: '1' },
+  };
+}
+
 /**
  * The store's CPU per recorded request: the bodies the real recorder sends (captured once from a recorded service, see
  * {@link captureRecorderBatches}) replayed to a real `agl store serve` on a SQLite file, and on PostgreSQL when
@@ -225,46 +291,31 @@ export async function runRecordsIngestBench(options: RecordsIngestBenchOptions):
       `(${(bytes / requests).toFixed(0)} bytes per request)`,
   );
   const m = { repeats, inFlight, log };
-  const variants = options.variants ?? [{ label: 'sqlite', env: {} }];
-  const stores: Array<{ label: string; store: ServedStore }> = [];
-  let figures: RecordsIngestFigure[];
-  try {
-    for (const [i, v] of variants.entries()) {
-      const saved = { ...process.env };
-      Object.assign(process.env, v.env);
-      try {
-        stores.push({
-          label: v.label,
-          store: await serveStore({
-            dbPath: join(options.dir, `records-${i}.sqlite`),
-            ...(options.cpuProfileDir ? { cpuProfileDir: join(options.cpuProfileDir, v.label) } : {}),
-          }),
-        });
-      } finally {
-        process.env = saved;
-      }
-    }
-    figures = await measure(stores, batches, requests, m);
-  } finally {
-    for (const { store } of stores) await store.stop();
-  }
-  for (const [i, v] of variants.entries())
-    if (i > 0)
-      log(
-        `  ingest.records ${v.label}: ${figures[i]!.cpuMicrosPerRequest} µs (samples ${figures[i]!.samples.join(', ')})`,
-      );
+  const baselineRev = options.baselineRev ?? process.env.AGL_BENCH_RECORDS_BASELINE ?? '';
+  const variants = [
+    ...(options.variants ?? [{ label: 'sqlite', env: {} }]),
+    ...(baselineRev ? [baselineVariant(baselineRev)] : []),
+  ];
+  const figures = await measureServers(
+    variants,
+    (v, i) =>
+      serveStore({
+        dbPath: join(options.dir, `records-${i}.sqlite`),
+        ...(options.cpuProfileDir ? { cpuProfileDir: join(options.cpuProfileDir, v.label) } : {}),
+      }),
+    batches,
+    requests,
+    m,
+  );
   const sqlite = figures[0]!;
   let postgres: RecordsIngestFigure | { skipped: string };
+  let postgresVariants: Record<string, RecordsIngestFigure> | null = null;
   const pg = await postgresServerStarter();
   if (pg.start) {
-    const pgStore = await pg.start();
-    try {
-      [postgres] = (await measure([{ label: 'postgres', store: pgStore }], batches, requests, m)) as [
-        RecordsIngestFigure,
-      ];
-    } finally {
-      await pgStore.stop();
-    }
+    const pgFigures = await measureServers(variants, () => pg.start!(), batches, requests, m, 'postgres ');
+    postgres = pgFigures[0]!;
+    if (variants.length > 1)
+      postgresVariants = Object.fromEntries(variants.slice(1).map((v, i) => [v.label, pgFigures[i + 1]!]));
   } else {
     postgres = { skipped: pg.reason };
   }
@@ -275,6 +326,10 @@ export async function runRecordsIngestBench(options: RecordsIngestBenchOptions):
     bytesPerRequest: round(bytes / requests, 0),
     cpuMicrosPerRequest: sqlite.cpuMicrosPerRequest,
     sqlite,
+    ...(variants.length > 1
+      ? { variants: Object.fromEntries(variants.slice(1).map((v, i) => [v.label, figures[i + 1]!])) }
+      : {}),
     postgres,
+    ...(postgresVariants ? { postgresVariants } : {}),
   };
 }

@@ -71,6 +71,8 @@ import {
 } from '../releases/release-rules';
 import { call, type Rule } from './storage-ops';
 import { applyRecordsBatch } from './records-rule';
+import { coalesceWrites } from './coalesced-writes';
+import { ingestSpansRule, type IngestSpan, type IngestSpansResult } from './ingest-spans-rule';
 import {
   addResourcesRule,
   addSpansRule,
@@ -239,6 +241,15 @@ export abstract class RuleStore implements LightningStore {
    */
   async applyProductionRecords(records: readonly unknown[]): Promise<ApplyRecordsResult> {
     return applyRecordsBatch(this, records, this.spanSerializer, (plan) => this.writeAlone('watched', () => plan));
+  }
+
+  /**
+   * Spans of any owners (OTLP ingest) in one write transaction: spans of an unknown rollout or attempt are left out
+   * (by index), sequence ids issued for those without one, the rest added as `addSpans` does. See
+   * {@link ingestSpansRule}.
+   */
+  async ingestSpans(items: readonly IngestSpan[]): Promise<IngestSpansResult> {
+    return this.writeAlone('unwatched', () => (t) => coalesceWrites(ingestSpansRule(t, items, this.spanSerializer)));
   }
 
   async getNextSpanSequenceId(rolloutId: string, attemptId: string): Promise<number> {

@@ -76,6 +76,12 @@ export interface StoreStorage {
 
   // Rollouts (natural order = insertion order)
   getRollout(rolloutId: string): Rollout | null;
+  /**
+   * Optional: the rollouts among `rolloutIds` that exist, by id, read (and in a write transaction locked) in id order
+   * with one statement. Lets a plan over many rollouts (a recorder's batch) read them all in one round trip; storages
+   * where a read costs no round trip leave it out.
+   */
+  getRollouts?(rolloutIds: readonly string[]): Map<string, Rollout>;
   insertRollouts(rollouts: readonly Rollout[]): void;
   updateRollout(rollout: Rollout): void;
   /** Rollouts in insertion order, optionally only those with one of `statuses` or one of `ids`. */
@@ -118,6 +124,8 @@ export interface StoreStorage {
   listAttempts(rolloutId: string): Attempt[];
   countAttempts(): number;
   insertAttempt(attempt: Attempt): void;
+  /** Optional: {@link StoreStorage.insertAttempt} for many, in one statement; returns how many. */
+  insertAttempts?(attempts: readonly Attempt[]): number;
   updateAttempt(attempt: Attempt): void;
 
   // Spans
@@ -156,6 +164,8 @@ export interface StoreStorage {
   incrementSequence(rolloutId: string, count: number): number;
   /** Raises the counter to at least `value`. */
   raiseSequence(rolloutId: string, value: number): void;
+  /** Optional: {@link StoreStorage.raiseSequence} for many counters (distinct ids), in one statement; returns how many. */
+  raiseSequences?(raises: ReadonlyArray<readonly [rolloutId: string, value: number]>): number;
 
   // FIFO queue of rollout ids
   enqueue(rolloutIds: readonly string[]): void;

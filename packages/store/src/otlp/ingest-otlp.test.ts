@@ -1,8 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import type { LightningStore } from '@agl/core/store';
+import { tempFileEachTest } from '../__fixtures__/temp-file';
 import { MemoryStore } from '../memory/memory-store';
+import { SqliteStore } from '../sqlite/sqlite-store';
+import type { SyncRuleRunner } from '../engine/sync-rule-runner';
 import { ingestOtlpSpans } from './ingest-otlp';
 import type { ConvertedSpan } from './otlp-to-spans';
+
+const file = tempFileEachTest('agl-otlp-ingest-', 'store.sqlite');
+
+/** Counts the write transactions (commits) of an embedded store from now on. */
+function countWrites(store: MemoryStore | SqliteStore): () => number {
+  const storage = (store as unknown as { runner: SyncRuleRunner }).runner.storage;
+  let count = 0;
+  for (const name of ['transaction', 'tryTransaction'] as const) {
+    const original = storage[name]?.bind(storage);
+    if (!original) continue;
+    (storage as unknown as Record<string, unknown>)[name] = (fn: () => unknown) => {
+      count += 1;
+      return original(fn);
+    };
+  }
+  return () => count;
+}
 
 const converted = (rolloutId: string, attemptId: string, spanId: string, sequenceId: number | null): ConvertedSpan => ({
   sequenceId,
@@ -20,7 +40,10 @@ const converted = (rolloutId: string, attemptId: string, spanId: string, sequenc
   },
 });
 
-/** The store, counting `addSpans` calls, and claiming an extra attempt `at-ghost` for `ghostRollout` that does not exist. */
+/**
+ * The store as a remote client sees it (no `ingestSpans`), counting `addSpans` calls, and claiming an extra attempt
+ * `at-ghost` for `ghostRollout` that does not exist.
+ */
 function instrumented(
   store: MemoryStore,
   ghostRollout: string | null,
@@ -28,6 +51,7 @@ function instrumented(
   let calls = 0;
   const proxy = new Proxy(store, {
     get(target, prop) {
+      if (prop === 'ingestSpans') return undefined;
       if (prop === 'addSpans') {
         return (spans: unknown) => {
           calls += 1;
@@ -47,6 +71,43 @@ function instrumented(
   });
   return { store: proxy as LightningStore, addSpansCalls: () => calls };
 }
+
+describe('ingestOtlpSpans into a store with ingestSpans (one transaction)', () => {
+  for (const [label, open] of [
+    ['memory', () => new MemoryStore()],
+    ['SQLite', () => new SqliteStore({ path: file.path })],
+  ] as const) {
+    it(`${label}: stores a request's spans in one write, issuing missing sequence ids in span order`, async () => {
+      const store = open();
+      const a = await store.startRollout({ input: 1 });
+      const b = await store.startRollout({ input: 2 });
+      const writes = countWrites(store);
+      const spans = [
+        converted(a.rolloutId, a.attempt.attemptId, 's1', null),
+        converted(b.rolloutId, b.attempt.attemptId, 's2', 7),
+        converted('ro-missing', 'at-x', 's5', 1),
+        converted(a.rolloutId, a.attempt.attemptId, 's3', null),
+        converted(b.rolloutId, 'at-other', 's6', 1),
+        converted(a.rolloutId, a.attempt.attemptId, 's1', 9),
+      ];
+      const result = await ingestOtlpSpans(store, { spans, unowned: [] });
+      expect(writes()).toBe(1);
+      expect(result).toMatchObject({ accepted: 3, duplicates: 1, rejected: 2 });
+      expect(result.messages).toEqual([
+        'span "span-s5" names unknown rollout ro-missing',
+        `span "span-s6" names unknown attempt at-other of rollout ${b.rolloutId}`,
+      ]);
+      const stored = await store.querySpans({ rolloutId: a.rolloutId });
+      expect(stored.items.map((s) => [s.spanId, s.sequenceId, s.attributes])).toEqual([
+        ['s1', 1, { k: 's1' }],
+        ['s3', 2, { k: 's3' }],
+      ]);
+      expect(await store.getNextSpanSequenceId(a.rolloutId, a.attempt.attemptId)).toBe(10);
+      expect((await store.getLatestAttempt(b.rolloutId))?.status).toBe('running');
+      await store.close();
+    });
+  }
+});
 
 describe('ingestOtlpSpans', () => {
   it('stores every span of a request in one addSpans call, issuing missing sequence ids in span order', async () => {

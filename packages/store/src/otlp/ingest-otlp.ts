@@ -1,6 +1,7 @@
 import { NotFoundError } from '@agl/core/errors';
 import type { SpanInput } from '@agl/core/schema';
 import type { LightningStore } from '@agl/core/store';
+import type { IngestSpan, IngestSpansResult } from '../engine/ingest-spans-rule';
 import type { ConversionResult, ConvertedSpan } from './otlp-to-spans';
 
 /** What an OTLP export did: spans stored, spans rejected (with why), spans skipped as duplicates. */
@@ -14,10 +15,20 @@ export interface OtlpIngestResult {
 
 const MAX_MESSAGES = 5;
 
+/** A store that ingests spans of any owners in one transaction (the embedded stores and PostgreSQL: `RuleStore`). */
+interface SpanIngester {
+  ingestSpans(items: readonly IngestSpan[]): Promise<IngestSpansResult>;
+}
+
+const ingestsSpans = (store: LightningStore): store is LightningStore & SpanIngester =>
+  typeof (store as Partial<SpanIngester>).ingestSpans === 'function';
+
 /**
  * Stores converted OTLP spans (reference v0 §3.4 steps 7–8): spans of an unknown rollout or attempt and spans without
- * an owner are rejected (counted, never silently dropped); missing sequence ids are issued in one bulk call in span
- * order; the spans are added in one `addSpans` call (per (rollout, attempt) group if one vanished meanwhile).
+ * an owner are rejected (counted, never silently dropped); missing sequence ids are issued in span order; the spans
+ * are added as one `addSpans` does. A store with `ingestSpans` does it all in one transaction; any other (a remote
+ * client) with reads, one bulk sequence id call and one `addSpans` call (per (rollout, attempt) group if one vanished
+ * meanwhile).
  */
 export async function ingestOtlpSpans(store: LightningStore, converted: ConversionResult): Promise<OtlpIngestResult> {
   const result: OtlpIngestResult = { accepted: 0, duplicates: 0, rejected: 0, messages: [] };
@@ -27,6 +38,22 @@ export async function ingestOtlpSpans(store: LightningStore, converted: Conversi
   for (const span of converted.unowned) {
     result.rejected += 1;
     note(`${span.reason}; set them (for example through OTEL_RESOURCE_ATTRIBUTES)`);
+  }
+  if (ingestsSpans(store)) {
+    if (converted.spans.length === 0) return result;
+    const { stored, unknown } = await store.ingestSpans(converted.spans);
+    for (const { index, missing } of unknown) {
+      const span = converted.spans[index]!.span;
+      result.rejected += 1;
+      note(
+        missing === 'rollout'
+          ? `span "${span.name}" names unknown rollout ${span.rolloutId}`
+          : `span "${span.name}" names unknown attempt ${span.attemptId} of rollout ${span.rolloutId}`,
+      );
+    }
+    result.accepted += stored.length;
+    result.duplicates += converted.spans.length - unknown.length - stored.length;
+    return result;
   }
 
   const attemptsByRollout = new Map<string, Set<string> | null>();

@@ -113,6 +113,24 @@ export class PgStorageTx implements AsyncStorageTx {
     return rollout;
   }
 
+  /** The rollouts among `rolloutIds` that exist, read in one statement (locked in id order in a write transaction). */
+  async getRollouts(rolloutIds: readonly string[]): Promise<Map<string, Rollout>> {
+    const out = new Map<string, Rollout>();
+    if (rolloutIds.length === 0) return out;
+    const rows = await this.#rows<Row & { rollout_id: string }>(
+      `SELECT rollout_id, doc, schema_version FROM ${this.#s}.rollouts WHERE rollout_id = ANY($1::text[])
+       ORDER BY rollout_id COLLATE "C"${this.#lock}`,
+      [[...rolloutIds]],
+    );
+    for (const row of rows) {
+      const rollout = readDoc<Rollout>(row);
+      if (!rollout) continue;
+      out.set(row.rollout_id, rollout);
+      this.#rolloutCache?.set(row.rollout_id, row.doc);
+    }
+    return out;
+  }
+
   async insertRollouts(rollouts: readonly Rollout[]): Promise<void> {
     if (rollouts.length === 0) return;
     const values: string[] = [];
@@ -257,6 +275,28 @@ export class PgStorageTx implements AsyncStorageTx {
     );
   }
 
+  /** Multi-row {@link PgStorageTx.insertAttempt}, in chunks. */
+  async insertAttempts(attempts: readonly Attempt[]): Promise<number> {
+    for (let start = 0; start < attempts.length; start += SPAN_CHUNK) {
+      const chunk = attempts.slice(start, start + SPAN_CHUNK);
+      const values: string[] = [];
+      const params: unknown[] = [];
+      for (const a of chunk) {
+        const b = params.length;
+        values.push(`($${b + 1}, $${b + 2}, $${b + 3}, ${V}, $${b + 4})`);
+        const doc = JSON.stringify(a);
+        params.push(a.rolloutId, a.attemptId, a.sequenceId, doc);
+        if (this.#rolloutCache?.has(a.rolloutId)) this.#latestCache?.set(a.rolloutId, doc);
+      }
+      await this.#run(
+        `INSERT INTO ${this.#s}.attempts (rollout_id, attempt_id, sequence_id, schema_version, doc) VALUES ${values.join(', ')}`,
+        params,
+        values.length <= 16,
+      );
+    }
+    return attempts.length;
+  }
+
   async updateAttempt(a: Attempt): Promise<void> {
     const latest = this.#latestCache?.get(a.rolloutId);
     if (latest !== undefined && (JSON.parse(latest) as Attempt).attemptId === a.attemptId)
@@ -367,6 +407,18 @@ export class PgStorageTx implements AsyncStorageTx {
        ON CONFLICT (rollout_id) DO UPDATE SET value = GREATEST(t.value, excluded.value)`,
       [rolloutId, value],
     );
+  }
+
+  /** Raises many counters (distinct ids, given in id order) with one statement. */
+  async raiseSequences(raises: ReadonlyArray<readonly [string, number]>): Promise<number> {
+    if (raises.length === 0) return 0;
+    await this.#run(
+      `INSERT INTO ${this.#s}.span_sequence_ids AS t (rollout_id, value)
+       SELECT * FROM unnest($1::text[], $2::bigint[])
+       ON CONFLICT (rollout_id) DO UPDATE SET value = GREATEST(t.value, excluded.value)`,
+      [raises.map(([id]) => id), raises.map(([, value]) => value)],
+    );
+    return raises.length;
   }
 
   async listSequences(): Promise<Array<[string, number]>> {

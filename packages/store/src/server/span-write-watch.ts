@@ -3,6 +3,8 @@ import type { LightningStore } from '@agl/core/store';
 
 /** The store methods that write spans; their first argument is a span or a list of spans. */
 const SPAN_WRITES = new Set<PropertyKey>(['addSpan', 'addSpans', 'addSpansWithAttributesJson']);
+/** The store method that ingests spans of any owners (OTLP); its first argument lists `{ span }` items. */
+const INGEST_WRITES = 'ingestSpans';
 /** The store method that applies a production recorder's batch; its first argument is the list of records. */
 const RECORD_WRITES = 'applyProductionRecords';
 
@@ -12,6 +14,11 @@ function spansOfRecords(arg: unknown): unknown[] {
   return arg.flatMap((r: { kind?: unknown; spans?: unknown } | null) =>
     r?.kind === 'spans' && Array.isArray(r.spans) ? (r.spans as unknown[]) : [],
   );
+}
+
+/** The spans of `ingestSpans` items. */
+function spansOfItems(arg: unknown): unknown[] {
+  return Array.isArray(arg) ? arg.map((item: { span?: unknown } | null) => item?.span) : [];
 }
 
 function rolloutIdsOf(arg: unknown): string[] {
@@ -31,12 +38,14 @@ export function watchSpanWrites(store: LightningStore, onWrite: (rolloutIds: str
       if (typeof value !== 'function') return value;
       const method = value as (...args: unknown[]) => unknown;
       const records = key === RECORD_WRITES;
-      if (!records && !SPAN_WRITES.has(key)) return method.bind(target);
+      const ingest = key === INGEST_WRITES;
+      if (!records && !ingest && !SPAN_WRITES.has(key)) return method.bind(target);
       return (...args: unknown[]) => {
         const result = method.apply(target, args);
         if (!(result instanceof Promise)) return result;
         const report = (): void => {
-          const ids = rolloutIdsOf(records ? spansOfRecords(args[0]) : args[0]);
+          const spans = records ? spansOfRecords(args[0]) : ingest ? spansOfItems(args[0]) : args[0];
+          const ids = rolloutIdsOf(spans);
           if (!records || ids.length > 0) onWrite(ids);
         };
         // Reported on failure too: part of a batch may have landed before the error.

@@ -63,6 +63,8 @@ const CHECKS: Record<string, Check> = {
   updateAttempt: ([, , update]) => checkTimes(update, ATTEMPT_TIMES, ''),
   addSpan: ([span]) => checkSpan(span as SpanInput, 'span'),
   addSpans: ([spans]) => (spans as SpanInput[]).forEach((s, i) => checkSpan(s, `spans[${i}]`)),
+  ingestSpans: ([items]) =>
+    (items as Array<{ span?: SpanInput } | null>).forEach((s, i) => checkSpan(s?.span, `spans[${i}]`)),
   addSpansWithAttributesJson: ([spans, texts]) => {
     (spans as SpanInput[]).forEach((s, i) => checkSpan(s, `spans[${i}]`));
     checkAttributeTexts(texts, 'spans');

@@ -59,6 +59,9 @@ function prepare(db: Database.Database) {
   const sel = 'SELECT doc, schema_version FROM';
   return {
     getRollout: db.prepare(`${sel} rollouts WHERE rollout_id = ?`),
+    getRollouts: db.prepare(
+      'SELECT rollout_id, doc, schema_version FROM rollouts WHERE rollout_id IN (SELECT value FROM json_each(?))',
+    ),
     insertRollout: db.prepare(
       'INSERT INTO rollouts (rollout_id, status, start_time, end_time, mode, schema_version, doc) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
@@ -219,6 +222,17 @@ export class SqliteStorage implements StoreStorage {
 
   getRollout(rolloutId: string): Rollout | null {
     return readDoc<Rollout>(this.#q.getRollout.get(rolloutId) as Row | undefined);
+  }
+
+  /** The rollouts among `rolloutIds` that exist, with one statement (a recorder's batch reads all of its own so). */
+  getRollouts(rolloutIds: readonly string[]): Map<string, Rollout> {
+    const out = new Map<string, Rollout>();
+    if (rolloutIds.length === 0) return out;
+    for (const row of this.#q.getRollouts.all(JSON.stringify(rolloutIds)) as Array<Row & { rollout_id: string }>) {
+      const rollout = readDoc<Rollout>(row);
+      if (rollout) out.set(row.rollout_id, rollout);
+    }
+    return out;
   }
 
   insertRollouts(rollouts: readonly Rollout[]): void {

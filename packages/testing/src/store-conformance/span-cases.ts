@@ -131,7 +131,7 @@ export function spanCases(h: Harness): void {
         parentId: 'p1',
         status: { statusCode: 'ERROR', description: 'boom' },
         attributes: { 'gen_ai.prompt.0.content': 'hi', 'x.list': [1, 2], flag: true },
-        events: [{ name: 'exception', attributes: { 'exception.message': 'bad' }, timestamp: 3 }],
+        events: [{ name: 'exception', attributes: { 'exception.message': 'bad' }, timestamp: 1_700_000_003 }],
         resource: { attributes: { 'service.name': 'svc' }, schemaUrl: '' },
         kind: 'SpanKind.CLIENT',
       } as Record<string, unknown>);
