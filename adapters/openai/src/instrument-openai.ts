@@ -32,6 +32,14 @@ export interface InstrumentOpenAIOptions {
 type CreateFn = (this: unknown, body: unknown, options?: Record<string, unknown>) => unknown;
 const WRAPPED = Symbol.for('agl.openai.wrapped');
 
+/** The AGL tracer's `@agl/openai` tracer, looked up once per process-wide tracer (not once per call). */
+let aglTracer: { owner: ReturnType<typeof getAglTracer>; tracer: Tracer } | null = null;
+function defaultTracer(): Tracer {
+  const owner = getAglTracer();
+  if (aglTracer?.owner !== owner) aglTracer = { owner, tracer: owner.getTracer('@agl/openai') };
+  return aglTracer.tracer;
+}
+
 function mergeHeaders(ours: Record<string, string>, theirs: unknown): Record<string, unknown> {
   if (!theirs) return ours;
   if (typeof Headers !== 'undefined' && theirs instanceof Headers)
@@ -163,15 +171,14 @@ export function wrapCreate(original: CreateFn, kind: OpenAiApiKind, options: Ins
   const wrapped: CreateFn = function (this: unknown, body, requestOptions) {
     // A request `observe` does not record (sampled out, buffer full): the bare SDK call, no span, no headers.
     if (!options.tracer && isRecordingOff()) return original.call(this, body, requestOptions);
-    const tracer = options.tracer ?? getAglTracer().getTracer('@agl/openai');
+    const tracer = options.tracer ?? defaultTracer();
     const request =
       kind === 'chat'
         ? fromOpenAiChatRequest(body, options.provider)
         : fromOpenAiResponsesRequest(body, options.provider);
-    const span = tracer.startSpan(SPAN_CHAT_COMPLETION, {
-      kind: SpanKind.CLIENT,
-      attributes: llmRequestAttributes(request),
-    });
+    // Attributes set after the start: given to startSpan, the SDK copies and checks the map twice more.
+    const span = tracer.startSpan(SPAN_CHAT_COMPLETION, { kind: SpanKind.CLIENT });
+    span.setAttributes(llmRequestAttributes(request));
     const ctx = trace.setSpan(context.active(), span);
     const opts =
       options.propagateHeaders === false

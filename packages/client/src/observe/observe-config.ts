@@ -275,7 +275,7 @@ function createObserver(options: ConfigureObserveOptions, env: NodeJS.ProcessEnv
       rolloutId,
       attemptId,
       store: recorder.store,
-      spanSink: recorder.spanSink,
+      wireSpanSink: recorder.wireSpanSink,
       mode: null,
     } satisfies RolloutContext;
   });

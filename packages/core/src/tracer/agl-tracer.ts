@@ -121,6 +121,11 @@ export class AglTracer implements RolloutTracer {
     return this.processor.whenExported();
   }
 
+  /** Calls `callback` once the spans ended so far are with their store or sink (see `RolloutTracer.afterSpansHanded`). */
+  afterSpansHanded(callback: () => void): void {
+    this.processor.afterSpansHanded(callback);
+  }
+
   /**
    * Ends the spans still open (of one attempt, with `owner`) with an ERROR status and `message`, so they are exported
    * with the next flush; the runner calls it when a rollout fails. Returns how many were ended.

@@ -30,7 +30,13 @@ export {
   type ExitRecordsGroup,
   type StoreReopenSpec,
 } from './exit-export';
-export { spanFromOpenTelemetry, hrTimeToSeconds, preciseNowMs } from './span-conversion';
+export {
+  spanFromOpenTelemetry,
+  wireSpanFromOpenTelemetry,
+  hrTimeToSeconds,
+  preciseNowMs,
+  type WireSpan,
+} from './span-conversion';
 export {
   emitReward,
   emitAnnotation,

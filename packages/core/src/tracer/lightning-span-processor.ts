@@ -5,7 +5,7 @@ import { ConcurrencyLimit } from '../concurrency-limit';
 import type { LightningStore } from '../store/index';
 import { exportSpansSync, storeReopenSpec, warmExitExporter, type ExitExportGroup } from './exit-export';
 import { getRolloutContext, isRecordingOff, type RolloutContext } from './rollout-context';
-import { hrTimeToSeconds, spanFromOpenTelemetry } from './span-conversion';
+import { hrTimeToSeconds, spanFromOpenTelemetry, wireSpanFromOpenTelemetry, type WireSpan } from './span-conversion';
 
 /** Where the processor reports drops and export failures. */
 export interface TracerLogger {
@@ -182,7 +182,7 @@ export class LightningSpanProcessor implements SpanProcessor {
       return;
     }
     const item = { span, ctx, ...preciseTimes(span) };
-    if (ctx.spanSink) {
+    if (ctx.wireSpanSink || ctx.spanSink) {
       this.#sinkQueue.push(item);
       this.#sinkTimer ??= setImmediate(() => this.#drainSinks());
       return;
@@ -221,6 +221,19 @@ export class LightningSpanProcessor implements SpanProcessor {
       return;
     }
     await Promise.all(this.#deliveries);
+  }
+
+  /**
+   * Calls `callback` once the spans ended so far are with their store or sink: synchronously when only sink spans were
+   * waiting (handed over now), else when {@link whenExported} resolves.
+   */
+  afterSpansHanded(callback: () => void): void {
+    this.#drainSinks();
+    if (this.#takenTotal >= this.#queuedTotal && this.#deliveries.size === 0) {
+      callback();
+      return;
+    }
+    void this.whenExported().then(callback, callback);
   }
 
   #releaseExportWaiters(): void {
@@ -299,21 +312,35 @@ export class LightningSpanProcessor implements SpanProcessor {
     const items = this.#sinkQueue;
     this.#sinkQueue = [];
     const bySink = new Map<NonNullable<RolloutContext['spanSink']>, SpanInput[]>();
+    const byWireSink = new Map<NonNullable<RolloutContext['wireSpanSink']>, WireSpan[]>();
     for (const item of items) {
       const owner = { rolloutId: item.ctx.rolloutId, attemptId: item.ctx.attemptId, sequenceId: 0 };
-      const span = spanFromOpenTelemetry(item.span, owner, { startTime: item.startTime, endTime: item.endTime });
+      const times = { startTime: item.startTime, endTime: item.endTime };
+      const wireSink = item.ctx.wireSpanSink;
+      if (wireSink) {
+        const span = wireSpanFromOpenTelemetry(item.span, owner, times);
+        const list = byWireSink.get(wireSink);
+        if (list) list.push(span);
+        else byWireSink.set(wireSink, [span]);
+        continue;
+      }
+      const span = spanFromOpenTelemetry(item.span, owner, times);
       const sink = item.ctx.spanSink!;
       const list = bySink.get(sink);
       if (list) list.push(span);
       else bySink.set(sink, [span]);
     }
-    for (const [sink, spans] of bySink) {
-      try {
-        sink(spans);
-        this.#stats.exported += spans.length;
-      } catch (error) {
-        this.#fail(spans.length, error);
-      }
+    for (const [sink, spans] of bySink) this.#handOver(sink, spans);
+    for (const [sink, spans] of byWireSink) this.#handOver(sink, spans);
+  }
+
+  /** One sink call; a throw loses only these spans (counted as failed and reported). */
+  #handOver<S>(sink: (spans: S[]) => void, spans: S[]): void {
+    try {
+      sink(spans);
+      this.#stats.exported += spans.length;
+    } catch (error) {
+      this.#fail(spans.length, error);
     }
   }
 

@@ -3,6 +3,7 @@ import type { Tracer } from '@opentelemetry/api';
 import { UserError } from '../errors/index';
 import type { Span, SpanInput } from '../schema/index';
 import type { LightningStore } from '../store/index';
+import type { WireSpan } from './span-conversion';
 
 /**
  * Who owns the spans created inside a rollout (DESIGN.md Contract 1). The runner enters one around each call of the
@@ -35,6 +36,12 @@ export interface RolloutContext {
    * 0 on each: the sink numbers them. `onSpans` is not called. It must not throw (a throw is counted as failed).
    */
   readonly spanSink?: (spans: SpanInput[]) => void;
+  /**
+   * A {@link spanSink} that takes the spans in wire form (`toWire('span', …)`, built straight from the OpenTelemetry
+   * span: no camelCase span in between), `sequence_id` 0 on each. Wins over `spanSink` when both are set. The span's
+   * attribute map and its resource are shared with the tracer: the sink must not change them in place.
+   */
+  readonly wireSpanSink?: (spans: WireSpan[]) => void;
 }
 
 /** The part of `AglTracer` the rollout context needs (avoids an import cycle). */
@@ -45,6 +52,12 @@ export interface RolloutTracer {
   forceFlush(): Promise<void>;
   /** Resolves once the spans queued so far are with their store, on the normal export schedule (no forced export). */
   whenExported?(): Promise<void>;
+  /**
+   * Calls `callback` once the spans ended so far are with their store or sink: at once (synchronously) when nothing but
+   * sink spans was waiting (they are handed over first), else when {@link whenExported} would resolve. Costs no promise
+   * in the common case (a production recorder queues each rollout's end after its spans with it).
+   */
+  afterSpansHanded?(callback: () => void): void;
   /** Ends the spans of `owner` still open with an ERROR status (a failed rollout); returns how many. */
   closeOpenSpans?(message: string, owner?: { rolloutId: string; attemptId: string }): number;
 }
