@@ -5,7 +5,9 @@ import {
   fromOpenAiChatResponse,
   fromOpenAiResponsesRequest,
   fromOpenAiResponsesResponse,
+  deferSpanWork,
   getAglTracer,
+  getRolloutContext,
   isRecordingOff,
   llmRequestAttributes,
   onProcessEnd,
@@ -48,9 +50,21 @@ function mergeHeaders(ours: Record<string, string>, theirs: unknown): Record<str
   return { ...ours, ...(theirs as Record<string, unknown>) };
 }
 
-function finish(span: Span, response: LlmResponse): void {
-  span.setAttributes(llmResponseAttributes(response));
-  span.end();
+/**
+ * Ends the span with the response's attributes. With `deferred` (a call `observe` records), the attribute writing and
+ * the end run after the app got its answer (`deferSpanWork`), with the end time taken now.
+ */
+function finish(span: Span, response: LlmResponse, deferred: boolean): void {
+  if (!deferred) {
+    span.setAttributes(llmResponseAttributes(response));
+    span.end();
+    return;
+  }
+  const endTime = performance.now();
+  deferSpanWork(() => {
+    span.setAttributes(llmResponseAttributes(response));
+    span.end(endTime);
+  });
 }
 
 function fail(span: Span, err: unknown): void {
@@ -84,7 +98,12 @@ function sameName<T extends object>(fn: T, original: { name: string }): T {
  * as before. A stream nobody reads still ends its span, marked `agentlightning.stream.unread`, when it is garbage
  * collected or the process ends.
  */
-function observeStream(stream: { iterator: () => AsyncIterator<unknown> }, kind: OpenAiApiKind, span: Span): void {
+function observeStream(
+  stream: { iterator: () => AsyncIterator<unknown> },
+  kind: OpenAiApiKind,
+  span: Span,
+  deferred: boolean,
+): void {
   const original = stream.iterator;
   const token = {};
   pendingUnread.add(span);
@@ -98,7 +117,7 @@ function observeStream(stream: { iterator: () => AsyncIterator<unknown> }, kind:
         acc.add(chunk);
         yield chunk;
       }
-      finish(span, acc.result());
+      finish(span, acc.result(), deferred);
     } catch (err) {
       fail(span, err);
       throw err;
@@ -128,13 +147,14 @@ const isApiPromise = (v: unknown): v is ApiPromiseFields =>
  * function of the same kind and name), so the error travels one straight chain and the parsed body passes through
  * our `parseResponse`. Other promise-likes are observed with `then`.
  */
-function observeResult(result: PromiseLike<unknown>, kind: OpenAiApiKind, span: Span): void {
+function observeResult(result: PromiseLike<unknown>, kind: OpenAiApiKind, span: Span, deferred: boolean): void {
   let done = false;
   const onValue = (value: unknown): void => {
     if (done) return;
     done = true;
-    if (isStream(value)) observeStream(value, kind, span);
-    else finish(span, kind === 'chat' ? fromOpenAiChatResponse(value) : fromOpenAiResponsesResponse(value));
+    if (isStream(value)) observeStream(value, kind, span, deferred);
+    // The response is read now (the app may change its object once it has it); the rest can wait.
+    else finish(span, kind === 'chat' ? fromOpenAiChatResponse(value) : fromOpenAiResponsesResponse(value), deferred);
   };
   const onError = (err: unknown): void => {
     if (done) return;
@@ -195,7 +215,13 @@ export function wrapCreate(original: CreateFn, kind: OpenAiApiKind, options: Ins
       span.end();
       return result;
     }
-    observeResult(result as PromiseLike<unknown>, kind, span);
+    // A call `observe` records (the production recorder's context) ends its span off the app's path.
+    observeResult(
+      result as PromiseLike<unknown>,
+      kind,
+      span,
+      !options.tracer && getRolloutContext()?.wireSpanSink !== undefined,
+    );
     return result;
   };
   Object.defineProperty(wrapped, WRAPPED, { value: true });

@@ -22,6 +22,7 @@ export {
 } from './lightning-span-processor';
 export { AglTracer, getAglTracer, setAglTracer, ensureContextManager, type AglTracerOptions } from './agl-tracer';
 export { installExitFlush, onProcessEnd, type ExitFlushHooks } from './exit-flush';
+export { deferSpanWork, runDeferredSpanWork } from './deferred-span-work';
 export {
   exportRecordsSync,
   storeReopenSpec,

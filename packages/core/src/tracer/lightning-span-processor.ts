@@ -3,6 +3,7 @@ import type { ReadableSpan, Span as SdkSpan, SpanProcessor } from '@opentelemetr
 import type { Span, SpanInput } from '../schema/index';
 import { ConcurrencyLimit } from '../concurrency-limit';
 import type { LightningStore } from '../store/index';
+import { runDeferredSpanWork } from './deferred-span-work';
 import { exportSpansSync, storeReopenSpec, warmExitExporter, type ExitExportGroup } from './exit-export';
 import { getRolloutContext, isRecordingOff, type RolloutContext } from './rollout-context';
 import { hrTimeToSeconds, spanFromOpenTelemetry, wireSpanFromOpenTelemetry, type WireSpan } from './span-conversion';
@@ -258,6 +259,8 @@ export class LightningSpanProcessor implements SpanProcessor {
    * `owner`, only that attempt's spans. Returns how many were ended.
    */
   closeOpenSpans(message: string, owner?: { rolloutId: string; attemptId: string }): number {
+    // A call that has finished but whose span's end was deferred ends as it finished, not as cut off.
+    runDeferredSpanWork();
     let closed = 0;
     for (const [spanId, span] of [...this.#open].reverse()) {
       const ctx = this.#owners.get(span);
@@ -306,6 +309,8 @@ export class LightningSpanProcessor implements SpanProcessor {
 
   /** Hands the spans waiting for a `spanSink` to their sinks, converted, one call per sink, in end order. */
   #drainSinks(): void {
+    // Spans whose end an adapter deferred off the app's path end first (so they are handed over now too).
+    runDeferredSpanWork();
     if (this.#sinkTimer) clearImmediate(this.#sinkTimer);
     this.#sinkTimer = null;
     if (this.#sinkQueue.length === 0) return;
