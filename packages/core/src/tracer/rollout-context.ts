@@ -1,8 +1,8 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Tracer } from '@opentelemetry/api';
+import { context, createContextKey, type Tracer } from '@opentelemetry/api';
 import { UserError } from '../errors/index';
 import type { Span, SpanInput } from '../schema/index';
 import type { LightningStore } from '../store/index';
+import { ensureContextManager } from './context-manager';
 import type { WireSpan } from './span-conversion';
 
 /**
@@ -64,7 +64,21 @@ export interface RolloutTracer {
 
 /** Marks a scope where nothing is recorded (see {@link withoutRecording}). */
 const NOT_RECORDED = Symbol('agl.not-recorded');
-const storage = new AsyncLocalStorage<RolloutContext | typeof NOT_RECORDED>();
+/**
+ * The rollout context rides OpenTelemetry's context (one value of it), so a request pays for one async context
+ * propagation, not two: the context manager that carries the active span carries the rollout too.
+ */
+const ROLLOUT_CONTEXT_KEY = createContextKey('agl.rollout-context');
+
+/** Runs `fn` with `value` as the rollout context (or the no-recording mark) of OpenTelemetry's active context. */
+function runWith<T>(value: RolloutContext | typeof NOT_RECORDED, fn: () => T): T {
+  ensureContextManager();
+  return context.with(context.active().setValue(ROLLOUT_CONTEXT_KEY, value), fn);
+}
+
+function current(): RolloutContext | typeof NOT_RECORDED | undefined {
+  return context.active().getValue(ROLLOUT_CONTEXT_KEY) as RolloutContext | typeof NOT_RECORDED | undefined;
+}
 
 /**
  * Runs `fn` inside a rollout context: every span started (and every emitter called) within it, including in awaited
@@ -77,7 +91,7 @@ export function withRolloutContext<T>(ctx: RolloutContext, fn: () => T): T {
         `attemptId=${JSON.stringify(ctx.attemptId)}); pass the ids of the dequeued AttemptedRollout.`,
     );
   }
-  return storage.run(ctx, fn);
+  return runWith(ctx, fn);
 }
 
 let processRolloutContext: RolloutContext | undefined;
@@ -99,12 +113,12 @@ export function setProcessRolloutContext(ctx: RolloutContext | undefined): void 
  * async context.
  */
 export function withoutRecording<T>(fn: () => T): T {
-  return storage.run(NOT_RECORDED, fn);
+  return runWith(NOT_RECORDED, fn);
 }
 
 /** True inside {@link withoutRecording}. */
 export function isRecordingOff(): boolean {
-  return storage.getStore() === NOT_RECORDED;
+  return current() === NOT_RECORDED;
 }
 
 /**
@@ -112,7 +126,7 @@ export function isRecordingOff(): boolean {
  * {@link withoutRecording}.
  */
 export function getRolloutContext(): RolloutContext | undefined {
-  const store = storage.getStore();
+  const store = current();
   if (store === NOT_RECORDED) return undefined;
   return store ?? processRolloutContext;
 }
