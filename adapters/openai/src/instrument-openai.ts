@@ -5,7 +5,9 @@ import {
   fromOpenAiChatResponse,
   fromOpenAiResponsesRequest,
   fromOpenAiResponsesResponse,
+  deferSpanWork,
   getAglTracer,
+  getRolloutContext,
   isRecordingOff,
   llmRequestAttributes,
   onProcessEnd,
@@ -32,6 +34,14 @@ export interface InstrumentOpenAIOptions {
 type CreateFn = (this: unknown, body: unknown, options?: Record<string, unknown>) => unknown;
 const WRAPPED = Symbol.for('agl.openai.wrapped');
 
+/** The AGL tracer's `@agl/openai` tracer, looked up once per process-wide tracer (not once per call). */
+let aglTracer: { owner: ReturnType<typeof getAglTracer>; tracer: Tracer } | null = null;
+function defaultTracer(): Tracer {
+  const owner = getAglTracer();
+  if (aglTracer?.owner !== owner) aglTracer = { owner, tracer: owner.getTracer('@agl/openai') };
+  return aglTracer.tracer;
+}
+
 function mergeHeaders(ours: Record<string, string>, theirs: unknown): Record<string, unknown> {
   if (!theirs) return ours;
   if (typeof Headers !== 'undefined' && theirs instanceof Headers)
@@ -40,9 +50,21 @@ function mergeHeaders(ours: Record<string, string>, theirs: unknown): Record<str
   return { ...ours, ...(theirs as Record<string, unknown>) };
 }
 
-function finish(span: Span, response: LlmResponse): void {
-  span.setAttributes(llmResponseAttributes(response));
-  span.end();
+/**
+ * Ends the span with the response's attributes. With `deferred` (a call `observe` records), the attribute writing and
+ * the end run after the app got its answer (`deferSpanWork`), with the end time taken now.
+ */
+function finish(span: Span, response: LlmResponse, deferred: boolean): void {
+  if (!deferred) {
+    span.setAttributes(llmResponseAttributes(response));
+    span.end();
+    return;
+  }
+  const endTime = performance.now();
+  deferSpanWork(() => {
+    span.setAttributes(llmResponseAttributes(response));
+    span.end(endTime);
+  });
 }
 
 function fail(span: Span, err: unknown): void {
@@ -76,7 +98,12 @@ function sameName<T extends object>(fn: T, original: { name: string }): T {
  * as before. A stream nobody reads still ends its span, marked `agentlightning.stream.unread`, when it is garbage
  * collected or the process ends.
  */
-function observeStream(stream: { iterator: () => AsyncIterator<unknown> }, kind: OpenAiApiKind, span: Span): void {
+function observeStream(
+  stream: { iterator: () => AsyncIterator<unknown> },
+  kind: OpenAiApiKind,
+  span: Span,
+  deferred: boolean,
+): void {
   const original = stream.iterator;
   const token = {};
   pendingUnread.add(span);
@@ -90,7 +117,7 @@ function observeStream(stream: { iterator: () => AsyncIterator<unknown> }, kind:
         acc.add(chunk);
         yield chunk;
       }
-      finish(span, acc.result());
+      finish(span, acc.result(), deferred);
     } catch (err) {
       fail(span, err);
       throw err;
@@ -120,13 +147,14 @@ const isApiPromise = (v: unknown): v is ApiPromiseFields =>
  * function of the same kind and name), so the error travels one straight chain and the parsed body passes through
  * our `parseResponse`. Other promise-likes are observed with `then`.
  */
-function observeResult(result: PromiseLike<unknown>, kind: OpenAiApiKind, span: Span): void {
+function observeResult(result: PromiseLike<unknown>, kind: OpenAiApiKind, span: Span, deferred: boolean): void {
   let done = false;
   const onValue = (value: unknown): void => {
     if (done) return;
     done = true;
-    if (isStream(value)) observeStream(value, kind, span);
-    else finish(span, kind === 'chat' ? fromOpenAiChatResponse(value) : fromOpenAiResponsesResponse(value));
+    if (isStream(value)) observeStream(value, kind, span, deferred);
+    // The response is read now (the app may change its object once it has it); the rest can wait.
+    else finish(span, kind === 'chat' ? fromOpenAiChatResponse(value) : fromOpenAiResponsesResponse(value), deferred);
   };
   const onError = (err: unknown): void => {
     if (done) return;
@@ -163,15 +191,14 @@ export function wrapCreate(original: CreateFn, kind: OpenAiApiKind, options: Ins
   const wrapped: CreateFn = function (this: unknown, body, requestOptions) {
     // A request `observe` does not record (sampled out, buffer full): the bare SDK call, no span, no headers.
     if (!options.tracer && isRecordingOff()) return original.call(this, body, requestOptions);
-    const tracer = options.tracer ?? getAglTracer().getTracer('@agl/openai');
+    const tracer = options.tracer ?? defaultTracer();
     const request =
       kind === 'chat'
         ? fromOpenAiChatRequest(body, options.provider)
         : fromOpenAiResponsesRequest(body, options.provider);
-    const span = tracer.startSpan(SPAN_CHAT_COMPLETION, {
-      kind: SpanKind.CLIENT,
-      attributes: llmRequestAttributes(request),
-    });
+    // Attributes set after the start: given to startSpan, the SDK copies and checks the map twice more.
+    const span = tracer.startSpan(SPAN_CHAT_COMPLETION, { kind: SpanKind.CLIENT });
+    span.setAttributes(llmRequestAttributes(request));
     const ctx = trace.setSpan(context.active(), span);
     const opts =
       options.propagateHeaders === false
@@ -188,7 +215,13 @@ export function wrapCreate(original: CreateFn, kind: OpenAiApiKind, options: Ins
       span.end();
       return result;
     }
-    observeResult(result as PromiseLike<unknown>, kind, span);
+    // A call `observe` records (the production recorder's context) ends its span off the app's path.
+    observeResult(
+      result as PromiseLike<unknown>,
+      kind,
+      span,
+      !options.tracer && getRolloutContext()?.wireSpanSink !== undefined,
+    );
     return result;
   };
   Object.defineProperty(wrapped, WRAPPED, { value: true });

@@ -25,6 +25,9 @@ const BUFFER_BYTE_LIMIT = 64 * 1024 * 1024;
  */
 type ServiceKind = 'plain' | 'agl' | 'otel' | 'aglBaseline';
 
+/** Figures are keyed by service label: the kind, or `aglBaseline`, `aglBaseline2`, ... for the earlier builds. */
+type ServiceLabel = 'plain' | 'agl' | 'otel' | `aglBaseline${string}`;
+
 interface Child {
   proc: ChildProcess;
   url: string;
@@ -33,6 +36,7 @@ interface Child {
 
 interface Service extends Child {
   kind: ServiceKind;
+  label: ServiceLabel;
 }
 
 /** Spawns a bench child process and waits for its `<NAME>_URL=...` line. */
@@ -73,6 +77,7 @@ async function startService(
   urls: { llm: string; store: string; otlp: string },
   profileDir?: string,
   baselineDir?: string,
+  label: ServiceLabel = kind,
 ): Promise<Service> {
   const baseline = kind === 'aglBaseline' ? ['--import', './tools/bench/src/baseline-dist-loader.mjs'] : [];
   const preload =
@@ -96,7 +101,7 @@ async function startService(
     },
     'SERVICE_URL',
   );
-  return { ...child, kind };
+  return { ...child, kind, label };
 }
 
 /** Resident set size of a live process in MB (Linux `VmRSS`, or its peak so far `VmHWM`), or NaN. */
@@ -165,11 +170,11 @@ async function heapAfterGcMb(service: Service): Promise<number> {
 
 /** One repeat's figures: per service, CPU µs per request (export of what the leg queued included) and RSS after it. */
 interface RepeatRow {
-  cpuUs: Partial<Record<ServiceKind, number>> & Record<'plain' | 'agl' | 'otel', number>;
-  rssMb: Partial<Record<ServiceKind, number>> & Record<'plain' | 'agl' | 'otel', number>;
+  cpuUs: Partial<Record<ServiceLabel, number>> & Record<'plain' | 'agl' | 'otel', number>;
+  rssMb: Partial<Record<ServiceLabel, number>> & Record<'plain' | 'agl' | 'otel', number>;
   storeUs: number;
-  /** The store's CPU over the baseline AGL service's leg (with `AGL_BENCH_OBSERVE_BASELINE`). */
-  baselineStoreUs?: number;
+  /** The store's CPU over each baseline AGL service's leg (with `AGL_BENCH_OBSERVE_BASELINE`), by label. */
+  baselineStoreUs?: Partial<Record<ServiceLabel, number>>;
   sinkUs: number;
   loadAverage: number;
 }
@@ -200,41 +205,63 @@ async function repeatOnce(
     const measured = await load(s.url, { concurrency: CONCURRENCY, count: LEG_REQUESTS });
     await getJson(`${s.url}/flush`);
     const perRequest = (seconds: number): number => (seconds / measured.latencies.length) * 1e6;
-    row.cpuUs[s.kind] = perRequest((cpuSecondsOf(s.proc.pid) ?? NaN) - cpu0);
-    row.rssMb[s.kind] = rssMbOf(s.proc.pid);
+    row.cpuUs[s.label] = perRequest((cpuSecondsOf(s.proc.pid) ?? NaN) - cpu0);
+    row.rssMb[s.label] = rssMbOf(s.proc.pid);
     if (s.kind === 'agl') row.storeUs = perRequest((peers.storeCpu() ?? NaN) - store0);
-    if (s.kind === 'aglBaseline') row.baselineStoreUs = perRequest((peers.storeCpu() ?? NaN) - store0);
+    if (s.kind === 'aglBaseline')
+      (row.baselineStoreUs ??= {})[s.label] = perRequest((peers.storeCpu() ?? NaN) - store0);
     if (s.kind === 'otel') row.sinkUs = perRequest((peers.sinkCpu() ?? NaN) - sink0);
   }
   return row;
 }
 
 /** One call at a time, `calls` a service, in alternating slices of 100 so all see the same host. */
-async function serialLatencies(services: readonly Service[], calls: number): Promise<Record<ServiceKind, number[]>> {
-  const out: Record<ServiceKind, number[]> = { plain: [], agl: [], otel: [], aglBaseline: [] };
+async function serialLatencies(
+  services: readonly Service[],
+  calls: number,
+): Promise<Partial<Record<ServiceLabel, number[]>> & Record<'plain' | 'agl' | 'otel', number[]>> {
+  const out: Partial<Record<ServiceLabel, number[]>> & Record<'plain' | 'agl' | 'otel', number[]> = {
+    plain: [],
+    agl: [],
+    otel: [],
+  };
   for (let done = 0; done < calls; done += 100) {
-    for (const s of services) out[s.kind].push(...(await load(s.url, { concurrency: 1, count: 100 })).latencies);
+    for (const s of services)
+      (out[s.label] ??= []).push(...(await load(s.url, { concurrency: 1, count: 100 })).latencies);
   }
   return out;
 }
 
 /**
- * The same-run A/B (`AGL_BENCH_OBSERVE_BASELINE=<dir>`, a copy of an earlier build's `dist/` folders): the baseline
- * AGL service's figures beside the current one's, from the same repeats.
+ * The same-run A/B (`AGL_BENCH_OBSERVE_BASELINE=<dir>[,<dir>...]`, copies of earlier builds' `dist/` folders): one
+ * baseline AGL service's figures beside the current one's, from the same repeats, and what the next build in the list
+ * (or the current one, after the last) saves over it.
  */
-function baselineFigures(rows: readonly RepeatRow[], serial: Record<ServiceKind, number[]>, dir: string): ResultTree {
-  const added = median(rows.map((r) => (r.cpuUs.aglBaseline ?? NaN) - r.cpuUs.plain));
+function baselineFigures(
+  rows: readonly RepeatRow[],
+  serial: Partial<Record<ServiceLabel, number[]>> & Record<'plain' | 'agl' | 'otel', number[]>,
+  label: ServiceLabel,
+  next: ServiceLabel,
+  dir: string,
+): ResultTree {
+  const cpu = (r: RepeatRow, l: ServiceLabel): number => r.cpuUs[l] ?? NaN;
+  const added = median(rows.map((r) => cpu(r, label) - r.cpuUs.plain));
   const current = median(rows.map((r) => r.cpuUs.agl - r.cpuUs.plain));
   return {
     dir,
+    label,
+    next,
     serviceCpuAddedMicros: round(added, 0),
     // What the current build saves over the baseline, µs of service CPU per request (median of same-repeat pairs).
-    serviceCpuSavedMicros: round(median(rows.map((r) => (r.cpuUs.aglBaseline ?? NaN) - r.cpuUs.agl)), 0),
+    serviceCpuSavedMicros: round(median(rows.map((r) => cpu(r, label) - r.cpuUs.agl)), 0),
+    // What the next build in the list (the current one after the last) saves over this one.
+    nextSavesMicros: round(median(rows.map((r) => cpu(r, label) - cpu(r, next))), 0),
+    nextCheaperInRepeats: rows.filter((r) => cpu(r, next) < cpu(r, label)).length,
     currentServiceCpuAddedMicros: round(current, 0),
-    storeCpuMicrosPerRequest: round(median(rows.map((r) => r.baselineStoreUs ?? NaN)), 0),
-    serviceRssAddedMb: round(median(rows.map((r) => (r.rssMb.aglBaseline ?? NaN) - r.rssMb.plain)), 1),
-    p50AddedMs: round(median(serial.aglBaseline) - median(serial.plain), 3),
-    currentCheaperInRepeats: rows.filter((r) => r.cpuUs.agl < (r.cpuUs.aglBaseline ?? NaN)).length,
+    storeCpuMicrosPerRequest: round(median(rows.map((r) => r.baselineStoreUs?.[label] ?? NaN)), 0),
+    serviceRssAddedMb: round(median(rows.map((r) => (r.rssMb[label] ?? NaN) - r.rssMb.plain)), 1),
+    p50AddedMs: round(median(serial[label] ?? []) - median(serial.plain), 3),
+    currentCheaperInRepeats: rows.filter((r) => r.cpuUs.agl < cpu(r, label)).length,
   };
 }
 
@@ -305,11 +332,15 @@ async function storeOutage(
  */
 export async function runObserveBench(options: { quick: boolean; log?: (line: string) => void }): Promise<ResultTree> {
   const log = options.log ?? (() => undefined);
-  const repeats = options.quick ? 3 : 12;
+  const repeats = Number(process.env.AGL_BENCH_OBSERVE_REPEATS) || (options.quick ? 3 : 12);
   const serialCalls = options.quick ? 300 : 2000;
   const downSeconds = options.quick ? 15 : 60;
   const profileDir = process.env.AGL_BENCH_OBSERVE_PROFILE || undefined;
-  const baselineDir = process.env.AGL_BENCH_OBSERVE_BASELINE || undefined;
+  const baselineDirs = (process.env.AGL_BENCH_OBSERVE_BASELINE ?? '')
+    .split(',')
+    .map((d) => d.trim())
+    .filter((d) => d !== '');
+  const baselineLabel = (i: number): ServiceLabel => (i === 0 ? 'aglBaseline' : `aglBaseline${i + 1}`);
   const dir = mkdtempSync(join(tmpdir(), 'agl-bench-observe-'));
   const llm = await startOpenAiTestServer({
     latencyMs: LLM_LATENCY_MS,
@@ -326,7 +357,8 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
     services.push(await startService('plain', urls));
     services.push(await startService('agl', urls, profileDir));
     services.push(await startService('otel', urls));
-    if (baselineDir) services.push(await startService('aglBaseline', urls, undefined, resolvePath(baselineDir)));
+    for (const [i, baselineDir] of baselineDirs.entries())
+      services.push(await startService('aglBaseline', urls, undefined, resolvePath(baselineDir), baselineLabel(i)));
     const [plain, agl] = services as [Service, Service, Service];
     // Warm-up: the JIT settles over a few thousand requests.
     for (const s of services) await load(s.url, { concurrency: CONCURRENCY, count: options.quick ? 1000 : 2000 });
@@ -341,7 +373,9 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
           `AGL ${row.cpuUs.agl.toFixed(0)} (+${(row.cpuUs.agl - row.cpuUs.plain).toFixed(0)}), OpenTelemetry ` +
           `${row.cpuUs.otel.toFixed(0)} (+${(row.cpuUs.otel - row.cpuUs.plain).toFixed(0)}); store ${row.storeUs.toFixed(0)}, ` +
           `OTLP sink ${row.sinkUs.toFixed(0)}` +
-          (row.cpuUs.aglBaseline === undefined ? '' : `; baseline AGL ${row.cpuUs.aglBaseline.toFixed(0)}`) +
+          baselineDirs
+            .map((_, b) => `; ${baselineLabel(b)} ${(row.cpuUs[baselineLabel(b)] ?? NaN).toFixed(0)}`)
+            .join('') +
           `; RSS MB ${row.rssMb.plain.toFixed(0)} / ${row.rssMb.agl.toFixed(0)} / ${row.rssMb.otel.toFixed(0)}`,
       );
     }
@@ -384,7 +418,26 @@ export async function runObserveBench(options: { quick: boolean; log?: (line: st
         max: round(Math.max(...rows.map((r) => r.loadAverage)), 2),
       },
       repeatRows: rows as unknown as ResultTree[],
-      ...(baselineDir ? { baseline: baselineFigures(rows, serial, baselineDir) } : {}),
+      ...(baselineDirs.length > 0
+        ? {
+            baseline: baselineFigures(
+              rows,
+              serial,
+              'aglBaseline',
+              baselineDirs.length > 1 ? baselineLabel(1) : 'agl',
+              baselineDirs[0]!,
+            ),
+            baselines: baselineDirs.map((d, i) =>
+              baselineFigures(
+                rows,
+                serial,
+                baselineLabel(i),
+                i + 1 < baselineDirs.length ? baselineLabel(i + 1) : 'agl',
+                d,
+              ),
+            ),
+          }
+        : {}),
       storeDown,
       targets: { serviceCpuRatioToPeer: 0.8, storeCpuMicrosPerRequest: 100, serviceRssAddedMb: 30, p50AddedMs: 0.15 },
     };

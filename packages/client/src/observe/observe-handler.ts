@@ -64,22 +64,31 @@ function defaultInput(method: string | undefined, url: string | undefined, body:
   return input;
 }
 
-/** `options.input(request)`, or the default input when there is none or it throws (AGL never fails a request). */
-async function chosenInput<Req>(
+/**
+ * `options.input(request)`, or the default input when there is none or it throws (AGL never fails a request). Only a
+ * promise when `options.input` or the fallback is asynchronous.
+ */
+function chosenInput<Req>(
   options: ObserveRequestOptions<Req>,
   request: Req,
   fallback: () => JsonValue | Promise<JsonValue>,
+): JsonValue | Promise<JsonValue> {
+  return options.input ? userInput(options.input, request, fallback) : fallback();
+}
+
+async function userInput<Req>(
+  input: (request: Req) => JsonValue | Promise<JsonValue>,
+  request: Req,
+  fallback: () => JsonValue | Promise<JsonValue>,
 ): Promise<JsonValue> {
-  if (options.input) {
-    try {
-      return await options.input(request);
-    } catch (error) {
-      warnOnce(
-        getObserver().logger,
-        'input',
-        `[agl observe] options.input threw (${String(error)}); the default input is stored instead (warned once).`,
-      );
-    }
+  try {
+    return await input(request);
+  } catch (error) {
+    warnOnce(
+      getObserver().logger,
+      'input',
+      `[agl observe] options.input threw (${String(error)}); the default input is stored instead (warned once).`,
+    );
   }
   return fallback();
 }
@@ -153,46 +162,50 @@ export function observeHandler<Req extends IncomingMessage, Res extends ServerRe
   void _key;
   return async (req, res, ...rest) => {
     let passed: { error: unknown } | null = null;
-    const input = (): Promise<JsonValue> =>
+    const input = (): JsonValue | Promise<JsonValue> =>
       chosenInput(options, req, () => defaultInput(req.method, req.url, (req as { body?: unknown }).body));
     const unitKey = chosenUnitKey(options, req);
-    await observeLazily(
-      unitKey === undefined ? base : { ...base, unitKey },
-      input,
-      async (rollout: ObservedRollout) => {
-        requestRollouts.set(req, rollout);
-        if (!rollout.recorded) {
-          await handler(req, res, ...rest);
-          return;
-        }
-        if (!res.headersSent) res.setHeader(ROLLOUT_ID_HEADER, rollout.rolloutId);
-        const done = responseDone(res);
-        const next = rest[0];
-        if (typeof next === 'function') {
-          rest[0] = (error: unknown, ...more: unknown[]): unknown => {
-            if (isPassedError(error)) passed = { error };
-            return (next as (...args: unknown[]) => unknown)(error, ...more);
-          };
-        }
-        try {
-          await handler(req, res, ...rest);
-        } catch (error) {
-          done.catch(() => undefined);
-          throw error;
-        }
-        // The error handed to next() is the rollout's failure (recorded as is), whatever status the app answered.
-        const failure = await done.then(
-          () => passed,
-          (error: unknown) => passed ?? { error },
-        );
-        if (failure) throw failure.error;
-      },
-    ).catch((error: unknown) => {
+    try {
+      await observeLazily(
+        unitKey === undefined ? base : { ...base, unitKey },
+        input,
+        async (rollout: ObservedRollout) => {
+          requestRollouts.set(req, rollout);
+          if (!rollout.recorded) {
+            await handler(req, res, ...rest);
+            return;
+          }
+          if (!res.headersSent) res.setHeader(ROLLOUT_ID_HEADER, rollout.rolloutId);
+          const done = responseDone(res);
+          const next = rest[0];
+          if (typeof next === 'function') {
+            rest[0] = (error: unknown, ...more: unknown[]): unknown => {
+              if (isPassedError(error)) passed = { error };
+              return (next as (...args: unknown[]) => unknown)(error, ...more);
+            };
+          }
+          try {
+            await handler(req, res, ...rest);
+          } catch (error) {
+            done.catch(() => undefined);
+            throw error;
+          }
+          // The error handed to next() is the rollout's failure (recorded as is), whatever status the app answered.
+          try {
+            await done;
+          } catch (error) {
+            throw passed ? passed.error : error;
+          }
+          if (passed) throw passed.error;
+        },
+      );
+    } catch (error) {
       // A failed response is the app's business (Express answered the error passed to next): only an error the
-      // handler threw goes back to the caller.
-      if (error instanceof ResponseFailure || (passed && error === passed.error)) return;
+      // handler threw goes back to the caller. (`passed` is set inside the handler's `next`.)
+      const handed = passed as { error: unknown } | null;
+      if (error instanceof ResponseFailure || (handed && error === handed.error)) return;
       throw error;
-    });
+    }
   };
 }
 
@@ -214,7 +227,7 @@ export function observeFetch<Req extends Request, Rest extends unknown[]>(
   void _key;
   return (request, ...rest) =>
     new Promise<Response>((resolve, reject) => {
-      const input = (): Promise<JsonValue> => chosenInput(options, request, () => fetchInput(request));
+      const input = (): JsonValue | Promise<JsonValue> => chosenInput(options, request, () => fetchInput(request));
       const unitKey = chosenUnitKey(options, request);
       observeLazily(unitKey === undefined ? base : { ...base, unitKey }, input, async (rollout) => {
         requestRollouts.set(request, rollout);

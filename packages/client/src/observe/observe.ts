@@ -112,8 +112,10 @@ export async function observeLazily<T>(
       }),
     );
   }
-  // Decided once: what serves the request is what the record names (also for a release's arm).
-  const serving = observer.resources ? await observer.resources.get() : undefined;
+  // Decided once: what serves the request is what the record names (also for a release's arm). Awaited only while the
+  // first read is pending: an await costs a promise (and the async context hooks on it) on every request.
+  const cached = observer.resources?.get();
+  const serving = cached instanceof Promise ? await cached : cached;
   const served = servedResources(serving, options.unitKey ?? rolloutId);
   if (observer.sampleRate < 1 && Math.random() >= observer.sampleRate) {
     recorder.countSampledOut();
@@ -124,10 +126,11 @@ export async function observeLazily<T>(
   const metadata: JsonObject = { source: 'production', ...options.metadata, ...servedMetadata(served) };
   if (agentName !== undefined) metadata.agent_name = agentName;
   const resourcesId = served.resourcesId;
+  const given = input();
   const recorded = recorder.start({
     rolloutId,
     attemptId,
-    input: await input(),
+    input: given instanceof Promise ? await given : given,
     metadata,
     resourcesId: resourcesId ?? null,
     // The tracer's clock (sub-millisecond): the rollout starts before, and ends after, its spans.
@@ -139,18 +142,18 @@ export async function observeLazily<T>(
     rolloutId,
     attemptId,
     store: recorder.store,
-    spanSink: recorder.spanSink,
+    wireSpanSink: recorder.wireSpanSink,
     mode: null,
     resourcesId: resourcesId ?? null,
   };
   const finish = (status: 'succeeded' | 'failed'): void => {
     const endTime = preciseNowMs() / 1000;
-    // The end goes after the spans the tracer still holds (handed to the recorder on the next turn of the event loop,
-    // or, with a tracer that has no span sinks, on its normal export schedule: never one export per request).
+    const end = (): void => recorder.end(rolloutId, attemptId, status, endTime);
+    // The end goes after the spans the tracer still holds (handed to the recorder now, or, with a tracer that has no
+    // span sinks, on its normal export schedule: never one export per request).
     const tracer = ctx.tracer ?? getAglTracer();
-    void (tracer.whenExported ? tracer.whenExported() : tracer.forceFlush())
-      .catch(() => undefined)
-      .then(() => recorder.end(rolloutId, attemptId, status, endTime));
+    if (tracer.afterSpansHanded) tracer.afterSpansHanded(end);
+    else void (tracer.whenExported ? tracer.whenExported() : tracer.forceFlush()).catch(() => undefined).then(end);
   };
   let value: T;
   try {

@@ -67,8 +67,9 @@ export function installRecorderExit(recorder: Recorder, options: RecorderExitOpt
     const error = Object.assign(new Error(message), { name: 'ProcessEnded' });
     for (const rollout of live) {
       try {
-        withRolloutContext({ ...rollout, store: recorder.store, spanSink: recorder.spanSink, tracer, mode: null }, () =>
-          emitException(error),
+        withRolloutContext(
+          { ...rollout, store: recorder.store, wireSpanSink: recorder.wireSpanSink, tracer, mode: null },
+          () => emitException(error),
         );
       } catch {
         // recording the error must never change how the process ends

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { WireSpan } from '@agl/core/tracer';
+import { recordBytes } from './record-buffer';
 import { Recorder, type RecorderSettings } from './recorder';
 
 function recorder(send: RecorderSettings['send'], settings: Partial<RecorderSettings> = {}): Recorder {
@@ -163,5 +165,60 @@ describe('Recorder bounds and exit (issue 55)', () => {
     expect(sent).toHaveLength(1);
     expect(JSON.parse(sent[0]![0]!)).toMatchObject({ kind: 'start', rollout_id: 'ro-1' });
     expect(rec.stats()).toMatchObject({ buffered: 0, bufferedBytes: 0 });
+  });
+});
+
+describe('Recorder spans in wire form (issue 56)', () => {
+  /** A span as the tracer hands it to `wireSpanSink`: wire form, sequence 0. */
+  const wireSpan = (rolloutId: string, content: string): WireSpan => ({
+    rollout_id: rolloutId,
+    attempt_id: 'at-1',
+    sequence_id: 0,
+    trace_id: 'a'.repeat(32),
+    span_id: 'b'.repeat(16),
+    parent_id: null,
+    name: 'openai.chat.completion',
+    status: { status_code: 'OK', description: null },
+    attributes: { 'gen_ai.prompt.0.role': 'user', 'gen_ai.prompt.0.content': content },
+    events: [],
+    links: [],
+    start_time: 1_700_000_000,
+    end_time: 1_700_000_001,
+    context: { trace_id: 'a'.repeat(32), span_id: 'b'.repeat(16), is_remote: false, trace_state: {} },
+    parent: null,
+    resource: { attributes: { 'service.name': 'svc' }, schema_url: '' },
+  });
+
+  it('numbers them and serialises each spans record once, in the export loop; the byte bound counts an estimate until then', async () => {
+    let down = true;
+    const sent: string[] = [];
+    const rec = recorder(
+      async (records) => {
+        if (down) throw new Error('connect ECONNREFUSED');
+        sent.push(...records);
+        return { applied: records.length, rejected: [] };
+      },
+      { flushDelayMs: 1, minBackoffMs: 20, maxBackoffMs: 20 },
+    );
+    rec.start({ ...start(1), input: null });
+    const startBytes = rec.stats().bufferedBytes;
+    // A record with a character beyond Latin-1 costs two bytes a character, in the estimate too.
+    rec.wireSpanSink([wireSpan('ro-1', 'é'.repeat(20_000))]);
+    const estimated = rec.stats().bufferedBytes - startBytes;
+    while (rec.stats().failedExports === 0) await sleep(5);
+    // A failed export leaves the whole queue as wire JSON, counted exactly.
+    const exact = rec.stats().bufferedBytes - startBytes;
+    down = false;
+    expect(await rec.flush(5_000)).toBe(true);
+    const spans = sent.find((json) => json.includes('"kind":"spans"'))!;
+    expect(exact).toBe(recordBytes(spans));
+    expect(estimated).toBeGreaterThan(exact * 0.9);
+    expect(estimated).toBeLessThan(exact * 1.2);
+    expect(JSON.parse(spans)).toEqual({
+      kind: 'spans',
+      spans: [{ ...wireSpan('ro-1', 'é'.repeat(20_000)), sequence_id: 1 }],
+    });
+    expect(sent.map((json) => (JSON.parse(json) as { kind: string }).kind)).toEqual(['start', 'spans']);
+    expect(rec.stats()).toMatchObject({ buffered: 0, bufferedBytes: 0, exported: 2 });
   });
 });

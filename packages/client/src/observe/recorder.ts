@@ -1,7 +1,8 @@
-import { toWire, type JsonObject, type JsonValue, type Span, type SpanInput } from '@agl/core/schema';
-import type { ApplyRecordsResult, LightningStore, ProductionRecord } from '@agl/core/store';
+import { fromWire, toWire, type JsonObject, type JsonValue, type Span, type SpanInput } from '@agl/core/schema';
+import type { ApplyRecordsResult, LightningStore } from '@agl/core/store';
 import { DEFAULT_LLM_CALL_MATCH } from '@agl/core/semconv';
-import { RecordBuffer, recordBytes } from './record-buffer';
+import type { WireSpan } from '@agl/core/tracer';
+import { estimateSpansBytes, RecordBuffer, recordBytes } from './record-buffer';
 import type { RecordRedaction } from './redact';
 
 /** Where the recorder reports drops, export failures and rejected records. */
@@ -86,6 +87,9 @@ export interface RecorderSettings {
   onFirstRecord?: () => void;
 }
 
+/** A `spans` record waiting for the export loop to serialise it (wire form). */
+type SpansRecord = { kind: 'spans'; spans: WireSpan[] };
+
 interface LiveRollout {
   attemptId: string;
   nextSequenceId: number;
@@ -99,7 +103,7 @@ interface LiveRollout {
    * An unscoped agent run not known yet to make an LLM call: its start record and spans are held here, queued once an
    * LLM span of it arrives, and forgotten if its root span ends without one.
    */
-  deferred?: { start: string; bytes: number; held: SpanInput[] };
+  deferred?: { start: string; bytes: number; held: WireSpan[] };
 }
 
 /** Room kept in the buffer for the end record of each started rollout, bytes (an end record is about 150). */
@@ -188,10 +192,15 @@ export class Recorder {
     options: { unscoped?: boolean; rootSpanId?: string; deferred?: boolean } = {},
   ): boolean {
     const redact = this.#settings.redact;
-    const json = encode({
+    // The wire record written directly (what `toWire('productionRecord', …)` gives), serialised once.
+    const json = JSON.stringify({
       kind: 'start',
-      ...record,
-      ...(redact ? { input: redact.json(record.input), metadata: redact.json(record.metadata) } : {}),
+      rollout_id: record.rolloutId,
+      attempt_id: record.attemptId,
+      input: redact ? redact.json(record.input) : record.input,
+      metadata: redact ? redact.json(record.metadata) : record.metadata,
+      resources_id: record.resourcesId,
+      start_time: record.startTime,
     });
     const bytes = recordBytes(json);
     if (options.deferred && !this.#closed) {
@@ -242,7 +251,13 @@ export class Recorder {
   end(rolloutId: string, attemptId: string, status: 'succeeded' | 'failed', endTime: number): void {
     const live = this.#live.get(rolloutId);
     this.#live.delete(rolloutId);
-    const json = encode({ kind: 'end', rolloutId, attemptId, status, endTime });
+    const json = JSON.stringify({
+      kind: 'end',
+      rollout_id: rolloutId,
+      attempt_id: attemptId,
+      status,
+      end_time: endTime,
+    });
     if (live?.started) {
       this.#reservedEnds -= 1;
       this.#push(json);
@@ -261,24 +276,38 @@ export class Recorder {
   }
 
   /**
-   * The rollout contexts' `spanSink` (the tracer hands each finished span over on the next turn of the event loop):
-   * numbers the spans per rollout in end order, then queues them as {@link addSpans} does.
+   * The rollout contexts' `wireSpanSink` (the tracer hands each finished span over, in wire form, on the next turn of
+   * the event loop): numbers the spans per rollout in end order, then queues them. They are serialised later, in the
+   * export loop, with the rest of their batch.
    */
+  readonly wireSpanSink = (spans: WireSpan[]): void => {
+    for (const span of spans) span.sequence_id = this.#nextSequenceId(span.rollout_id, span.attempt_id);
+    this.#queueSpans(spans);
+  };
+
+  /** {@link wireSpanSink} for spans in API form (numbered here too). */
   readonly spanSink = (spans: SpanInput[]): void => {
     for (const span of spans) span.sequenceId = this.#nextSequenceId(span.rolloutId, span.attemptId);
     this.addSpans(spans);
   };
 
-  /** The facade's `addSpans`: redacts, then queues one `spans` record per rollout. */
+  /** The facade's `addSpans`: redacts, then queues one `spans` record per rollout; returns the spans as redacted. */
   addSpans(spans: SpanInput[]): Span[] {
-    const byRollout = new Map<string, SpanInput[]>();
-    const accepted: Span[] = [];
+    return this.#queueSpans(spans.map((span) => toWire('span', span) as WireSpan)).map(
+      (span) => fromWire('span', span) as Span,
+    );
+  }
+
+  /** Redacts, then queues one `spans` record per rollout (wire objects, serialised by the export loop). */
+  #queueSpans(spans: WireSpan[]): WireSpan[] {
+    const byRollout = new Map<string, WireSpan[]>();
+    const accepted: WireSpan[] = [];
     for (const span of spans) {
       const redacted = this.#redact(span);
-      const list = byRollout.get(span.rolloutId);
+      const list = byRollout.get(span.rollout_id);
       if (list) list.push(redacted);
-      else byRollout.set(span.rolloutId, [redacted]);
-      accepted.push(redacted as Span);
+      else byRollout.set(span.rollout_id, [redacted]);
+      accepted.push(redacted);
     }
     for (const [rolloutId, spansOfRollout] of byRollout) {
       let list = spansOfRollout;
@@ -286,7 +315,7 @@ export class Recorder {
       if (deferred) {
         const live = this.#live.get(rolloutId)!;
         deferred.held.push(...list);
-        const endsNow = live.rootSpanId !== undefined && list.some((s) => s.spanId === live.rootSpanId);
+        const endsNow = live.rootSpanId !== undefined && list.some((s) => s.span_id === live.rootSpanId);
         if (!deferred.held.some((s) => DEFAULT_LLM_CALL_MATCH.test(s.name))) {
           // No LLM call (yet): nothing of it is recorded unless one comes before its root span ends.
           if (endsNow) this.#live.delete(rolloutId);
@@ -299,8 +328,7 @@ export class Recorder {
         this.#stats.unscoped += 1;
         list = deferred.held;
       }
-      const json = encode({ kind: 'spans', spans: list });
-      const bytes = recordBytes(json);
+      const bytes = estimateSpansBytes(list);
       if (this.#closed || !this.#fits(1, bytes)) {
         this.#stats.droppedSpans += list.length;
         this.#warn(
@@ -309,15 +337,13 @@ export class Recorder {
             `so far (observeStats().droppedSpans). Raise maxBufferedBytes or check the store.`,
         );
       } else {
-        this.#push(json, bytes);
+        this.#push({ kind: 'spans', spans: list }, bytes);
       }
       const live = this.#live.get(rolloutId);
-      if (live?.unscoped && (live.rootSpanId === undefined || list.some((s) => s.spanId === live.rootSpanId))) {
-        const root = list.find((s) => s.spanId === live.rootSpanId);
-        const failed = (root ? [root] : list).some(
-          (s) => (s.status as { statusCode?: string } | undefined)?.statusCode === 'ERROR',
-        );
-        const endTime = Math.max(...list.map((s) => (typeof s.endTime === 'number' ? s.endTime : 0)));
+      if (live?.unscoped && (live.rootSpanId === undefined || list.some((s) => s.span_id === live.rootSpanId))) {
+        const root = list.find((s) => s.span_id === live.rootSpanId);
+        const failed = (root ? [root] : list).some((s) => s.status?.status_code === 'ERROR');
+        const endTime = Math.max(...list.map((s) => (typeof s.end_time === 'number' ? s.end_time : 0)));
         this.end(rolloutId, live.attemptId, failed ? 'failed' : 'succeeded', endTime > 0 ? endTime : this.#now());
       }
     }
@@ -410,7 +436,7 @@ export class Recorder {
     return id;
   }
 
-  #redact(span: SpanInput): SpanInput {
+  #redact(span: WireSpan): WireSpan {
     const redact = this.#settings.redact;
     if (!redact) return span;
     try {
@@ -421,12 +447,12 @@ export class Recorder {
     }
   }
 
-  #push(json: string, bytes?: number): void {
+  #push(record: string | SpansRecord, bytes?: number): void {
     if (this.#settings.onFirstRecord && !this.#firstRecordSeen) {
       this.#firstRecordSeen = true;
       this.#settings.onFirstRecord();
     }
-    this.#buffer.push(json, bytes);
+    this.#buffer.push(record, bytes);
     if (this.#halted) return;
     // A full batch goes out at once, unless the loop is backing off from a failed export (only a flush cuts that short).
     if (this.#buffer.length >= this.#settings.maxBatchRecords) {
@@ -463,6 +489,8 @@ export class Recorder {
         result = await s.send(batch, controller.signal);
       } catch (error) {
         if (this.#halted) return;
+        // While the store is down the queue is kept as wire JSON (a fraction of the memory of its objects).
+        this.#buffer.serializeAll();
         this.#stats.failedExports += 1;
         this.#backoffMs = Math.min(s.maxBackoffMs, Math.max(s.minBackoffMs, this.#backoffMs * 2));
         this.#warn(
@@ -518,11 +546,6 @@ export class Recorder {
     this.#warnedAt.set(kind, now);
     this.#settings.logger.warn(message);
   }
-}
-
-/** A record's wire JSON, as the buffer keeps it and `POST /v1/agl/records` takes it. */
-function encode(record: ProductionRecord): string {
-  return JSON.stringify(toWire('productionRecord', record));
 }
 
 function describe(error: unknown): string {

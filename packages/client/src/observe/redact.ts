@@ -1,5 +1,6 @@
-import type { JsonValue, SpanInput } from '@agl/core/schema';
+import { fromWire, type JsonValue, type SpanInput } from '@agl/core/schema';
 import { createRedactor, redactPatternsFromEnv, type RedactPattern, type Redactor } from '@agl/core/redact';
+import type { WireSpan } from '@agl/core/tracer';
 
 /** Attributes of one span, as `redact` sees them. */
 export type SpanAttributes = Record<string, unknown>;
@@ -16,9 +17,10 @@ export interface RedactOptions {
   patterns?: readonly RedactPattern[];
 }
 
-/** How the recorder redacts: whole spans, and a rollout's input and metadata. */
+/** How the recorder redacts: whole spans (in wire form), and a rollout's input and metadata. */
 export interface RecordRedaction {
-  span(span: SpanInput): SpanInput;
+  /** The span with its secrets masked: a copy, or the same span when nothing changed. */
+  span(span: WireSpan): WireSpan;
   json<T extends JsonValue>(value: T): T;
 }
 
@@ -72,8 +74,9 @@ export function recordRedaction(
     return {
       span: (span) => {
         if (!span.attributes) return span;
-        const attributes = option(span.attributes as SpanAttributes, span);
-        return attributes === span.attributes ? span : { ...span, attributes: attributes as SpanInput['attributes'] };
+        // The function sees a copy of the attributes (the tracer's own map is shared with its other processors) and the
+        // span in API form (camelCase), as documented.
+        return { ...span, attributes: option({ ...span.attributes }, fromWire('span', span) as SpanInput) };
       },
       json: (value) => redactor.json(value),
     };

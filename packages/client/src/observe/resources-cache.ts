@@ -27,16 +27,24 @@ export class ResourcesCache<T> {
     this.#onError = options.onError;
   }
 
-  /** The current resources; waits (at most `firstWaitMs`) only before the first read has completed. */
-  async get(): Promise<T | undefined> {
-    if (Date.now() - this.#loadedAt >= this.#ttlMs) this.#refresh();
-    this.#firstDeadline ??= Date.now() + this.#firstWaitMs;
-    const wait = this.#firstDeadline - Date.now();
-    if (!this.#firstDone && this.#loading && wait > 0) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([this.#loading, new Promise<void>((resolve) => (timer = setTimeout(resolve, wait)))]);
-      clearTimeout(timer);
-    }
+  /**
+   * The current resources; a promise of them (resolved within `firstWaitMs`) only before the first read has completed,
+   * the value itself after (no promise per request).
+   */
+  get(): T | undefined | Promise<T | undefined> {
+    const now = Date.now();
+    if (now - this.#loadedAt >= this.#ttlMs) this.#refresh();
+    if (this.#firstDone) return this.#value;
+    this.#firstDeadline ??= now + this.#firstWaitMs;
+    const wait = this.#firstDeadline - now;
+    if (this.#loading && wait > 0) return this.#waitFirst(this.#loading, wait);
+    return this.#value;
+  }
+
+  async #waitFirst(loading: Promise<void>, wait: number): Promise<T | undefined> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([loading, new Promise<void>((resolve) => (timer = setTimeout(resolve, wait)))]);
+    clearTimeout(timer);
     return this.#value;
   }
 

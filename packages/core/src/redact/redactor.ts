@@ -74,9 +74,10 @@ export class Redactor {
     return { total: this.#counts.total, byDetector: { ...this.#counts.byDetector } };
   }
 
-  /** `text` with every secret masked. */
+  /** `text` with every secret masked (the same string when there is none). */
   text(text: string): string {
-    return this.texts([text])[0]!;
+    const found = this.#find(text);
+    return found.length === 0 ? text : this.#mask(text, found);
   }
 
   /**

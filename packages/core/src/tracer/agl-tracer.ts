@@ -1,9 +1,9 @@
-import { context, ROOT_CONTEXT, createContextKey, trace, ProxyTracerProvider, type Tracer } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { trace, ProxyTracerProvider, type Tracer } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_TRACER_NAME } from '../semconv';
+import { ensureContextManager } from './context-manager';
 import { installExitFlush } from './exit-flush';
 import {
   LightningSpanProcessor,
@@ -32,20 +32,7 @@ export interface AglTracerOptions extends LightningSpanProcessorOptions {
   maxAttributesPerSpan?: number;
 }
 
-let contextManagerChecked = false;
-
-/** Makes sure a context manager propagates the active span across `await` (needed for nesting). */
-export function ensureContextManager(): void {
-  if (contextManagerChecked) return;
-  contextManagerChecked = true;
-  const key = createContextKey('agl.probe');
-  const probe = ROOT_CONTEXT.setValue(key, true);
-  const works = context.with(probe, () => context.active().getValue(key) === true);
-  if (works) return;
-  const manager = new AsyncLocalStorageContextManager();
-  manager.enable();
-  if (!context.setGlobalContextManager(manager)) manager.disable();
-}
+export { ensureContextManager };
 
 /**
  * The AGL tracer: an OpenTelemetry `NodeTracerProvider` whose {@link LightningSpanProcessor} writes every span started
@@ -119,6 +106,11 @@ export class AglTracer implements RolloutTracer {
   /** Resolves once the spans queued so far are with their store, on the normal export schedule (no forced export). */
   whenExported(): Promise<void> {
     return this.processor.whenExported();
+  }
+
+  /** Calls `callback` once the spans ended so far are with their store or sink (see `RolloutTracer.afterSpansHanded`). */
+  afterSpansHanded(callback: () => void): void {
+    this.processor.afterSpansHanded(callback);
   }
 
   /**

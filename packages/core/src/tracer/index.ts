@@ -22,6 +22,7 @@ export {
 } from './lightning-span-processor';
 export { AglTracer, getAglTracer, setAglTracer, ensureContextManager, type AglTracerOptions } from './agl-tracer';
 export { installExitFlush, onProcessEnd, type ExitFlushHooks } from './exit-flush';
+export { deferSpanWork, runDeferredSpanWork } from './deferred-span-work';
 export {
   exportRecordsSync,
   storeReopenSpec,
@@ -30,7 +31,13 @@ export {
   type ExitRecordsGroup,
   type StoreReopenSpec,
 } from './exit-export';
-export { spanFromOpenTelemetry, hrTimeToSeconds, preciseNowMs } from './span-conversion';
+export {
+  spanFromOpenTelemetry,
+  wireSpanFromOpenTelemetry,
+  hrTimeToSeconds,
+  preciseNowMs,
+  type WireSpan,
+} from './span-conversion';
 export {
   emitReward,
   emitAnnotation,

@@ -3,9 +3,10 @@ import type { ReadableSpan, Span as SdkSpan, SpanProcessor } from '@opentelemetr
 import type { Span, SpanInput } from '../schema/index';
 import { ConcurrencyLimit } from '../concurrency-limit';
 import type { LightningStore } from '../store/index';
+import { runDeferredSpanWork } from './deferred-span-work';
 import { exportSpansSync, storeReopenSpec, warmExitExporter, type ExitExportGroup } from './exit-export';
 import { getRolloutContext, isRecordingOff, type RolloutContext } from './rollout-context';
-import { hrTimeToSeconds, spanFromOpenTelemetry } from './span-conversion';
+import { hrTimeToSeconds, spanFromOpenTelemetry, wireSpanFromOpenTelemetry, type WireSpan } from './span-conversion';
 
 /** Where the processor reports drops and export failures. */
 export interface TracerLogger {
@@ -182,7 +183,7 @@ export class LightningSpanProcessor implements SpanProcessor {
       return;
     }
     const item = { span, ctx, ...preciseTimes(span) };
-    if (ctx.spanSink) {
+    if (ctx.wireSpanSink || ctx.spanSink) {
       this.#sinkQueue.push(item);
       this.#sinkTimer ??= setImmediate(() => this.#drainSinks());
       return;
@@ -223,6 +224,19 @@ export class LightningSpanProcessor implements SpanProcessor {
     await Promise.all(this.#deliveries);
   }
 
+  /**
+   * Calls `callback` once the spans ended so far are with their store or sink: synchronously when only sink spans were
+   * waiting (handed over now), else when {@link whenExported} resolves.
+   */
+  afterSpansHanded(callback: () => void): void {
+    this.#drainSinks();
+    if (this.#takenTotal >= this.#queuedTotal && this.#deliveries.size === 0) {
+      callback();
+      return;
+    }
+    void this.whenExported().then(callback, callback);
+  }
+
   #releaseExportWaiters(): void {
     if (this.#exportWaiters.length === 0) return;
     const done = Promise.all(this.#deliveries);
@@ -245,6 +259,8 @@ export class LightningSpanProcessor implements SpanProcessor {
    * `owner`, only that attempt's spans. Returns how many were ended.
    */
   closeOpenSpans(message: string, owner?: { rolloutId: string; attemptId: string }): number {
+    // A call that has finished but whose span's end was deferred ends as it finished, not as cut off.
+    runDeferredSpanWork();
     let closed = 0;
     for (const [spanId, span] of [...this.#open].reverse()) {
       const ctx = this.#owners.get(span);
@@ -293,27 +309,43 @@ export class LightningSpanProcessor implements SpanProcessor {
 
   /** Hands the spans waiting for a `spanSink` to their sinks, converted, one call per sink, in end order. */
   #drainSinks(): void {
+    // Spans whose end an adapter deferred off the app's path end first (so they are handed over now too).
+    runDeferredSpanWork();
     if (this.#sinkTimer) clearImmediate(this.#sinkTimer);
     this.#sinkTimer = null;
     if (this.#sinkQueue.length === 0) return;
     const items = this.#sinkQueue;
     this.#sinkQueue = [];
     const bySink = new Map<NonNullable<RolloutContext['spanSink']>, SpanInput[]>();
+    const byWireSink = new Map<NonNullable<RolloutContext['wireSpanSink']>, WireSpan[]>();
     for (const item of items) {
       const owner = { rolloutId: item.ctx.rolloutId, attemptId: item.ctx.attemptId, sequenceId: 0 };
-      const span = spanFromOpenTelemetry(item.span, owner, { startTime: item.startTime, endTime: item.endTime });
+      const times = { startTime: item.startTime, endTime: item.endTime };
+      const wireSink = item.ctx.wireSpanSink;
+      if (wireSink) {
+        const span = wireSpanFromOpenTelemetry(item.span, owner, times);
+        const list = byWireSink.get(wireSink);
+        if (list) list.push(span);
+        else byWireSink.set(wireSink, [span]);
+        continue;
+      }
+      const span = spanFromOpenTelemetry(item.span, owner, times);
       const sink = item.ctx.spanSink!;
       const list = bySink.get(sink);
       if (list) list.push(span);
       else bySink.set(sink, [span]);
     }
-    for (const [sink, spans] of bySink) {
-      try {
-        sink(spans);
-        this.#stats.exported += spans.length;
-      } catch (error) {
-        this.#fail(spans.length, error);
-      }
+    for (const [sink, spans] of bySink) this.#handOver(sink, spans);
+    for (const [sink, spans] of byWireSink) this.#handOver(sink, spans);
+  }
+
+  /** One sink call; a throw loses only these spans (counted as failed and reported). */
+  #handOver<S>(sink: (spans: S[]) => void, spans: S[]): void {
+    try {
+      sink(spans);
+      this.#stats.exported += spans.length;
+    } catch (error) {
+      this.#fail(spans.length, error);
     }
   }
 

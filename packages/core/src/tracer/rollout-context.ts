@@ -1,8 +1,9 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Tracer } from '@opentelemetry/api';
+import { context, createContextKey, type Tracer } from '@opentelemetry/api';
 import { UserError } from '../errors/index';
 import type { Span, SpanInput } from '../schema/index';
 import type { LightningStore } from '../store/index';
+import { ensureContextManager } from './context-manager';
+import type { WireSpan } from './span-conversion';
 
 /**
  * Who owns the spans created inside a rollout (DESIGN.md Contract 1). The runner enters one around each call of the
@@ -35,6 +36,12 @@ export interface RolloutContext {
    * 0 on each: the sink numbers them. `onSpans` is not called. It must not throw (a throw is counted as failed).
    */
   readonly spanSink?: (spans: SpanInput[]) => void;
+  /**
+   * A {@link spanSink} that takes the spans in wire form (`toWire('span', …)`, built straight from the OpenTelemetry
+   * span: no camelCase span in between), `sequence_id` 0 on each. Wins over `spanSink` when both are set. The span's
+   * attribute map and its resource are shared with the tracer: the sink must not change them in place.
+   */
+  readonly wireSpanSink?: (spans: WireSpan[]) => void;
 }
 
 /** The part of `AglTracer` the rollout context needs (avoids an import cycle). */
@@ -45,13 +52,33 @@ export interface RolloutTracer {
   forceFlush(): Promise<void>;
   /** Resolves once the spans queued so far are with their store, on the normal export schedule (no forced export). */
   whenExported?(): Promise<void>;
+  /**
+   * Calls `callback` once the spans ended so far are with their store or sink: at once (synchronously) when nothing but
+   * sink spans was waiting (they are handed over first), else when {@link whenExported} would resolve. Costs no promise
+   * in the common case (a production recorder queues each rollout's end after its spans with it).
+   */
+  afterSpansHanded?(callback: () => void): void;
   /** Ends the spans of `owner` still open with an ERROR status (a failed rollout); returns how many. */
   closeOpenSpans?(message: string, owner?: { rolloutId: string; attemptId: string }): number;
 }
 
 /** Marks a scope where nothing is recorded (see {@link withoutRecording}). */
 const NOT_RECORDED = Symbol('agl.not-recorded');
-const storage = new AsyncLocalStorage<RolloutContext | typeof NOT_RECORDED>();
+/**
+ * The rollout context rides OpenTelemetry's context (one value of it), so a request pays for one async context
+ * propagation, not two: the context manager that carries the active span carries the rollout too.
+ */
+const ROLLOUT_CONTEXT_KEY = createContextKey('agl.rollout-context');
+
+/** Runs `fn` with `value` as the rollout context (or the no-recording mark) of OpenTelemetry's active context. */
+function runWith<T>(value: RolloutContext | typeof NOT_RECORDED, fn: () => T): T {
+  ensureContextManager();
+  return context.with(context.active().setValue(ROLLOUT_CONTEXT_KEY, value), fn);
+}
+
+function current(): RolloutContext | typeof NOT_RECORDED | undefined {
+  return context.active().getValue(ROLLOUT_CONTEXT_KEY) as RolloutContext | typeof NOT_RECORDED | undefined;
+}
 
 /**
  * Runs `fn` inside a rollout context: every span started (and every emitter called) within it, including in awaited
@@ -64,7 +91,7 @@ export function withRolloutContext<T>(ctx: RolloutContext, fn: () => T): T {
         `attemptId=${JSON.stringify(ctx.attemptId)}); pass the ids of the dequeued AttemptedRollout.`,
     );
   }
-  return storage.run(ctx, fn);
+  return runWith(ctx, fn);
 }
 
 let processRolloutContext: RolloutContext | undefined;
@@ -86,12 +113,12 @@ export function setProcessRolloutContext(ctx: RolloutContext | undefined): void 
  * async context.
  */
 export function withoutRecording<T>(fn: () => T): T {
-  return storage.run(NOT_RECORDED, fn);
+  return runWith(NOT_RECORDED, fn);
 }
 
 /** True inside {@link withoutRecording}. */
 export function isRecordingOff(): boolean {
-  return storage.getStore() === NOT_RECORDED;
+  return current() === NOT_RECORDED;
 }
 
 /**
@@ -99,7 +126,7 @@ export function isRecordingOff(): boolean {
  * {@link withoutRecording}.
  */
 export function getRolloutContext(): RolloutContext | undefined {
-  const store = storage.getStore();
+  const store = current();
   if (store === NOT_RECORDED) return undefined;
   return store ?? processRolloutContext;
 }
