@@ -28,6 +28,22 @@ interface HeldSpans {
 
 const copy = <T extends object>(doc: T): T => ({ ...doc });
 
+/** Copies of the held rows under `keys` that still need writing, split into inserts and updates; marks them clean. */
+function takeHeld<T extends object>(
+  held: Map<string, Held<T> | null>,
+  keys: readonly string[],
+): { fresh: T[]; changed: T[] } {
+  const fresh: T[] = [];
+  const changed: T[] = [];
+  for (const key of keys) {
+    const row = held.get(key);
+    if (!row || row.state === 'clean') continue;
+    (row.state === 'new' ? fresh : changed).push(copy(row.doc));
+    row.state = 'clean';
+  }
+  return { fresh, changed };
+}
+
 /**
  * The write-back cache of one plan: rollouts and attempts the plan reads, inserts or updates are kept here, and each
  * is written once, in the state the plan leaves it, when the plan ends ({@link WriteCache.flush}) or before a storage
@@ -278,25 +294,11 @@ class WriteCache {
    * can) and changed ones, the span sequence counters, then the spans.
    */
   *flush(): Rule<void> {
-    const fresh: Rollout[] = [];
-    const changed: Rollout[] = [];
-    for (const id of this.#changedRollouts) {
-      const held = this.#rollouts.get(id);
-      if (!held || held.state === 'clean') continue;
-      (held.state === 'new' ? fresh : changed).push(copy(held.doc));
-      held.state = 'clean';
-    }
+    const { fresh, changed } = takeHeld(this.#rollouts, this.#changedRollouts);
     this.#changedRollouts = [];
     if (fresh.length > 0) yield* call('insertRollouts', fresh);
     for (const rollout of changed) yield* call('updateRollout', rollout);
-    const freshAttempts: Attempt[] = [];
-    const changedAttempts: Attempt[] = [];
-    for (const key of this.#changedAttempts) {
-      const held = this.#attempts.get(key);
-      if (!held || held.state === 'clean') continue;
-      (held.state === 'new' ? freshAttempts : changedAttempts).push(copy(held.doc));
-      held.state = 'clean';
-    }
+    const { fresh: freshAttempts, changed: changedAttempts } = takeHeld(this.#attempts, this.#changedAttempts);
     this.#changedAttempts = [];
     if (freshAttempts.length > 1 && (yield* call('insertAttempts', freshAttempts)) === null)
       for (const attempt of freshAttempts) yield* call('insertAttempt', attempt);

@@ -2,11 +2,11 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { toWire, type SpanInput } from '@agl/core/schema';
 import type { ProductionRecord } from '@agl/core/store';
+import { countTransactions } from '../__fixtures__/count-transactions';
 import { tempFileEachTest } from '../__fixtures__/temp-file';
 import { testSpan } from '../__fixtures__/test-records';
 import { createStoreServer, type StoreServer } from '../server/index';
 import { SqliteStore } from '../sqlite/sqlite-store';
-import type { SyncRuleRunner } from './sync-rule-runner';
 
 const file = tempFileEachTest('agl-records-rule-', 'store.sqlite');
 const closers: Array<() => Promise<void>> = [];
@@ -45,21 +45,6 @@ function batch(
   ];
 }
 
-/** Counts the storage transactions (commits) a SQLite store opens. */
-function countTransactions(store: SqliteStore): { count: () => number } {
-  const storage = (store as unknown as { runner: SyncRuleRunner }).runner.storage;
-  let count = 0;
-  for (const name of ['transaction', 'tryTransaction'] as const) {
-    const original = storage[name]?.bind(storage);
-    if (!original) continue;
-    (storage as unknown as Record<string, unknown>)[name] = (fn: () => unknown) => {
-      count += 1;
-      return original(fn);
-    };
-  }
-  return { count: () => count };
-}
-
 describe('applyProductionRecords (a recorder batch in one transaction)', () => {
   it('applies a batch of many requests in one SQLite transaction, each rollout running then succeeded', async () => {
     const store = new SqliteStore({ path: file.path });
@@ -68,7 +53,7 @@ describe('applyProductionRecords (a recorder batch in one transaction)', () => {
     await store.queryRollouts({}); // the first watched call runs the watchdog scan (a transaction of its own)
     const commits = countTransactions(store);
     expect(await store.applyProductionRecords(records)).toEqual({ applied: 60, rejected: [] });
-    expect(commits.count()).toBe(1);
+    expect(commits()).toBe(1);
     const rollouts = await store.queryRollouts({ limit: 100 });
     expect(rollouts.total).toBe(20);
     for (const r of rollouts.items) {

@@ -3,26 +3,11 @@ import type { LightningStore } from '@agl/core/store';
 import { tempFileEachTest } from '../__fixtures__/temp-file';
 import { MemoryStore } from '../memory/memory-store';
 import { SqliteStore } from '../sqlite/sqlite-store';
-import type { SyncRuleRunner } from '../engine/sync-rule-runner';
+import { countTransactions } from '../__fixtures__/count-transactions';
 import { ingestOtlpSpans } from './ingest-otlp';
 import type { ConvertedSpan } from './otlp-to-spans';
 
 const file = tempFileEachTest('agl-otlp-ingest-', 'store.sqlite');
-
-/** Counts the write transactions (commits) of an embedded store from now on. */
-function countWrites(store: MemoryStore | SqliteStore): () => number {
-  const storage = (store as unknown as { runner: SyncRuleRunner }).runner.storage;
-  let count = 0;
-  for (const name of ['transaction', 'tryTransaction'] as const) {
-    const original = storage[name]?.bind(storage);
-    if (!original) continue;
-    (storage as unknown as Record<string, unknown>)[name] = (fn: () => unknown) => {
-      count += 1;
-      return original(fn);
-    };
-  }
-  return () => count;
-}
 
 const converted = (rolloutId: string, attemptId: string, spanId: string, sequenceId: number | null): ConvertedSpan => ({
   sequenceId,
@@ -81,7 +66,7 @@ describe('ingestOtlpSpans into a store with ingestSpans (one transaction)', () =
       const store = open();
       const a = await store.startRollout({ input: 1 });
       const b = await store.startRollout({ input: 2 });
-      const writes = countWrites(store);
+      const writes = countTransactions(store);
       const spans = [
         converted(a.rolloutId, a.attempt.attemptId, 's1', null),
         converted(b.rolloutId, b.attempt.attemptId, 's2', 7),
