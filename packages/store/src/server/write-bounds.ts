@@ -81,7 +81,7 @@ function recordsWithinBounds(records: unknown): boolean {
     for (const record of records as Array<{ kind?: unknown; spans?: unknown } | null>) {
       if (record?.kind === 'spans' && Array.isArray(record.spans))
         (record.spans as SpanInput[]).forEach((s, i) => checkSpan(s, `spans[${i}]`));
-      else if (record?.kind === 'start' || record?.kind === 'end') checkTimes(record, ['startTime', 'endTime'], '');
+      else if (record?.kind === 'start' || record?.kind === 'end') checkTimes(record, SPAN_TIMES, '');
     }
     return true;
   } catch {
@@ -95,7 +95,8 @@ function recordsWithinBounds(records: unknown): boolean {
  * - a reward attribute (`agentlightning.reward.{i}.value`) outside ±1e15 is a 422 `ValidationError` naming the span
  *   and the attribute;
  * - a time (a span's `startTime`/`endTime` and its events' `timestamp`, a rollout's `startTime`, an attempt's
- *   `endTime`/`lastHeartbeatTime`) outside 2000-01-01 … 2200-01-01 in epoch seconds (or not finite) is a 422 naming the field (`spans[3].startTime`).
+ *   `endTime`/`lastHeartbeatTime`) outside 2000-01-01 … 2200-01-01 in epoch seconds (or not finite) is a 422 naming
+ *   the field (`spans[3].startTime`).
  */
 export function enforceWriteBounds(store: LightningStore): LightningStore {
   const bounded: LightningStore = new Proxy(store, {
